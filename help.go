@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+)
+
+// Set at build time by goreleaser (-X main.version=... and so on); when they
+// are empty, printVersion falls back to what Go recorded in the binary.
+var (
+	version = ""
+	commit  = ""
+	date    = ""
+)
+
+const helpHead = `proxy-await waits for a service-mesh proxy to be ready, runs COMMAND as its
+child with init-grade signal handling and zombie reaping, and can tell the
+proxy to shut down when COMMAND exits.
+
+usage: proxy-await [FLAGS] [--] COMMAND [ARG...]
+
+Flags stop at COMMAND, so its own flags pass through. Each flag can also be set
+from the environment variable shown; the command line wins.
+
+flags:
+`
+
+const helpTail = `
+environment:
+  PROXY_AWAIT_DISABLED, LINKERD_AWAIT_DISABLED, LINKERD_DISABLED
+      any non-empty value skips the readiness wait
+  LINKERD_AWAIT_VERBOSE
+      any non-empty value turns on debug logging (as --verbose)
+  A repeatable flag takes a comma-separated list: PROXY_AWAIT_READY_URL=URL1,URL2
+
+presets:
+  linkerd  ready http://127.0.0.1:4191/ready          shutdown http://127.0.0.1:4191/shutdown
+  istio    ready http://127.0.0.1:15021/healthz/ready shutdown http://127.0.0.1:15020/quitquitquit
+  envoy    ready http://127.0.0.1:15000/ready         shutdown http://127.0.0.1:15000/quitquitquit
+  none     no readiness wait, no shutdown
+
+durations: Go syntax (250ms, 1m30s), d for days (2d), or a bare number of seconds.
+
+exit codes:
+  N        the command exited with N
+  128+N    the command was killed by signal N, or signal N ended the wait
+  2        usage error
+  69       the proxy was not ready within --timeout (with --timeout-fatal)
+  70       internal error
+  126      the command is not executable
+  127      the command was not found
+
+examples:
+  # a Linkerd-meshed Job: wait for the proxy, run, then shut the proxy down
+  proxy-await --shutdown -- ./migrate --all
+
+  # HAProxy behind a load balancer: keep serving 20s after SIGTERM, then stop softly
+  proxy-await --proxy none --term-delay 20s --rewrite TERM:USR1 -- haproxy -f /etc/haproxy.cfg
+`
+
+func printHelp(w io.Writer) {
+	c := &config{}
+	fmt.Fprint(w, helpHead)
+	fmt.Fprint(w, flagSet(c).FlagUsagesWrapped(100))
+	fmt.Fprint(w, helpTail)
+}
+
+func printVersion(w io.Writer) {
+	v, rev, when := version, commit, date
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if v == "" {
+			v = info.Main.Version
+		}
+		for _, s := range info.Settings {
+			switch {
+			case s.Key == "vcs.revision" && rev == "":
+				rev = s.Value
+			case s.Key == "vcs.time" && when == "":
+				when = s.Value
+			}
+		}
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	if rev == "" {
+		rev = "unknown"
+	}
+	if when == "" {
+		when = "unknown"
+	}
+	fmt.Fprintf(w, "proxy-await %s\ncommit %s, built %s, %s\n", v, rev, when, runtime.Version())
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/proxy-await/proxy-await/internal/logging"
+	"github.com/proxy-await/proxy-await/readiness"
+	"github.com/proxy-await/proxy-await/shutdown"
+	"github.com/proxy-await/proxy-await/wrapper"
+)
+
+func newLogger(c *config) *slog.Logger {
+	return logging.New(os.Stderr, c.logFormat, logging.Level(c.verbose, c.quiet))
+}
+
+// run is the lifecycle after configuration: await the proxy, run the child,
+// shut the proxy down, and return the exit code.
+func run(c *config, log *slog.Logger) int {
+	// Subscribe before anything else, so that no signal goes unhandled.
+	sigs := wrapper.Notify()
+	defer wrapper.Stop(sigs)
+
+	code, start := awaitProxy(c, log, sigs)
+	if start {
+		code = runChild(c, log, sigs)
+	}
+	if c.shutdown {
+		shutdownProxy(c, log)
+	}
+	return code
+}
+
+// awaitProxy waits for readiness. It says whether to start the child and, if
+// not, the exit code.
+func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, start bool) {
+	switch {
+	case c.disabled:
+		log.Info("readiness wait disabled by the environment", "event", "readiness_skipped")
+		return 0, true
+	case len(c.readyURLs) == 0:
+		log.Debug("no readiness URL: not waiting", "event", "readiness_skipped")
+		return 0, true
+	}
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if c.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+	}
+	ctx, cancelWait := context.WithCancel(ctx)
+	defer cancel()
+	defer cancelWait()
+
+	began := time.Now()
+	log.Debug("waiting for the proxy", "event", "readiness_waiting", "urls", c.readyURLs)
+	done := make(chan error, 1)
+	go func() {
+		done <- readiness.Await(ctx, readiness.Options{
+			URLs:         c.readyURLs,
+			MaxInterval:  c.backoff,
+			ProbeTimeout: c.probeTimeout,
+			Logger:       log,
+		})
+	}()
+	for {
+		select {
+		case err := <-done:
+			elapsed := time.Since(began)
+			switch {
+			case err == nil:
+				log.Info("proxy is ready", "event", "readiness_ready", "elapsed", elapsed)
+				return 0, true
+			case !errors.Is(err, context.DeadlineExceeded):
+				log.Error("readiness wait failed", "event", "internal_error", "error", err.Error())
+				return exitInternal, false
+			case c.timeoutFatal:
+				log.Error("proxy not ready: giving up", "event", "readiness_timeout", "timeout", c.timeout,
+					"hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
+				return exitTimeout, false
+			default:
+				log.Warn("proxy not ready: starting the command anyway", "event", "readiness_timeout",
+					"timeout", c.timeout)
+				return 0, true
+			}
+		case sig := <-sigs:
+			s := sig.(syscall.Signal)
+			if !wrapper.IsTermination(s) {
+				log.Debug("signal ignored while waiting for the proxy", "event", "signal_dropped",
+					"signal", wrapper.SignalName(s))
+				continue
+			}
+			cancelWait()
+			<-done
+			log.Info("termination signal while waiting for the proxy: not starting the command",
+				"event", "readiness_interrupted", "signal", wrapper.SignalName(s))
+			return wrapper.ExitSignalBase + int(s), false
+		}
+	}
+}
+
+// runChild runs the command to its end and returns its exit code.
+func runChild(c *config, log *slog.Logger, sigs <-chan os.Signal) int {
+	code, err := wrapper.Run(wrapper.Config{
+		Args:         c.command,
+		Rewrite:      c.rewrite,
+		ProcessGroup: c.processGroup,
+		TermDelay:    c.termDelay,
+		DrainQuiet:   c.drainQuiet,
+		KillAfter:    c.killAfter,
+		Logger:       log,
+	}, sigs)
+	var startErr *wrapper.StartError
+	switch {
+	case errors.As(err, &startErr):
+		log.Error("cannot start the command", "event", "child_start_failed", "error", err.Error(),
+			"exit_code", startErr.Code)
+		return startErr.Code
+	case err != nil:
+		log.Error("supervision failed", "event", "internal_error", "error", err.Error())
+		return exitInternal
+	}
+	return code
+}
+
+// shutdownProxy POSTs the shutdown URLs; its outcome is logged, never fatal.
+func shutdownProxy(c *config, log *slog.Logger) {
+	if len(c.shutdownURLs) == 0 {
+		log.Debug("no shutdown URL: nothing to POST", "event", "shutdown_skipped")
+		return
+	}
+	_ = shutdown.Post(context.Background(), c.shutdownURLs, c.shutdownTimeout, log)
+}

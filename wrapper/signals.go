@@ -1,0 +1,96 @@
+package wrapper
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// notForwarded are the signals the wrapper never passes on: SIGKILL and
+// SIGSTOP cannot be caught, SIGCHLD is how we learn that children exit, and
+// SIGURG is the Go runtime's own preemption signal.
+var notForwarded = map[syscall.Signal]bool{
+	syscall.SIGKILL: true,
+	syscall.SIGSTOP: true,
+	syscall.SIGCHLD: true,
+	syscall.SIGURG:  true,
+}
+
+// Forwarded lists every signal the wrapper catches and passes to the child.
+// As PID 1 the kernel discards any signal we have no handler for, so each one
+// is subscribed explicitly.
+func Forwarded() []os.Signal {
+	var list []os.Signal
+	for n := 1; n <= maxSignal; n++ {
+		s := syscall.Signal(n)
+		if notForwarded[s] || reserved(s) {
+			continue
+		}
+		list = append(list, s)
+	}
+	return list
+}
+
+// Notify subscribes to every forwarded signal and SIGCHLD on one buffered
+// channel. Call it before starting anything, so that no signal is lost.
+func Notify() chan os.Signal {
+	c := make(chan os.Signal, 128)
+	signal.Notify(c, append(Forwarded(), syscall.SIGCHLD)...)
+	return c
+}
+
+// Stop undoes Notify.
+func Stop(c chan os.Signal) { signal.Stop(c) }
+
+// ParseSignal reads a signal as a name ("TERM", "SIGTERM", "term") or a
+// number. allowZero admits 0, which means "no signal" as a rewrite target.
+func ParseSignal(s string, allowZero bool) (syscall.Signal, error) {
+	if s == "" {
+		return 0, fmt.Errorf("missing signal")
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		if n == 0 && allowZero {
+			return 0, nil
+		}
+		if n < 1 || n > maxSignal {
+			return 0, fmt.Errorf("signal number %d out of range 1-%d", n, maxSignal)
+		}
+		return syscall.Signal(n), nil
+	}
+	name := strings.ToUpper(s)
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	if sig := unix.SignalNum(name); sig != 0 {
+		return sig, nil
+	}
+	return 0, fmt.Errorf("unknown signal %s", s)
+}
+
+// ParseRewrite reads one FROM:TO rule of --rewrite.
+func ParseRewrite(rule string) (from, to syscall.Signal, err error) {
+	f, t, ok := strings.Cut(rule, ":")
+	if !ok {
+		return 0, 0, fmt.Errorf("want FROM:TO, as in TERM:USR1")
+	}
+	if from, err = ParseSignal(f, false); err != nil {
+		return 0, 0, err
+	}
+	if from == syscall.SIGKILL || from == syscall.SIGSTOP {
+		return 0, 0, fmt.Errorf("%s cannot be caught, so it cannot be rewritten", SignalName(from))
+	}
+	if notForwarded[from] || reserved(from) {
+		return 0, 0, fmt.Errorf("%s is not forwarded, so it cannot be rewritten", SignalName(from))
+	}
+	if to, err = ParseSignal(t, true); err != nil {
+		return 0, 0, err
+	}
+	return from, to, nil
+}
+
+func signalName(sig syscall.Signal) string { return unix.SignalName(sig) }

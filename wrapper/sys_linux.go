@@ -1,0 +1,41 @@
+package wrapper
+
+import (
+	"log/slog"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxSignal is the highest signal number (SIGRTMAX).
+const maxSignal = 64
+
+// reserved reports the two real-time signals glibc keeps for itself
+// (SIGCANCEL and SIGSETXID); no program expects them from outside.
+func reserved(s syscall.Signal) bool { return s == 32 || s == 33 }
+
+// becomeReaper makes the orphans of the child's tree ours to reap. PID 1 gets
+// them from the kernel; anyone else asks to be a child subreaper.
+func becomeReaper(log *slog.Logger) {
+	if os.Getpid() == 1 {
+		return
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		log.Warn("cannot become a child subreaper: orphans of the child will not be reaped here",
+			"event", "subreaper_failed", "error", err.Error())
+	}
+}
+
+// sysProcAttr sets the child's process group and asks the kernel to SIGKILL
+// the child if proxy-await dies without supervising it to the end (kill -9,
+// the OOM killer). The parent-death signal is tied to the thread that forks,
+// so Run keeps that thread locked until the child has been reaped.
+func sysProcAttr(group, foreground bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{
+		Setpgid:    group,
+		Foreground: foreground,
+		Ctty:       0,
+		Pdeathsig:  syscall.SIGKILL,
+	}
+}

@@ -1,0 +1,92 @@
+// Package wrapper runs the application as a child process and supervises it
+// the way an init does: it forwards and rewrites signals, holds SIGTERM for a
+// grace period, kills a child that outlives its termination signal, reaps
+// every zombie reparented to it, and turns the child's end into an exit code.
+//
+// One goroutine owns both the signal channel and every wait4 call: a second
+// reaper (or os/exec's Wait) would race it for the main child's exit status.
+package wrapper
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Exit codes of a run, after the shell's conventions.
+const (
+	ExitNotExecutable = 126 // the command exists but cannot be executed (shell)
+	ExitNotFound      = 127 // the command was not found (shell)
+	ExitSignalBase    = 128 // 128+N: ended by signal N (shell)
+)
+
+// Config says what to run and how to treat it.
+type Config struct {
+	Args         []string                         // the command and its arguments
+	Rewrite      map[syscall.Signal]syscall.Signal // FROM -> TO; TO == 0 drops FROM
+	ProcessGroup bool                             // child in its own group; signal the group
+	TermDelay    time.Duration                    // hold a received SIGTERM this long
+	DrainQuiet   time.Duration                    // deliver the held SIGTERM after this long without a new connection
+	KillAfter    time.Duration                    // SIGKILL this long after the termination signal
+	Logger       *slog.Logger
+}
+
+// StartError reports that the command could not be started, with the exit
+// code a shell would give for the same failure.
+type StartError struct {
+	Code int
+	Err  error
+}
+
+func (e *StartError) Error() string { return e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// startError classifies an error from exec.Cmd.Start.
+func startError(err error) *StartError {
+	var code int
+	switch {
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		code = ExitNotFound
+	default: // EACCES, ENOEXEC, a directory, ...
+		code = ExitNotExecutable
+	}
+	return &StartError{Code: code, Err: err}
+}
+
+// ExitCode turns a wait status into the code proxy-await exits with.
+func ExitCode(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return ExitSignalBase + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// IsTermination says whether sig asks the process to end: a termination
+// signal that arrives before the child starts ends the run.
+func IsTermination(sig os.Signal) bool {
+	return sig == syscall.SIGTERM || sig == syscall.SIGINT || sig == syscall.SIGQUIT
+}
+
+// SignalName is "SIGTERM" for syscall.SIGTERM, "signal 40" when it has no name.
+func SignalName(sig syscall.Signal) string {
+	if n := signalName(sig); n != "" {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}
+
+// command builds the child's exec.Cmd, sharing our stdin, stdout, stderr,
+// environment and working directory.
+func command(args []string) *exec.Cmd {
+	cmd := exec.Command(args[0], args[1:]...)
+	if errors.Is(cmd.Err, exec.ErrDot) {
+		cmd.Err = nil // found through "." in PATH: run it, as a shell would
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	return cmd
+}
