@@ -12,5 +12,5 @@ const DrainSupported = false
 type drainWatch struct{}
 
 func startDrain(int, time.Duration, *slog.Logger) *drainWatch { return nil }
-func (*drainWatch) quiet() <-chan struct{}                   { return nil }
-func (*drainWatch) stop()                                    {}
+func (*drainWatch) quiet() <-chan struct{}                    { return nil }
+func (*drainWatch) stop()                                     {}

@@ -27,12 +27,12 @@ const (
 
 // Config says what to run and how to treat it.
 type Config struct {
-	Args         []string                         // the command and its arguments
+	Args         []string                          // the command and its arguments
 	Rewrite      map[syscall.Signal]syscall.Signal // FROM -> TO; TO == 0 drops FROM
-	ProcessGroup bool                             // child in its own group; signal the group
-	TermDelay    time.Duration                    // hold a received SIGTERM this long
-	DrainQuiet   time.Duration                    // deliver the held SIGTERM after this long without a new connection
-	KillAfter    time.Duration                    // SIGKILL this long after the termination signal
+	ProcessGroup bool                              // child in its own group; signal the group
+	TermDelay    time.Duration                     // hold a received SIGTERM this long
+	DrainQuiet   time.Duration                     // deliver the held SIGTERM after this long without a new connection
+	KillAfter    time.Duration                     // SIGKILL this long after the termination signal
 	Logger       *slog.Logger
 }
 

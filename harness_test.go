@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testchild"
+)
+
+// Binaries built once by TestMain.
+var (
+	proxyAwaitBin string // proxy-await itself
+	fakeProxyBin  string // testdata/fakeproxy
+)
+
+// waitLimit bounds every wait of the harness, so a broken build fails instead
+// of hanging; it is never how long a test expects something to take.
+const waitLimit = 20 * time.Second
+
+func TestMain(m *testing.M) {
+	testchild.Main()
+	dir, err := os.MkdirTemp("", "proxy-await-test")
+	if err != nil {
+		panic(err)
+	}
+	proxyAwaitBin = filepath.Join(dir, "proxy-await")
+	fakeProxyBin = filepath.Join(dir, "fakeproxy")
+	build := func(out, pkg string, race bool) {
+		args := []string{"build", "-o", out}
+		if race {
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, pkg)...)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n", pkg, err)
+			os.Exit(1)
+		}
+	}
+	build(proxyAwaitBin, ".", raceEnabled)
+	build(fakeProxyBin, "./testdata/fakeproxy", false)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is a running proxy-await, its stdout read line by line.
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr *syncBuffer
+	done   chan struct{}
+	code   int
+
+	restLines []string // stdout lines read by wait
+}
+
+// child returns the arguments that run a testchild scenario as the command.
+func child(scenario string, args ...string) []string {
+	return append([]string{"--", testchild.Self(), "@" + scenario}, args...)
+}
+
+// startPA runs proxy-await with args; env entries are added to ours. An
+// argument "@SCENARIO" right after the test binary's path selects the
+// scenario the child plays.
+func startPA(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	var scenario string
+	for i, a := range args {
+		if strings.HasPrefix(a, "@") && i > 0 && args[i-1] == testchild.Self() {
+			scenario = a[1:]
+			args = append(args[:i:i], args[i+1:]...)
+			break
+		}
+	}
+	cmd := exec.Command(proxyAwaitBin, args...)
+	cmd.Env = append(cleanEnv(), env...)
+	if scenario != "" {
+		cmd.Env = append(cmd.Env, testchild.Env+"="+scenario)
+	}
+	p := &proc{t: t, cmd: cmd, lines: make(chan string, 1024), stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	p.stdin, err = cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+		err := cmd.Wait()
+		p.code = exitCode(err)
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("proxy-await stderr:\n%s", p.stderr.String())
+		}
+	})
+	return p
+}
+
+// cleanEnv is our environment without proxy-await's own variables, so that
+// a developer's settings cannot leak into the tests.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, envPrefix) || strings.HasPrefix(kv, "LINKERD_") ||
+			strings.HasPrefix(kv, testchild.Env+"=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	ee, ok := err.(*exec.ExitError)
+	if !ok {
+		return -1
+	}
+	ws := ee.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// expect waits for the next stdout line starting with prefix, skipping others.
+func (p *proc) expect(prefix string) string {
+	p.t.Helper()
+	deadline := time.After(waitLimit)
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				p.t.Fatalf("stdout closed before a line starting with %q; stderr:\n%s", prefix, p.stderr.String())
+			}
+			if strings.HasPrefix(line, prefix) {
+				return line
+			}
+		case <-deadline:
+			p.t.Fatalf("no line starting with %q within %s; stderr:\n%s", prefix, waitLimit, p.stderr.String())
+		}
+	}
+}
+
+// rest returns every stdout line left, once stdout has closed.
+func (p *proc) rest() []string {
+	p.t.Helper()
+	var out []string
+	deadline := time.After(waitLimit)
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				return out
+			}
+			out = append(out, line)
+		case <-deadline:
+			p.t.Fatalf("stdout still open after %s", waitLimit)
+		}
+	}
+}
+
+// wait returns proxy-await's exit code; stdout must be read to its end first
+// or be short.
+func (p *proc) wait() int {
+	p.t.Helper()
+	out := p.rest()
+	select {
+	case <-p.done:
+	case <-time.After(waitLimit):
+		p.t.Fatalf("proxy-await still running after %s; stderr:\n%s", waitLimit, p.stderr.String())
+	}
+	p.restLines = out
+	return p.code
+}
+
+func (p *proc) signal(sig syscall.Signal) {
+	p.t.Helper()
+	require.NoError(p.t, p.cmd.Process.Signal(sig))
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fakeProxy is a running testdata/fakeproxy.
+type fakeProxy struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	addr    string // admin listener
+	ready   string // istio's readiness listener
+	logPath string
+}
+
+// startProxy runs the fake proxy with args, on a free port unless args say.
+func startProxy(t *testing.T, args ...string) *fakeProxy {
+	t.Helper()
+	fp := &fakeProxy{t: t, logPath: filepath.Join(t.TempDir(), "requests.log")}
+	hasAddr := false
+	for _, a := range args {
+		hasAddr = hasAddr || strings.HasPrefix(a, "-addr")
+	}
+	if !hasAddr {
+		args = append(args, "-addr", "127.0.0.1:0", "-ready-addr", "127.0.0.1:0")
+	}
+	fp.cmd = exec.Command(fakeProxyBin, append([]string{"-log", fp.logPath}, args...)...)
+	fp.cmd.Stderr = os.Stderr
+	stdout, err := fp.cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, fp.cmd.Start())
+	t.Cleanup(func() {
+		_ = fp.cmd.Process.Kill()
+		_ = fp.cmd.Wait()
+	})
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		require.Len(t, f, 3, "fakeproxy said %q", sc.Text())
+		if f[1] == "admin" {
+			fp.addr = f[2]
+		} else {
+			fp.ready = f[2]
+		}
+		if fp.addr != "" && (fp.ready != "" || !strings.Contains(strings.Join(args, " "), "istio")) {
+			break
+		}
+	}
+	require.NotEmpty(t, fp.addr, "fakeproxy did not say where it listens")
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	return fp
+}
+
+func (fp *fakeProxy) url(path string) string { return "http://" + fp.addr + path }
+
+// request is one line of the fake proxy's request log.
+type request struct {
+	Time   time.Time `json:"time"`
+	Method string    `json:"method"`
+	Path   string    `json:"path"`
+	Status int       `json:"status"`
+	Note   string    `json:"note"`
+}
+
+// requests reads the request log as it stands.
+func (fp *fakeProxy) requests() []request {
+	fp.t.Helper()
+	data, err := os.ReadFile(fp.logPath)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(fp.t, err)
+	var out []request
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if line == "" {
+			continue
+		}
+		var r request
+		require.NoError(fp.t, json.Unmarshal([]byte(line), &r))
+		out = append(out, r)
+	}
+	return out
+}
+
+// count is how many requests match method and path.
+func (fp *fakeProxy) count(method, path string) int {
+	n := 0
+	for _, r := range fp.requests() {
+		if r.Method == method && r.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor polls the request log until cond holds: the log is the fake
+// proxy's own record of what happened, so this waits on an event, not a time.
+func (fp *fakeProxy) waitFor(what string, cond func([]request) bool) {
+	fp.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond(fp.requests()) {
+		if time.Now().After(deadline) {
+			fp.t.Fatalf("fake proxy: %s did not happen within %s", what, waitLimit)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (fp *fakeProxy) signal(sig syscall.Signal) {
+	fp.t.Helper()
+	require.NoError(fp.t, fp.cmd.Process.Signal(sig))
+}

@@ -1,0 +1,214 @@
+// Package testchild lets a test binary impersonate the child programs that
+// proxy-await's tests run, as Go's os/exec tests do: a test starts its own
+// binary with PROXY_AWAIT_TEST_CHILD naming a scenario, and TestMain calls Main
+// first thing, which runs the scenario and exits instead of the tests.
+//
+// Every scenario that waits for the test prints "ready" on stdout once it is
+// set up, so tests never sleep to synchronise.
+package testchild
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Env names the scenario; its arguments are the command's own arguments.
+const Env = "PROXY_AWAIT_TEST_CHILD"
+
+// Command returns a command running scenario in this test binary.
+func Command(scenario string, args ...string) *exec.Cmd {
+	cmd := exec.Command(Self(), args...)
+	cmd.Env = append(os.Environ(), Env+"="+scenario)
+	return cmd
+}
+
+// Self is the path of the running test binary.
+func Self() string {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	return exe
+}
+
+// Main runs the scenario named by Env, if any, and exits; otherwise it returns.
+func Main() {
+	scenario, ok := os.LookupEnv(Env)
+	if !ok {
+		return
+	}
+	os.Unsetenv(Env)
+	run, ok := scenarios[scenario]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "testchild: unknown scenario %q\n", scenario)
+		os.Exit(99)
+	}
+	run(os.Args[1:])
+	os.Exit(0)
+}
+
+var scenarios = map[string]func(args []string){
+	// exit N: exit with status N.
+	"exit": func(args []string) { os.Exit(atoi(args[0])) },
+
+	// signals [EXIT_ON...]: print "signal NAME UNIXNANO" for every signal it
+	// gets; exit 0 after one of EXIT_ON (names such as SIGTERM) or at EOF on stdin.
+	"signals": printSignals,
+
+	// ignore-term: ignore SIGTERM and SIGINT, then wait for stdin to close.
+	"ignore-term": func([]string) {
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
+		fmt.Println("ready")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+	},
+
+	// cat: copy stdin to stdout.
+	"cat": func([]string) { _, _ = io.Copy(os.Stdout, os.Stdin) },
+
+	// args: print each argument on its own line.
+	"args": func(args []string) {
+		for _, a := range args {
+			fmt.Println(a)
+		}
+	},
+
+	// env NAME...: print NAME=VALUE for each variable.
+	"env": func(args []string) {
+		for _, n := range args {
+			fmt.Printf("%s=%s\n", n, os.Getenv(n))
+		}
+	},
+
+	// orphan: start a grandchild through a parent that exits at once, so the
+	// grandchild is orphaned; print "orphan PID", then "ready", then wait for
+	// stdin to close. The grandchild waits for its stdin (this process's
+	// stdin) to close too, then exits, leaving a zombie for the reaper.
+	"orphan": func([]string) {
+		r, w, _ := os.Pipe()
+		mid := Command("spawn-orphan")
+		mid.Stdout, mid.Stdin = w, os.Stdin
+		if err := mid.Run(); err != nil {
+			panic(err)
+		}
+		w.Close()
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		fmt.Print(line)
+		fmt.Println("ready")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+	},
+
+	// spawn-orphan: start "wait-stdin" and exit without waiting for it.
+	"spawn-orphan": func([]string) {
+		gc := Command("wait-stdin")
+		gc.Stdin = os.Stdin
+		if err := gc.Start(); err != nil {
+			panic(err)
+		}
+		fmt.Printf("orphan %d\n", gc.Process.Pid)
+	},
+
+	// wait-stdin: exit once stdin closes.
+	"wait-stdin": func([]string) { _, _ = io.Copy(io.Discard, os.Stdin) },
+
+	// orphans N: leave N orphans that exit at once, then exit 0.
+	"orphans": func(args []string) {
+		n := atoi(args[0])
+		for i := 0; i < n; i++ {
+			mid := Command("spawn-exit")
+			if err := mid.Run(); err != nil {
+				panic(err)
+			}
+		}
+		fmt.Println("done")
+	},
+
+	// spawn-exit: start "exit 0" and exit without waiting for it.
+	"spawn-exit": func([]string) {
+		if err := Command("exit", "0").Start(); err != nil {
+			panic(err)
+		}
+	},
+
+	// listen ADDR-FILE: listen on 127.0.0.1:0, write the address to
+	// ADDR-FILE, accept and close connections; print "signal NAME UNIXNANO"
+	// like "signals" and exit 0 on SIGTERM.
+	"listen": func(args []string) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			panic(err)
+		}
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				_, _ = c.Write([]byte("hello\n"))
+				c.Close()
+			}
+		}()
+		if err := os.WriteFile(args[0], []byte(ln.Addr().String()), 0o644); err != nil {
+			panic(err)
+		}
+		printSignals([]string{"SIGTERM"})
+	},
+}
+
+func printSignals(exitOn []string) {
+	c := make(chan os.Signal, 64)
+	var all []os.Signal
+	for n := 1; n <= 64; n++ {
+		s := syscall.Signal(n)
+		if s == syscall.SIGKILL || s == syscall.SIGSTOP || s == syscall.SIGCHLD || s == syscall.SIGURG || n == 32 || n == 33 {
+			continue
+		}
+		all = append(all, s)
+	}
+	signal.Notify(c, all...)
+	eof := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		close(eof)
+	}()
+	fmt.Println("ready")
+	for {
+		select {
+		case s := <-c:
+			name := sigName(s.(syscall.Signal))
+			fmt.Printf("signal %s %d\n", name, time.Now().UnixNano())
+			for _, e := range exitOn {
+				if e == name {
+					return
+				}
+			}
+		case <-eof:
+			return
+		}
+	}
+}
+
+func sigName(s syscall.Signal) string {
+	if name := unix.SignalName(s); name != "" {
+		return name
+	}
+	return "SIG" + strconv.Itoa(int(s))
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		panic(err)
+	}
+	return n
+}

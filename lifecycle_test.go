@@ -1,0 +1,248 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func notReadyProbes(n int) func([]request) bool {
+	return func(rs []request) bool {
+		c := 0
+		for _, r := range rs {
+			if r.Path == "/ready" && r.Status == 503 {
+				c++
+			}
+		}
+		return c >= n
+	}
+}
+
+func TestStartsOnlyAfterProxyIsReady(t *testing.T) {
+	fp := startProxy(t, "-ready-after", "never")
+	p := startPA(t, nil, append([]string{"--ready-url", fp.url("/ready")}, child("args", "started")...)...)
+
+	fp.waitFor("three not-ready probes", notReadyProbes(3))
+	select {
+	case line := <-p.lines:
+		t.Fatalf("child started while the proxy was not ready: %q", line)
+	default:
+	}
+	fp.signal(syscall.SIGUSR1)
+	p.expect("started")
+	assert.Equal(t, 0, p.wait())
+
+	var turned, firstOK bool
+	for _, r := range fp.requests() {
+		switch {
+		case r.Note == "turned ready":
+			turned = true
+		case r.Path == "/ready" && r.Status == 200:
+			require.True(t, turned, "a probe saw ready before the proxy turned ready")
+			firstOK = true
+		}
+	}
+	assert.True(t, firstOK, "no probe saw the proxy ready")
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"exit 0", child("exit", "0"), 0},
+		{"exit 1", child("exit", "1"), 1},
+		{"exit 3", child("exit", "3"), 3},
+		{"exit 255", child("exit", "255"), 255},
+		{"killed by SIGKILL", []string{"--", "sh", "-c", "kill -KILL $$"}, 137},
+		{"killed by SIGTERM", []string{"--", "sh", "-c", "kill -TERM $$"}, 143},
+		{"killed by SIGSEGV", []string{"--", "sh", "-c", "kill -SEGV $$"}, 139},
+		{"not found", []string{"--", "/nonexistent/command"}, 127},
+		{"not found in PATH", []string{"--", "no-such-command-proxy-await"}, 127},
+		{"not executable", []string{"--", "/etc/hostname"}, 126},
+		{"a directory", []string{"--", "/"}, 126},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startPA(t, nil, append([]string{"--proxy", "none"}, tc.args...)...)
+			assert.Equal(t, tc.want, p.wait())
+		})
+	}
+}
+
+func TestShutdownPostedOnceWithShutdownFlag(t *testing.T) {
+	fp := startProxy(t)
+	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
+		child("exit", "7")...)...)
+	assert.Equal(t, 7, p.wait())
+	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+	assert.Contains(t, p.stderr.String(), "proxy shutdown requested")
+}
+
+func TestNoShutdownWithoutFlag(t *testing.T) {
+	fp := startProxy(t)
+	p := startPA(t, nil, append([]string{"--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
+		child("exit", "0")...)...)
+	assert.Equal(t, 0, p.wait())
+	assert.Equal(t, 0, fp.count("POST", "/shutdown"))
+	assert.Equal(t, 1, fp.count("GET", "/ready"))
+}
+
+func TestReadinessTimeout(t *testing.T) {
+	fp := startProxy(t, "-ready-after", "never")
+	p := startPA(t, nil, append([]string{"-S", "-t", "150ms", "--ready-url", fp.url("/ready"),
+		"--shutdown-url", fp.url("/shutdown")}, child("args", "started")...)...)
+	assert.Equal(t, 69, p.wait())
+	assert.Empty(t, p.restLines, "the child must not start")
+	assert.Equal(t, 1, fp.count("POST", "/shutdown"), "shutdown is POSTed on the timeout path too")
+	assert.Contains(t, p.stderr.String(), "proxy not ready: giving up")
+}
+
+func TestReadinessTimeoutNotFatal(t *testing.T) {
+	fp := startProxy(t, "-ready-after", "never")
+	p := startPA(t, nil, append([]string{"-t", "100ms", "--timeout-fatal=false", "--ready-url", fp.url("/ready")},
+		child("exit", "4")...)...)
+	assert.Equal(t, 4, p.wait())
+	assert.Contains(t, p.stderr.String(), "starting the command anyway")
+}
+
+func TestDisableVariablesSkipTheWait(t *testing.T) {
+	for _, v := range []string{"PROXY_AWAIT_DISABLED", "LINKERD_AWAIT_DISABLED", "LINKERD_DISABLED"} {
+		t.Run(v, func(t *testing.T) {
+			fp := startProxy(t, "-ready-after", "never")
+			p := startPA(t, []string{v + "=1"}, append([]string{"--ready-url", fp.url("/ready")},
+				child("exit", "5")...)...)
+			assert.Equal(t, 5, p.wait())
+			assert.Equal(t, 0, fp.count("GET", "/ready"), "no probe when disabled")
+		})
+	}
+	t.Run("empty value does not disable", func(t *testing.T) {
+		fp := startProxy(t, "-ready-after", "never")
+		p := startPA(t, []string{"LINKERD_DISABLED="}, append([]string{"-t", "100ms", "--ready-url", fp.url("/ready")},
+			child("exit", "5")...)...)
+		assert.Equal(t, 69, p.wait())
+	})
+}
+
+func TestStdinAndStdoutPassThrough(t *testing.T) {
+	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("cat")...)...)
+	_, err := fmt.Fprint(p.stdin, "line one\nline two\n")
+	require.NoError(t, err)
+	require.NoError(t, p.stdin.Close())
+	assert.Equal(t, 0, p.wait())
+	assert.Equal(t, []string{"line one", "line two"}, p.restLines)
+	assert.NotContains(t, strings.Join(p.restLines, "\n"), "proxy-await", "our logs stay on stderr")
+}
+
+func TestChildFlagsPassThrough(t *testing.T) {
+	args := []string{"--help", "-v", "--", "-S", "--proxy=istio", "plain"}
+	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("args", args...)...)...)
+	assert.Equal(t, 0, p.wait())
+	assert.Equal(t, args, p.restLines)
+
+	// Without "--" too: flags stop at the first argument that is not one.
+	p = startPA(t, nil, "--proxy", "none", "echo", "-S", "--version")
+	assert.Equal(t, 0, p.wait())
+	assert.Equal(t, []string{"-S --version"}, p.restLines)
+}
+
+func TestSigtermReachesTheChild(t *testing.T) {
+	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("signals", "SIGTERM")...)...)
+	p.expect("ready")
+	p.signal(syscall.SIGTERM)
+	p.expect("signal SIGTERM")
+	assert.Equal(t, 0, p.wait(), "the child handled SIGTERM and exited 0")
+}
+
+func TestTerminationWhileWaiting(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			fp := startProxy(t, "-ready-after", "never")
+			p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
+				child("args", "started")...)...)
+			fp.waitFor("a not-ready probe", notReadyProbes(1))
+			p.signal(syscall.SIGHUP) // logged and dropped
+			p.signal(sig)
+			assert.Equal(t, 128+int(sig), p.wait())
+			assert.Empty(t, p.restLines, "the child must never start")
+			assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+		})
+	}
+}
+
+func TestEnvironmentConfiguration(t *testing.T) {
+	fp := startProxy(t)
+	ready, shut := fp.url("/ready"), fp.url("/shutdown")
+
+	t.Run("variables configure", func(t *testing.T) {
+		p := startPA(t, []string{"PROXY_AWAIT_READY_URL=" + ready, "PROXY_AWAIT_SHUTDOWN_URL=" + shut,
+			"PROXY_AWAIT_SHUTDOWN=true"}, child("exit", "0")...)
+		assert.Equal(t, 0, p.wait())
+		assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+	})
+	t.Run("the flag wins", func(t *testing.T) {
+		fp := startProxy(t)
+		p := startPA(t, []string{"PROXY_AWAIT_READY_URL=" + fp.url("/ready"), "PROXY_AWAIT_SHUTDOWN_URL=" + fp.url("/shutdown"),
+			"PROXY_AWAIT_SHUTDOWN=true"}, append([]string{"--shutdown=false"}, child("exit", "0")...)...)
+		assert.Equal(t, 0, p.wait())
+		assert.Equal(t, 0, fp.count("POST", "/shutdown"))
+		assert.Equal(t, 1, fp.count("GET", "/ready"))
+	})
+	t.Run("a bad variable is a usage error", func(t *testing.T) {
+		p := startPA(t, []string{"PROXY_AWAIT_TERM_DELAY=soon"}, child("args", "started")...)
+		assert.Equal(t, 2, p.wait())
+		assert.Empty(t, p.restLines)
+		assert.Equal(t, `proxy-await: invalid value "soon" for $PROXY_AWAIT_TERM_DELAY (--term-delay): not a duration (use 250ms, 1m30s, 2d or seconds)`,
+			strings.SplitN(p.stderr.String(), "\n", 2)[0])
+	})
+}
+
+func TestUsageErrorsStartNothing(t *testing.T) {
+	fp := startProxy(t)
+	for _, tc := range []struct {
+		args []string
+		want string // the first line on stderr
+	}{
+		{[]string{"--no-such-flag"}, `proxy-await: unknown flag: --no-such-flag`},
+		{[]string{"--rewrite", "FOO:BAR"}, `proxy-await: invalid value "FOO:BAR" for --rewrite: unknown signal FOO`},
+		{[]string{"--timeout", "soon"}, `proxy-await: invalid value "soon" for --timeout: not a duration (use 250ms, 1m30s, 2d or seconds)`},
+		{[]string{"--backoff", "-1s"}, `proxy-await: invalid value "-1s" for --backoff: must not be negative`},
+		{[]string{"--proxy", "consul"}, `proxy-await: invalid value "consul" for --proxy: unknown proxy`},
+		{[]string{"--proxy", "istio", "-p", "4191"}, `proxy-await: invalid value "4191" for --port: the istio preset has no admin port`},
+		{[]string{"--shutdown-url", "http://10.0.0.1:4191/shutdown"}, `proxy-await: invalid value "http://10.0.0.1:4191/shutdown" for --shutdown-url: host 10.0.0.1 is not loopback: a proxy accepts shutdown only from inside the pod`},
+		{[]string{"--ready-url", "ftp://127.0.0.1/ready"}, `proxy-await: invalid value "ftp://127.0.0.1/ready" for --ready-url: scheme must be http or https`},
+		{[]string{"--log-format", "xml"}, `proxy-await: invalid value "xml" for --log-format: choose text or json`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			args := append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")}, tc.args...)
+			p := startPA(t, nil, append(args, child("args", "started")...)...)
+			assert.Equal(t, 2, p.wait())
+			assert.Empty(t, p.restLines, "nothing may start")
+			assert.Equal(t, tc.want, strings.SplitN(p.stderr.String(), "\n", 2)[0])
+		})
+	}
+	t.Run("no command", func(t *testing.T) {
+		p := startPA(t, nil, "--proxy", "none")
+		assert.Equal(t, 2, p.wait())
+		assert.True(t, strings.HasPrefix(p.stderr.String(), "proxy-await: no command given\n"))
+	})
+	assert.Empty(t, fp.requests(), "a usage error sends nothing to the proxy")
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	p := startPA(t, nil, "--help")
+	assert.Equal(t, 0, p.wait())
+	help := strings.Join(p.restLines, "\n")
+	for _, want := range []string{"--term-delay", "PROXY_AWAIT_TERM_DELAY", "exit codes:", "examples:", "LINKERD_AWAIT_DISABLED", "69"} {
+		assert.Contains(t, help, want)
+	}
+	p = startPA(t, nil, "--version")
+	assert.Equal(t, 0, p.wait())
+	require.NotEmpty(t, p.restLines)
+	assert.True(t, strings.HasPrefix(p.restLines[0], "proxy-await "))
+	assert.Contains(t, strings.Join(p.restLines, " "), "go1.")
+}

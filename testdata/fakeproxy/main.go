@@ -1,0 +1,242 @@
+// Command fakeproxy stands in for a service-mesh proxy's admin server in tests
+// and in `make demo`. It answers as SPEC.md's last section says the real ones
+// do:
+//
+//   - linkerd: GET /ready answers "503 not ready\n" until ready, then
+//     "200 ready\n" (text/plain); POST /shutdown answers "200 shutdown\n" to a
+//     loopback client, 403 to any other client, 405 to any other method.
+//   - istio: GET /healthz/ready on the readiness listener, POST /quitquitquit
+//     on the admin listener (loopback only).
+//   - envoy: GET /ready and POST /quitquitquit on the admin listener.
+//
+// After a shutdown it has answered, it closes its listeners and exits, as a
+// proxy does, so a second POST is refused. It logs every request as one JSON
+// object a line to -log, for tests to assert on.
+//
+// Faults for tests: -ready-fault and -shutdown-fault make the endpoint hang,
+// answer 500, answer a redirect, or reset the connection.
+//
+// It turns ready after -ready-after ("never" waits for SIGUSR1); SIGUSR2
+// makes it not ready again. It prints "listening NAME ADDR" for each listener
+// on stdout once it accepts connections.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+type proxy struct {
+	flavor        string
+	ready         atomic.Bool
+	readyFault    string
+	shutdownFault string
+	log           *json.Encoder
+	logMu         sync.Mutex
+	stop          chan struct{}
+	stopOnce      sync.Once
+}
+
+func main() {
+	flavor := flag.String("flavor", "linkerd", "linkerd, istio or envoy")
+	addr := flag.String("addr", "127.0.0.1:4191", "admin listener (shutdown; readiness too unless istio)")
+	readyAddr := flag.String("ready-addr", "127.0.0.1:15021", "istio's readiness listener")
+	readyAfter := flag.String("ready-after", "0s", `turn ready after this long; "never" waits for SIGUSR1`)
+	logPath := flag.String("log", "", "append a JSON line per request to this file")
+	readyFault := flag.String("ready-fault", "", "readiness fault: hang, 500, redirect or reset")
+	shutdownFault := flag.String("shutdown-fault", "", "shutdown fault: hang, 500, redirect or reset")
+	stayUp := flag.Bool("stay-up", false, "keep running after a shutdown request")
+	flag.Parse()
+
+	p := &proxy{flavor: *flavor, readyFault: *readyFault, shutdownFault: *shutdownFault, stop: make(chan struct{})}
+	if *logPath != "" {
+		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fatal(err)
+		}
+		defer f.Close()
+		p.log = json.NewEncoder(f)
+	}
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGTERM, syscall.SIGINT)
+	switch *readyAfter {
+	case "never":
+	default:
+		d, err := time.ParseDuration(*readyAfter)
+		if err != nil {
+			fatal(err)
+		}
+		if d == 0 {
+			p.ready.Store(true)
+		} else {
+			time.AfterFunc(d, func() { p.ready.Store(true); p.record("-", "-", "-", "turned ready", 0) })
+		}
+	}
+
+	listeners := map[string]string{"admin": *addr}
+	if p.flavor == "istio" {
+		listeners["ready"] = *readyAddr
+	}
+	var servers []*http.Server
+	for _, name := range []string{"admin", "ready"} {
+		a, ok := listeners[name]
+		if !ok {
+			continue
+		}
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			fatal(err)
+		}
+		srv := &http.Server{Handler: p.mux(name)}
+		servers = append(servers, srv)
+		go srv.Serve(ln)
+		fmt.Printf("listening %s %s\n", name, ln.Addr())
+	}
+
+	for {
+		select {
+		case s := <-sigs:
+			switch s {
+			case syscall.SIGUSR1:
+				p.ready.Store(true)
+				p.record("-", "-", "-", "turned ready", 0)
+			case syscall.SIGUSR2:
+				p.ready.Store(false)
+			default:
+				p.close(servers)
+				return
+			}
+		case <-p.stop:
+			if !*stayUp {
+				p.close(servers)
+				return
+			}
+		}
+	}
+}
+
+func (p *proxy) close(servers []*http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for _, s := range servers {
+		_ = s.Shutdown(ctx)
+	}
+}
+
+func (p *proxy) mux(listener string) http.Handler {
+	mux := http.NewServeMux()
+	switch {
+	case p.flavor == "linkerd":
+		mux.HandleFunc("/ready", p.readyHandler)
+		mux.HandleFunc("/shutdown", p.shutdownHandler)
+	case p.flavor == "envoy":
+		mux.HandleFunc("/ready", p.readyHandler)
+		mux.HandleFunc("/quitquitquit", p.shutdownHandler)
+	case p.flavor == "istio" && listener == "ready":
+		mux.HandleFunc("/healthz/ready", p.readyHandler)
+	case p.flavor == "istio":
+		mux.HandleFunc("/quitquitquit", p.shutdownHandler)
+	}
+	return mux
+}
+
+func (p *proxy) readyHandler(w http.ResponseWriter, r *http.Request) {
+	if p.fault(w, r, p.readyFault) {
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		p.answer(w, r, http.StatusMethodNotAllowed, "method not allowed\n")
+		return
+	}
+	if !p.ready.Load() {
+		p.answer(w, r, http.StatusServiceUnavailable, "not ready\n")
+		return
+	}
+	p.answer(w, r, http.StatusOK, "ready\n")
+}
+
+func (p *proxy) shutdownHandler(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		p.answer(w, r, http.StatusMethodNotAllowed, "method not allowed\n")
+		return
+	}
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		p.answer(w, r, http.StatusForbidden, "shutdown is only allowed from localhost\n")
+		return
+	}
+	if p.fault(w, r, p.shutdownFault) {
+		return
+	}
+	p.answer(w, r, http.StatusOK, "shutdown\n")
+	p.stopOnce.Do(func() { close(p.stop) })
+}
+
+// fault plays a broken endpoint; it says whether it answered.
+func (p *proxy) fault(w http.ResponseWriter, r *http.Request, fault string) bool {
+	switch fault {
+	case "":
+		return false
+	case "hang":
+		p.record(r.Method, r.URL.Path, r.RemoteAddr, "hang", 0)
+		<-r.Context().Done()
+	case "500":
+		p.answer(w, r, http.StatusInternalServerError, "internal error\n")
+	case "redirect":
+		w.Header().Set("Location", "http://127.0.0.1:1/elsewhere")
+		p.answer(w, r, http.StatusFound, "found\n")
+	case "reset":
+		p.record(r.Method, r.URL.Path, r.RemoteAddr, "reset", 0)
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			if tcp, ok := conn.(*net.TCPConn); ok {
+				_ = tcp.SetLinger(0)
+			}
+			conn.Close()
+		}
+	default:
+		fatal(fmt.Errorf("unknown fault %q", fault))
+	}
+	return true
+}
+
+func (p *proxy) answer(w http.ResponseWriter, r *http.Request, status int, body string) {
+	p.record(r.Method, r.URL.Path, r.RemoteAddr, "", status)
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(status)
+	fmt.Fprint(w, body)
+}
+
+// entry is one line of the request log.
+type entry struct {
+	Time   time.Time `json:"time"`
+	Method string    `json:"method"`
+	Path   string    `json:"path"`
+	Remote string    `json:"remote"`
+	Status int       `json:"status,omitempty"`
+	Note   string    `json:"note,omitempty"`
+}
+
+func (p *proxy) record(method, path, remote, note string, status int) {
+	if p.log == nil {
+		return
+	}
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	_ = p.log.Encode(entry{Time: time.Now(), Method: method, Path: path, Remote: remote, Status: status, Note: note})
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "fakeproxy:", err)
+	os.Exit(1)
+}
