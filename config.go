@@ -326,7 +326,7 @@ func (u *urlList) Set(s string) error {
 func checkURL(raw string, loopback bool) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("not a URL")
+		return fmt.Errorf("not an http or https URL")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return fmt.Errorf("scheme must be http or https")

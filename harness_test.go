@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/testchild"
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // Binaries built once by TestMain.
@@ -63,7 +62,7 @@ type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string
-	stderr *syncBuffer
+	stderr *testutil.Buffer
 	done   chan struct{}
 	code   int
 
@@ -93,7 +92,7 @@ func startPA(t *testing.T, env []string, args ...string) *proc {
 	if scenario != "" {
 		cmd.Env = append(cmd.Env, testchild.Env+"="+scenario)
 	}
-	p := &proc{t: t, cmd: cmd, lines: make(chan string, 1024), stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{t: t, cmd: cmd, lines: make(chan string, 1024), stderr: &testutil.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -207,24 +206,6 @@ func (p *proc) wait() int {
 func (p *proc) signal(sig syscall.Signal) {
 	p.t.Helper()
 	require.NoError(p.t, p.cmd.Process.Signal(sig))
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // fakeProxy is a running testdata/fakeproxy.

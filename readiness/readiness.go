@@ -98,7 +98,7 @@ func Await(ctx context.Context, opts Options) error {
 
 // poll probes url until it answers 2xx or ctx ends, reporting each outcome.
 func poll(ctx context.Context, client *http.Client, url string, max time.Duration, report func(error)) {
-	interval := FirstInterval
+	var interval time.Duration
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -112,12 +112,19 @@ func poll(ctx context.Context, client *http.Client, url string, max time.Duratio
 		if err == nil {
 			return
 		}
-		timer.Reset(min(interval, max))
-		interval *= 2
-		if interval > max {
-			interval = max
-		}
+		interval = nextInterval(interval, max)
+		timer.Reset(interval)
 	}
+}
+
+// nextInterval is the pause after a failed probe, given the previous one (0
+// after the first probe): FirstInterval, then doubling, capped at max.
+func nextInterval(prev, max time.Duration) time.Duration {
+	next := FirstInterval
+	if prev > 0 {
+		next = prev * 2
+	}
+	return min(next, max)
 }
 
 // probe sends one GET and says why the answer is not "ready", if it is not.

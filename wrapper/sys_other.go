@@ -5,8 +5,6 @@ package wrapper
 import (
 	"log/slog"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // maxSignal is the highest signal number.

@@ -1,0 +1,27 @@
+// Package testutil holds small helpers shared by the tests of several
+// packages.
+package testutil
+
+import (
+	"bytes"
+	"sync"
+)
+
+// Buffer is a bytes.Buffer that one goroutine may write while another reads,
+// for capturing logs and output in tests.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
