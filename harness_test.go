@@ -31,6 +31,7 @@ const waitLimit = 20 * time.Second
 
 func TestMain(m *testing.M) {
 	testchild.Main()
+	testchild.NoRaceExitSleep()
 	dir, err := os.MkdirTemp("", "proxy-await-test")
 	if err != nil {
 		panic(err)

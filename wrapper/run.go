@@ -21,7 +21,7 @@ func Run(cfg Config, sigs <-chan os.Signal) (int, error) {
 	defer runtime.UnlockOSThread()
 	becomeReaper(cfg.Logger)
 
-	cmd := command(cfg.Args)
+	cmd := command(cfg)
 	cmd.SysProcAttr = sysProcAttr(cfg.ProcessGroup, cfg.ProcessGroup && foregroundTTY())
 	if err := cmd.Start(); err != nil {
 		return 0, startError(err)

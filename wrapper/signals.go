@@ -12,13 +12,15 @@ import (
 )
 
 // notForwarded are the signals the wrapper never passes on: SIGKILL and
-// SIGSTOP cannot be caught, SIGCHLD is how we learn that children exit, and
-// SIGURG is the Go runtime's own preemption signal.
+// SIGSTOP cannot be caught, SIGCHLD is how we learn that children exit,
+// SIGURG is the Go runtime's own preemption signal, and SIGPROF is consumed
+// by the Go runtime's profiler before any channel sees it.
 var notForwarded = map[syscall.Signal]bool{
 	syscall.SIGKILL: true,
 	syscall.SIGSTOP: true,
 	syscall.SIGCHLD: true,
 	syscall.SIGURG:  true,
+	syscall.SIGPROF: true,
 }
 
 // Forwarded lists every signal the wrapper catches and passes to the child.

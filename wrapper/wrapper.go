@@ -34,6 +34,11 @@ type Config struct {
 	DrainQuiet   time.Duration                     // deliver the held SIGTERM after this long without a new connection
 	KillAfter    time.Duration                     // SIGKILL this long after the termination signal
 	Logger       *slog.Logger
+
+	// The child's stdin, stdout and stderr; nil means proxy-await's own. They
+	// are files so that the child gets the descriptors themselves, with no
+	// copying goroutine that only cmd.Wait would end.
+	Stdin, Stdout, Stderr *os.File
 }
 
 // StartError reports that the command could not be started, with the exit
@@ -80,13 +85,20 @@ func SignalName(sig syscall.Signal) string {
 	return fmt.Sprintf("signal %d", int(sig))
 }
 
-// command builds the child's exec.Cmd, sharing our stdin, stdout, stderr,
-// environment and working directory.
-func command(args []string) *exec.Cmd {
-	cmd := exec.Command(args[0], args[1:]...)
+// command builds the child's exec.Cmd, sharing our environment and working
+// directory, and our stdin, stdout and stderr unless cfg says otherwise.
+func command(cfg Config) *exec.Cmd {
+	cmd := exec.Command(cfg.Args[0], cfg.Args[1:]...)
 	if errors.Is(cmd.Err, exec.ErrDot) {
 		cmd.Err = nil // found through "." in PATH: run it, as a shell would
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = orFile(cfg.Stdin, os.Stdin), orFile(cfg.Stdout, os.Stdout), orFile(cfg.Stderr, os.Stderr)
 	return cmd
+}
+
+func orFile(f, def *os.File) *os.File {
+	if f != nil {
+		return f
+	}
+	return def
 }

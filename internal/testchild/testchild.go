@@ -42,6 +42,12 @@ func Self() string {
 	return exe
 }
 
+// NoRaceExitSleep stops the race detector's one-second sleep at exit in the
+// children started from now on; it only slows the tests down.
+func NoRaceExitSleep() {
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+}
+
 // Main runs the scenario named by Env, if any, and exits; otherwise it returns.
 func Main() {
 	scenario, ok := os.LookupEnv(Env)
@@ -91,9 +97,9 @@ var scenarios = map[string]func(args []string){
 	},
 
 	// orphan: start a grandchild through a parent that exits at once, so the
-	// grandchild is orphaned; print "orphan PID", then "ready", then wait for
-	// stdin to close. The grandchild waits for its stdin (this process's
-	// stdin) to close too, then exits, leaving a zombie for the reaper.
+	// grandchild is orphaned; print "orphan PID", then behave as "signals
+	// SIGTERM" (ignoring EOF). The grandchild exits when stdin closes,
+	// leaving a zombie for the reaper while this process still runs.
 	"orphan": func([]string) {
 		r, w, _ := os.Pipe()
 		mid := Command("spawn-orphan")
@@ -104,8 +110,7 @@ var scenarios = map[string]func(args []string){
 		w.Close()
 		line, _ := bufio.NewReader(r).ReadString('\n')
 		fmt.Print(line)
-		fmt.Println("ready")
-		_, _ = io.Copy(io.Discard, os.Stdin)
+		untilTerm(nil)
 	},
 
 	// spawn-orphan: start "wait-stdin" and exit without waiting for it.
@@ -120,6 +125,23 @@ var scenarios = map[string]func(args []string){
 
 	// wait-stdin: exit once stdin closes.
 	"wait-stdin": func([]string) { _, _ = io.Copy(io.Discard, os.Stdin) },
+
+	// group: start a "signals" member in our process group, print "member
+	// PID", then behave as "signals". The member prints "ready" and its
+	// signals to our stdout too, and exits on SIGTERM; we exit at EOF on
+	// stdin, leaving it behind.
+	"group": func([]string) {
+		m := Command("until-term")
+		m.Stdout = os.Stdout
+		if err := m.Start(); err != nil {
+			panic(err)
+		}
+		fmt.Printf("member %d\n", m.Process.Pid)
+		printSignals(nil)
+	},
+
+	// until-term: like "signals SIGTERM", but stdin's EOF does not end it.
+	"until-term": untilTerm,
 
 	// orphans N: leave N orphans that exit at once, then exit 0.
 	"orphans": func(args []string) {
@@ -165,22 +187,29 @@ var scenarios = map[string]func(args []string){
 	},
 }
 
-func printSignals(exitOn []string) {
+func untilTerm([]string) { printSignalsUntil([]string{"SIGTERM"}, false) }
+
+func printSignals(exitOn []string) { printSignalsUntil(exitOn, true) }
+
+func printSignalsUntil(exitOn []string, exitAtEOF bool) {
 	c := make(chan os.Signal, 64)
 	var all []os.Signal
 	for n := 1; n <= 64; n++ {
 		s := syscall.Signal(n)
-		if s == syscall.SIGKILL || s == syscall.SIGSTOP || s == syscall.SIGCHLD || s == syscall.SIGURG || n == 32 || n == 33 {
+		if s == syscall.SIGKILL || s == syscall.SIGSTOP || s == syscall.SIGCHLD || s == syscall.SIGURG || (n >= 32 && n <= 34) || s == syscall.SIGPROF {
 			continue
 		}
 		all = append(all, s)
 	}
 	signal.Notify(c, all...)
-	eof := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		close(eof)
-	}()
+	var eof chan struct{} // nil, never ready, unless exitAtEOF
+	if exitAtEOF {
+		eof = make(chan struct{})
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			close(eof)
+		}()
+	}
 	fmt.Println("ready")
 	for {
 		select {

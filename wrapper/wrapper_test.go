@@ -1,0 +1,366 @@
+package wrapper
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/logging"
+	"github.com/proxy-await/proxy-await/internal/testchild"
+	"github.com/proxy-await/proxy-await/internal/testutil"
+)
+
+func TestMain(m *testing.M) {
+	testchild.Main()
+	testchild.NoRaceExitSleep()
+	os.Exit(m.Run())
+}
+
+// waitLimit bounds every wait, so a bug fails a test instead of hanging it.
+const waitLimit = 20 * time.Second
+
+// running is a child under Run in this test process. Signals are real: they
+// are sent to this process, caught by Notify and forwarded by Run.
+type running struct {
+	t     *testing.T
+	stdin *os.File
+	lines chan string
+	done  chan result
+	log   *testutil.Buffer
+}
+
+type result struct {
+	code int
+	err  error
+}
+
+// start runs a testchild scenario under Run with cfg.
+func start(t *testing.T, cfg Config, scenario string, args ...string) *running {
+	t.Helper()
+	t.Setenv(testchild.Env, scenario)
+	inR, inW, err := os.Pipe()
+	require.NoError(t, err)
+	outR, outW, err := os.Pipe()
+	require.NoError(t, err)
+	r := &running{t: t, stdin: inW, lines: make(chan string, 256), done: make(chan result, 1), log: &testutil.Buffer{}}
+	cfg.Args = append([]string{testchild.Self()}, args...)
+	cfg.Stdin, cfg.Stdout = inR, outW
+	cfg.Logger = logging.New(r.log, "text", -4)
+
+	sigs := Notify()
+	go func() {
+		code, err := Run(cfg, sigs)
+		Stop(sigs)
+		inR.Close()
+		outW.Close()
+		r.done <- result{code, err}
+	}()
+	go func() {
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			r.lines <- sc.Text()
+		}
+		close(r.lines)
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		if t.Failed() {
+			t.Logf("log:\n%s", r.log.String())
+		}
+	})
+	return r
+}
+
+func (r *running) expect(prefix string) string {
+	r.t.Helper()
+	deadline := time.After(waitLimit)
+	for {
+		select {
+		case line, ok := <-r.lines:
+			require.True(r.t, ok, "output closed before %q; log:\n%s", prefix, r.log.String())
+			if strings.HasPrefix(line, prefix) {
+				return line
+			}
+		case <-deadline:
+			r.t.Fatalf("no line starting with %q within %s; log:\n%s", prefix, waitLimit, r.log.String())
+		}
+	}
+}
+
+// signalTime reads "signal NAME UNIXNANO" for NAME and returns the time.
+func (r *running) signalTime(name string) time.Time {
+	r.t.Helper()
+	f := strings.Fields(r.expect("signal " + name + " "))
+	ns, err := strconv.ParseInt(f[2], 10, 64)
+	require.NoError(r.t, err)
+	return time.Unix(0, ns)
+}
+
+func (r *running) wait() int {
+	r.t.Helper()
+	select {
+	case res := <-r.done:
+		require.NoError(r.t, res.err)
+		return res.code
+	case <-time.After(waitLimit):
+		r.t.Fatalf("child still running after %s; log:\n%s", waitLimit, r.log.String())
+		return 0
+	}
+}
+
+// kill sends sig to this process, as a container runtime sends it to PID 1.
+func kill(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	require.NoError(t, syscall.Kill(os.Getpid(), sig))
+}
+
+func TestEveryForwardedSignalReachesTheChild(t *testing.T) {
+	r := start(t, Config{}, "signals", "SIGTERM")
+	r.expect("ready")
+	for _, s := range Forwarded() {
+		sig := s.(syscall.Signal)
+		switch sig {
+		case syscall.SIGTERM, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU:
+			continue // TERM ends the child; job control stops this process (tested in the PID 1 tests)
+		}
+		kill(t, sig)
+		r.expect("signal " + name(sig) + " ")
+	}
+	kill(t, syscall.SIGTERM)
+	r.expect("signal SIGTERM ")
+	assert.Equal(t, 0, r.wait())
+}
+
+// name is what testchild prints for sig.
+func name(sig syscall.Signal) string {
+	if n := signalName(sig); n != "" {
+		return n
+	}
+	return "SIG" + strconv.Itoa(int(sig))
+}
+
+func TestRewrite(t *testing.T) {
+	r := start(t, Config{Rewrite: map[syscall.Signal]syscall.Signal{
+		syscall.SIGTERM: syscall.SIGUSR1, // by name, the HAProxy case
+		syscall.SIGHUP:  syscall.Signal(12),
+		syscall.SIGINT:  0,
+	}}, "signals", "SIGQUIT")
+	r.expect("ready")
+	kill(t, syscall.SIGINT) // dropped
+	kill(t, syscall.SIGTERM)
+	r.expect("signal SIGUSR1 ")
+	kill(t, syscall.SIGHUP)
+	r.expect("signal SIGUSR2 ")
+	kill(t, syscall.SIGQUIT)
+	line := r.expect("signal ")
+	assert.Equal(t, "signal SIGQUIT", line[:len("signal SIGQUIT")], "SIGINT was dropped, so the next signal seen is SIGQUIT")
+	assert.Equal(t, 0, r.wait())
+	assert.Contains(t, r.log.String(), "dropped signal (rewritten to 0)")
+}
+
+func TestChildKilledBySignal(t *testing.T) {
+	r := start(t, Config{Rewrite: map[syscall.Signal]syscall.Signal{syscall.SIGHUP: syscall.SIGKILL}}, "signals")
+	r.expect("ready")
+	kill(t, syscall.SIGHUP)
+	assert.Equal(t, 128+9, r.wait())
+	assert.Contains(t, r.log.String(), "child killed by signal")
+}
+
+func TestOrphansAreReaped(t *testing.T) {
+	r := start(t, Config{}, "orphan")
+	line := r.expect("orphan ")
+	r.expect("ready")
+	pid, err := strconv.Atoi(strings.TrimPrefix(line, "orphan "))
+	require.NoError(t, err)
+	assert.Equal(t, os.Getpid(), ppid(t, pid), "the orphan is reparented to us, a child subreaper")
+
+	require.NoError(t, r.stdin.Close()) // the orphan exits; the child goes on
+	waitLog(t, r.log, fmt.Sprintf("reaped orphan pid=%d", pid))
+	_, err = os.Stat(fmt.Sprintf("/proc/%d", pid))
+	assert.True(t, os.IsNotExist(err), "the orphan was reaped, not left a zombie")
+
+	kill(t, syscall.SIGTERM)
+	assert.Equal(t, 0, r.wait())
+}
+
+// ppid reads a process's parent from /proc.
+func ppid(t *testing.T, pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	n, err := strconv.Atoi(f[1])
+	require.NoError(t, err)
+	return n
+}
+
+func TestProcessGroup(t *testing.T) {
+	r := start(t, Config{ProcessGroup: true}, "group")
+	line := r.expect("member ")
+	r.expect("ready")
+	r.expect("ready") // both print it
+	member, err := strconv.Atoi(strings.TrimPrefix(line, "member "))
+	require.NoError(t, err)
+	kill(t, syscall.SIGHUP)
+	r.expect("signal SIGHUP ")
+	r.expect("signal SIGHUP ")
+	// The leader exits on stdin EOF; the member stays until the group gets SIGTERM.
+	require.NoError(t, r.stdin.Close())
+	assert.Equal(t, 0, r.wait())
+	r.expect("signal SIGTERM ")
+	assert.Equal(t, 0, unreaped(member), "the member got SIGTERM after the leader exited")
+}
+
+// unreaped waits for pid to be gone and says 0, or returns pid after waitLimit.
+func unreaped(pid int) int {
+	deadline := time.Now().Add(waitLimit)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			return 0
+		}
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		time.Sleep(5 * time.Millisecond)
+	}
+	return pid
+}
+
+func TestTermDelay(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	r := start(t, Config{TermDelay: delay}, "signals", "SIGTERM")
+	r.expect("ready")
+	sent := time.Now()
+	kill(t, syscall.SIGTERM)
+	kill(t, syscall.SIGHUP) // the child keeps getting other signals meanwhile
+	r.expect("signal SIGHUP ")
+	got := r.signalTime("SIGTERM")
+	assert.GreaterOrEqual(t, got.Sub(sent), delay, "SIGTERM held for --term-delay")
+	assert.Equal(t, 0, r.wait())
+	assert.Contains(t, r.log.String(), "holding SIGTERM")
+}
+
+func TestTermDelayEndedBySecondTerm(t *testing.T) {
+	r := start(t, Config{TermDelay: time.Hour}, "signals", "SIGTERM")
+	r.expect("ready")
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, "holding SIGTERM")
+	kill(t, syscall.SIGTERM)
+	r.expect("signal SIGTERM ")
+	assert.Equal(t, 0, r.wait())
+	assert.Contains(t, r.log.String(), "reason=\"second SIGTERM received\"")
+}
+
+func TestTermDelayEndedBySigint(t *testing.T) {
+	r := start(t, Config{TermDelay: time.Hour, Rewrite: map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGUSR1}},
+		"signals")
+	r.expect("ready")
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, "holding SIGTERM")
+	kill(t, syscall.SIGINT)
+	// The held SIGTERM, delivered as its rewrite, and SIGINT itself; the
+	// kernel delivers pending signals lowest number first, so in any order.
+	got := []string{strings.Fields(r.expect("signal "))[1], strings.Fields(r.expect("signal "))[1]}
+	assert.ElementsMatch(t, []string{"SIGUSR1", "SIGINT"}, got)
+	require.NoError(t, r.stdin.Close())
+	assert.Equal(t, 0, r.wait())
+}
+
+func TestKillAfter(t *testing.T) {
+	const after = 200 * time.Millisecond
+	r := start(t, Config{KillAfter: after}, "ignore-term")
+	r.expect("ready")
+	sent := time.Now()
+	kill(t, syscall.SIGTERM)
+	assert.Equal(t, 137, r.wait())
+	assert.GreaterOrEqual(t, time.Since(sent), after)
+	assert.Contains(t, r.log.String(), "sending SIGKILL")
+}
+
+func TestKillAfterCountsFromTheDeliveredTerm(t *testing.T) {
+	const delay, after = 200 * time.Millisecond, 200 * time.Millisecond
+	r := start(t, Config{TermDelay: delay, KillAfter: after}, "ignore-term")
+	r.expect("ready")
+	sent := time.Now()
+	kill(t, syscall.SIGTERM)
+	assert.Equal(t, 137, r.wait())
+	assert.GreaterOrEqual(t, time.Since(sent), delay+after)
+}
+
+func TestStartErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"/nonexistent"}, ExitNotFound},
+		{[]string{"no-such-command-proxy-await"}, ExitNotFound},
+		{[]string{"/etc/hostname"}, ExitNotExecutable},
+		{[]string{"/"}, ExitNotExecutable},
+	} {
+		sigs := Notify()
+		_, err := Run(Config{Args: tc.args, Logger: logging.Discard()}, sigs)
+		Stop(sigs)
+		var se *StartError
+		require.ErrorAs(t, err, &se, "%v", tc.args)
+		assert.Equal(t, tc.code, se.Code, "%v", tc.args)
+	}
+}
+
+func TestParseSignal(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want syscall.Signal
+		err  string
+	}{
+		{"TERM", syscall.SIGTERM, ""},
+		{"SIGTERM", syscall.SIGTERM, ""},
+		{"term", syscall.SIGTERM, ""},
+		{"sigusr1", syscall.SIGUSR1, ""},
+		{"15", syscall.SIGTERM, ""},
+		{"34", syscall.Signal(34), ""},
+		{"0", 0, "out of range"},
+		{"65", 0, "out of range"},
+		{"-1", 0, "out of range"},
+		{"FOO", 0, "unknown signal FOO"},
+		{"", 0, "missing signal"},
+	} {
+		got, err := ParseSignal(tc.in, false)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	for _, tc := range []struct {
+		ws   syscall.WaitStatus
+		want int
+	}{
+		{0, 0},
+		{3 << 8, 3},
+		{255 << 8, 255},
+		{syscall.WaitStatus(syscall.SIGKILL), 137},
+		{syscall.WaitStatus(syscall.SIGTERM), 143},
+		{syscall.WaitStatus(syscall.SIGSEGV) | 0x80, 139}, // core dumped
+	} {
+		assert.Equal(t, tc.want, ExitCode(tc.ws), "%#x", uint32(tc.ws))
+	}
+}
+
+func waitLog(t *testing.T, log *testutil.Buffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !strings.Contains(log.String(), want) {
+		require.True(t, time.Now().Before(deadline), "log never said %q:\n%s", want, log.String())
+		time.Sleep(time.Millisecond)
+	}
+}
