@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -55,7 +56,7 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 	defer cancelWait()
 
 	began := time.Now()
-	log.Debug("waiting for the proxy", "event", "readiness_waiting", "urls", c.readyURLs)
+	log.Info("waiting for the proxy", "event", "readiness_started", "url", strings.Join(c.readyURLs, ","))
 	done := make(chan error, 1)
 	go func() {
 		done <- readiness.Await(ctx, readiness.Options{

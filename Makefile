@@ -1,0 +1,42 @@
+# proxy-await: build, demo, test, benchmark, fuzz, release checks.
+# `make demo` and `make test` are all a new user needs (see README.md).
+
+GO        ?= go
+BIN       := bin
+LDFLAGS   := -s -w
+# Debian packages the tests and benchmarks run for real: tini and dumb-init to
+# compare against, haproxy for the graceful-stop test, runc and busybox-static
+# for the container test, hyperfine for start-up timing.
+TEST_PKGS := tini dumb-init haproxy runc busybox-static hyperfine
+
+.PHONY: all build demo test deps bench fuzz release-check clean
+
+all: build
+
+build: $(BIN)/proxy-await $(BIN)/fakeproxy
+
+$(BIN)/proxy-await: $(shell find . -name '*.go' -not -path './testdata/*') go.mod go.sum
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ .
+
+$(BIN)/fakeproxy: $(wildcard testdata/fakeproxy/*.go)
+	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./testdata/fakeproxy
+
+# A stand-in Linkerd proxy turns ready after a moment; proxy-await waits for
+# it, runs a short job, POSTs /shutdown and exits with the job's status.
+demo: build
+	@scripts/demo.sh
+
+# Installs what the tests need when it is missing, then runs every test with
+# the race detector.
+test: deps
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+deps:
+	@scripts/install-deps.sh $(TEST_PKGS)
+
+bench: deps build
+	@bench/run.sh
+
+clean:
+	rm -rf $(BIN) dist

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The README's usage block is the real --help, word for word.
+func TestReadmeUsageIsHelp(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(readme), "<!-- usage: this block is `proxy-await --help`; a test keeps them equal -->\n```text\n")
+	require.True(t, ok, "README.md has no usage block")
+	block, _, ok := strings.Cut(after, "```\n")
+	require.True(t, ok)
+	var help bytes.Buffer
+	printHelp(&help)
+	assert.Equal(t, help.String(), block, "update README.md's usage block from `proxy-await --help`")
+}

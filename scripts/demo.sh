@@ -1,0 +1,49 @@
+#!/bin/sh
+# proxy-await's main job, end to end, on this machine: a stand-in Linkerd
+# proxy on 127.0.0.1:4191 turns ready after 1.5s; proxy-await waits for it,
+# runs a short "job", POSTs /shutdown when the job exits, and exits with the
+# job's status.
+set -u
+cd "$(dirname "$0")/.."
+bin=bin
+log=$(mktemp)
+trap 'kill $proxy 2>/dev/null; rm -f "$log"' EXIT
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "starting a stand-in Linkerd proxy on 127.0.0.1:4191 (ready after 1.5s)"
+$bin/fakeproxy -addr 127.0.0.1:4191 -ready-after 1.5s -log "$log" &
+proxy=$!
+sleep 0.2
+if ! kill -0 $proxy 2>/dev/null; then
+	echo "demo: the stand-in proxy could not start; is something else listening on 127.0.0.1:4191?" >&2
+	exit 1
+fi
+
+step "proxy-await --shutdown -- sh -c '...job that exits 3...'"
+$bin/proxy-await --shutdown -- sh -c '
+	echo "job: started, the proxy is ready, doing work..."
+	sleep 1
+	echo "job: done, exiting with status 3"
+	exit 3'
+code=$?
+
+step "proxy-await exited with status $code (the job's)"
+
+step "what the proxy saw"
+sleep 0.2
+# Readiness probes until ready, then one POST /shutdown; repeats are folded.
+sed -e 's/^{"time":"[^"]*T\([0-9:.]\{12\}\)[^"]*",/\1 /' -e 's/"remote":"[^"]*",//' \
+	-e 's/"method":"-","path":"-","note":"\([^"]*\)"/proxy \1/' \
+	-e 's/"method":"\([A-Z]*\)","path":"\([^"]*\)","status":\([0-9]*\)/\1 \2 -> \3/' -e 's/[{}"]//g' "$log" |
+	awk '{ what = $2 " " $3 " " $4 " " $5 }
+	     what == last { n++; next }
+	     { if (n > 0) printf "             ... and %d more like it\n", n; print; last = what; n = 0 }
+	     END { if (n > 0) printf "             ... and %d more like it\n", n }'
+
+if kill -0 $proxy 2>/dev/null; then
+	echo "demo: the proxy is still running: the shutdown did not reach it" >&2
+	exit 1
+fi
+echo "(the proxy has exited after /shutdown, so the Job's pod can complete)"
+[ "$code" -eq 3 ]
