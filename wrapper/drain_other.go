@@ -1,3 +1,5 @@
+//go:build !linux
+
 package wrapper
 
 import (
@@ -5,8 +7,8 @@ import (
 	"time"
 )
 
-// DrainSupported says whether --drain-quiet can work on this system: it reads
-// the child's sockets from Linux's /proc.
+// DrainSupported says whether --drain-quiet can work on this system: it
+// reads the child's sockets from Linux's /proc and sock_diag.
 const DrainSupported = false
 
 type drainWatch struct{}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// SPEC.md's lifecycle step 5: once configuration succeeded, -S POSTs the
+// shutdown URLs on every exit path. The readiness timeout and the signal
+// during the wait have their own tests in lifecycle_test.go.
+func TestShutdownOnEveryExitPath(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"child exits 0", child("exit", "0"), 0},
+		{"child exits 9", child("exit", "9"), 9},
+		{"child killed by a signal", []string{"--", "sh", "-c", "kill -KILL $$"}, 137},
+		{"command not found", []string{"--", "/nonexistent/job"}, 127},
+		{"command not executable", []string{"--", "/etc/hostname"}, 126},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fp := startProxy(t)
+			p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
+				tc.args...)...)
+			assert.Equal(t, tc.want, p.wait())
+			assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+		})
+	}
+}
+
+// --kill-after ends a child that ignores SIGTERM in time for proxy-await to
+// POST the shutdown and exit 137 itself, before the kubelet's SIGKILL.
+func TestKillAfterThenShutdown(t *testing.T) {
+	fp := startProxy(t)
+	p := startPA(t, nil, append([]string{"-S", "--kill-after", "200ms", "--ready-url", fp.url("/ready"),
+		"--shutdown-url", fp.url("/shutdown")}, child("ignore-term")...)...)
+	p.expect("ready")
+	p.signal(syscall.SIGTERM)
+	assert.Equal(t, 137, p.wait())
+	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+	assert.Contains(t, p.stderr.String(), "sending SIGKILL")
+}
+
+// --term-delay from the command line: the child keeps serving, then gets
+// SIGTERM as its rewrite.
+func TestTermDelayFromTheCommandLine(t *testing.T) {
+	p := startPA(t, nil, append([]string{"--proxy", "none", "--term-delay", "300ms", "-r", "TERM:USR1"},
+		child("signals", "SIGUSR1")...)...)
+	p.expect("ready")
+	p.signal(syscall.SIGTERM)
+	p.expect("signal SIGUSR1 ")
+	assert.Equal(t, 0, p.wait())
+	assert.Contains(t, p.stderr.String(), "holding SIGTERM while the child keeps serving")
+}

@@ -1,0 +1,133 @@
+package wrapper
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// listenAddr waits for the "listen" child to write its address.
+func listenAddr(t *testing.T, path string) string {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		if data, err := os.ReadFile(path); err == nil && len(data) > 0 {
+			return string(data)
+		}
+		require.True(t, time.Now().Before(deadline), "the child never said where it listens")
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// connectFor opens and closes connections to addr every gap until d has
+// passed, and returns when the last one was started. Each connection lives
+// for well under a millisecond: far shorter than any sampling period.
+func connectFor(t *testing.T, addr string, d, gap time.Duration) (last time.Time) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		last = time.Now()
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		require.NoError(t, c.Close())
+		time.Sleep(gap)
+	}
+	return last
+}
+
+func TestDrainQuietWaitsForTheLastConnection(t *testing.T) {
+	const quiet, upper = 400 * time.Millisecond, 20 * time.Second
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	r := start(t, Config{TermDelay: upper, DrainQuiet: quiet}, "listen", addrFile)
+	r.expect("ready")
+	addr := listenAddr(t, addrFile)
+
+	sent := time.Now()
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, "holding SIGTERM")
+	// Short connections 150ms apart for 1.5s: shorter gaps than --drain-quiet,
+	// so the quiet period must restart with each one.
+	last := connectFor(t, addr, 1500*time.Millisecond, 150*time.Millisecond)
+
+	got := r.signalTime("SIGTERM")
+	assert.GreaterOrEqual(t, got.Sub(last), quiet, "SIGTERM only after the last connection plus --drain-quiet")
+	assert.Greater(t, got.Sub(sent), 1500*time.Millisecond, "not at once")
+	assert.Less(t, got.Sub(sent), upper, "not at the upper bound")
+	assert.Equal(t, 0, r.wait())
+	assert.Contains(t, r.log.String(), "reason=\"no new connection for 400ms\"")
+}
+
+func TestDrainQuietSeesShortConnectionsBetweenSamples(t *testing.T) {
+	// One connection, open for microseconds, after the first sample: only the
+	// kernel's destroy report can show it.
+	const quiet, upper = 800 * time.Millisecond, 20 * time.Second
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	r := start(t, Config{TermDelay: upper, DrainQuiet: quiet}, "listen", addrFile)
+	r.expect("ready")
+	addr := listenAddr(t, addrFile)
+
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, "holding SIGTERM")
+	time.Sleep(quiet / 2) // the connection must come in the middle of the quiet period
+	last := time.Now()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+
+	got := r.signalTime("SIGTERM")
+	assert.GreaterOrEqual(t, got.Sub(last), quiet, "the short connection restarted the quiet period")
+	assert.Equal(t, 0, r.wait())
+}
+
+func TestDrainQuietWithoutListeners(t *testing.T) {
+	const quiet = 200 * time.Millisecond
+	r := start(t, Config{TermDelay: 20 * time.Second, DrainQuiet: quiet}, "signals", "SIGTERM")
+	r.expect("ready")
+	sent := time.Now()
+	kill(t, syscall.SIGTERM)
+	got := r.signalTime("SIGTERM")
+	assert.GreaterOrEqual(t, got.Sub(sent), quiet)
+	assert.Less(t, got.Sub(sent), 20*time.Second)
+	assert.Equal(t, 0, r.wait())
+	assert.Contains(t, r.log.String(), "no listening TCP socket")
+}
+
+func TestDrainQuietEndedBySecondTerm(t *testing.T) {
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	r := start(t, Config{TermDelay: time.Hour, DrainQuiet: time.Hour}, "listen", addrFile)
+	r.expect("ready")
+	listenAddr(t, addrFile)
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, "holding SIGTERM")
+	kill(t, syscall.SIGTERM)
+	r.expect("signal SIGTERM ")
+	assert.Equal(t, 0, r.wait())
+}
+
+func TestChildListeners(t *testing.T) {
+	ln4, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln4.Close()
+	ln6, err := net.Listen("tcp", "[::]:0")
+	require.NoError(t, err)
+	defer ln6.Close()
+
+	got, err := childListeners(os.Getpid())
+	require.NoError(t, err)
+	ports := map[uint16]net.IP{}
+	for _, l := range got {
+		ports[l.port] = l.ip
+	}
+	p4 := uint16(ln4.Addr().(*net.TCPAddr).Port)
+	p6 := uint16(ln6.Addr().(*net.TCPAddr).Port)
+	require.Contains(t, ports, p4)
+	require.Contains(t, ports, p6)
+	assert.Equal(t, "127.0.0.1", ports[p4].String())
+	assert.True(t, ports[p6].IsUnspecified())
+}
