@@ -1,0 +1,417 @@
+package main
+
+// Init-grade supervision, for real: proxy-await as PID 1 of a fresh PID
+// namespace (under unshare), job control as a plain process, and proxy-await
+// as the entrypoint of an OCI container run by runc.
+
+import (
+	"bufio"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testchild"
+	"github.com/proxy-await/proxy-await/internal/testutil"
+)
+
+// startCmd runs cmd and reads its stdout line by line, as startPA does for
+// proxy-await itself. An "@SCENARIO" argument right after the test binary's
+// path selects the scenario the child plays. At cleanup, if cmd is still
+// running, stop ends it (nil: SIGKILL to cmd).
+func startCmd(t *testing.T, cmd *exec.Cmd, stop func()) *proc {
+	t.Helper()
+	cmd.Env = cleanEnv()
+	for i, a := range cmd.Args {
+		if strings.HasPrefix(a, "@") && i > 0 && cmd.Args[i-1] == testchild.Self() {
+			cmd.Env = append(cmd.Env, testchild.Env+"="+a[1:])
+			cmd.Args = append(cmd.Args[:i:i], cmd.Args[i+1:]...)
+			break
+		}
+	}
+	p := &proc{t: t, cmd: cmd, lines: make(chan string, 1024), stderr: &testutil.Buffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	p.stdin, err = cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+		p.code = exitCode(cmd.Wait())
+		close(p.done)
+	}()
+	if stop == nil {
+		stop = func() { _ = cmd.Process.Kill() }
+	}
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			stop()
+			go func() {
+				for range p.lines { // drain, so that the reader reaches Wait
+				}
+			}()
+			select {
+			case <-p.done:
+			case <-time.After(waitLimit):
+				t.Errorf("%s still running %s after it was stopped", cmd.Path, waitLimit)
+			}
+		}
+		if t.Failed() {
+			t.Logf("%s stderr:\n%s", filepath.Base(cmd.Path), p.stderr.String())
+		}
+	})
+	return p
+}
+
+// startAsPID1 runs proxy-await with args as PID 1 of a new PID namespace,
+// with a /proc of its own. --kill-child ties the namespace's life to
+// unshare's, so a failed test leaves nothing behind.
+func startAsPID1(t *testing.T, args ...string) *proc {
+	t.Helper()
+	require.Zero(t, os.Geteuid(), "this test creates a PID namespace and needs root: run it as root")
+	unshare, err := exec.LookPath("unshare")
+	require.NoError(t, err, "unshare is missing: install util-linux (apt-get install util-linux)")
+	cmd := exec.Command(unshare, append([]string{"--pid", "--fork", "--mount-proc", "--kill-child", proxyAwaitBin}, args...)...)
+	// A process group of our own that is not orphaned, as a shell's job.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return startCmd(t, cmd, nil)
+}
+
+// pid1 returns the host PID of the proxy-await that p runs as PID 1 of its
+// namespace: unshare's only child. Call it once the command has said
+// something, so that unshare's child has become proxy-await.
+func pid1(t *testing.T, p *proc) int {
+	t.Helper()
+	var kids []string
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", p.cmd.Process.Pid))
+	require.NoError(t, err)
+	for _, f := range tasks {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		kids = append(kids, strings.Fields(string(data))...)
+	}
+	require.Len(t, kids, 1, "unshare (PID %d) should have exactly one child", p.cmd.Process.Pid)
+	pid, err := strconv.Atoi(kids[0])
+	require.NoError(t, err)
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	require.NoError(t, err)
+	require.Equal(t, proxyAwaitBin, exe, "unshare's child should be proxy-await")
+	require.Equal(t, 1, nsPID(t, pid), "proxy-await should be PID 1 in its namespace")
+	return pid
+}
+
+// nsPID is pid's number in its innermost PID namespace (the last NSpid).
+func nsPID(t *testing.T, pid int) int {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "NSpid:" {
+			n, err := strconv.Atoi(f[len(f)-1])
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatalf("no NSpid line in /proc/%d/status", pid)
+	return 0
+}
+
+// procStat is what /proc/PID/stat says of a process.
+type procStat struct {
+	pid, ppid int
+	comm      string
+	state     byte // R, S, D, T, Z...
+}
+
+// readStat reads /proc/PID/stat; ok is false once the process is gone
+// (reaped, not merely exited).
+func readStat(pid int) (st procStat, ok bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return st, false
+	}
+	// "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses.
+	s := string(data)
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open {
+		return st, false
+	}
+	f := strings.Fields(s[end+1:])
+	if len(f) < 2 {
+		return st, false
+	}
+	st.pid = pid
+	st.comm = s[open+1 : end]
+	st.state = f[0][0]
+	st.ppid, _ = strconv.Atoi(f[1])
+	return st, true
+}
+
+// descendants lists root and every process below it. In a PID namespace
+// whose init is root, that is every process of the namespace, zombies
+// included: orphans are reparented to root.
+func descendants(t *testing.T, root int) []procStat {
+	t.Helper()
+	dirs, err := filepath.Glob("/proc/[0-9]*")
+	require.NoError(t, err)
+	kids := map[int][]procStat{}
+	var top procStat
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil {
+			continue
+		}
+		st, ok := readStat(pid)
+		switch {
+		case !ok:
+		case pid == root:
+			top = st
+		default:
+			kids[st.ppid] = append(kids[st.ppid], st)
+		}
+	}
+	require.NotZero(t, top.pid, "process %d is gone", root)
+	out := []procStat{top}
+	for i := 0; i < len(out); i++ {
+		out = append(out, kids[out[i].pid]...)
+	}
+	return out
+}
+
+// waitState polls /proc until process pid is in state want.
+func waitState(t *testing.T, pid int, want byte, what string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		st, ok := readStat(pid)
+		require.True(t, ok, "%s (PID %d) is gone while waiting for state %c", what, pid, want)
+		if st.state == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s (PID %d) is in state %c, not %c, after %s", what, pid, st.state, want, waitLimit)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestPID1ForwardsSigterm(t *testing.T) {
+	t.Run("the child handles it: its own status", func(t *testing.T) {
+		p := startAsPID1(t, append([]string{"--proxy", "none"}, child("term-exit", "7")...)...)
+		p.expect("ready")
+		require.NoError(t, syscall.Kill(pid1(t, p), syscall.SIGTERM))
+		p.expect("signal SIGTERM")
+		assert.Equal(t, 7, p.wait())
+	})
+	t.Run("the child dies of it: 143", func(t *testing.T) {
+		p := startAsPID1(t, append([]string{"--proxy", "none"}, child("idle")...)...)
+		p.expect("ready")
+		require.NoError(t, syscall.Kill(pid1(t, p), syscall.SIGTERM))
+		assert.Equal(t, 143, p.wait())
+	})
+}
+
+func TestPID1ReapsOrphans(t *testing.T) {
+	p := startAsPID1(t, append([]string{"--proxy", "none", "-v"}, child("orphan")...)...)
+	orphan, err := strconv.Atoi(strings.TrimPrefix(p.expect("orphan "), "orphan "))
+	require.NoError(t, err)
+	p.expect("ready")
+	pa := pid1(t, p)
+
+	// Find the grandchild from the host, and check that the kernel gave it
+	// to proxy-await when its parent exited.
+	var gc procStat
+	for _, st := range descendants(t, pa) {
+		if st.pid != pa && nsPID(t, st.pid) == orphan {
+			gc = st
+		}
+	}
+	require.NotZero(t, gc.pid, "orphan %d (namespace PID) not found under proxy-await", orphan)
+	require.Equal(t, pa, gc.ppid, "the orphan should have been reparented to PID 1")
+
+	// It exits at EOF on stdin; the child itself keeps running.
+	require.NoError(t, p.stdin.Close())
+	deadline := time.Now().Add(waitLimit)
+	for {
+		st, ok := readStat(gc.pid)
+		if !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("orphan (host PID %d) still there in state %c after %s: proxy-await did not reap it",
+				gc.pid, st.state, waitLimit)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	tree := descendants(t, pa)
+	assert.Len(t, tree, 2, "proxy-await and its child should be all that is left: %+v", tree)
+	for _, st := range tree {
+		assert.NotEqual(t, byte('Z'), st.state, "zombie in the namespace: %+v", st)
+	}
+
+	require.NoError(t, syscall.Kill(pa, syscall.SIGTERM))
+	p.expect("signal SIGTERM")
+	assert.Equal(t, 0, p.wait())
+	assert.Contains(t, p.stderr.String(), "reaped orphan")
+}
+
+func TestPID1ExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"exit 0", child("exit", "0"), 0},
+		{"exit 3", child("exit", "3"), 3},
+		{"exit 255", child("exit", "255"), 255},
+		{"killed by SIGKILL", []string{"--", "sh", "-c", "kill -KILL $$"}, 137},
+		{"killed by SIGTERM", []string{"--", "sh", "-c", "kill -TERM $$"}, 143},
+		{"killed by SIGSEGV", []string{"--", "sh", "-c", "kill -SEGV $$"}, 139},
+		{"not found", []string{"--", "/nonexistent/command"}, 127},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startAsPID1(t, append([]string{"--proxy", "none"}, tc.args...)...)
+			assert.Equal(t, tc.want, p.wait())
+		})
+	}
+}
+
+// TestJobControlStopsBoth runs proxy-await as a plain process (PID 1 of a
+// namespace cannot stop itself), in a process group of its own as a shell
+// would, so the kernel does not discard SIGTSTP as sent to an orphaned group.
+func TestJobControlStopsBoth(t *testing.T) {
+	cmd := exec.Command(proxyAwaitBin, append([]string{"--proxy", "none"}, child("stop-cont", "5")...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := startCmd(t, cmd, nil)
+	p.expect("ready")
+	pa := cmd.Process.Pid
+	tree := descendants(t, pa)
+	require.Len(t, tree, 2, "proxy-await and its child: %+v", tree)
+	kid := tree[1].pid
+
+	require.NoError(t, syscall.Kill(pa, syscall.SIGTSTP))
+	waitState(t, kid, 'T', "the child")
+	waitState(t, pa, 'T', "proxy-await")
+
+	require.NoError(t, syscall.Kill(pa, syscall.SIGCONT))
+	p.expect("continued")
+	assert.Equal(t, 5, p.wait())
+}
+
+// container is an OCI bundle's root filesystem with busybox and a static
+// proxy-await, for runc.
+type container struct {
+	rootfs string
+	state  string // runc --root: our own, so nothing else sees our containers
+}
+
+func newContainer(t *testing.T) *container {
+	t.Helper()
+	_, err := exec.LookPath("runc")
+	require.NoError(t, err, "runc is missing: install it (apt-get install runc)")
+	requireStatic(t, "/bin/busybox", "install busybox-static (apt-get install busybox-static)")
+
+	c := &container{rootfs: filepath.Join(t.TempDir(), "rootfs"), state: t.TempDir()}
+	bin := filepath.Join(c.rootfs, "bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	busybox, err := os.ReadFile("/bin/busybox")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "busybox"), busybox, 0o755))
+	for _, applet := range []string{"sh", "sleep", "echo", "kill", "cat"} {
+		require.NoError(t, os.Symlink("busybox", filepath.Join(bin, applet)))
+	}
+
+	build := exec.Command("go", "build", "-o", filepath.Join(c.rootfs, "proxy-await"), ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building a static proxy-await: %s", out)
+	return c
+}
+
+// requireStatic fails unless path is a statically linked executable: the
+// container holds nothing else for it to load.
+func requireStatic(t *testing.T, path, hint string) {
+	t.Helper()
+	f, err := elf.Open(path)
+	require.NoError(t, err, "%s: %s", path, hint)
+	defer f.Close()
+	for _, prog := range f.Progs {
+		require.NotEqual(t, elf.PT_INTERP, prog.Type, "%s is dynamically linked: %s", path, hint)
+	}
+}
+
+// run starts the container in the foreground with args as its process, so
+// that runc's exit status is the container's.
+func (c *container) run(t *testing.T, args ...string) (p *proc, id string) {
+	t.Helper()
+	bundle := t.TempDir()
+	spec := exec.Command("runc", "spec", "--rootless=false", "--bundle", bundle)
+	out, err := spec.CombinedOutput()
+	require.NoError(t, err, "runc spec: %s", out)
+	path := filepath.Join(bundle, "config.json")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var cfg map[string]any
+	require.NoError(t, json.Unmarshal(data, &cfg))
+	process := cfg["process"].(map[string]any)
+	process["args"] = args
+	process["terminal"] = false
+	cfg["root"] = map[string]any{"path": c.rootfs, "readonly": true}
+	data, err = json.MarshalIndent(cfg, "", "\t")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+
+	id = fmt.Sprintf("proxy-await-test-%d-%d", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() { _ = exec.Command("runc", "--root", c.state, "delete", "--force", id).Run() })
+	cmd := exec.Command("runc", "--root", c.state, "run", "--bundle", bundle, id)
+	p = startCmd(t, cmd, func() {
+		_ = exec.Command("runc", "--root", c.state, "delete", "--force", id).Run()
+		_ = cmd.Process.Kill()
+	})
+	return p, id
+}
+
+func (c *container) kill(t *testing.T, id, sig string) {
+	t.Helper()
+	out, err := exec.Command("runc", "--root", c.state, "kill", id, sig).CombinedOutput()
+	require.NoError(t, err, "runc kill %s %s: %s", id, sig, out)
+}
+
+func TestContainer(t *testing.T) {
+	c := newContainer(t)
+	entry := []string{"/proxy-await", "--proxy", "none", "--", "/bin/sh", "-c"}
+
+	t.Run("TERM reaches the child, the container ends with its status", func(t *testing.T) {
+		p, id := c.run(t, append(entry, `trap 'echo got TERM; exit 7' TERM; echo parent $PPID; sleep 1000 & echo ready; wait`)...)
+		assert.Equal(t, "parent 1", p.expect("parent "), "proxy-await should be the container's PID 1")
+		p.expect("ready")
+		c.kill(t, id, "TERM")
+		p.expect("got TERM")
+		assert.Equal(t, 7, p.wait())
+	})
+	t.Run("a child that ignores TERM ends with KILL: 137", func(t *testing.T) {
+		p, id := c.run(t, append(entry, `trap 'echo ignoring TERM' TERM; sleep 1000 & echo ready; while :; do wait; done`)...)
+		p.expect("ready")
+		c.kill(t, id, "TERM")
+		p.expect("ignoring TERM")
+		c.kill(t, id, "KILL")
+		assert.Equal(t, 137, p.wait())
+	})
+}
