@@ -57,6 +57,7 @@ type config struct {
 	timeoutFatal    bool
 	shutdown        bool
 	shutdownTimeout time.Duration
+	shutdownOnlyOK  bool // skip the shutdown when the command failed (scuttle's NEVER_KILL_ISTIO_ON_FAILURE)
 	rewrite         map[syscall.Signal]syscall.Signal
 	processGroup    bool
 	termDelay       time.Duration
@@ -138,8 +139,9 @@ func envName(f *pflag.Flag) string {
 
 // parseConfig reads args (without the program name) and the environment.
 // The command line wins over the environment; a bad value anywhere is a
-// *usageError naming it.
-func parseConfig(args []string, getenv func(string) (string, bool)) (*config, error) {
+// *usageError naming it. name is the name proxy-await was invoked by: as
+// "scuttle" it also reads scuttle's variables (see scuttle.go).
+func parseConfig(name string, args []string, getenv func(string) (string, bool)) (*config, error) {
 	c := &config{}
 	fs := flagSet(c)
 	if err := fs.Parse(args); err != nil {
@@ -158,9 +160,15 @@ func parseConfig(args []string, getenv func(string) (string, bool)) (*config, er
 		if err := f.Value.Set(v); err != nil {
 			envErr = usagef("", "invalid value %q for $%s (--%s): %v", v, name, f.Name, err)
 		}
+		f.Changed = true // set explicitly, if not on the command line
 	})
 	if envErr != nil {
 		return nil, envErr
+	}
+	if name == "scuttle" {
+		if err := applyScuttle(c, fs, getenv); err != nil {
+			return nil, err
+		}
 	}
 	if v, ok := getenv("LINKERD_AWAIT_VERBOSE"); ok && v != "" && !fs.Changed("verbose") {
 		c.verbose = true

@@ -56,7 +56,7 @@ func TestParseDuration(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
-	c, err := parseConfig([]string{"app"}, env(nil))
+	c, err := parseConfig("proxy-await", []string{"app"}, env(nil))
 	require.NoError(t, err)
 	assert.Equal(t, "linkerd", c.proxy)
 	assert.Equal(t, 4191, c.port)
@@ -94,7 +94,7 @@ func TestPresets(t *testing.T) {
 		{[]string{"--proxy", "istio", "--shutdown-url", "http://127.0.0.2:9/quit"},
 			[]string{"http://127.0.0.1:15021/healthz/ready"}, []string{"http://127.0.0.2:9/quit"}},
 	} {
-		c, err := parseConfig(append(tc.args, "app"), env(nil))
+		c, err := parseConfig("proxy-await", append(tc.args, "app"), env(nil))
 		require.NoError(t, err, "%v", tc.args)
 		assert.Equal(t, tc.ready, c.readyURLs, "%v", tc.args)
 		assert.Equal(t, tc.shutdown, c.shutdownURLs, "%v", tc.args)
@@ -102,7 +102,7 @@ func TestPresets(t *testing.T) {
 }
 
 func TestRewriteTable(t *testing.T) {
-	c, err := parseConfig([]string{"-r", "TERM:USR1", "--rewrite", "sigint:0,1:15", "-r", "WINCH:SIGHUP", "app"}, env(nil))
+	c, err := parseConfig("proxy-await", []string{"-r", "TERM:USR1", "--rewrite", "sigint:0,1:15", "-r", "WINCH:SIGHUP", "app"}, env(nil))
 	require.NoError(t, err)
 	assert.Equal(t, map[syscall.Signal]syscall.Signal{
 		syscall.SIGTERM:  syscall.SIGUSR1,
@@ -129,7 +129,7 @@ func TestEnvironmentAndPrecedence(t *testing.T) {
 		"PROXY_AWAIT_LOG_FORMAT":       "json",
 		"PROXY_AWAIT_QUIET":            "true",
 	}
-	c, err := parseConfig([]string{"app"}, env(vars))
+	c, err := parseConfig("proxy-await", []string{"app"}, env(vars))
 	require.NoError(t, err)
 	assert.Equal(t, "envoy", c.proxy)
 	assert.Equal(t, []string{"http://127.0.0.1:9901/ready"}, c.readyURLs)
@@ -147,7 +147,7 @@ func TestEnvironmentAndPrecedence(t *testing.T) {
 	assert.True(t, c.quiet)
 
 	// The command line wins, flag by flag.
-	c, err = parseConfig([]string{"--proxy", "linkerd", "-p", "4192", "-b", "5ms", "--timeout-fatal", "-S=false",
+	c, err = parseConfig("proxy-await", []string{"--proxy", "linkerd", "-p", "4192", "-b", "5ms", "--timeout-fatal", "-S=false",
 		"-r", "TERM:INT", "--log-format", "text", "app"}, env(vars))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"http://127.0.0.1:4192/ready"}, c.readyURLs)
@@ -160,7 +160,7 @@ func TestEnvironmentAndPrecedence(t *testing.T) {
 	assert.Equal(t, time.Minute, c.timeout, "what the command line does not say still comes from the environment")
 
 	// The list variables take comma-separated lists.
-	c, err = parseConfig([]string{"app"}, env(map[string]string{
+	c, err = parseConfig("proxy-await", []string{"app"}, env(map[string]string{
 		"PROXY_AWAIT_READY_URL":    "http://127.0.0.1:1/a,http://127.0.0.1:2/b",
 		"PROXY_AWAIT_SHUTDOWN_URL": "http://localhost:1/q",
 	}))
@@ -169,21 +169,21 @@ func TestEnvironmentAndPrecedence(t *testing.T) {
 	assert.Equal(t, []string{"http://localhost:1/q"}, c.shutdownURLs)
 
 	// An empty variable is as good as unset.
-	c, err = parseConfig([]string{"app"}, env(map[string]string{"PROXY_AWAIT_TIMEOUT": ""}))
+	c, err = parseConfig("proxy-await", []string{"app"}, env(map[string]string{"PROXY_AWAIT_TIMEOUT": ""}))
 	require.NoError(t, err)
 	assert.Zero(t, c.timeout)
 }
 
 func TestLinkerdAwaitVariables(t *testing.T) {
 	for _, v := range []string{"PROXY_AWAIT_DISABLED", "LINKERD_AWAIT_DISABLED", "LINKERD_DISABLED"} {
-		c, err := parseConfig([]string{"app"}, env(map[string]string{v: "true"}))
+		c, err := parseConfig("proxy-await", []string{"app"}, env(map[string]string{v: "true"}))
 		require.NoError(t, err)
 		assert.True(t, c.disabled, v)
-		c, err = parseConfig([]string{"app"}, env(map[string]string{v: ""}))
+		c, err = parseConfig("proxy-await", []string{"app"}, env(map[string]string{v: ""}))
 		require.NoError(t, err)
 		assert.False(t, c.disabled, v+" empty")
 	}
-	c, err := parseConfig([]string{"app"}, env(map[string]string{"LINKERD_AWAIT_VERBOSE": "1"}))
+	c, err := parseConfig("proxy-await", []string{"app"}, env(map[string]string{"LINKERD_AWAIT_VERBOSE": "1"}))
 	require.NoError(t, err)
 	assert.True(t, c.verbose)
 }
@@ -229,9 +229,68 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN_URL": "http://127.0.0.1/a,http://10.1.1.1/b"}, `invalid value "http://127.0.0.1/a,http://10.1.1.1/b" for $PROXY_AWAIT_SHUTDOWN_URL (--shutdown-url): host 10.1.1.1 is not loopback: a proxy accepts shutdown only from inside the pod`},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN": "yes please"}, `invalid value "yes please" for $PROXY_AWAIT_SHUTDOWN (--shutdown): must be true or false`},
 	} {
-		_, err := parseConfig(tc.args, env(tc.env))
+		_, err := parseConfig("proxy-await", tc.args, env(tc.env))
 		var u *usageError
 		require.True(t, errors.As(err, &u), "%v: want a usage error, got %v", tc.args, err)
 		assert.Equal(t, tc.want, u.msg, "%v %v", tc.args, tc.env)
+	}
+}
+
+func TestScuttleVariables(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		ready    []string
+		shutdown []string
+		doShut   bool
+	}{
+		{"nothing set", nil, nil, nil, nil, false},
+		{"istio's envoy", nil, map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000"},
+			[]string{"http://127.0.0.1:15000/ready"},
+			[]string{"http://127.0.0.1:15000/quitquitquit", "http://127.0.0.1:15020/quitquitquit"}, true},
+		{"istio's envoy with ISTIO_QUIT_API", nil, map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000/", "ISTIO_QUIT_API": "http://localhost:15020"},
+			[]string{"http://127.0.0.1:15000/ready"},
+			[]string{"http://127.0.0.1:15000/quitquitquit", "http://localhost:15020/quitquitquit"}, true},
+		{"a remote envoy is waited for, never quit", nil, map[string]string{"ENVOY_ADMIN_API": "http://envoy:9901"},
+			[]string{"http://envoy:9901/ready"}, nil, false},
+		{"NEVER_KILL_ISTIO", nil, map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:9901", "NEVER_KILL_ISTIO": "true"},
+			[]string{"http://127.0.0.1:9901/ready"}, []string{"http://127.0.0.1:9901/quitquitquit"}, false},
+		{"our flags win", []string{"--shutdown=false", "--ready-url", "http://127.0.0.1:1/r"},
+			map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:9901"},
+			[]string{"http://127.0.0.1:1/r"}, []string{"http://127.0.0.1:9901/quitquitquit"}, false},
+		{"ENVOY_ADMIN_API replaces a chosen preset's URLs", nil, map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:9901", "PROXY_AWAIT_PROXY": "linkerd"},
+			[]string{"http://127.0.0.1:9901/ready"}, []string{"http://127.0.0.1:9901/quitquitquit"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseConfig("scuttle", append(tc.args, "app"), env(tc.env))
+			require.NoError(t, err)
+			assert.Equal(t, tc.ready, c.readyURLs)
+			assert.Equal(t, tc.shutdown, c.shutdownURLs)
+			assert.Equal(t, tc.doShut, c.shutdown)
+		})
+	}
+
+	c, err := parseConfig("scuttle", []string{"app"}, env(map[string]string{
+		"WAIT_FOR_ENVOY_TIMEOUT": "30s", "QUIT_WITHOUT_ENVOY_TIMEOUT": "1m", "START_WITHOUT_ENVOY": "true",
+		"NEVER_KILL_ISTIO_ON_FAILURE": "true", "SCUTTLE_LOGGING": "false"}))
+	require.NoError(t, err)
+	assert.Equal(t, time.Minute, c.timeout)
+	assert.True(t, c.timeoutFatal)
+	assert.True(t, c.disabled)
+	assert.True(t, c.shutdownOnlyOK)
+	assert.True(t, c.quiet)
+
+	for v, want := range map[string]string{
+		"ENVOY_ADMIN_API":            `invalid value "127.0.0.1:15000" for $ENVOY_ADMIN_API: not an http or https URL`,
+		"ISTIO_QUIT_API":             `invalid value "127.0.0.1:15000" for $ISTIO_QUIT_API: not an http or https URL`,
+		"WAIT_FOR_ENVOY_TIMEOUT":     `invalid value "127.0.0.1:15000" for $WAIT_FOR_ENVOY_TIMEOUT: not a duration (use 250ms, 1m30s, 2d or seconds)`,
+		"NEVER_KILL_ISTIO":           `invalid value "127.0.0.1:15000" for $NEVER_KILL_ISTIO: must be true or false`,
+		"QUIT_WITHOUT_ENVOY_TIMEOUT": `invalid value "127.0.0.1:15000" for $QUIT_WITHOUT_ENVOY_TIMEOUT: not a duration (use 250ms, 1m30s, 2d or seconds)`,
+	} {
+		_, err := parseConfig("scuttle", []string{"app"}, env(map[string]string{v: "127.0.0.1:15000"}))
+		var u *usageError
+		require.ErrorAs(t, err, &u, v)
+		assert.Equal(t, want, u.msg)
 	}
 }

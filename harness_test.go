@@ -80,6 +80,13 @@ func child(scenario string, args ...string) []string {
 // scenario the child plays.
 func startPA(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
+	return startBinary(t, proxyAwaitBin, env, args...)
+}
+
+// startBinary is startPA for proxy-await under another path, such as a link
+// named linkerd-await.
+func startBinary(t *testing.T, bin string, env []string, args ...string) *proc {
+	t.Helper()
 	var scenario string
 	for i, a := range args {
 		if strings.HasPrefix(a, "@") && i > 0 && args[i-1] == testchild.Self() {
@@ -88,7 +95,7 @@ func startPA(t *testing.T, env []string, args ...string) *proc {
 			break
 		}
 	}
-	cmd := exec.Command(proxyAwaitBin, args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(cleanEnv(), env...)
 	if scenario != "" {
 		cmd.Env = append(cmd.Env, testchild.Env+"="+scenario)

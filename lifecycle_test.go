@@ -14,7 +14,7 @@ func notReadyProbes(n int) func([]request) bool {
 	return func(rs []request) bool {
 		c := 0
 		for _, r := range rs {
-			if r.Path == "/ready" && r.Status == 503 {
+			if r.Method == "GET" && r.Status == 503 {
 				c++
 			}
 		}

@@ -8,10 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 func main() {
-	cfg, err := parseConfig(os.Args[1:], os.LookupEnv)
+	cfg, err := parseConfig(filepath.Base(os.Args[0]), os.Args[1:], os.LookupEnv)
 	var usage *usageError
 	switch {
 	case errors.As(err, &usage):

@@ -30,7 +30,10 @@ func run(c *config, log *slog.Logger) int {
 	if start {
 		code = runChild(c, log, sigs)
 	}
-	if c.shutdown {
+	switch {
+	case c.shutdown && c.shutdownOnlyOK && code != 0:
+		log.Info("command failed: leaving the proxy running", "event", "shutdown_skipped", "exit_code", code)
+	case c.shutdown:
 		shutdownProxy(c, log)
 	}
 	return code

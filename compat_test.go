@@ -1,0 +1,167 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Each preset against the fake proxy on the preset's real ports.
+func TestPresetsOnTheirRealPorts(t *testing.T) {
+	for _, tc := range []struct {
+		flavor string
+		args   []string // where the fake proxy listens
+		ready  string   // the path probed
+		quit   string   // the path POSTed
+	}{
+		{"linkerd", []string{"-addr", "127.0.0.1:4191"}, "/ready", "/shutdown"},
+		{"istio", []string{"-addr", "127.0.0.1:15020", "-ready-addr", "127.0.0.1:15021"}, "/healthz/ready", "/quitquitquit"},
+		{"envoy", []string{"-addr", "127.0.0.1:15000"}, "/ready", "/quitquitquit"},
+	} {
+		t.Run(tc.flavor, func(t *testing.T) {
+			fp := startProxy(t, append([]string{"-flavor", tc.flavor, "-ready-after", "never"}, tc.args...)...)
+			p := startPA(t, nil, append([]string{"--proxy", tc.flavor, "-S"}, child("args", "started")...)...)
+			fp.waitFor("a not-ready probe", notReadyProbes(1))
+			fp.signal(syscall.SIGUSR1)
+			p.expect("started")
+			assert.Equal(t, 0, p.wait())
+			assert.Equal(t, 1, fp.count("POST", tc.quit))
+			assert.GreaterOrEqual(t, fp.count("GET", tc.ready), 2)
+		})
+	}
+}
+
+func TestPortFlag(t *testing.T) {
+	fp := startProxy(t)
+	_, port, _ := strings.Cut(fp.addr, ":")
+	p := startPA(t, nil, append([]string{"-S", "-p", port}, child("exit", "0")...)...)
+	assert.Equal(t, 0, p.wait())
+	assert.Equal(t, 1, fp.count("GET", "/ready"))
+	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+}
+
+func TestEveryReadinessURLMustBeReady(t *testing.T) {
+	a := startProxy(t, "-stay-up")
+	b := startProxy(t, "-ready-after", "never")
+	p := startPA(t, nil, append([]string{"--ready-url", a.url("/ready"), "--ready-url", b.url("/ready")},
+		child("args", "started")...)...)
+	b.waitFor("b not ready", notReadyProbes(3))
+	select {
+	case line := <-p.lines:
+		t.Fatalf("started with one of two URLs ready: %q", line)
+	default:
+	}
+	b.signal(syscall.SIGUSR1)
+	p.expect("started")
+	assert.Equal(t, 0, p.wait())
+	assert.Equal(t, 1, a.count("GET", "/ready"), "a ready URL is not probed again")
+}
+
+// link makes a link to proxy-await named name and returns its path.
+func link(t *testing.T, name string) string {
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.Symlink(proxyAwaitBin, path))
+	return path
+}
+
+func TestAsLinkerdAwait(t *testing.T) {
+	bin := link(t, "linkerd-await")
+	fp := startProxy(t, "-addr", "127.0.0.1:4191", "-ready-after", "never")
+
+	// Its flags: -b, -t, -v; no shutdown without -S.
+	p := startBinary(t, bin, nil, append([]string{"-v", "-b", "10ms", "-t", "200ms", "--timeout-fatal=false"},
+		child("exit", "3")...)...)
+	assert.Equal(t, 3, p.wait())
+	assert.Equal(t, 0, fp.count("POST", "/shutdown"), "no shutdown unless -S")
+	assert.Contains(t, p.stderr.String(), "debug:")
+
+	// -S and its environment.
+	fp.signal(syscall.SIGUSR1)
+	p = startBinary(t, bin, nil, append([]string{"-S", "-p", "4191"}, child("exit", "0")...)...)
+	assert.Equal(t, 0, p.wait())
+	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+
+	p = startBinary(t, bin, []string{"LINKERD_AWAIT_DISABLED=yes", "LINKERD_AWAIT_VERBOSE=1"}, "--", "true")
+	assert.Equal(t, 0, p.wait())
+	assert.Contains(t, p.stderr.String(), "readiness wait disabled")
+}
+
+func TestAsScuttle(t *testing.T) {
+	bin := link(t, "scuttle")
+
+	t.Run("no variables: run the command, nothing else", func(t *testing.T) {
+		p := startBinary(t, bin, nil, "sh", "-c", "exit 4")
+		assert.Equal(t, 4, p.wait())
+	})
+	t.Run("ENVOY_ADMIN_API waits for Envoy and quits it", func(t *testing.T) {
+		fp := startProxy(t, "-flavor", "envoy", "-ready-after", "never")
+		p := startBinary(t, bin, []string{"ENVOY_ADMIN_API=http://" + fp.addr}, child("args", "started")[1:]...)
+		fp.waitFor("a not-ready probe", notReadyProbes(1))
+		fp.signal(syscall.SIGUSR1)
+		p.expect("started")
+		assert.Equal(t, 0, p.wait())
+		assert.Equal(t, 1, fp.count("POST", "/quitquitquit"))
+	})
+	t.Run("ISTIO_QUIT_API and GENERIC_QUIT_ENDPOINTS", func(t *testing.T) {
+		istio := startProxy(t, "-flavor", "istio")
+		generic := startProxy(t)
+		p := startBinary(t, bin, []string{"ISTIO_QUIT_API=http://" + istio.addr, "GENERIC_QUIT_ENDPOINTS=" + generic.url("/shutdown")},
+			"true")
+		assert.Equal(t, 0, p.wait())
+		assert.Equal(t, 1, istio.count("POST", "/quitquitquit"))
+		assert.Equal(t, 1, generic.count("POST", "/shutdown"))
+	})
+	t.Run("the proxy is quit when the command cannot start", func(t *testing.T) {
+		fp := startProxy(t, "-flavor", "envoy")
+		p := startBinary(t, bin, []string{"ENVOY_ADMIN_API=http://" + fp.addr}, "/nonexistent/app")
+		assert.Equal(t, 127, p.wait())
+		assert.Equal(t, 1, fp.count("POST", "/quitquitquit"))
+	})
+	t.Run("NEVER_KILL_ISTIO_ON_FAILURE", func(t *testing.T) {
+		fp := startProxy(t, "-flavor", "envoy", "-stay-up")
+		env := []string{"ENVOY_ADMIN_API=http://" + fp.addr, "NEVER_KILL_ISTIO_ON_FAILURE=true"}
+		assert.Equal(t, 1, startBinary(t, bin, env, "false").wait())
+		assert.Equal(t, 0, fp.count("POST", "/quitquitquit"))
+		assert.Equal(t, 0, startBinary(t, bin, env, "true").wait())
+		assert.Equal(t, 1, fp.count("POST", "/quitquitquit"))
+	})
+	t.Run("NEVER_KILL_ISTIO", func(t *testing.T) {
+		fp := startProxy(t, "-flavor", "envoy")
+		p := startBinary(t, bin, []string{"ENVOY_ADMIN_API=http://" + fp.addr, "NEVER_KILL_ISTIO=true"}, "true")
+		assert.Equal(t, 0, p.wait())
+		assert.Equal(t, 0, fp.count("POST", "/quitquitquit"))
+	})
+	t.Run("timeouts", func(t *testing.T) {
+		fp := startProxy(t, "-flavor", "envoy", "-ready-after", "never", "-stay-up")
+		env := []string{"ENVOY_ADMIN_API=http://" + fp.addr, "WAIT_FOR_ENVOY_TIMEOUT=100ms"}
+		assert.Equal(t, 5, startBinary(t, bin, env, "sh", "-c", "exit 5").wait(), "starts anyway")
+		env = append(env, "QUIT_WITHOUT_ENVOY_TIMEOUT=100ms")
+		p := startBinary(t, bin, env, child("args", "started")[1:]...)
+		assert.Equal(t, 69, p.wait(), "QUIT_WITHOUT_ENVOY_TIMEOUT wins and gives up")
+		assert.Empty(t, p.restLines)
+		assert.Equal(t, 2, fp.count("POST", "/quitquitquit"), "quit on both paths")
+	})
+	t.Run("START_WITHOUT_ENVOY", func(t *testing.T) {
+		fp := startProxy(t, "-flavor", "envoy", "-ready-after", "never")
+		p := startBinary(t, bin, []string{"ENVOY_ADMIN_API=http://" + fp.addr, "START_WITHOUT_ENVOY=true"}, "true")
+		assert.Equal(t, 0, p.wait())
+		assert.Equal(t, 0, fp.count("GET", "/ready"))
+		assert.Equal(t, 1, fp.count("POST", "/quitquitquit"))
+	})
+	t.Run("SCUTTLE_LOGGING=false", func(t *testing.T) {
+		p := startBinary(t, bin, []string{"SCUTTLE_LOGGING=false"}, "true")
+		assert.Equal(t, 0, p.wait())
+		assert.Empty(t, p.stderr.String())
+	})
+	t.Run("a non-loopback quit endpoint is a usage error", func(t *testing.T) {
+		p := startBinary(t, bin, []string{"GENERIC_QUIT_ENDPOINTS=http://10.1.2.3/quit"}, child("args", "started")[1:]...)
+		assert.Equal(t, 2, p.wait())
+		assert.Empty(t, p.restLines)
+		assert.Contains(t, p.stderr.String(), `invalid value "http://10.1.2.3/quit" for $GENERIC_QUIT_ENDPOINTS`)
+	})
+}
