@@ -228,6 +228,9 @@ func (c *config) finish() error {
 	if len(c.command) == 0 {
 		return usagef("usage: proxy-await [FLAGS] [--] COMMAND [ARG...]; see --help", "no command given")
 	}
+	if c.command[0] == "" {
+		return usagef("", "the command is an empty string")
+	}
 	return nil
 }
 

@@ -196,6 +196,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{}, nil, "no command given"},
 		{[]string{"--"}, nil, "no command given"},
+		{[]string{"--", ""}, nil, "the command is an empty string"},
 		{[]string{"--bogus", "app"}, nil, "unknown flag: --bogus"},
 		{[]string{"-x", "app"}, nil, "unknown shorthand flag: 'x' in -x"},
 		{[]string{"--timeout"}, nil, "flag --timeout needs a value"},

@@ -1,6 +1,9 @@
 // Package logging builds proxy-await's logger: one line a record on stderr,
 // either "proxy-await: message key=value" text or one JSON object a line.
 //
+// A "url" attribute is logged without its user information, should a URL
+// carry credentials.
+//
 // Every record carries an "event" attribute, a stable name that log pipelines
 // can match on (the JSON output shows it; the text output leaves it out because
 // the message already says it). Durations are printed as Go durations in text
@@ -11,6 +14,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +57,8 @@ func jsonAttr(groups []string, a slog.Attr) slog.Attr {
 		return a
 	}
 	switch {
+	case a.Key == "url":
+		return slog.String(a.Key, redact(a.Value.String()))
 	case a.Key == slog.LevelKey:
 		return slog.String(slog.LevelKey, strings.ToLower(a.Value.String()))
 	case a.Value.Kind() == slog.KindDuration:
@@ -101,6 +107,9 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 		case "event":
 		case "hint":
 			hint = a.Value.String()
+		case "url":
+			b.WriteString(" url=")
+			b.WriteString(quote(slog.StringValue(redact(a.Value.String()))))
 		default:
 			b.WriteByte(' ')
 			b.WriteString(a.Key)
@@ -123,6 +132,17 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	defer h.out.mu.Unlock()
 	_, err := io.WriteString(h.out.w, b.String())
 	return err
+}
+
+// redact removes the password of every URL in a comma-separated list.
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(p); err == nil && u.User != nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 func quote(v slog.Value) string {
