@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The README's HAProxy example, for real: HAProxy stops hard on SIGTERM and
+// softly on SIGUSR1 (it closes its listeners and finishes the requests in
+// flight), in single-process mode and in master-worker mode alike. Behind
+// `--rewrite TERM:USR1` a pod deletion is a graceful stop.
+
+// haproxyModes are the two ways HAProxy runs in the foreground.
+var haproxyModes = []struct {
+	name   string
+	args   []string
+	master bool // master-worker mode
+	hard   int  // proxy-await's exit code after a hard stop
+}{
+	// HAProxy dies of SIGTERM.
+	{"single process", []string{"-db"}, false, 143},
+	// The master reports its killed worker, then exits 0.
+	{"master-worker", []string{"-W", "-db"}, true, 0},
+}
+
+func TestHAProxyGracefulStopWithRewrite(t *testing.T) {
+	for _, mode := range haproxyModes {
+		t.Run(mode.name, func(t *testing.T) {
+			be := startSlowBackend(t)
+			hp := startHAProxy(t, be, []string{"--rewrite", "TERM:USR1"}, mode.args, mode.master)
+			slow := hp.get("/slow")
+			be.waitArrived(t)
+
+			hp.pa.signal(syscall.SIGTERM)
+			hp.waitRefused(t)
+			select {
+			case r := <-slow:
+				t.Fatalf("the in-flight request ended before the backend answered: %+v", r)
+			default:
+			}
+
+			be.releaseAll()
+			r := waitResult(t, slow)
+			require.NoError(t, r.err, "the in-flight request must complete")
+			assert.Equal(t, http.StatusOK, r.status)
+			assert.Equal(t, "slow done\n", r.body)
+			assert.Equal(t, 0, hp.pa.wait(), "HAProxy exits 0 after a soft stop")
+		})
+	}
+}
+
+// The control case: without the rewrite, SIGTERM kills the request in flight.
+func TestHAProxyHardStopWithoutRewrite(t *testing.T) {
+	for _, mode := range haproxyModes {
+		t.Run(mode.name, func(t *testing.T) {
+			be := startSlowBackend(t)
+			hp := startHAProxy(t, be, nil, mode.args, mode.master)
+			slow := hp.get("/slow")
+			be.waitArrived(t)
+
+			hp.pa.signal(syscall.SIGTERM)
+			r := waitResult(t, slow)
+			assert.Error(t, r.err, "a hard stop must cut the in-flight request (got %d %q)", r.status, r.body)
+			be.releaseAll()
+			assert.Equal(t, mode.hard, hp.pa.wait())
+		})
+	}
+}
+
+// slowBackend is an HTTP server whose /slow requests block until the test
+// releases them; any other path answers at once.
+type slowBackend struct {
+	srv     *httptest.Server
+	arrived chan struct{} // one value per /slow request received
+	release chan struct{} // closed to let /slow requests answer
+	once    sync.Once
+}
+
+func startSlowBackend(t *testing.T) *slowBackend {
+	t.Helper()
+	be := &slowBackend{arrived: make(chan struct{}, 16), release: make(chan struct{})}
+	be.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/slow" {
+			fmt.Fprintln(w, "ok")
+			return
+		}
+		be.arrived <- struct{}{}
+		select {
+		case <-be.release:
+			fmt.Fprintln(w, "slow done")
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() {
+		be.releaseAll()
+		be.srv.Close()
+	})
+	return be
+}
+
+func (be *slowBackend) releaseAll() { be.once.Do(func() { close(be.release) }) }
+
+func (be *slowBackend) waitArrived(t *testing.T) {
+	t.Helper()
+	select {
+	case <-be.arrived:
+	case <-time.After(waitLimit):
+		t.Fatalf("the slow request did not reach the backend within %s", waitLimit)
+	}
+}
+
+// haproxy is HAProxy running behind proxy-await, listening on addr.
+type haproxy struct {
+	pa     *proc
+	addr   string
+	client *http.Client
+}
+
+// startHAProxy runs `proxy-await --proxy none PAARGS -- haproxy MODEARGS -f
+// CFG` in front of be and waits until HAProxy answers through to it and
+// handles its stop signals.
+func startHAProxy(t *testing.T, be *slowBackend, paArgs, modeArgs []string, master bool) *haproxy {
+	t.Helper()
+	bin := haproxyPath(t)
+	addr := freeAddr(t)
+	cfg := filepath.Join(t.TempDir(), "haproxy.cfg")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`global
+    maxconn 100
+
+defaults
+    mode http
+    timeout connect 10s
+    timeout client 5m
+    timeout server 5m
+
+frontend web
+    bind %s
+    default_backend app
+
+backend app
+    server app1 %s
+`, addr, be.srv.Listener.Addr())), 0o644))
+
+	args := append([]string{"--proxy", "none"}, paArgs...)
+	args = append(append(args, "--", bin), modeArgs...)
+	hp := &haproxy{
+		pa:   startPA(t, nil, append(args, "-f", cfg)...),
+		addr: addr,
+		// A fresh connection each request: an idle keep-alive connection
+		// would be one more thing for the soft stop to wait for.
+		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+	}
+	deadline := time.Now().Add(waitLimit)
+	for {
+		resp, err := hp.client.Get("http://" + addr + "/ok")
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case <-hp.pa.done:
+			t.Fatalf("proxy-await exited %d before HAProxy served; stderr:\n%s", hp.pa.code, hp.pa.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("HAProxy did not serve on %s within %s (last: %v); stderr:\n%s", addr, waitLimit, err, hp.pa.stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	hp.waitSignalsHandled(t, master)
+	return hp
+}
+
+// waitSignalsHandled waits until HAProxy, proxy-await's child, catches
+// SIGUSR1. A master re-executes itself in "wait mode" once its worker runs,
+// and a signal sent during that exec is lost, so with a master this also waits
+// for the re-executed image (HAPROXY_MWORKER_WAIT_ONLY in its environment).
+func (hp *haproxy) waitSignalsHandled(t *testing.T, master bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		if pid, ok := childPID(hp.pa.cmd.Process.Pid); ok {
+			env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+			reexeced := bytes.Contains(env, []byte("\x00HAPROXY_MWORKER_WAIT_ONLY=1\x00"))
+			if catches(pid, syscall.SIGUSR1) && (!master || reexeced) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("HAProxy did not set up its signal handlers within %s; stderr:\n%s", waitLimit, hp.pa.stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// childPID finds a child of pid in /proc.
+func childPID(pid int) (int, bool) {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(data, ')')
+		fields := strings.Fields(string(data[i+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			return child, true
+		}
+	}
+	return 0, false
+}
+
+// catches reports whether process pid has a handler for sig.
+func catches(pid int, sig syscall.Signal) bool {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if mask, ok := strings.CutPrefix(line, "SigCgt:\t"); ok {
+			bits, err := strconv.ParseUint(mask, 16, 64)
+			return err == nil && bits&(1<<(sig-1)) != 0
+		}
+	}
+	return false
+}
+
+// result is how one request through HAProxy ended.
+type result struct {
+	status int
+	body   string
+	err    error
+}
+
+// get sends a GET through HAProxy in the background.
+func (hp *haproxy) get(path string) <-chan result {
+	c := make(chan result, 1)
+	go func() {
+		resp, err := hp.client.Get("http://" + hp.addr + path)
+		if err != nil {
+			c <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		c <- result{status: resp.StatusCode, body: string(body), err: err}
+	}()
+	return c
+}
+
+// waitRefused waits until HAProxy no longer accepts connections.
+func (hp *haproxy) waitRefused(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		c, err := net.Dial("tcp", hp.addr)
+		if err != nil {
+			require.ErrorIs(t, err, syscall.ECONNREFUSED)
+			return
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("HAProxy still accepts connections %s after SIGTERM; stderr:\n%s", waitLimit, hp.pa.stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func waitResult(t *testing.T, c <-chan result) result {
+	t.Helper()
+	select {
+	case r := <-c:
+		return r
+	case <-time.After(waitLimit):
+		t.Fatalf("the request through HAProxy did not end within %s", waitLimit)
+		return result{}
+	}
+}
+
+// haproxyPath finds the haproxy binary; Debian installs it in /usr/sbin,
+// which a user's PATH may lack.
+func haproxyPath(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("haproxy"); err == nil {
+		return p
+	}
+	if _, err := os.Stat("/usr/sbin/haproxy"); err == nil {
+		return "/usr/sbin/haproxy"
+	}
+	t.Fatal("haproxy is not installed: run `make deps` (or apt-get install haproxy)")
+	return ""
+}
+
+// freeAddr returns a 127.0.0.1 address with a port nobody listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
