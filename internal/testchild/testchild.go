@@ -143,25 +143,6 @@ var scenarios = map[string]func(args []string){
 	// until-term: like "signals SIGTERM", but stdin's EOF does not end it.
 	"until-term": untilTerm,
 
-	// orphans N: leave N orphans that exit at once, then exit 0.
-	"orphans": func(args []string) {
-		n := atoi(args[0])
-		for i := 0; i < n; i++ {
-			mid := Command("spawn-exit")
-			if err := mid.Run(); err != nil {
-				panic(err)
-			}
-		}
-		fmt.Println("done")
-	},
-
-	// spawn-exit: start "exit 0" and exit without waiting for it.
-	"spawn-exit": func([]string) {
-		if err := Command("exit", "0").Start(); err != nil {
-			panic(err)
-		}
-	},
-
 	// listen ADDR-FILE: listen on 127.0.0.1:0, write the address to
 	// ADDR-FILE, accept and close connections; print "signal NAME UNIXNANO"
 	// like "signals" and exit 0 on SIGTERM.

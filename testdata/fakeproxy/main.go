@@ -16,8 +16,10 @@
 // Faults for tests: -ready-fault and -shutdown-fault make the endpoint hang,
 // answer 500, answer a redirect, or reset the connection.
 //
-// It turns ready after -ready-after ("never" waits for SIGUSR1); SIGUSR2
-// makes it not ready again. It prints "listening NAME ADDR" for each listener
+// It turns ready after -ready-after ("never" waits for SIGUSR1, which also
+// ends a readiness fault); SIGUSR2 makes it not ready again. A request to
+// any other path is logged and answered 404, so tests see stray requests
+// (a followed redirect, say). It prints "listening NAME ADDR" for each listener
 // on stdout once it accepts connections.
 package main
 
@@ -39,7 +41,7 @@ import (
 type proxy struct {
 	flavor        string
 	ready         atomic.Bool
-	readyFault    string
+	readyFault    atomic.Value // string
 	shutdownFault string
 	log           *json.Encoder
 	logMu         sync.Mutex
@@ -58,7 +60,8 @@ func main() {
 	stayUp := flag.Bool("stay-up", false, "keep running after a shutdown request")
 	flag.Parse()
 
-	p := &proxy{flavor: *flavor, readyFault: *readyFault, shutdownFault: *shutdownFault, stop: make(chan struct{})}
+	p := &proxy{flavor: *flavor, shutdownFault: *shutdownFault, stop: make(chan struct{})}
+	p.readyFault.Store(*readyFault)
 	if *logPath != "" {
 		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
@@ -109,6 +112,7 @@ func main() {
 		case s := <-sigs:
 			switch s {
 			case syscall.SIGUSR1:
+				p.readyFault.Store("")
 				p.ready.Store(true)
 				p.record("-", "-", "-", "turned ready", 0)
 			case syscall.SIGUSR2:
@@ -136,6 +140,9 @@ func (p *proxy) close(servers []*http.Server) {
 
 func (p *proxy) mux(listener string) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		p.answer(w, r, http.StatusNotFound, "not found\n")
+	})
 	switch {
 	case p.flavor == "linkerd":
 		mux.HandleFunc("/ready", p.readyHandler)
@@ -152,7 +159,7 @@ func (p *proxy) mux(listener string) http.Handler {
 }
 
 func (p *proxy) readyHandler(w http.ResponseWriter, r *http.Request) {
-	if p.fault(w, r, p.readyFault) {
+	if p.fault(w, r, p.readyFault.Load().(string)) {
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -194,7 +201,7 @@ func (p *proxy) fault(w http.ResponseWriter, r *http.Request, fault string) bool
 	case "500":
 		p.answer(w, r, http.StatusInternalServerError, "internal error\n")
 	case "redirect":
-		w.Header().Set("Location", "http://127.0.0.1:1/elsewhere")
+		w.Header().Set("Location", "/elsewhere")
 		p.answer(w, r, http.StatusFound, "found\n")
 	case "reset":
 		p.record(r.Method, r.URL.Path, r.RemoteAddr, "reset", 0)
