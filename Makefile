@@ -9,7 +9,7 @@ LDFLAGS   := -s -w
 # for the container test, hyperfine for start-up timing.
 TEST_PKGS := tini dumb-init haproxy runc busybox-static hyperfine
 
-.PHONY: all build demo test deps bench fuzz release-check clean
+.PHONY: all build demo test deps bench conformance fuzz release-check clean
 
 all: build
 
@@ -37,6 +37,11 @@ deps:
 
 bench: deps build
 	@bench/run.sh
+
+# docs/conformance.md: proxy-await, tini and dumb-init on the same scenarios,
+# as measured here (a test checks the committed table is current).
+conformance: deps build
+	scripts/conformance.sh > docs/conformance.md
 
 clean:
 	rm -rf $(BIN) dist

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/logging"
+	"github.com/proxy-await/proxy-await/internal/testchild"
+	"github.com/proxy-await/proxy-await/wrapper"
+)
+
+// goroutinesBefore counts the goroutines running before run, once the Go
+// runtime's own signal loop, which the first signal.Notify starts for good,
+// is running.
+func goroutinesBefore() int {
+	wrapper.Stop(wrapper.Notify())
+	return runtime.NumGoroutine()
+}
+
+// noGoroutinesLeft waits until no more goroutines run than before: run's
+// helpers (probes, the shutdown POST, the drain watch) must all end with it.
+func noGoroutinesLeft(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines left after run returned (%d before):\n%s",
+				runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestNoGoroutineLeftAfterRun(t *testing.T) {
+	fp := startProxy(t, "-stay-up", "-ready-after", "50ms")
+	c, err := parseConfig("proxy-await", []string{"-S", "--ready-url", fp.url("/ready"),
+		"--shutdown-url", fp.url("/shutdown"), "--", "true"}, env(nil))
+	require.NoError(t, err)
+	before := goroutinesBefore()
+	assert.Equal(t, 0, run(c, logging.Discard()))
+	noGoroutinesLeft(t, before)
+	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+}
+
+func TestNoGoroutineLeftAfterDrain(t *testing.T) {
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	t.Setenv(testchild.Env, "listen")
+	c, err := parseConfig("proxy-await", []string{"--proxy", "none", "--term-delay", "20s", "--drain-quiet", "100ms",
+		"--", testchild.Self(), addrFile}, env(nil))
+	require.NoError(t, err)
+	before := goroutinesBefore()
+	done := make(chan int, 1)
+	go func() { done <- run(c, logging.Discard()) }()
+
+	deadline := time.Now().Add(waitLimit)
+	for {
+		if data, err := os.ReadFile(addrFile); err == nil && len(data) > 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the child never listened")
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code)
+	case <-time.After(waitLimit):
+		t.Fatal("run did not return")
+	}
+	noGoroutinesLeft(t, before)
+}
