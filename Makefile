@@ -45,3 +45,11 @@ conformance: deps build
 
 clean:
 	rm -rf $(BIN) dist
+
+# goreleaser: validate .goreleaser.yaml and build every release target.
+GORELEASER ?= $(shell command -v goreleaser || echo $(shell $(GO) env GOPATH)/bin/goreleaser)
+
+release-check:
+	@test -x "$(GORELEASER)" || { echo "installing goreleaser"; GOFLAGS=-mod=mod $(GO) install github.com/goreleaser/goreleaser/v2@v2.12.0; }
+	$(GORELEASER) check
+	$(GORELEASER) build --snapshot --clean
