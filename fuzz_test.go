@@ -1,0 +1,299 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/wrapper"
+)
+
+// Fuzz targets for everything proxy-await reads from its command line and
+// environment. Plain `go test` runs the seeds and testdata/fuzz; scripts/fuzz.sh
+// fuzzes each target for a while.
+
+// durationSeeds are the inputs of TestParseDuration and the edges around them.
+var durationSeeds = []string{
+	"250ms", "1m30s", "0", "15", "2d", "1d12h", "1.5d", "0s", "", "soon", "-1s", "-5", "5x", "d",
+	"1d-1h", "1e3d", "99999999999999999", "300000d",
+	"+5", "-0", "+0", "007", "1d+1h", "1.d", ".5d", "1d0s", "0d", "1d1d", "1dd", "d1h",
+	"106751d", "106752d", "106751d23h47m16.854775807s", "106751d23h47m16.854775808s",
+	"9223372036", "9223372037", "2562047h47m16.854775807s", "2562047h47m16.854775808s",
+	"1h-1m", "1_000", "0x10", "1e3", "Inf", "NaN", "infd", "1µs", "1μs", "1us", ".5s", "5.s",
+	"1.5.5d", " 1s", "1s ", "1\n",
+}
+
+// daysForm is "Nd" with an integer N and anything after it.
+var daysForm = regexp.MustCompile(`^([0-9]+)d(.*)$`)
+
+// fracDays is "N.Fd" alone.
+var fracDays = regexp.MustCompile(`^([0-9]*\.[0-9]*)d$`)
+
+func FuzzDuration(f *testing.F) {
+	for _, s := range durationSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseDuration(s)
+		if err != nil {
+			assert.NotEmpty(t, err.Error())
+			assert.Zero(t, got, "a failed parse returns 0")
+		} else {
+			require.GreaterOrEqual(t, got, time.Duration(0), "%q parsed to a negative duration", s)
+		}
+
+		// Go syntax means what it means to time.ParseDuration. A leading
+		// "-" is refused even on zero ("-0s"): the sign says negative.
+		if v, goErr := time.ParseDuration(s); goErr == nil {
+			switch {
+			case v < 0:
+				require.Error(t, err, "%q is negative (%v)", s, v)
+			case !strings.HasPrefix(s, "-"):
+				require.NoError(t, err, "%q is a valid Go duration", s)
+				assert.Equal(t, v, got, "%q", s)
+			}
+		}
+
+		// A bare integer is seconds.
+		if n, intErr := strconv.ParseInt(s, 10, 64); intErr == nil {
+			switch {
+			case n < 0:
+				require.Error(t, err, "%q is negative", s)
+			case n <= math.MaxInt64/int64(time.Second):
+				require.NoError(t, err, "%q is a number of seconds", s)
+				assert.Equal(t, time.Duration(n)*time.Second, got, "%q", s)
+			default:
+				require.Error(t, err, "%q seconds overflow a duration", s)
+			}
+		}
+
+		// "Nd" is N times 24h, plus what follows in Go syntax.
+		if m := daysForm.FindStringSubmatch(s); m != nil {
+			n, dayErr := strconv.ParseInt(m[1], 10, 64)
+			if dayErr != nil || n > math.MaxInt64/int64(day) {
+				require.Error(t, err, "%q days overflow a duration", s)
+				return
+			}
+			days := time.Duration(n) * day
+			rest := m[2]
+			if rest == "" {
+				require.NoError(t, err, "%q is a number of days", s)
+				assert.Equal(t, days, got, "%q", s)
+				return
+			}
+			r, restErr := time.ParseDuration(rest)
+			switch {
+			case restErr != nil:
+				require.Error(t, err, "%q: %q after the days is not a Go duration", s, rest)
+			case r < 0 || strings.HasPrefix(rest, "-"):
+				require.Error(t, err, "%q: %q after the days is negative", s, rest)
+			case r > math.MaxInt64-days:
+				require.Error(t, err, "%q overflows a duration", s)
+			default:
+				require.NoError(t, err, "%q is days and a Go duration", s)
+				assert.Equal(t, days+r, got, "%q", s)
+			}
+		}
+
+		// "N.Fd" lies between floor(N) and ceil(N) days.
+		if m := fracDays.FindStringSubmatch(s); m != nil && err == nil {
+			n, _ := strconv.ParseFloat(m[1], 64)
+			lo, hi := math.Floor(n)*float64(day), math.Ceil(n)*float64(day)
+			assert.True(t, float64(got) >= lo && float64(got) <= hi, "%q parsed to %v", s, got)
+		}
+	})
+}
+
+// urlSeeds are the URLs of config_test.go and the tricky ones around them.
+var urlSeeds = []string{
+	"http://127.0.0.1:4191/ready", "http://127.0.0.1:4191/shutdown", "http://[::1]:2/b", "https://localhost/c",
+	"http://127.0.0.2:9/quit", "127.0.0.1:4191/ready", "http:///ready", "http://127.0.0.1:99999/",
+	"http://example.com/shutdown", "http://[::2]/q", "http://10.1.1.1/b", "http://envoy:9901",
+	"HTTP://LOCALHOST:1/q", "http://user:pw@127.0.0.1/", "http://evil.com@127.0.0.1/", "http://127.0.0.1@evil.com/",
+	"http://127.0.0.1:0/", "http://127.0.0.1:/", "http://127.0.0.1:65535/", "http://127.0.0.1:065535/",
+	"http://[::ffff:127.0.0.1]/", "http://[fe80::1%25eth0]/", "http://[::1%25lo]/", "http://[127.0.0.1]/",
+	"ftp://127.0.0.1/", "http:127.0.0.1", "//127.0.0.1/", "http://127.1/", "http://0x7f.0.0.1/",
+	"http://localhost./", "http://localhost.evil.com/", "http://127.0.0.1.nip.io/", "http://127.0.0.1#@evil/",
+	"http://127.0.0.1?@evil/", "http://%31%32%37.0.0.1/", "", " ", "http://", "https://[::1]:443",
+}
+
+func FuzzCheckURL(f *testing.F) {
+	for _, u := range urlSeeds {
+		f.Add(u, true)
+		f.Add(u, false)
+	}
+	f.Fuzz(func(t *testing.T, raw string, loopback bool) {
+		err := checkURL(raw, loopback)
+		if err != nil {
+			assert.NotEmpty(t, err.Error())
+			return
+		}
+		u, perr := url.Parse(raw)
+		require.NoError(t, perr, "accepted %q, which does not parse", raw)
+		assert.Contains(t, []string{"http", "https"}, u.Scheme, "accepted %q", raw)
+		require.NotEmpty(t, u.Hostname(), "accepted %q without a host", raw)
+		if p := u.Port(); p != "" {
+			n, err := strconv.Atoi(p)
+			assert.True(t, err == nil && n >= 1 && n <= 65535, "accepted %q with port %q", raw, p)
+		}
+		if loopback {
+			assert.True(t, loopbackHost(u.Hostname()), "accepted %q as loopback; its host is %q", raw, u.Hostname())
+			assert.NoError(t, checkURL(raw, false), "%q is loopback but not a URL", raw)
+		}
+	})
+}
+
+// loopbackHost is the loopback test of SPEC.md written out again: localhost
+// in any ASCII case, or an address in 127.0.0.0/8 or ::1.
+func loopbackHost(host string) bool {
+	if len(host) == len("localhost") && strings.ToLower(host) == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// FuzzEnvConfig feeds fuzzed PROXY_AWAIT_* variables to parseConfig.
+func FuzzEnvConfig(f *testing.F) {
+	vars := []string{
+		"PROXY_AWAIT_PROXY", "PROXY_AWAIT_PORT", "PROXY_AWAIT_READY_URL", "PROXY_AWAIT_SHUTDOWN_URL",
+		"PROXY_AWAIT_BACKOFF", "PROXY_AWAIT_SHUTDOWN_TIMEOUT", "PROXY_AWAIT_TERM_DELAY", "PROXY_AWAIT_DRAIN_QUIET",
+		"PROXY_AWAIT_REWRITE",
+	}
+	type seed struct{ proxy, port, ready, shutdown, backoff, shutdownTimeout, termDelay, drainQuiet, rewrite string }
+	for _, s := range []seed{
+		{},
+		{"envoy", "9901", "", "", "100ms", "3s", "20s", "", "TERM:USR1,HUP:0"},
+		{"", "", "http://127.0.0.1:1/a,http://127.0.0.1:2/b", "http://localhost:1/q", "", "", "", "", ""},
+		{"none", "1", "", "", "", "", "", "", ""},
+		{"", "70000", "", "", "", "", "", "", ""},
+		{"", "http", "", "", "", "", "", "", ""},
+		{"consul", "", "", "", "", "", "", "", ""},
+		{"istio", "", "", "http://127.0.0.2:9/quit", "", "", "", "", ""},
+		{"", "", "", "http://127.0.0.1/a,http://10.1.1.1/b", "", "", "", "", ""},
+		{"", "", "127.0.0.1:4191/ready", "", "", "", "", "", ""},
+		{"", "", "", "", "0", "0s", "", "", ""},
+		{"", "", "", "", "soon", "-1s", "", "", ""},
+		{"", "", "", "", "", "", "", "1s", ""},
+		{"", "", "", "", "", "", "30s", "2s", "INT:TERM"},
+		{"", "", "", "", "", "", "", "", "FOO:BAR"},
+		{"", "", "", "", "", "", "", "", "KILL:TERM"},
+		{"", "", "", "", "", "", "", "", "TERM:99"},
+		{"", "", "", "", "", "", "", "", "TERM"},
+		{"", "", "", "", "1d12h", "15", "2d", "1.5d", "sigint:0,1:15,WINCH:SIGHUP"},
+	} {
+		f.Add(s.proxy, s.port, s.ready, s.shutdown, s.backoff, s.shutdownTimeout, s.termDelay, s.drainQuiet, s.rewrite)
+	}
+	f.Fuzz(func(t *testing.T, proxy, port, ready, shutdown, backoff, shutdownTimeout, termDelay, drainQuiet, rewrite string) {
+		values := []string{proxy, port, ready, shutdown, backoff, shutdownTimeout, termDelay, drainQuiet, rewrite}
+		kv := map[string]string{}
+		for i, v := range vars {
+			kv[v] = values[i]
+		}
+		c, err := parseConfig("proxy-await", []string{"app"}, env(kv))
+		checkParsed(t, c, err, vars)
+	})
+}
+
+// FuzzScuttleEnv feeds fuzzed scuttle variables to parseConfig as "scuttle".
+func FuzzScuttleEnv(f *testing.F) {
+	vars := []string{
+		"ENVOY_ADMIN_API", "ISTIO_QUIT_API", "GENERIC_QUIT_ENDPOINTS", "WAIT_FOR_ENVOY_TIMEOUT",
+		"QUIT_WITHOUT_ENVOY_TIMEOUT", "NEVER_KILL_ISTIO", "PROXY_AWAIT_PROXY", "PROXY_AWAIT_SHUTDOWN_URL",
+	}
+	type seed struct{ admin, istio, generic, wait, quit, never, proxy, shutdown string }
+	for _, s := range []seed{
+		{},
+		{admin: "http://127.0.0.1:15000"},
+		{admin: "http://127.0.0.1:15000/", istio: "http://localhost:15020"},
+		{admin: "http://envoy:9901"},
+		{admin: "http://127.0.0.1:9901", never: "true"},
+		{admin: "http://127.0.0.1:9901", proxy: "linkerd"},
+		{admin: "127.0.0.1:15000"},
+		{istio: "127.0.0.1:15000"},
+		{istio: "http://10.0.0.1:15020"},
+		{wait: "127.0.0.1:15000"},
+		{quit: "127.0.0.1:15000"},
+		{never: "127.0.0.1:15000"},
+		{wait: "30s", quit: "1m"},
+		{wait: "-1s"},
+		{generic: "http://127.0.0.1:1/q, http://[::1]:2/q"},
+		{generic: "http://127.0.0.1:1/q,,"},
+		{generic: "http://example.com/q"},
+		{admin: " http://127.0.0.1:15000// ", generic: "https://localhost/q", shutdown: "http://127.0.0.1:3/s"},
+		{admin: "http://127.0.0.1:15000?x", proxy: "none"},
+		{admin: "http://[::1]:15000", wait: "2d", never: "false"},
+	} {
+		f.Add(s.admin, s.istio, s.generic, s.wait, s.quit, s.never, s.proxy, s.shutdown)
+	}
+	f.Fuzz(func(t *testing.T, admin, istio, generic, wait, quit, never, proxy, shutdown string) {
+		values := []string{admin, istio, generic, wait, quit, never, proxy, shutdown}
+		kv := map[string]string{}
+		for i, v := range vars {
+			kv[v] = values[i]
+		}
+		c, err := parseConfig("scuttle", []string{"app"}, env(kv))
+		checkParsed(t, c, err, vars)
+	})
+}
+
+// checkParsed holds parseConfig to its contract: a one-line usage error that
+// names one of vars or its flag, or a config whose invariants hold.
+func checkParsed(t *testing.T, c *config, err error, vars []string) {
+	t.Helper()
+	if err != nil {
+		var u *usageError
+		require.True(t, errors.As(err, &u), "want a *usageError, got %T: %v", err, err)
+		require.NotEmpty(t, u.msg)
+		assert.NotContains(t, u.msg, "\n", "usage error on more than one line: %q", u.msg)
+		assert.NotContains(t, u.msg, "\r", "usage error on more than one line: %q", u.msg)
+		named := false
+		for _, v := range vars {
+			flag := "--" + strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(v, envPrefix), "_", "-"))
+			if strings.Contains(u.msg, "$"+v) || (strings.HasPrefix(v, envPrefix) && strings.Contains(u.msg, flag)) {
+				named = true
+			}
+		}
+		assert.True(t, named, "usage error names none of %v: %q", vars, u.msg)
+		return
+	}
+	require.NotNil(t, c)
+	for _, s := range c.shutdownURLs {
+		assert.NoError(t, checkURL(s, true), "shutdown URL %q", s)
+	}
+	for _, r := range c.readyURLs {
+		assert.NoError(t, checkURL(r, false), "readiness URL %q", r)
+	}
+	for name, d := range map[string]time.Duration{
+		"timeout": c.timeout, "term-delay": c.termDelay, "drain-quiet": c.drainQuiet, "kill-after": c.killAfter,
+	} {
+		assert.GreaterOrEqual(t, d, time.Duration(0), "--%s", name)
+	}
+	for name, d := range map[string]time.Duration{
+		"backoff": c.backoff, "probe-timeout": c.probeTimeout, "shutdown-timeout": c.shutdownTimeout,
+	} {
+		assert.Greater(t, d, time.Duration(0), "--%s", name)
+	}
+	if c.drainQuiet > 0 {
+		assert.Greater(t, c.termDelay, time.Duration(0), "--drain-quiet needs --term-delay")
+	}
+	assert.Contains(t, presets, c.proxy)
+	assert.True(t, c.port >= 0 && c.port <= 65535, "port %d", c.port)
+	assert.Contains(t, []string{"text", "json"}, c.logFormat)
+	for from, to := range c.rewrite {
+		f, tt, err := wrapper.ParseRewrite(fmt.Sprintf("%d:%d", from, to))
+		assert.NoError(t, err, "rewrite %d:%d", from, to)
+		assert.Equal(t, [2]int{int(from), int(to)}, [2]int{int(f), int(tt)})
+	}
+	assert.NotEmpty(t, c.command)
+}
