@@ -43,6 +43,11 @@ bench: deps build
 conformance: deps build
 	scripts/conformance.sh > docs/conformance.md
 
+# Every fuzz target in turn, FUZZTIME each (default 30s); found crashers land
+# in testdata/fuzz and become regression cases of plain `go test`.
+fuzz:
+	@scripts/fuzz.sh
+
 clean:
 	rm -rf $(BIN) dist
 

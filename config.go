@@ -275,6 +275,9 @@ func parseDuration(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, errors.New("empty duration")
 	}
+	if strings.HasPrefix(s, "-") {
+		return 0, errors.New("must not be negative")
+	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if n < 0 {
 			return 0, errors.New("must not be negative")
@@ -291,7 +294,8 @@ func parseDuration(s string) (time.Duration, error) {
 		if err != nil || n < 0 || strings.ContainsAny(s[:i], "eEnN+-xXpP_") {
 			return 0, fmt.Errorf("not a duration (use 250ms, 1m30s, 2d or seconds)")
 		}
-		if n*float64(day) > float64(1<<63-1) {
+		if n*float64(day) >= 1<<63 { // float64(1<<63-1) rounds up to 1<<63
+
 			return 0, errors.New("duration out of range")
 		}
 		days, rest = time.Duration(n*float64(day)), s[i+1:]
@@ -356,9 +360,18 @@ func checkURL(raw string, loopback bool) error {
 	return nil
 }
 
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
+	if isASCII(host) && strings.EqualFold(host, "localhost") {
+		return true // ASCII only: "localhoſt" folds to "localhost" too
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()

@@ -64,6 +64,9 @@ func ParseSignal(s string, allowZero bool) (syscall.Signal, error) {
 		}
 		return syscall.Signal(n), nil
 	}
+	if !plainName(s) {
+		return 0, fmt.Errorf("unknown signal %q", s)
+	}
 	name := strings.ToUpper(s)
 	if !strings.HasPrefix(name, "SIG") {
 		name = "SIG" + name
@@ -96,3 +99,15 @@ func ParseRewrite(rule string) (from, to syscall.Signal, err error) {
 }
 
 func signalName(sig syscall.Signal) string { return unix.SignalName(sig) }
+
+// plainName says whether s can be a signal name: ASCII letters, digits and
+// "+" only, so that no other text is case-folded into a name or echoed
+// unquoted into a message.
+func plainName(s string) bool {
+	for _, r := range s {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+') {
+			return false
+		}
+	}
+	return true
+}
