@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // Set at build time by goreleaser (-X main.version=... and so on); when they
@@ -68,7 +69,7 @@ func printHelp(w io.Writer) {
 }
 
 func printVersion(w io.Writer) {
-	v, rev, when := version, commit, date
+	v, rev, when := version, known(commit), known(date)
 	if info, ok := debug.ReadBuildInfo(); ok {
 		if v == "" {
 			v = info.Main.Version
@@ -92,4 +93,12 @@ func printVersion(w io.Writer) {
 		when = "unknown"
 	}
 	fmt.Fprintf(w, "proxy-await %s\ncommit %s, built %s, %s\n", v, rev, when, runtime.Version())
+}
+
+// known drops the placeholders goreleaser injects when it has no git state.
+func known(s string) string {
+	if s == "none" || s == "unknown" || strings.HasPrefix(s, "0001-01-01") {
+		return ""
+	}
+	return s
 }
