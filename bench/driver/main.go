@@ -1,0 +1,234 @@
+// Command driver runs the benchmarks of bench/run.sh that need a precise
+// clock or process control, and writes BENCHMARKS.md from all the results.
+//
+//	driver [flags] launch|readiness|cpuwait|signals|storm|memory|reap|report
+//
+// Every measure writes OUT/NAME.json; report reads them together with the
+// hyperfine, inittrace, perf, size and go test outputs that run.sh leaves in
+// OUT. The benchmarks report figures; they never fail on machine speed. They
+// fail only when something does not work at all (a wrapper dies, a stamp is
+// missing).
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// paths of the programs under test and of the helpers.
+type paths struct {
+	proxyAwait string
+	fakeproxy  string
+	stamp      string
+	child      string
+	tini       string
+	dumbInit   string
+	out        string
+}
+
+var p paths
+
+func main() {
+	flag.StringVar(&p.proxyAwait, "proxy-await", "bin/proxy-await", "proxy-await binary under test")
+	flag.StringVar(&p.fakeproxy, "fakeproxy", "bin/fakeproxy", "stand-in proxy admin server")
+	flag.StringVar(&p.stamp, "stamp", "", "bench/stamp binary")
+	flag.StringVar(&p.child, "child", "", "bench/benchchild binary")
+	flag.StringVar(&p.out, "out", "", "directory for results")
+	report := flag.String("report", "BENCHMARKS.md", "report to write (report only)")
+	flag.Parse()
+	if flag.NArg() != 1 || p.out == "" {
+		fail(fmt.Errorf("usage: driver -out DIR [flags] MEASURE"))
+	}
+	var err error
+	if p.tini, err = exec.LookPath("tini"); err != nil {
+		fail(err)
+	}
+	if p.dumbInit, err = exec.LookPath("dumb-init"); err != nil {
+		fail(err)
+	}
+	measures := map[string]func() (any, error){
+		"launch":    launch,
+		"readiness": readiness,
+		"cpuwait":   cpuWait,
+		"signals":   signals,
+		"storm":     storm,
+		"memory":    memory,
+		"reap":      reap,
+	}
+	name := flag.Arg(0)
+	if name == "report" {
+		if err := writeReport(*report); err != nil {
+			fail(err)
+		}
+		return
+	}
+	measure, ok := measures[name]
+	if !ok {
+		fail(fmt.Errorf("unknown measure %q", name))
+	}
+	res, err := measure()
+	if err != nil {
+		fail(fmt.Errorf("%s: %w", name, err))
+	}
+	if err := saveJSON(name, res); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "driver:", err)
+	os.Exit(1)
+}
+
+func saveJSON(name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(p.out, name+".json"), b, 0o644)
+}
+
+func loadJSON(name string, v any) error {
+	b, err := os.ReadFile(filepath.Join(p.out, name+".json"))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// wrapper is an init under comparison, as the argument prefix that runs a
+// command under it.
+type wrapper struct {
+	Name   string
+	Prefix []string
+}
+
+// inits are the three wrappers, proxy-await without a readiness wait.
+func inits() []wrapper {
+	return []wrapper{
+		{"proxy-await", []string{p.proxyAwait, "--proxy", "none", "--"}},
+		{"tini", []string{p.tini, "--"}},
+		{"dumb-init", []string{p.dumbInit}},
+	}
+}
+
+func (w wrapper) command(args ...string) *exec.Cmd {
+	all := append(slices.Clone(w.Prefix), args...)
+	// The wrappers' own log lines (proxy-await's "child exited") would only
+	// clutter the run's output; stdout is what the measures read.
+	return exec.Command(all[0], all[1:]...)
+}
+
+// stats summarises durations, in microseconds.
+type stats struct {
+	N      int     `json:"n"`
+	Median float64 `json:"median_us"`
+	P90    float64 `json:"p90_us"`
+	P99    float64 `json:"p99_us"`
+	Min    float64 `json:"min_us"`
+	Max    float64 `json:"max_us"`
+}
+
+func summarise(ds []time.Duration) stats {
+	us := make([]float64, len(ds))
+	for i, d := range ds {
+		us[i] = float64(d.Nanoseconds()) / 1e3
+	}
+	return summariseUS(us)
+}
+
+func summariseUS(us []float64) stats {
+	if len(us) == 0 {
+		return stats{}
+	}
+	s := slices.Clone(us)
+	slices.Sort(s)
+	return stats{N: len(s), Median: median(s), P90: rank(s, 0.90), P99: rank(s, 0.99), Min: s[0], Max: s[len(s)-1]}
+}
+
+// median of sorted values.
+func median(s []float64) float64 {
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// rank is the nearest-rank percentile q of sorted values.
+func rank(s []float64, q float64) float64 {
+	i := int(q*float64(len(s))+0.999999) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+// cpuNS is the CPU time consumed so far by every live thread of pid, from
+// /proc/PID/task/*/schedstat (nanoseconds, unlike the tick-based stat).
+func cpuNS(pid int) (int64, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, fmt.Errorf("no tasks for pid %d", pid)
+	}
+	var total int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		f := strings.Fields(string(b))
+		if len(f) > 0 {
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			total += n
+		}
+	}
+	return total, nil
+}
+
+// memKB reads VmHWM (peak) and VmRSS (now) of pid, in kB.
+func memKB(pid int) (hwm, rss int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "VmHWM:":
+			hwm, _ = strconv.ParseInt(f[1], 10, 64)
+		case "VmRSS:":
+			rss, _ = strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	return hwm, rss, nil
+}
+
+// alive says whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+// rusageCPU is the user+system time of an exited process.
+func rusageCPU(ps *os.ProcessState) time.Duration {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

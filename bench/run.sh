@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Measures proxy-await against tini, dumb-init and a direct exec on this
+# machine and writes BENCHMARKS.md: start-up, readiness latency, CPU while
+# waiting, signal forwarding, memory, binary size, reaping and signal storms,
+# a start-up profile, and the Go benchmarks. It reports figures; it fails only
+# when something does not work at all, never on machine speed.
+#
+# Needs: go, hyperfine, tini, dumb-init, unshare (root, for a PID namespace);
+# perf and strace are used for the profile when present. `make bench`
+# installs the Debian packages first. Takes about three minutes.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+for tool in go hyperfine tini dumb-init unshare; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "bench: $tool is missing (make deps installs the Debian packages)" >&2
+		exit 1
+	fi
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/proxy-await-bench.XXXXXX")
+cleanup() {
+	local pids
+	pids=$(jobs -p)
+	if [ -n "$pids" ]; then
+		# shellcheck disable=SC2086
+		kill $pids 2>/dev/null || true
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+step() { printf 'bench: %s\n' "$*" >&2; }
+
+cut -d' ' -f1-3 /proc/loadavg >"$tmp/load-start.txt"
+step "building proxy-await and the helpers"
+make --no-print-directory -s build
+pa="$root/bin/proxy-await"
+export CGO_ENABLED=0
+go build -trimpath -ldflags '-s -w' -o "$tmp/stamp" ./bench/stamp
+go build -trimpath -o "$tmp/benchchild" ./bench/benchchild
+go build -trimpath -o "$tmp/driver" ./bench/driver
+# The same code with its symbols, for perf and for the size breakdown.
+mkdir -p "$tmp/syms"
+go build -trimpath -o "$tmp/syms/proxy-await" .
+
+driver() {
+	"$tmp/driver" -out "$tmp" -proxy-await "$pa" -fakeproxy "$root/bin/fakeproxy" \
+		-stamp "$tmp/stamp" -child "$tmp/benchchild" "$@"
+}
+
+{
+	go version | awk '{print $3}'
+	tini --version | awk '{print "tini " $3}'
+	dumb-init --version 2>&1 | head -n1
+	hyperfine --version
+} >"$tmp/versions.txt"
+
+stat -L -c %s "$pa" "$(command -v tini)" "$(command -v dumb-init)" | tr '\n' ' ' >"$tmp/size.txt"
+go tool nm -size "$tmp/syms/proxy-await" >"$tmp/nm.txt"
+
+step "1. start-up: hyperfine, 5 rounds"
+for round in 1 2 3 4 5; do
+	hyperfine -N --style none --warmup 20 --runs 200 --export-json "$tmp/hyperfine-$round.json" \
+		-n proxy-await "$pa --proxy none -- /bin/true" \
+		-n dumb-init "dumb-init /bin/true" \
+		-n tini "tini -- /bin/true" \
+		-n /bin/true "/bin/true" \
+		-n go-minimal "$tmp/stamp" >/dev/null 2>&1
+done
+step "1. start-up: time to the child's first instruction"
+driver launch
+
+step "1. start-up profile: inittrace, strace, perf"
+for i in $(seq 1 30); do
+	GODEBUG=inittrace=1 "$pa" --proxy none -- /bin/true 2>"$tmp/inittrace-$i.txt"
+done
+if command -v strace >/dev/null 2>&1; then
+	strace -f -ttt -o "$tmp/strace.txt" "$pa" --proxy none -- /bin/true 2>/dev/null
+else
+	step "strace missing: no system call count"
+fi
+if command -v perf >/dev/null 2>&1 &&
+	perf record -q -F 20000 -o "$tmp/perf.data" -- \
+		bash -c 'for i in $(seq 1 300); do "$1" --proxy none -- /bin/true; done' _ "$tmp/syms/proxy-await" \
+		>/dev/null 2>&1; then
+	perf report -i "$tmp/perf.data" --stdio --no-children --comm proxy-await --sort dso \
+		>"$tmp/perf-dso.txt" 2>/dev/null || true
+	perf report -i "$tmp/perf.data" --stdio --no-children --comm proxy-await --sort dso,sym \
+		--percent-limit 1 >"$tmp/perf-sym.txt" 2>/dev/null || true
+else
+	step "perf missing or not permitted: no CPU profile"
+fi
+
+step "2. readiness latency: 2 x 50 runs"
+driver readiness
+step "3. CPU while waiting: 2 x 10 s"
+driver cpuwait
+step "4. signal forwarding latency"
+driver signals
+step "5. memory"
+driver memory
+step "7. scale: reaping orphans as PID 1, signal storm"
+driver reap
+driver storm
+
+step "Go benchmarks"
+go test -run '^$' -bench . -benchmem ./... >"$tmp/gotest.txt" 2>&1 || {
+	cat "$tmp/gotest.txt" >&2
+	exit 1
+}
+
+driver -report "$root/BENCHMARKS.md" -syms "$tmp/syms/proxy-await" report
+step "wrote BENCHMARKS.md"

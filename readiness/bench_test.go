@@ -1,0 +1,61 @@
+package readiness
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/proxy-await/proxy-await/internal/logging"
+)
+
+// readyServer answers every GET as a ready Linkerd proxy does.
+func readyServer(b *testing.B, status int) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte("ready\n"))
+	}))
+	b.Cleanup(srv.Close)
+	return srv.URL + "/ready"
+}
+
+// One probe on a kept-alive connection: the CPU cost of every poll while the
+// proxy is not ready, and the round trip that adds to readiness latency.
+func BenchmarkProbeReady(b *testing.B) {
+	benchmarkProbe(b, http.StatusOK)
+}
+
+func BenchmarkProbeNotReady(b *testing.B) {
+	benchmarkProbe(b, http.StatusServiceUnavailable)
+}
+
+func benchmarkProbe(b *testing.B, status int) {
+	url := readyServer(b, status)
+	client := newClient(time.Second)
+	defer client.CloseIdleConnections()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		err := probe(ctx, client, url)
+		if (err == nil) != (status == http.StatusOK) {
+			b.Fatalf("probe: %v", err)
+		}
+	}
+}
+
+// A whole Await against a proxy that is ready at once: client set-up, a new
+// connection, one probe, tear-down. This is what a pod whose proxy is
+// already up pays at start.
+func BenchmarkAwaitAlreadyReady(b *testing.B) {
+	url := readyServer(b, http.StatusOK)
+	opts := Options{URLs: []string{url}, MaxInterval: 20 * time.Millisecond, ProbeTimeout: time.Second, Logger: logging.Discard()}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Await(ctx, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

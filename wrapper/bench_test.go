@@ -1,0 +1,81 @@
+package wrapper
+
+import (
+	"syscall"
+	"testing"
+
+	"github.com/proxy-await/proxy-await/internal/logging"
+)
+
+func BenchmarkParseSignal(b *testing.B) {
+	names := []string{"TERM", "SIGUSR1", "hup", "15", "WINCH"}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, n := range names {
+			if _, err := ParseSignal(n, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkParseRewrite(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := ParseRewrite("TERM:USR1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The rewrite lookup runs for every forwarded signal: once for a rewritten
+// signal, once for one that passes unchanged.
+func BenchmarkRewriteLookup(b *testing.B) {
+	s := &supervisor{Config: Config{Rewrite: map[syscall.Signal]syscall.Signal{
+		syscall.SIGTERM: syscall.SIGUSR1,
+		syscall.SIGHUP:  0,
+	}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if s.rewrite(syscall.SIGTERM) != syscall.SIGUSR1 || s.rewrite(syscall.SIGINT) != syscall.SIGINT {
+			b.Fatal("wrong rewrite")
+		}
+	}
+}
+
+// Subscribing to every forwarded signal is part of proxy-await's start-up,
+// before the child runs; unsubscribing is part of its exit.
+func BenchmarkNotify(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		c := Notify()
+		b.StopTimer()
+		Stop(c)
+		b.StartTimer()
+	}
+}
+
+func BenchmarkStop(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		c := Notify()
+		b.StartTimer()
+		Stop(c)
+	}
+}
+
+// A whole start and reap of a trivial child in-process: fork and exec,
+// SIGCHLD through the Notify channel, wait4, exit code.
+func BenchmarkRunTrue(b *testing.B) {
+	sigs := Notify()
+	defer Stop(sigs)
+	cfg := Config{Args: []string{"/bin/true"}, Logger: logging.Discard()}
+	b.ReportAllocs()
+	for b.Loop() {
+		code, err := Run(cfg, sigs)
+		if err != nil || code != 0 {
+			b.Fatalf("Run = %d, %v", code, err)
+		}
+	}
+}
