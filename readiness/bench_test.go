@@ -32,13 +32,15 @@ func BenchmarkProbeNotReady(b *testing.B) {
 }
 
 func benchmarkProbe(b *testing.B, status int) {
-	url := readyServer(b, status)
-	client := newClient(time.Second)
-	defer client.CloseIdleConnections()
+	p, err := newProber(readyServer(b, status), time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.close()
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		err := probe(ctx, client, url)
+		err := p.probe(ctx)
 		if (err == nil) != (status == http.StatusOK) {
 			b.Fatalf("probe: %v", err)
 		}

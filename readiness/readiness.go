@@ -11,9 +11,7 @@ package readiness
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 )
@@ -37,9 +35,6 @@ func Await(ctx context.Context, opts Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	client := newClient(opts.ProbeTimeout)
-	defer client.CloseIdleConnections()
-
 	var (
 		mu      sync.Mutex
 		lastErr = make(map[string]error, len(opts.URLs))
@@ -50,7 +45,7 @@ func Await(ctx context.Context, opts Options) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			poll(ctx, client, u, opts.MaxInterval, func(err error) {
+			poll(ctx, u, opts.ProbeTimeout, opts.MaxInterval, func(err error) {
 				mu.Lock()
 				defer mu.Unlock()
 				if err == nil {
@@ -96,8 +91,15 @@ func Await(ctx context.Context, opts Options) error {
 	}
 }
 
-// poll probes url until it answers 2xx or ctx ends, reporting each outcome.
-func poll(ctx context.Context, client *http.Client, url string, max time.Duration, report func(error)) {
+// poll probes rawURL until it answers 2xx or ctx ends, reporting each outcome.
+func poll(ctx context.Context, rawURL string, timeout, max time.Duration, report func(error)) {
+	p, err := newProber(rawURL, timeout)
+	if err != nil {
+		report(err)
+		<-ctx.Done()
+		return
+	}
+	defer p.close()
 	var interval time.Duration
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -107,7 +109,7 @@ func poll(ctx context.Context, client *http.Client, url string, max time.Duratio
 			return
 		case <-timer.C:
 		}
-		err := probe(ctx, client, url)
+		err := p.probe(ctx)
 		report(err)
 		if err == nil {
 			return
@@ -125,37 +127,4 @@ func nextInterval(prev, max time.Duration) time.Duration {
 		next = prev * 2
 	}
 	return min(next, max)
-}
-
-// probe sends one GET and says why the answer is not "ready", if it is not.
-func probe(ctx context.Context, client *http.Client, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	// Drain a little so the connection can be reused by the next probe.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-	resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("answered %s", resp.Status)
-	}
-	return nil
-}
-
-// newClient returns a client that never follows redirects and never goes
-// through an HTTP proxy from the environment: the endpoints are the pod's own.
-func newClient(timeout time.Duration) *http.Client {
-	return &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{
-			Proxy:               nil,
-			MaxIdleConnsPerHost: 1,
-			IdleConnTimeout:     30 * time.Second,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
 }
