@@ -87,18 +87,24 @@ func startPA(t *testing.T, env []string, args ...string) *proc {
 // named linkerd-await.
 func startBinary(t *testing.T, bin string, env []string, args ...string) *proc {
 	t.Helper()
-	var scenario string
-	for i, a := range args {
-		if strings.HasPrefix(a, "@") && i > 0 && args[i-1] == testchild.Self() {
-			scenario = a[1:]
-			args = append(args[:i:i], args[i+1:]...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	return startCmd(t, cmd, nil)
+}
+
+// startCmd runs cmd, with our environment less proxy-await's own variables
+// plus cmd.Env, and reads its stdout line by line. An "@SCENARIO" argument
+// right after the test binary's path selects the scenario the child plays.
+// At cleanup, if cmd is still running, stop ends it (nil: SIGKILL to cmd).
+func startCmd(t *testing.T, cmd *exec.Cmd, stop func()) *proc {
+	t.Helper()
+	cmd.Env = append(cleanEnv(), cmd.Env...)
+	for i, a := range cmd.Args {
+		if strings.HasPrefix(a, "@") && i > 0 && cmd.Args[i-1] == testchild.Self() {
+			cmd.Env = append(cmd.Env, testchild.Env+"="+a[1:])
+			cmd.Args = append(cmd.Args[:i:i], cmd.Args[i+1:]...)
 			break
 		}
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(cleanEnv(), env...)
-	if scenario != "" {
-		cmd.Env = append(cmd.Env, testchild.Env+"="+scenario)
 	}
 	p := &proc{t: t, cmd: cmd, lines: make(chan string, 1024), stderr: &testutil.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
@@ -113,19 +119,29 @@ func startBinary(t *testing.T, bin string, env []string, args ...string) *proc {
 			p.lines <- sc.Text()
 		}
 		close(p.lines)
-		err := cmd.Wait()
-		p.code = exitCode(err)
+		p.code = exitCode(cmd.Wait())
 		close(p.done)
 	}()
+	if stop == nil {
+		stop = func() { _ = cmd.Process.Kill() }
+	}
 	t.Cleanup(func() {
 		select {
 		case <-p.done:
 		default:
-			_ = cmd.Process.Kill()
-			<-p.done
+			stop()
+			go func() {
+				for range p.lines { // drain, so that the reader reaches Wait
+				}
+			}()
+			select {
+			case <-p.done:
+			case <-time.After(waitLimit):
+				t.Errorf("%s still running %s after it was stopped", cmd.Path, waitLimit)
+			}
 		}
 		if t.Failed() {
-			t.Logf("proxy-await stderr:\n%s", p.stderr.String())
+			t.Logf("%s stderr:\n%s", filepath.Base(cmd.Path), p.stderr.String())
 		}
 	})
 	return p

@@ -49,24 +49,28 @@ func TestStartsOnlyAfterProxyIsReady(t *testing.T) {
 	assert.True(t, firstOK, "no probe saw the proxy ready")
 }
 
+// exitCodeCases are SPEC.md's exit codes that the child's end decides; the
+// PID 1 tests run them again with proxy-await as a namespace's init.
+var exitCodeCases = []struct {
+	name string
+	args []string
+	want int
+}{
+	{"exit 0", child("exit", "0"), 0},
+	{"exit 1", child("exit", "1"), 1},
+	{"exit 3", child("exit", "3"), 3},
+	{"exit 255", child("exit", "255"), 255},
+	{"killed by SIGKILL", []string{"--", "sh", "-c", "kill -KILL $$"}, 137},
+	{"killed by SIGTERM", []string{"--", "sh", "-c", "kill -TERM $$"}, 143},
+	{"killed by SIGSEGV", []string{"--", "sh", "-c", "kill -SEGV $$"}, 139},
+	{"not found", []string{"--", "/nonexistent/command"}, 127},
+	{"not found in PATH", []string{"--", "no-such-command-proxy-await"}, 127},
+	{"not executable", []string{"--", "/etc/hostname"}, 126},
+	{"a directory", []string{"--", "/"}, 126},
+}
+
 func TestExitCodes(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		args []string
-		want int
-	}{
-		{"exit 0", child("exit", "0"), 0},
-		{"exit 1", child("exit", "1"), 1},
-		{"exit 3", child("exit", "3"), 3},
-		{"exit 255", child("exit", "255"), 255},
-		{"killed by SIGKILL", []string{"--", "sh", "-c", "kill -KILL $$"}, 137},
-		{"killed by SIGTERM", []string{"--", "sh", "-c", "kill -TERM $$"}, 143},
-		{"killed by SIGSEGV", []string{"--", "sh", "-c", "kill -SEGV $$"}, 139},
-		{"not found", []string{"--", "/nonexistent/command"}, 127},
-		{"not found in PATH", []string{"--", "no-such-command-proxy-await"}, 127},
-		{"not executable", []string{"--", "/etc/hostname"}, 126},
-		{"a directory", []string{"--", "/"}, 126},
-	} {
+	for _, tc := range exitCodeCases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startPA(t, nil, append([]string{"--proxy", "none"}, tc.args...)...)
 			assert.Equal(t, tc.want, p.wait())

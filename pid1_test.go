@@ -5,7 +5,6 @@ package main
 // as the entrypoint of an OCI container run by runc.
 
 import (
-	"bufio"
 	"debug/elf"
 	"encoding/json"
 	"fmt"
@@ -20,65 +19,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/proxy-await/proxy-await/internal/testchild"
-	"github.com/proxy-await/proxy-await/internal/testutil"
 )
-
-// startCmd runs cmd and reads its stdout line by line, as startPA does for
-// proxy-await itself. An "@SCENARIO" argument right after the test binary's
-// path selects the scenario the child plays. At cleanup, if cmd is still
-// running, stop ends it (nil: SIGKILL to cmd).
-func startCmd(t *testing.T, cmd *exec.Cmd, stop func()) *proc {
-	t.Helper()
-	cmd.Env = cleanEnv()
-	for i, a := range cmd.Args {
-		if strings.HasPrefix(a, "@") && i > 0 && cmd.Args[i-1] == testchild.Self() {
-			cmd.Env = append(cmd.Env, testchild.Env+"="+a[1:])
-			cmd.Args = append(cmd.Args[:i:i], cmd.Args[i+1:]...)
-			break
-		}
-	}
-	p := &proc{t: t, cmd: cmd, lines: make(chan string, 1024), stderr: &testutil.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	p.stdin, err = cmd.StdinPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		close(p.lines)
-		p.code = exitCode(cmd.Wait())
-		close(p.done)
-	}()
-	if stop == nil {
-		stop = func() { _ = cmd.Process.Kill() }
-	}
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			stop()
-			go func() {
-				for range p.lines { // drain, so that the reader reaches Wait
-				}
-			}()
-			select {
-			case <-p.done:
-			case <-time.After(waitLimit):
-				t.Errorf("%s still running %s after it was stopped", cmd.Path, waitLimit)
-			}
-		}
-		if t.Failed() {
-			t.Logf("%s stderr:\n%s", filepath.Base(cmd.Path), p.stderr.String())
-		}
-	})
-	return p
-}
 
 // startAsPID1 runs proxy-await with args as PID 1 of a new PID namespace,
 // with a /proc of its own. --kill-child ties the namespace's life to
@@ -273,19 +214,7 @@ func TestPID1ReapsOrphans(t *testing.T) {
 }
 
 func TestPID1ExitCodes(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		args []string
-		want int
-	}{
-		{"exit 0", child("exit", "0"), 0},
-		{"exit 3", child("exit", "3"), 3},
-		{"exit 255", child("exit", "255"), 255},
-		{"killed by SIGKILL", []string{"--", "sh", "-c", "kill -KILL $$"}, 137},
-		{"killed by SIGTERM", []string{"--", "sh", "-c", "kill -TERM $$"}, 143},
-		{"killed by SIGSEGV", []string{"--", "sh", "-c", "kill -SEGV $$"}, 139},
-		{"not found", []string{"--", "/nonexistent/command"}, 127},
-	} {
+	for _, tc := range exitCodeCases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startAsPID1(t, append([]string{"--proxy", "none"}, tc.args...)...)
 			assert.Equal(t, tc.want, p.wait())
