@@ -38,7 +38,6 @@ type connProber struct {
 	addr    string
 	request []byte
 	timeout time.Duration
-	dialer  net.Dialer
 	conn    net.Conn
 	reader  *bufio.Reader
 }
@@ -57,19 +56,20 @@ func newConnProber(u *url.URL, timeout time.Duration) *connProber {
 const maxBody = 64 << 10
 
 func (p *connProber) probe(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
+	// One deadline on the connection bounds the whole probe; a context with
+	// a timeout would add a runtime timer, and its wake-ups, to every probe.
+	deadline := time.Now().Add(p.timeout)
 	if p.conn == nil {
-		conn, err := p.dialer.DialContext(ctx, "tcp", p.addr)
+		dialer := net.Dialer{Deadline: deadline}
+		conn, err := dialer.DialContext(ctx, "tcp", p.addr)
 		if err != nil {
-			return err
+			return timeoutError(err, p.timeout)
 		}
 		p.conn, p.reader = conn, bufio.NewReaderSize(conn, 4096)
 	}
 	conn := p.conn
-	deadline, _ := ctx.Deadline()
 	_ = conn.SetDeadline(deadline)
-	// An ended context (a signal, --timeout) interrupts the read at once.
+	// An ended context (a signal, --timeout) interrupts the exchange at once.
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
 	defer stop()
 
@@ -78,15 +78,24 @@ func (p *connProber) probe(ctx context.Context) error {
 		p.close()
 	}
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) || isTimeout(err) {
-			return fmt.Errorf("no answer within --probe-timeout %s", p.timeout)
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		return err
+		return timeoutError(err, p.timeout)
 	}
 	if status.StatusCode < 200 || status.StatusCode > 299 {
 		return fmt.Errorf("answered %s", status.Status)
 	}
 	return nil
+}
+
+// timeoutError says what a timeout means here; other errors pass unchanged.
+func timeoutError(err error, timeout time.Duration) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("no answer within --probe-timeout %s", timeout)
+	}
+	return err
 }
 
 // exchange writes the request and reads the answer, saying whether the
@@ -112,11 +121,6 @@ func (p *connProber) close() {
 		p.conn.Close()
 		p.conn, p.reader = nil, nil
 	}
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // clientProber sends HTTPS probes through net/http.
