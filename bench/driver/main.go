@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command driver runs the benchmarks of bench/run.sh that need a precise
 // clock or process control, and writes BENCHMARKS.md from all the results.
 //
