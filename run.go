@@ -51,13 +51,14 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 		log.Debug("no readiness URL: not waiting", "event", "readiness_skipped")
 		return 0, true
 	}
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
-	if c.timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
-	}
-	ctx, cancelWait := context.WithCancel(ctx)
+	// cancel ends the wait on a termination signal; --timeout on its own.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	defer cancelWait()
+	if c.timeout > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, c.timeout)
+		defer stop()
+	}
 
 	began := time.Now()
 	log.Info("waiting for the proxy", "event", "readiness_started", "url", strings.Join(c.readyURLs, ","))
@@ -97,7 +98,7 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 					"signal", wrapper.SignalName(s))
 				continue
 			}
-			cancelWait()
+			cancel()
 			<-done
 			log.Info("termination signal while waiting for the proxy: not starting the command",
 				"event", "readiness_interrupted", "signal", wrapper.SignalName(s))
