@@ -9,6 +9,9 @@ LDFLAGS   := -s -w
 # for the container test, hyperfine for start-up timing.
 TEST_PKGS := tini dumb-init haproxy runc busybox-static hyperfine
 
+# haproxy and runc live in sbin, which a non-login PATH may lack.
+export PATH := $(PATH):/usr/local/sbin:/usr/sbin:/sbin
+
 .PHONY: all build demo test deps bench conformance fuzz release-check clean
 
 all: build
