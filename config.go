@@ -49,6 +49,7 @@ var presets = map[string]preset{
 type config struct {
 	proxy           string
 	port            int
+	portSet         bool // --port or its variable was given, even as 0
 	readyURLs       []string
 	shutdownURLs    []string
 	backoff         time.Duration
@@ -179,6 +180,7 @@ func parseConfig(name string, args []string, getenv func(string) (string, bool))
 		}
 	}
 	c.command = fs.Args()
+	c.portSet = fs.Changed("port")
 	return c, c.finish()
 }
 
@@ -188,7 +190,7 @@ func (c *config) finish() error {
 	if !ok {
 		return usagef("choose linkerd, istio, envoy or none", "invalid value %q for --proxy: unknown proxy", c.proxy)
 	}
-	if c.port != 0 {
+	if c.portSet {
 		if p.port == 0 {
 			return usagef("--port applies to the linkerd and envoy presets; use --ready-url and --shutdown-url",
 				"invalid value %q for --port: the %s preset has no admin port", strconv.Itoa(c.port), c.proxy)

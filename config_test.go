@@ -217,6 +217,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--proxy", "consul", "app"}, nil, `invalid value "consul" for --proxy: unknown proxy`},
 		{[]string{"--proxy", "none", "-p", "1", "app"}, nil, `invalid value "1" for --port: the none preset has no admin port`},
 		{[]string{"-p", "70000", "app"}, nil, `invalid value "70000" for --port: not a port number (1-65535)`},
+		{[]string{"-p", "0", "app"}, nil, `invalid value "0" for --port: not a port number (1-65535)`},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "-1"}, `invalid value "-1" for --port: not a port number (1-65535)`},
 		{[]string{"-p", "http", "app"}, nil, `invalid value "http" for --port: must be an integer`},
 		{[]string{"--ready-url", "127.0.0.1:4191/ready", "app"}, nil, `invalid value "127.0.0.1:4191/ready" for --ready-url: not an http or https URL`},
 		{[]string{"--ready-url", "http:///ready", "app"}, nil, `invalid value "http:///ready" for --ready-url: URL has no host`},
