@@ -344,3 +344,45 @@ func TestContainer(t *testing.T) {
 		assert.Equal(t, 137, p.wait())
 	})
 }
+
+// A process that enters the namespace while proxy-await still waits for the
+// proxy (kubectl exec) and leaves an orphan: the orphan's zombie is reaped as
+// soon as the child runs, though its SIGCHLD came during the wait.
+func TestPID1ReapsOrphansLeftDuringTheWait(t *testing.T) {
+	fp := startProxy(t, "-ready-after", "never")
+	p := startAsPID1(t, append([]string{"-v", "--ready-url", fp.url("/ready")}, child("signals", "SIGTERM")...)...)
+	fp.waitFor("a not-ready probe", notReadyProbes(1))
+	pa := pid1(t, p)
+
+	// nsenter forks into the namespace; its shell backgrounds a process and
+	// exits, so that process is reparented to PID 1 and exits a zombie.
+	nsenter, err := exec.LookPath("nsenter")
+	require.NoError(t, err, "nsenter is missing: install util-linux")
+	out, err := exec.Command(nsenter, "--target", strconv.Itoa(pa), "--pid", "--", "sh", "-c", "true & echo $!").CombinedOutput()
+	require.NoError(t, err, "nsenter: %s", out)
+
+	deadline := time.Now().Add(waitLimit)
+	var zombie int
+	for zombie == 0 {
+		for _, st := range descendants(t, pa) {
+			if st.state == 'Z' && st.ppid == pa {
+				zombie = st.pid
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "no orphan zombie appeared under proxy-await")
+		time.Sleep(time.Millisecond)
+	}
+
+	fp.signal(syscall.SIGUSR1)
+	p.expect("ready")
+	for {
+		if _, ok := readStat(zombie); !ok {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the zombie %d left during the wait was never reaped", zombie)
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, syscall.Kill(pa, syscall.SIGTERM))
+	p.expect("signal SIGTERM")
+	assert.Equal(t, 0, p.wait())
+}

@@ -93,7 +93,10 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 			}
 		case sig := <-sigs:
 			s := sig.(syscall.Signal)
-			if !wrapper.IsTermination(s) {
+			switch {
+			case s == syscall.SIGCHLD:
+				continue // an orphan reparented to PID 1: reaped once the child runs
+			case !wrapper.IsTermination(s):
 				log.Debug("signal ignored while waiting for the proxy", "event", "signal_dropped",
 					"signal", wrapper.SignalName(s))
 				continue

@@ -54,6 +54,15 @@ type supervisor struct {
 
 func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 	defer s.stopTimers()
+	// Reap first what exited before the loop began: orphans reparented to
+	// PID 1 while we waited for the proxy (their SIGCHLD went unread), or a
+	// child that exited at once.
+	switch ws, exited, err := s.reap(); {
+	case err != nil:
+		return 0, err
+	case exited:
+		return s.finish(ws), nil
+	}
 	for {
 		select {
 		case sig := <-sigs:
