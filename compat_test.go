@@ -51,11 +51,7 @@ func TestEveryReadinessURLMustBeReady(t *testing.T) {
 	p := startPA(t, nil, append([]string{"--ready-url", a.url("/ready"), "--ready-url", b.url("/ready")},
 		child("args", "started")...)...)
 	b.waitFor("b not ready", notReadyProbes(3))
-	select {
-	case line := <-p.lines:
-		t.Fatalf("started with one of two URLs ready: %q", line)
-	default:
-	}
+	p.silent("only one of two URLs is ready")
 	b.signal(syscall.SIGUSR1)
 	p.expect("started")
 	assert.Equal(t, 0, p.wait())

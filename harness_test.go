@@ -195,6 +195,17 @@ func (p *proc) expect(prefix string) string {
 	}
 }
 
+// silent fails the test if proxy-await's stdout already has a line: the
+// child, which prints as its first act, must not have started.
+func (p *proc) silent(why string) {
+	p.t.Helper()
+	select {
+	case line := <-p.lines:
+		p.t.Fatalf("%s, yet the child printed %q", why, line)
+	default:
+	}
+}
+
 // rest returns every stdout line left, once stdout has closed.
 func (p *proc) rest() []string {
 	p.t.Helper()
