@@ -45,9 +45,8 @@ type supervisor struct {
 	pid    int // the main child
 	target int // where signals go: pid, or -pid for its process group
 
-	holding  bool        // a SIGTERM is being held (--term-delay)
 	termSent bool        // the termination signal has been delivered
-	hold     *time.Timer // ends the hold; nil when not holding
+	hold     *time.Timer // ends the hold of a SIGTERM (--term-delay); nil when none is held
 	kill     *time.Timer // --kill-after; nil until the termination signal
 	drain    *drainWatch // --drain-quiet; nil when not draining
 }
@@ -94,7 +93,7 @@ func (s *supervisor) handle(sig syscall.Signal) {
 	switch {
 	case sig == syscall.SIGTERM:
 		s.onTerm()
-	case sig == syscall.SIGINT && s.holding:
+	case sig == syscall.SIGINT && s.hold != nil:
 		s.deliverTerm("SIGINT received")
 		s.forward(sig)
 	case sig == syscall.SIGTSTP || sig == syscall.SIGTTIN || sig == syscall.SIGTTOU:
@@ -115,10 +114,9 @@ func (s *supervisor) onTerm() {
 	switch {
 	case s.rewrite(syscall.SIGTERM) == 0:
 		s.Logger.Debug("dropped SIGTERM (rewritten to 0)", "event", "signal_dropped", "signal", "SIGTERM")
-	case s.holding:
+	case s.hold != nil:
 		s.deliverTerm("second SIGTERM received")
 	case s.TermDelay > 0 && !s.termSent:
-		s.holding = true
 		s.hold = time.NewTimer(s.TermDelay)
 		attrs := []any{"event", "term_held", "signal", "SIGTERM", "term_delay", s.TermDelay}
 		if s.DrainQuiet > 0 {
@@ -134,7 +132,6 @@ func (s *supervisor) onTerm() {
 // deliverTerm ends any hold and delivers SIGTERM as its rewrite, then arms
 // --kill-after.
 func (s *supervisor) deliverTerm(why string) {
-	s.holding = false
 	stopTimer(s.hold)
 	s.hold = nil
 	s.drain.stop()
