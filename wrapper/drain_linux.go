@@ -89,11 +89,15 @@ func (w *drainWatch) stop() {
 
 func (w *drainWatch) run(pid int, quiet time.Duration, log *slog.Logger) {
 	defer close(w.done)
+	// Without its sockets the watch cannot tell quiet from busy: it never
+	// fires, and --term-delay decides.
+	giveUp := func(what string, err error) {
+		log.Warn("cannot "+what+": waiting the whole --term-delay", "event", "drain_failed", "error", err.Error())
+		<-w.stopC
+	}
 	listeners, err := childListeners(pid)
 	if err != nil {
-		log.Warn("cannot find the child's listening sockets: waiting the whole --term-delay",
-			"event", "drain_failed", "error", err.Error())
-		<-w.stopC
+		giveUp("find the child's listening sockets", err)
 		return
 	}
 	if len(listeners) == 0 {
@@ -110,9 +114,7 @@ func (w *drainWatch) run(pid int, quiet time.Duration, log *slog.Logger) {
 	}
 	seen, err := dumpCookies(listeners)
 	if err != nil {
-		log.Warn("cannot list the child's connections: waiting the whole --term-delay",
-			"event", "drain_failed", "error", err.Error())
-		<-w.stopC
+		giveUp("list the child's connections", err)
 		return
 	}
 

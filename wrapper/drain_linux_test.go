@@ -12,6 +12,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// startListener runs the "listen" child under cfg and returns it with the
+// address it listens on.
+func startListener(t *testing.T, cfg Config) (*running, string) {
+	t.Helper()
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	r := start(t, cfg, "listen", addrFile)
+	r.expect("ready")
+	return r, listenAddr(t, addrFile)
+}
+
 // listenAddr waits for the "listen" child to write its address.
 func listenAddr(t *testing.T, path string) string {
 	t.Helper()
@@ -43,10 +53,7 @@ func connectFor(t *testing.T, addr string, d, gap time.Duration) (last time.Time
 
 func TestDrainQuietWaitsForTheLastConnection(t *testing.T) {
 	const quiet, upper = 400 * time.Millisecond, 20 * time.Second
-	addrFile := filepath.Join(t.TempDir(), "addr")
-	r := start(t, Config{TermDelay: upper, DrainQuiet: quiet}, "listen", addrFile)
-	r.expect("ready")
-	addr := listenAddr(t, addrFile)
+	r, addr := startListener(t, Config{TermDelay: upper, DrainQuiet: quiet})
 
 	sent := time.Now()
 	kill(t, syscall.SIGTERM)
@@ -67,10 +74,7 @@ func TestDrainQuietSeesShortConnectionsBetweenSamples(t *testing.T) {
 	// One connection, open for microseconds, after the first sample: only the
 	// kernel's destroy report can show it.
 	const quiet, upper = 800 * time.Millisecond, 20 * time.Second
-	addrFile := filepath.Join(t.TempDir(), "addr")
-	r := start(t, Config{TermDelay: upper, DrainQuiet: quiet}, "listen", addrFile)
-	r.expect("ready")
-	addr := listenAddr(t, addrFile)
+	r, addr := startListener(t, Config{TermDelay: upper, DrainQuiet: quiet})
 
 	kill(t, syscall.SIGTERM)
 	waitLog(t, r.log, "holding SIGTERM")
@@ -99,10 +103,7 @@ func TestDrainQuietWithoutListeners(t *testing.T) {
 }
 
 func TestDrainQuietEndedBySecondTerm(t *testing.T) {
-	addrFile := filepath.Join(t.TempDir(), "addr")
-	r := start(t, Config{TermDelay: time.Hour, DrainQuiet: time.Hour}, "listen", addrFile)
-	r.expect("ready")
-	listenAddr(t, addrFile)
+	r, _ := startListener(t, Config{TermDelay: time.Hour, DrainQuiet: time.Hour})
 	kill(t, syscall.SIGTERM)
 	waitLog(t, r.log, "holding SIGTERM")
 	kill(t, syscall.SIGTERM)
