@@ -40,8 +40,11 @@ func Await(ctx context.Context, opts Options) error {
 		lastErr = make(map[string]error, len(opts.URLs))
 		wg      sync.WaitGroup
 	)
+	// Every URL is in the map before any poller can report into it.
 	for _, u := range opts.URLs {
 		lastErr[u] = fmt.Errorf("no answer yet")
+	}
+	for _, u := range opts.URLs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
