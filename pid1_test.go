@@ -354,12 +354,19 @@ func TestPID1ReapsOrphansLeftDuringTheWait(t *testing.T) {
 	fp.waitFor("a not-ready probe", notReadyProbes(1))
 	pa := pid1(t, p)
 
-	// nsenter forks into the namespace; its shell backgrounds a process and
-	// exits, so that process is reparented to PID 1 and exits a zombie.
+	// nsenter forks into the namespace; its shell backgrounds a process that
+	// waits on a FIFO, and exits, so that process is reparented to PID 1.
+	// Closing the FIFO then makes it exit, a zombie for PID 1 to reap.
 	nsenter, err := exec.LookPath("nsenter")
 	require.NoError(t, err, "nsenter is missing: install util-linux")
-	out, err := exec.Command(nsenter, "--target", strconv.Itoa(pa), "--pid", "--", "sh", "-c", "true & echo $!").CombinedOutput()
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	out, err := exec.Command(nsenter, "--target", strconv.Itoa(pa), "--pid", "--",
+		"sh", "-c", `cat "$1" >/dev/null 2>&1 </dev/null &`, "sh", fifo).CombinedOutput()
 	require.NoError(t, err, "nsenter: %s", out)
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // blocks until the orphan reads
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
 
 	deadline := time.Now().Add(waitLimit)
 	var zombie int
