@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/proxy-await/proxy-await/internal/exitcode"
 )
 
 func main() {
@@ -20,10 +22,10 @@ func main() {
 		if usage.hint != "" {
 			fmt.Fprintf(os.Stderr, "proxy-await: hint: %s\n", usage.hint)
 		}
-		os.Exit(exitUsage)
+		os.Exit(exitcode.Usage)
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "proxy-await: %v\n", err)
-		os.Exit(exitInternal)
+		os.Exit(exitcode.Internal)
 	case cfg.help:
 		printHelp(os.Stdout)
 		os.Exit(0)

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/logging"
 	"github.com/proxy-await/proxy-await/readiness"
 	"github.com/proxy-await/proxy-await/shutdown"
@@ -81,11 +82,11 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 				return 0, true
 			case !errors.Is(err, context.DeadlineExceeded):
 				log.Error("readiness wait failed", "event", "internal_error", "error", err.Error())
-				return exitInternal, false
+				return exitcode.Internal, false
 			case c.timeoutFatal:
 				log.Error("proxy not ready: giving up", "event", "readiness_timeout", "timeout", c.timeout,
 					"hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
-				return exitTimeout, false
+				return exitcode.Unavailable, false
 			default:
 				log.Warn("proxy not ready: starting the command anyway", "event", "readiness_timeout",
 					"timeout", c.timeout)
@@ -105,7 +106,7 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 			<-done
 			log.Info("termination signal while waiting for the proxy: not starting the command",
 				"event", "readiness_interrupted", "signal", wrapper.SignalName(s))
-			return wrapper.ExitSignalBase + int(s), false
+			return exitcode.SignalBase + int(s), false
 		}
 	}
 }
@@ -129,7 +130,7 @@ func runChild(c *config, log *slog.Logger, sigs <-chan os.Signal) int {
 		return startErr.Code
 	case err != nil:
 		log.Error("supervision failed", "event", "internal_error", "error", err.Error())
-		return exitInternal
+		return exitcode.Internal
 	}
 	return code
 }

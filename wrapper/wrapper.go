@@ -16,13 +16,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
-)
 
-// Exit codes of a run, after the shell's conventions.
-const (
-	ExitNotExecutable = 126 // the command exists but cannot be executed (shell)
-	ExitNotFound      = 127 // the command was not found (shell)
-	ExitSignalBase    = 128 // 128+N: ended by signal N (shell)
+	"github.com/proxy-await/proxy-await/internal/exitcode"
 )
 
 // Config says what to run and how to treat it.
@@ -56,9 +51,9 @@ func startError(err error) *StartError {
 	var code int
 	switch {
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
-		code = ExitNotFound
+		code = exitcode.NotFound
 	default: // EACCES, ENOEXEC, a directory, ...
-		code = ExitNotExecutable
+		code = exitcode.NotExecutable
 	}
 	return &StartError{Code: code, Err: err}
 }
@@ -66,7 +61,7 @@ func startError(err error) *StartError {
 // ExitCode turns a wait status into the code proxy-await exits with.
 func ExitCode(ws syscall.WaitStatus) int {
 	if ws.Signaled() {
-		return ExitSignalBase + int(ws.Signal())
+		return exitcode.SignalBase + int(ws.Signal())
 	}
 	return ws.ExitStatus()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/logging"
 	"github.com/proxy-await/proxy-await/internal/testchild"
 	"github.com/proxy-await/proxy-await/internal/testutil"
@@ -298,10 +299,10 @@ func TestStartErrors(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"/nonexistent"}, ExitNotFound},
-		{[]string{"no-such-command-proxy-await"}, ExitNotFound},
-		{[]string{"/etc/hostname"}, ExitNotExecutable},
-		{[]string{"/"}, ExitNotExecutable},
+		{[]string{"/nonexistent"}, exitcode.NotFound},
+		{[]string{"no-such-command-proxy-await"}, exitcode.NotFound},
+		{[]string{"/etc/hostname"}, exitcode.NotExecutable},
+		{[]string{"/"}, exitcode.NotExecutable},
 	} {
 		sigs := Notify()
 		_, err := Run(Config{Args: tc.args, Logger: logging.Discard()}, sigs)

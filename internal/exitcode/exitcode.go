@@ -1,0 +1,12 @@
+// Package exitcode names every code proxy-await exits with that is not the
+// child's own, with where each number comes from.
+package exitcode
+
+const (
+	Usage         = 2   // bad flags or environment, as Go's flag package and most CLIs do
+	Unavailable   = 69  // EX_UNAVAILABLE (sysexits.h): the proxy never became ready
+	Internal      = 70  // EX_SOFTWARE (sysexits.h): a bug or a failing system call
+	NotExecutable = 126 // the command exists but cannot be executed (POSIX shells)
+	NotFound      = 127 // the command was not found (POSIX shells)
+	SignalBase    = 128 // 128+N: ended by signal N (POSIX shells)
+)

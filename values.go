@@ -1,0 +1,164 @@
+// values.go: the flag value types (durations, URL lists, signal rewrites)
+// and their parsers.
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/proxy-await/proxy-await/wrapper"
+)
+
+// duration is a flag value in Go syntax ("250ms", "1m30s") that also takes
+// "d" for days and a bare integer for seconds.
+type duration time.Duration
+
+func (d *duration) String() string { return time.Duration(*d).String() }
+func (d *duration) Type() string   { return "duration" }
+func (d *duration) Set(s string) error {
+	v, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = duration(v)
+	return nil
+}
+
+const day = 24 * time.Hour
+
+func parseDuration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, errors.New("empty duration")
+	}
+	if strings.HasPrefix(s, "-") {
+		return 0, errors.New("must not be negative")
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 {
+			return 0, errors.New("must not be negative")
+		}
+		if n > int64(1<<63-1)/int64(time.Second) {
+			return 0, errors.New("duration out of range")
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	var days time.Duration
+	rest := s
+	if i := strings.IndexByte(s, 'd'); i >= 0 {
+		n, err := strconv.ParseFloat(s[:i], 64)
+		if err != nil || n < 0 || strings.ContainsAny(s[:i], "eEnN+-xXpP_") {
+			return 0, fmt.Errorf("not a duration (use 250ms, 1m30s, 2d or seconds)")
+		}
+		if n*float64(day) >= 1<<63 { // float64(1<<63-1) rounds up to 1<<63
+
+			return 0, errors.New("duration out of range")
+		}
+		days, rest = time.Duration(n*float64(day)), s[i+1:]
+		if rest == "" {
+			return days, nil
+		}
+	}
+	if strings.HasPrefix(rest, "-") {
+		return 0, errors.New("must not be negative")
+	}
+	v, err := time.ParseDuration(rest)
+	if err != nil {
+		return 0, fmt.Errorf("not a duration (use 250ms, 1m30s, 2d or seconds)")
+	}
+	if v > 1<<63-1-days {
+		return 0, errors.New("duration out of range")
+	}
+	return days + v, nil
+}
+
+// urlList is a repeatable URL flag; a comma-separated value adds several.
+// The first value set replaces the preset's list.
+type urlList struct {
+	urls     *[]string
+	loopback bool // shutdown URLs must stay inside the pod
+}
+
+func (u *urlList) String() string { return strings.Join(*u.urls, ",") }
+func (u *urlList) Type() string   { return "URL" }
+func (u *urlList) Set(s string) error {
+	for _, raw := range strings.Split(s, ",") {
+		if err := checkURL(raw, u.loopback); err != nil {
+			return err
+		}
+		*u.urls = append(*u.urls, raw)
+	}
+	return nil
+}
+
+// checkURL accepts http and https URLs with a host; with loopback, only a
+// host inside the pod (127.0.0.0/8, ::1, localhost): a proxy takes shutdown
+// requests from its own pod only, and nothing else should be told to stop.
+func checkURL(raw string, loopback bool) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("not an http or https URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("scheme must be http or https")
+	}
+	if u.Hostname() == "" {
+		return fmt.Errorf("URL has no host")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("not a port number: %s", p)
+		}
+	}
+	if loopback && !isLoopback(u.Hostname()) {
+		return fmt.Errorf("host %s is not loopback: a proxy accepts shutdown only from inside the pod", u.Hostname())
+	}
+	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func isLoopback(host string) bool {
+	if isASCII(host) && strings.EqualFold(host, "localhost") {
+		return true // ASCII only: "localhoſt" folds to "localhost" too
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// rewriteTable is the --rewrite flag: FROM:TO rules, repeatable, comma-separated.
+type rewriteTable map[syscall.Signal]syscall.Signal
+
+func (r rewriteTable) Type() string { return "FROM:TO" }
+func (r rewriteTable) String() string {
+	var rules []string
+	for from, to := range r {
+		rules = append(rules, fmt.Sprintf("%s:%d", wrapper.SignalName(from), int(to)))
+	}
+	slices.Sort(rules)
+	return strings.Join(rules, ",")
+}
+func (r rewriteTable) Set(s string) error {
+	for _, rule := range strings.Split(s, ",") {
+		from, to, err := wrapper.ParseRewrite(rule)
+		if err != nil {
+			return err
+		}
+		r[from] = to
+	}
+	return nil
+}
