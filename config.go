@@ -32,6 +32,8 @@ type config struct {
 	termDelay       time.Duration
 	drainQuiet      time.Duration
 	killAfter       time.Duration
+	waitAll         time.Duration
+	exitCodes       map[int]int // --exit-code-map: FROM -> TO
 	verbose         bool
 	quiet           bool
 	logFormat       string

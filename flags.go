@@ -32,6 +32,7 @@ func flagSet(c *config) *pflag.FlagSet {
 	c.probeTimeout = time.Second
 	c.shutdownTimeout = 5 * time.Second
 	c.rewrite = map[syscall.Signal]syscall.Signal{}
+	c.exitCodes = map[int]int{}
 
 	fs.StringVar(&c.proxy, "proxy", "linkerd", "preset for readiness and shutdown URLs: linkerd, istio, envoy or none")
 	fs.IntVarP(&c.port, "port", "p", 0, "admin `port` of the linkerd (default 4191) and envoy (default 15000) presets")
@@ -48,6 +49,8 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs.Var((*duration)(&c.termDelay), "term-delay", "hold a received SIGTERM this long while the command keeps serving")
 	fs.Var((*duration)(&c.drainQuiet), "drain-quiet", "with --term-delay: deliver SIGTERM once no new connection has come for this long")
 	fs.Var((*duration)(&c.killAfter), "kill-after", "SIGKILL the command this long after its termination signal; 0 never")
+	fs.Var((*duration)(&c.waitAll), "wait-all", "when the command exits, SIGTERM what it left running and wait this long before SIGKILL; 0 does not wait")
+	fs.Var(exitCodeMap(c.exitCodes), "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "debug logging")
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "log errors only")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")

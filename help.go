@@ -52,6 +52,7 @@ exit codes:
   70       internal error
   126      the command is not executable
   127      the command was not found
+  --exit-code-map FROM:TO turns any of these into TO
 
 examples:
   # a Linkerd-meshed Job: wait for the proxy, run, then shut the proxy down

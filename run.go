@@ -38,7 +38,17 @@ func run(c *config, log *slog.Logger) int {
 	case c.shutdown:
 		shutdownProxy(c, log)
 	}
-	return code
+	return mapExitCode(c, log, code)
+}
+
+// mapExitCode applies --exit-code-map, last, to the code the run ends with.
+func mapExitCode(c *config, log *slog.Logger, code int) int {
+	to, ok := c.exitCodes[code]
+	if !ok {
+		return code
+	}
+	log.Info("exit code mapped", "event", "exit_code_mapped", "exit_code", code, "as", to)
+	return to
 }
 
 // awaitProxy waits for readiness. It says whether to start the child and, if
@@ -120,6 +130,7 @@ func runChild(c *config, log *slog.Logger, sigs <-chan os.Signal) int {
 		TermDelay:    c.termDelay,
 		DrainQuiet:   c.drainQuiet,
 		KillAfter:    c.killAfter,
+		WaitAll:      c.waitAll,
 		Logger:       log,
 	}, sigs)
 	var startErr *wrapper.StartError

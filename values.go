@@ -162,3 +162,53 @@ func (r rewriteTable) Set(s string) error {
 	}
 	return nil
 }
+
+// exitCodeMap is the --exit-code-map flag: FROM:TO rules, repeatable,
+// comma-separated, codes 0-255.
+type exitCodeMap map[int]int
+
+func (m exitCodeMap) Type() string { return "FROM:TO" }
+func (m exitCodeMap) String() string {
+	var rules []string
+	for from, to := range m {
+		rules = append(rules, fmt.Sprintf("%d:%d", from, to))
+	}
+	slices.Sort(rules)
+	return strings.Join(rules, ",")
+}
+func (m exitCodeMap) Set(s string) error {
+	for _, rule := range strings.Split(s, ",") {
+		f, t, ok := strings.Cut(rule, ":")
+		if !ok {
+			return errors.New("want FROM:TO, as in 143:0")
+		}
+		from, err := exitCodeValue(f)
+		if err != nil {
+			return err
+		}
+		to, err := exitCodeValue(t)
+		if err != nil {
+			return err
+		}
+		m[from] = to
+	}
+	return nil
+}
+
+// exitCodeValue reads an exit code: a decimal number from 0 to 255.
+func exitCodeValue(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 255 || !isDigits(s) {
+		return 0, fmt.Errorf("exit code %q is not a number from 0 to 255", s)
+	}
+	return n, nil
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}

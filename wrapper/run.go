@@ -60,7 +60,7 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 	case err != nil:
 		return 0, err
 	case exited:
-		return s.finish(ws), nil
+		return s.finish(ws, sigs), nil
 	}
 	for {
 		select {
@@ -74,7 +74,7 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 				return 0, err
 			}
 			if exited {
-				return s.finish(ws), nil
+				return s.finish(ws, sigs), nil
 			}
 		case <-timerC(s.hold):
 			s.deliverTerm("term delay elapsed")
@@ -196,16 +196,24 @@ func (s *supervisor) send(sig syscall.Signal) {
 // reap collects every child that has exited: the main child, whose status it
 // returns, and orphans reparented to us, which it only logs.
 func (s *supervisor) reap() (ws syscall.WaitStatus, exited bool, err error) {
+	ws, exited, _, err = s.reapAll()
+	return ws, exited, err
+}
+
+// reapAll is reap that also says when no child is left at all.
+func (s *supervisor) reapAll() (ws syscall.WaitStatus, exited, none bool, err error) {
 	for {
 		var status syscall.WaitStatus
 		pid, err := syscall.Wait4(-1, &status, syscall.WNOHANG, nil)
 		switch {
 		case errors.Is(err, syscall.EINTR):
 			continue
-		case errors.Is(err, syscall.ECHILD), err == nil && pid <= 0:
-			return ws, exited, nil
+		case errors.Is(err, syscall.ECHILD):
+			return ws, exited, true, nil
+		case err == nil && pid <= 0:
+			return ws, exited, false, nil
 		case err != nil:
-			return ws, exited, &os.SyscallError{Syscall: "wait4", Err: err}
+			return ws, exited, false, &os.SyscallError{Syscall: "wait4", Err: err}
 		case pid == s.pid:
 			ws, exited = status, true
 		default:
@@ -215,8 +223,9 @@ func (s *supervisor) reap() (ws syscall.WaitStatus, exited bool, err error) {
 }
 
 // finish logs how the child ended and, with -g, tells what is left of its
-// process group to stop, as dumb-init does.
-func (s *supervisor) finish(ws syscall.WaitStatus) int {
+// process group to stop, as dumb-init does; with --wait-all it waits for
+// whatever the child left behind.
+func (s *supervisor) finish(ws syscall.WaitStatus, sigs <-chan os.Signal) int {
 	code := ExitCode(ws)
 	if ws.Signaled() {
 		s.Logger.Info("child killed by signal", "event", "child_exited", "child_pid", s.pid,
@@ -230,6 +239,9 @@ func (s *supervisor) finish(ws syscall.WaitStatus) int {
 		}
 	}
 	_, _, _ = s.reap()
+	if s.WaitAll > 0 {
+		s.waitAll(sigs)
+	}
 	return code
 }
 

@@ -28,6 +28,7 @@ type Config struct {
 	TermDelay    time.Duration                     // hold a received SIGTERM this long
 	DrainQuiet   time.Duration                     // deliver the held SIGTERM after this long without a new connection
 	KillAfter    time.Duration                     // SIGKILL this long after the termination signal
+	WaitAll      time.Duration                     // after the child exits, end what it left behind within this long
 	Logger       *slog.Logger
 
 	// The child's stdin, stdout and stderr; nil means proxy-await's own. They

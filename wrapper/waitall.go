@@ -1,0 +1,89 @@
+package wrapper
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/proxy-await/proxy-await/internal/proctree"
+)
+
+// waitAll ends what the main child left behind (--wait-all): SIGTERM to every
+// process still below proxy-await, up to WaitAll for them to exit, then
+// SIGKILL to the rest. As PID 1 or a child subreaper, every orphan of the
+// child's tree becomes our child, so once wait4 says we have no child left,
+// nothing is left below us. It returns when that is so.
+func (s *supervisor) waitAll(sigs <-chan os.Signal) {
+	if len(proctree.Descendants(os.Getpid())) == 0 {
+		if _, _, none, _ := s.reapAll(); none {
+			return
+		}
+	}
+	began := time.Now()
+	termed := map[int]bool{}
+	// term signals whatever is below us now and was not signalled yet: the
+	// children of a process that just exited were its to end, and are ours
+	// now if they outlived it.
+	term := func() int {
+		n := 0
+		for _, pid := range proctree.Descendants(os.Getpid()) {
+			if !termed[pid] {
+				termed[pid] = true
+				n++
+				_ = unix.Kill(pid, syscall.SIGTERM)
+			}
+		}
+		return n
+	}
+	s.Logger.Info("the child left processes behind: sending them SIGTERM",
+		"event", "wait_all_started", "processes", term(), "wait_all", s.WaitAll)
+	deadline := time.NewTimer(s.WaitAll)
+	defer deadline.Stop()
+	for {
+		if _, _, none, err := s.reapAll(); none || err != nil {
+			s.Logger.Info("every process left behind has exited", "event", "wait_all_done",
+				"elapsed", time.Since(began).Round(time.Millisecond))
+			return
+		}
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGCHLD {
+				term()
+				continue
+			}
+			s.Logger.Debug("signal dropped while waiting for the processes left behind",
+				"event", "signal_dropped", "signal", SignalName(sig.(syscall.Signal)))
+		case <-deadline.C:
+			s.killAll()
+			return
+		}
+	}
+}
+
+// killAll SIGKILLs everything below us and reaps it, one exit at a time,
+// signalling again after each: a process may have forked before its SIGKILL
+// landed, and its child is ours once it is gone.
+func (s *supervisor) killAll() {
+	for first := true; ; first = false {
+		left := proctree.Descendants(os.Getpid())
+		for _, pid := range left {
+			_ = unix.Kill(pid, syscall.SIGKILL)
+		}
+		if first {
+			s.Logger.Warn("processes left behind still running after --wait-all: sending SIGKILL",
+				"event", "wait_all_killed", "processes", len(left), "wait_all", s.WaitAll)
+		}
+		var status syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &status, 0, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+		case err != nil: // ECHILD: nothing is left
+			return
+		default:
+			s.Logger.Debug("reaped orphan", "event", "orphan_reaped", "pid", pid, "exit_code", ExitCode(status))
+		}
+	}
+}
