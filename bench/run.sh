@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Measures proxy-await against tini, dumb-init and a direct exec on this
-# machine and writes BENCHMARKS.md: start-up, readiness latency, CPU while
-# waiting, signal forwarding, memory, binary size, reaping and signal storms,
-# a start-up profile, and the Go benchmarks. It reports figures; it fails only
-# when something does not work at all, never on machine speed.
+# Measures proxy-await against tini, dumb-init, the Go floor (bench/gofloor)
+# and a direct exec on this machine, and writes the figures to
+# bench/results.md: start-up, readiness latency, CPU while waiting, signal
+# forwarding, memory, binary size, reaping, signal storms and the Go
+# benchmarks. It reports figures; it fails only when something does not work
+# at all, never on machine speed. BENCHMARKS.md, written by hand, says what
+# they mean.
 #
-# Needs: go, hyperfine, tini, dumb-init, unshare (root, for a PID namespace);
-# perf and strace are used for the profile when present. `make bench`
-# installs the Debian packages first. Takes about three minutes.
+# Needs: go, hyperfine, tini, dumb-init, unshare (root, for a PID namespace).
+# `make bench` installs the Debian packages first. Takes about four minutes.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -40,15 +41,13 @@ make --no-print-directory -s build
 pa="$root/bin/proxy-await"
 export CGO_ENABLED=0
 go build -trimpath -ldflags '-s -w' -o "$tmp/stamp" ./bench/stamp
-go build -trimpath -o "$tmp/benchchild" ./bench/benchchild
+go build -trimpath -ldflags '-s -w' -o "$tmp/gofloor" ./bench/gofloor
+go build -trimpath -o "$tmp/child" ./bench/child
 go build -trimpath -o "$tmp/driver" ./bench/driver
-# The same code with its symbols, for perf and for the size breakdown.
-mkdir -p "$tmp/syms"
-go build -trimpath -o "$tmp/syms/proxy-await" .
 
 driver() {
 	"$tmp/driver" -out "$tmp" -proxy-await "$pa" -fakeproxy "$root/bin/fakeproxy" \
-		-stamp "$tmp/stamp" -child "$tmp/benchchild" "$@"
+		-stamp "$tmp/stamp" -gofloor "$tmp/gofloor" -child "$tmp/child" "$@"
 }
 
 {
@@ -58,8 +57,6 @@ driver() {
 	hyperfine --version
 } >"$tmp/versions.txt"
 
-stat -L -c %s "$pa" "$(command -v tini)" "$(command -v dumb-init)" | tr '\n' ' ' >"$tmp/size.txt"
-go tool nm -size "$tmp/syms/proxy-await" >"$tmp/nm.txt"
 
 step "1. start-up: hyperfine, 5 rounds"
 for round in 1 2 3 4 5; do
@@ -68,31 +65,10 @@ for round in 1 2 3 4 5; do
 		-n dumb-init "dumb-init /bin/true" \
 		-n tini "tini -- /bin/true" \
 		-n /bin/true "/bin/true" \
-		-n go-minimal "$tmp/stamp" >/dev/null 2>&1
+		-n "Go floor" "$tmp/gofloor /bin/true" >/dev/null 2>&1
 done
 step "1. start-up: time to the child's first instruction"
 driver launch
-
-step "1. start-up profile: inittrace, strace, perf"
-for i in $(seq 1 30); do
-	GODEBUG=inittrace=1 "$pa" --proxy none -- /bin/true 2>"$tmp/inittrace-$i.txt"
-done
-if command -v strace >/dev/null 2>&1; then
-	strace -f -ttt -o "$tmp/strace.txt" "$pa" --proxy none -- /bin/true 2>/dev/null
-else
-	step "strace missing: no system call count"
-fi
-if command -v perf >/dev/null 2>&1 &&
-	perf record -q -F 20000 -o "$tmp/perf.data" -- \
-		bash -c 'for i in $(seq 1 300); do "$1" --proxy none -- /bin/true; done' _ "$tmp/syms/proxy-await" \
-		>/dev/null 2>&1; then
-	perf report -i "$tmp/perf.data" --stdio --no-children --comm proxy-await --sort dso \
-		>"$tmp/perf-dso.txt" 2>/dev/null || true
-	perf report -i "$tmp/perf.data" --stdio --no-children --comm proxy-await --sort dso,sym \
-		--percent-limit 1 >"$tmp/perf-sym.txt" 2>/dev/null || true
-else
-	step "perf missing or not permitted: no CPU profile"
-fi
 
 step "2. readiness latency: 2 x 50 runs"
 driver readiness
@@ -112,5 +88,5 @@ go test -run '^$' -bench . -benchmem ./... >"$tmp/gotest.txt" 2>&1 || {
 	exit 1
 }
 
-driver -report "$root/BENCHMARKS.md" -syms "$tmp/syms/proxy-await" report
-step "wrote BENCHMARKS.md"
+driver -report "$root/bench/results.md" report
+step "wrote bench/results.md"

@@ -75,7 +75,8 @@ func cpuWaitOnce(dir string, flags []string) (cpuWaitRow, error) {
 		return row, err
 	}
 	time.Sleep(cpuWaitFor - 500*time.Millisecond)
-	row.PeakRSSkB, row.SteadyRSSkB, _ = memKB(cmd.Process.Pid)
+	m, _ := memOf(cmd.Process.Pid)
+	row.PeakRSSkB, row.SteadyRSSkB = m.PeakKB, m.RSSKB
 	err = cmd.Wait()
 	row.WallSeconds = time.Since(began).Seconds()
 	var exit *exec.ExitError

@@ -28,7 +28,7 @@ type namedStats struct {
 const launchRounds, launchPerRound = 10, 30
 
 func launch() (any, error) {
-	ws := append(inits(), wrapper{Name: "direct (no wrapper)"})
+	ws := append(inits(), goFloor(), wrapper{Name: "direct (no wrapper)"})
 	ds := make([][]time.Duration, len(ws))
 	for range launchRounds {
 		for i, w := range ws {

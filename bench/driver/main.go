@@ -1,15 +1,15 @@
 //go:build linux
 
 // Command driver runs the benchmarks of bench/run.sh that need a precise
-// clock or process control, and writes BENCHMARKS.md from all the results.
+// clock or process control, and writes bench/results.md from all the results.
 //
 //	driver [flags] launch|readiness|cpuwait|signals|storm|memory|reap|report
 //
 // Every measure writes OUT/NAME.json; report reads them together with the
-// hyperfine, inittrace, perf, size and go test outputs that run.sh leaves in
-// OUT. The benchmarks report figures; they never fail on machine speed. They
-// fail only when something does not work at all (a wrapper dies, a stamp is
-// missing).
+// hyperfine and go test outputs that run.sh leaves in OUT and fills in the
+// template results.md.tmpl. The benchmarks report figures; they never fail
+// on machine speed, only when something does not work at all (a wrapper
+// dies, a stamp is missing).
 package main
 
 import (
@@ -31,6 +31,7 @@ type paths struct {
 	proxyAwait string
 	fakeproxy  string
 	stamp      string
+	goFloor    string
 	child      string
 	tini       string
 	dumbInit   string
@@ -43,9 +44,10 @@ func main() {
 	flag.StringVar(&p.proxyAwait, "proxy-await", "bin/proxy-await", "proxy-await binary under test")
 	flag.StringVar(&p.fakeproxy, "fakeproxy", "bin/fakeproxy", "stand-in proxy admin server")
 	flag.StringVar(&p.stamp, "stamp", "", "bench/stamp binary")
-	flag.StringVar(&p.child, "child", "", "bench/benchchild binary")
+	flag.StringVar(&p.goFloor, "gofloor", "", "bench/gofloor binary")
+	flag.StringVar(&p.child, "child", "", "bench/child binary")
 	flag.StringVar(&p.out, "out", "", "directory for results")
-	report := flag.String("report", "BENCHMARKS.md", "report to write (report only)")
+	report := flag.String("report", "bench/results.md", "report to write (report only)")
 	flag.Parse()
 	if flag.NArg() != 1 || p.out == "" {
 		fail(fmt.Errorf("usage: driver -out DIR [flags] MEASURE"))
@@ -123,6 +125,10 @@ func inits() []wrapper {
 	}
 }
 
+// goFloor is the reference Go program (bench/gofloor): what any Go init with
+// proxy-await's signal subscriptions costs before doing anything else.
+func goFloor() wrapper { return wrapper{"Go floor", []string{p.goFloor}} }
+
 func (w wrapper) command(args ...string) *exec.Cmd {
 	all := append(slices.Clone(w.Prefix), args...)
 	// The wrappers' own log lines (proxy-await's "child exited") would only
@@ -194,25 +200,30 @@ func cpuNS(pid int) (int64, error) {
 	return total, nil
 }
 
-// memKB reads VmHWM (peak) and VmRSS (now) of pid, in kB.
-func memKB(pid int) (hwm, rss int64, err error) {
+// mem is what /proc/PID/status says of a process's resident memory, in kB.
+// Anonymous pages are its own; file pages (the binary's text and data) are
+// shared with every process that maps the same file, such as every pod that
+// uses the same image layer on a node.
+type mem struct {
+	PeakKB int64 `json:"peak_kb"` // VmHWM
+	RSSKB  int64 `json:"rss_kb"`  // VmRSS
+	AnonKB int64 `json:"anon_kb"` // RssAnon
+	FileKB int64 `json:"file_kb"` // RssFile
+}
+
+func memOf(pid int) (mem, error) {
+	var m mem
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
+	fields := map[string]*int64{"VmHWM:": &m.PeakKB, "VmRSS:": &m.RSSKB, "RssAnon:": &m.AnonKB, "RssFile:": &m.FileKB}
 	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		switch f[0] {
-		case "VmHWM:":
-			hwm, _ = strconv.ParseInt(f[1], 10, 64)
-		case "VmRSS:":
-			rss, _ = strconv.ParseInt(f[1], 10, 64)
+		if f := strings.Fields(line); len(f) >= 2 && fields[f[0]] != nil {
+			*fields[f[0]], _ = strconv.ParseInt(f[1], 10, 64)
 		}
 	}
-	return hwm, rss, nil
+	return m, nil
 }
 
 // alive says whether pid exists and is not a zombie.

@@ -14,20 +14,17 @@ type memoryResult struct {
 }
 
 type memoryRow struct {
-	Name      string `json:"name"`
-	PeakKB    int64  `json:"peak_kb"`   // VmHWM
-	SteadyKB  int64  `json:"steady_kb"` // VmRSS
-	AfterWait bool   `json:"after_wait"`
+	Name string `json:"name"`
+	mem
 }
 
 func memory() (any, error) {
-	dir := p.out
-	f, err := startFake(dir, "50ms")
+	f, err := startFake(p.out, "50ms")
 	if err != nil {
 		return nil, err
 	}
 	defer f.stop()
-	ws := append(inits(), wrapper{
+	ws := append(inits(), goFloor(), wrapper{
 		Name:   "proxy-await, after a readiness wait",
 		Prefix: []string{p.proxyAwait, "-q", "-p", f.port, "--"},
 	})
@@ -44,14 +41,15 @@ func memory() (any, error) {
 		}
 		ss = append(ss, s)
 	}
+	// Settled: the readiness wait is over and every wrapper idles.
 	time.Sleep(time.Second)
 	var res memoryResult
-	for i, s := range ss {
-		hwm, rss, err := memKB(s.cmd.Process.Pid)
+	for _, s := range ss {
+		m, err := memOf(s.cmd.Process.Pid)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
 		}
-		res.Rows = append(res.Rows, memoryRow{Name: s.Name, PeakKB: hwm, SteadyKB: rss, AfterWait: i == len(ss)-1})
+		res.Rows = append(res.Rows, memoryRow{Name: s.Name, mem: m})
 	}
 	return res, nil
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// supervised is a wrapper running benchchild sigrecv, its stdout read line
+// supervised is a wrapper running the child scenario sigrecv, its stdout read line
 // by line.
 type supervised struct {
 	wrapper
