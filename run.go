@@ -28,7 +28,7 @@ func run(c *config, log *slog.Logger) int {
 	// undoing it costs half a millisecond on every exit.
 	sigs := wrapper.Notify()
 
-	code, start := awaitProxy(c, log, sigs)
+	code, start, _ := awaitProxy(c, log, sigs)
 	if start {
 		code = runChild(c, log, sigs)
 	}
@@ -42,15 +42,16 @@ func run(c *config, log *slog.Logger) int {
 }
 
 // awaitProxy waits for readiness. It says whether to start the child and, if
-// not, the exit code.
-func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, start bool) {
+// not, the exit code; and whether the proxy answered at all, which tells the
+// shutdown what a refused connection means.
+func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, start, answered bool) {
 	switch {
 	case c.disabled:
 		log.Info("readiness wait disabled by the environment", "event", "readiness_skipped")
-		return 0, true
+		return 0, true, false
 	case len(c.readyURLs) == 0:
 		log.Debug("no readiness URL: not waiting", "event", "readiness_skipped")
-		return 0, true
+		return 0, true, false
 	}
 	// cancel ends the wait on a termination signal; --timeout on its own.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -63,34 +64,51 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 
 	began := time.Now()
 	log.Info("waiting for the proxy", "event", "readiness_started", "url", strings.Join(c.readyURLs, ","))
-	done := make(chan error, 1)
+	type outcome struct {
+		res readiness.Result
+		err error
+	}
+	done := make(chan outcome, 1)
 	go func() {
-		done <- readiness.Await(ctx, readiness.Options{
+		res, err := readiness.Await(ctx, readiness.Options{
 			URLs:         c.readyURLs,
 			MaxInterval:  c.backoff,
 			ProbeTimeout: c.probeTimeout,
+			Timeout:      c.timeout,
 			Logger:       log,
 		})
+		done <- outcome{res, err}
 	}()
 	for {
 		select {
-		case err := <-done:
+		case o := <-done:
 			elapsed := time.Since(began)
+			res, err := o.res, o.err
+			hint := "raise --timeout, or set --timeout-fatal=false to start the command anyway"
+			if res.Refused() {
+				hint = "connection refused for the whole wait: " + readiness.RefusedHint
+			}
 			switch {
 			case err == nil:
 				log.Info("proxy is ready", "event", "readiness_ready", "elapsed", elapsed)
-				return 0, true
+				return 0, true, true
 			case !errors.Is(err, context.DeadlineExceeded):
 				log.Error("readiness wait failed", "event", "internal_error", "error", err.Error())
-				return exitcode.Internal, false
+				return exitcode.Internal, false, res.Answered
 			case c.timeoutFatal:
 				log.Error("proxy not ready: giving up", "event", "readiness_timeout", "timeout", c.timeout,
-					"hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
-				return exitcode.Unavailable, false
+					"url", res.URLs(), "error", res.Errors(), "hint", hint)
+				return exitcode.Unavailable, false, res.Answered
 			default:
-				log.Warn("proxy not ready: starting the command anyway", "event", "readiness_timeout",
-					"timeout", c.timeout)
-				return 0, true
+				if !res.Refused() {
+					hint = ""
+				}
+				args := []any{"event", "readiness_timeout", "timeout", c.timeout, "url", res.URLs(), "error", res.Errors()}
+				if hint != "" {
+					args = append(args, "hint", hint)
+				}
+				log.Warn("proxy not ready: starting the command anyway", args...)
+				return 0, true, res.Answered
 			}
 		case sig := <-sigs:
 			s := sig.(syscall.Signal)
@@ -103,10 +121,10 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 				continue
 			}
 			cancel()
-			<-done
+			o := <-done
 			log.Info("termination signal while waiting for the proxy: not starting the command",
 				"event", "readiness_interrupted", "signal", wrapper.SignalName(s))
-			return exitcode.SignalBase + int(s), false
+			return exitcode.SignalBase + int(s), false, o.res.Answered
 		}
 	}
 }
