@@ -28,7 +28,7 @@ func run(c *config, log *slog.Logger) int {
 	// undoing it costs half a millisecond on every exit.
 	sigs := wrapper.Notify()
 
-	code, start, _ := awaitProxy(c, log, sigs)
+	code, start, answered := awaitProxy(c, log, sigs)
 	if start {
 		code = runChild(c, log, sigs)
 	}
@@ -36,7 +36,7 @@ func run(c *config, log *slog.Logger) int {
 	case c.shutdown && c.shutdownOnlyOK && code != 0:
 		log.Info("command failed: leaving the proxy running", "event", "shutdown_skipped", "exit_code", code)
 	case c.shutdown:
-		shutdownProxy(c, log)
+		shutdownProxy(c, log, answered)
 	}
 	return code
 }
@@ -154,10 +154,17 @@ func runChild(c *config, log *slog.Logger, sigs <-chan os.Signal) int {
 }
 
 // shutdownProxy POSTs the shutdown URLs; its outcome is logged, never fatal.
-func shutdownProxy(c *config, log *slog.Logger) {
+// answered says that the proxy answered the readiness probes: a refused
+// connection then means that it has exited already.
+func shutdownProxy(c *config, log *slog.Logger, answered bool) {
 	if len(c.shutdownURLs) == 0 {
 		log.Debug("no shutdown URL: nothing to POST", "event", "shutdown_skipped")
 		return
 	}
-	_ = shutdown.Post(context.Background(), c.shutdownURLs, c.shutdownTimeout, log)
+	_ = shutdown.Post(context.Background(), shutdown.Options{
+		URLs:          c.shutdownURLs,
+		Timeout:       c.shutdownTimeout,
+		ProxyAnswered: answered,
+		Logger:        log,
+	})
 }
