@@ -219,6 +219,26 @@ func TestRefused(t *testing.T) {
 		require.NoError(t, err)
 		assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=\S+ elapsed=\S+\n$`, log)
 	})
+	t.Run("after the proxy reset the shutdown's connection", func(t *testing.T) {
+		// The proxy accepts the POST's connection, exits without an
+		// answer (a reset), and its port refuses from then on.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		go func() {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			testutil.ReadRequest(bufio.NewReader(conn))
+			ln.Close()
+			conn.(*net.TCPConn).SetLinger(0)
+			conn.Close()
+		}()
+		t.Cleanup(func() { ln.Close() })
+		err, log := post(t, opts(bound, "http://"+ln.Addr().String()+"/shutdown"))
+		require.NoError(t, err)
+		assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=\S+ elapsed=\S+\n$`, log)
+	})
 	t.Run("from a proxy never seen", func(t *testing.T) {
 		// The proxy starts late: the first POSTs are refused, a later
 		// one reaches it.
