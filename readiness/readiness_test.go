@@ -293,7 +293,9 @@ func TestEnvironmentProxyIgnored(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, int64(1), proxied.Load(), "Go's default client goes through the proxy for %s", url)
 
-	_, err = Await(context.Background(), opts(url))
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	_, err = Await(ctx, opts(url))
 	require.NoError(t, err)
 
 	tlsSrv := httptest.NewTLSServer(&endpoint{})
