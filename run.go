@@ -82,34 +82,19 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 	for {
 		select {
 		case o := <-done:
-			elapsed := time.Since(began)
-			res, err := o.res, o.err
-			hint := "raise --timeout, or set --timeout-fatal=false to start the command anyway"
-			if res.Refused() {
-				hint = "connection refused for the whole wait: " + readiness.RefusedHint
-			}
 			switch {
-			case err == nil:
-				log.Info("proxy is ready", "event", "readiness_ready", "elapsed", elapsed)
+			case o.err == nil:
+				log.Info("proxy is ready", "event", "readiness_ready", "elapsed", time.Since(began))
 				return 0, true, true
-			case !errors.Is(err, context.DeadlineExceeded):
-				log.Error("readiness wait failed", "event", "internal_error", "error", err.Error())
-				return exitcode.Internal, false, res.Answered
-			case c.timeoutFatal:
-				log.Error("proxy not ready: giving up", "event", "readiness_timeout", "timeout", c.timeout,
-					"url", res.URLs(), "error", res.Errors(), "hint", hint)
-				return exitcode.Unavailable, false, res.Answered
-			default:
-				if !res.Refused() {
-					hint = ""
-				}
-				args := []any{"event", "readiness_timeout", "timeout", c.timeout, "url", res.URLs(), "error", res.Errors()}
-				if hint != "" {
-					args = append(args, "hint", hint)
-				}
-				log.Warn("proxy not ready: starting the command anyway", args...)
-				return 0, true, res.Answered
+			case !errors.Is(o.err, context.DeadlineExceeded):
+				log.Error("readiness wait failed", "event", "internal_error", "error", o.err.Error())
+				return exitcode.Internal, false, o.res.Answered
 			}
+			logTimeout(c, log, o.res)
+			if c.timeoutFatal {
+				return exitcode.Unavailable, false, o.res.Answered
+			}
+			return 0, true, o.res.Answered
 		case sig := <-sigs:
 			s := sig.(syscall.Signal)
 			switch {
@@ -126,6 +111,22 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 				"event", "readiness_interrupted", "signal", wrapper.SignalName(s))
 			return exitcode.SignalBase + int(s), false, o.res.Answered
 		}
+	}
+}
+
+// logTimeout says that --timeout ran out, with what the probes got last.
+func logTimeout(c *config, log *slog.Logger, res readiness.Result) {
+	args := []any{"event", "readiness_timeout", "timeout", c.timeout, "url", res.URLs(), "error", res.Errors()}
+	switch {
+	case res.Refused():
+		args = append(args, "hint", "connection refused for the whole wait: "+readiness.RefusedHint)
+	case c.timeoutFatal:
+		args = append(args, "hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
+	}
+	if c.timeoutFatal {
+		log.Error("proxy not ready: giving up", args...)
+	} else {
+		log.Warn("proxy not ready: starting the command anyway", args...)
 	}
 }
 
