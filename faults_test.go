@@ -105,6 +105,28 @@ func TestShutdownFaults(t *testing.T) {
 	})
 }
 
+// The trap of a proxy that starts late: readiness timed out without
+// --timeout-fatal, the job ran and ended, and only then does the proxy come
+// up. A refused connection must not be read as "the proxy has exited": the
+// shutdown keeps asking, and the late proxy is shut down.
+func TestLateProxyIsShutDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	p := startPA(t, nil, append([]string{"-v", "-S", "-t", "100ms", "--timeout-fatal=false", "--shutdown-timeout", "15s",
+		"--ready-url", "http://" + addr + "/ready", "--shutdown-url", "http://" + addr + "/shutdown"}, child("exit", "3")...)...)
+	deadline := time.Now().Add(waitLimit)
+	for !strings.Contains(p.stderr.String(), `debug: shutdown POST failed url=http://`+addr+`/shutdown attempt=1 error="connection refused"`) {
+		require.True(t, time.Now().Before(deadline), "no refused shutdown POST; stderr:\n%s", p.stderr.String())
+		time.Sleep(5 * time.Millisecond)
+	}
+	fp := startProxy(t, "-addr", addr, "-stay-up")
+	assert.Equal(t, 3, p.wait())
+	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+	assert.Regexp(t, `\nproxy-await: proxy shutdown requested url=http://`+addr+`/shutdown status=200 elapsed=\S+\n$`, p.stderr.String())
+}
+
 // zombies lists the zombie children of pid.
 func zombies(pid int) []int {
 	var out []int
