@@ -2,6 +2,8 @@ package readiness
 
 import (
 	"context"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -298,7 +300,9 @@ func TestEnvironmentProxyIgnored(t *testing.T) {
 	_, err = Await(ctx, opts(url))
 	require.NoError(t, err)
 
-	tlsSrv := httptest.NewTLSServer(&endpoint{})
+	tlsSrv := httptest.NewUnstartedServer(&endpoint{})
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake it fails is the point
+	tlsSrv.StartTLS()
 	t.Cleanup(tlsSrv.Close)
 	assert.EqualError(t, probeOnce(t, strings.Replace(tlsSrv.URL, "127.0.0.1", "0.0.0.0", 1)+"/ready", bound),
 		"TLS: certificate is valid for 127.0.0.1, ::1, not 0.0.0.0", "the probe reached the server itself")
