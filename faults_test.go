@@ -56,13 +56,19 @@ func TestProxyGoesAwayAndComesBack(t *testing.T) {
 }
 
 // A shutdown endpoint that misbehaves: proxy-await gives up within
-// --shutdown-timeout, never follows a redirect, and exits with the child's
-// status all the same.
+// --shutdown-timeout, saying what happened last, never follows a redirect,
+// and exits with the child's status all the same.
 func TestShutdownFaults(t *testing.T) {
 	for _, tc := range []struct {
 		fault   string
 		minPOST int
-	}{{"hang", 1}, {"500", 2}, {"reset", 2}, {"redirect", 1}} {
+		line    string
+	}{
+		{"hang", 1, `error: proxy did not shut down within 1.5s url=\S+ elapsed=\S+ last="no answer"`},
+		{"500", 2, `error: proxy did not shut down within 1.5s url=\S+ elapsed=\S+ last="500 Internal Server Error"`},
+		{"reset", 2, `error: proxy did not shut down within 1.5s url=\S+ elapsed=\S+ last="connection reset"`},
+		{"redirect", 1, `error: proxy shutdown failed url=\S+ status=302 elapsed=\S+ error="answered 302 Found"`},
+	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			fp := startProxy(t, "-shutdown-fault", tc.fault)
 			began := time.Now()
@@ -72,19 +78,53 @@ func TestShutdownFaults(t *testing.T) {
 			assert.Less(t, time.Since(began), 10*time.Second, "bounded by --shutdown-timeout")
 			assert.GreaterOrEqual(t, fp.count("POST", "/shutdown"), tc.minPOST)
 			assert.Zero(t, fp.count("POST", "/elsewhere")+fp.count("GET", "/elsewhere"), "never follows a redirect")
-			assert.Contains(t, p.stderr.String(), "proxy shutdown failed")
+			assert.Regexp(t, `\nproxy-await: `+tc.line+`\n$`, p.stderr.String())
 		})
 	}
-	t.Run("refused", func(t *testing.T) {
+	// A refused connection means the proxy has exited only if it answered
+	// the readiness probes; otherwise it may not have started yet.
+	closed := func() string {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
-		addr := ln.Addr().String()
 		require.NoError(t, ln.Close())
-		p := startPA(t, nil, append([]string{"-S", "--proxy", "none", "--shutdown-url", "http://" + addr + "/shutdown"},
+		return "http://" + ln.Addr().String() + "/shutdown"
+	}
+	t.Run("refused after the proxy answered", func(t *testing.T) {
+		fp := startProxy(t)
+		p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", closed()},
 			child("exit", "3")...)...)
 		assert.Equal(t, 3, p.wait())
 		assert.Equal(t, 1, strings.Count(p.stderr.String(), "proxy already gone"))
 	})
+	t.Run("refused from a proxy that never answered", func(t *testing.T) {
+		p := startPA(t, nil, append([]string{"-S", "--proxy", "none", "--shutdown-timeout", "300ms", "--shutdown-url", closed()},
+			child("exit", "3")...)...)
+		assert.Equal(t, 3, p.wait())
+		assert.Regexp(t, `\nproxy-await: error: proxy did not shut down within 300ms url=\S+ elapsed=\S+ last="connection refused" \(hint: the proxy never answered`,
+			p.stderr.String())
+	})
+}
+
+// The trap of a proxy that starts late: readiness timed out without
+// --timeout-fatal, the job ran and ended, and only then does the proxy come
+// up. A refused connection must not be read as "the proxy has exited": the
+// shutdown keeps asking, and the late proxy is shut down.
+func TestLateProxyIsShutDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	p := startPA(t, nil, append([]string{"-v", "-S", "-t", "100ms", "--timeout-fatal=false", "--shutdown-timeout", "15s",
+		"--ready-url", "http://" + addr + "/ready", "--shutdown-url", "http://" + addr + "/shutdown"}, child("exit", "3")...)...)
+	deadline := time.Now().Add(waitLimit)
+	for !strings.Contains(p.stderr.String(), `debug: shutdown POST failed url=http://`+addr+`/shutdown attempt=1 error="connection refused"`) {
+		require.True(t, time.Now().Before(deadline), "no refused shutdown POST; stderr:\n%s", p.stderr.String())
+		time.Sleep(5 * time.Millisecond)
+	}
+	fp := startProxy(t, "-addr", addr, "-stay-up")
+	assert.Equal(t, 3, p.wait())
+	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+	assert.Regexp(t, `\nproxy-await: proxy shutdown requested url=http://`+addr+`/shutdown status=200 elapsed=\S+\n$`, p.stderr.String())
 }
 
 // zombies lists the zombie children of pid.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"syscall"
 	"testing"
@@ -99,7 +100,10 @@ func TestReadinessTimeout(t *testing.T) {
 	assert.Equal(t, 69, p.wait())
 	assert.Empty(t, p.restLines, "the child must not start")
 	assert.Equal(t, 1, fp.count("POST", "/shutdown"), "shutdown is POSTed on the timeout path too")
-	assert.Contains(t, p.stderr.String(), "proxy not ready: giving up")
+	// The timeout line says why, even when the wait was too short for a
+	// progress line.
+	assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout=150ms url="+fp.url("/ready")+
+		` error="answered 503 Service Unavailable" (hint: raise --timeout, or set --timeout-fatal=false to start the command anyway)`+"\n")
 }
 
 func TestReadinessTimeoutNotFatal(t *testing.T) {
@@ -107,7 +111,21 @@ func TestReadinessTimeoutNotFatal(t *testing.T) {
 	p := startPA(t, nil, append([]string{"-t", "100ms", "--timeout-fatal=false", "--ready-url", fp.url("/ready")},
 		child("exit", "4")...)...)
 	assert.Equal(t, 4, p.wait())
-	assert.Contains(t, p.stderr.String(), "starting the command anyway")
+	assert.Contains(t, p.stderr.String(), "proxy-await: warning: proxy not ready: starting the command anyway timeout=100ms url="+
+		fp.url("/ready")+` error="answered 503 Service Unavailable"`+"\n")
+}
+
+// A readiness port that refused every connection: the timeout line asks
+// whether the proxy is there at all.
+func TestReadinessTimeoutRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	url := "http://" + ln.Addr().String() + "/ready"
+	require.NoError(t, ln.Close())
+	p := startPA(t, nil, append([]string{"-t", "100ms", "--ready-url", url}, child("args", "started")...)...)
+	assert.Equal(t, 69, p.wait())
+	assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout=100ms url="+url+
+		` error="connection refused" (hint: connection refused for the whole wait: is the pod meshed (is the sidecar injected), and is --proxy the right preset?)`+"\n")
 }
 
 func TestDisableVariablesSkipTheWait(t *testing.T) {

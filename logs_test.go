@@ -67,7 +67,9 @@ func TestJSONLogs(t *testing.T) {
 
 func TestJSONLogsOnFailure(t *testing.T) {
 	fp := startProxy(t, "-ready-after", "never", "-shutdown-fault", "500")
-	p := startPA(t, nil, append([]string{"--log-format=json", "-S", "-t", "100ms", "--shutdown-timeout", "300ms",
+	// -v: the debug lines of every probe and every shutdown attempt are
+	// JSON objects with an event too.
+	p := startPA(t, nil, append([]string{"--log-format=json", "-v", "-S", "-t", "100ms", "--shutdown-timeout", "300ms",
 		"--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")}, child("exit", "0")...)...)
 	assert.Equal(t, 69, p.wait())
 	recs := records(t, p.stderr.String())
@@ -78,4 +80,8 @@ func TestJSONLogsOnFailure(t *testing.T) {
 	require.NotNil(t, failed)
 	assert.Equal(t, "error", failed["level"])
 	assert.Equal(t, fp.url("/shutdown"), failed["url"])
+	assert.Equal(t, "500 Internal Server Error", failed["last"])
+	assert.Equal(t, "answered 503 Service Unavailable", timeout["error"])
+	require.NotNil(t, event(recs, "readiness_probe"))
+	require.NotNil(t, event(recs, "shutdown_attempt"))
 }

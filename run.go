@@ -28,7 +28,7 @@ func run(c *config, log *slog.Logger) int {
 	// undoing it costs half a millisecond on every exit.
 	sigs := wrapper.Notify()
 
-	code, start := awaitProxy(c, log, sigs)
+	code, start, answered := awaitProxy(c, log, sigs)
 	if start {
 		code = runChild(c, log, sigs)
 	}
@@ -36,7 +36,7 @@ func run(c *config, log *slog.Logger) int {
 	case c.shutdown && c.shutdownOnlyOK && code != 0:
 		log.Info("command failed: leaving the proxy running", "event", "shutdown_skipped", "exit_code", code)
 	case c.shutdown:
-		shutdownProxy(c, log)
+		shutdownProxy(c, log, answered)
 	}
 	return mapExitCode(c, log, code)
 }
@@ -52,15 +52,16 @@ func mapExitCode(c *config, log *slog.Logger, code int) int {
 }
 
 // awaitProxy waits for readiness. It says whether to start the child and, if
-// not, the exit code.
-func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, start bool) {
+// not, the exit code; and whether the proxy answered at all, which tells the
+// shutdown what a refused connection means.
+func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, start, answered bool) {
 	switch {
 	case c.disabled:
 		log.Info("readiness wait disabled by the environment", "event", "readiness_skipped")
-		return 0, true
+		return 0, true, false
 	case len(c.readyURLs) == 0:
 		log.Debug("no readiness URL: not waiting", "event", "readiness_skipped")
-		return 0, true
+		return 0, true, false
 	}
 	// cancel ends the wait on a termination signal; --timeout on its own.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -73,35 +74,37 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 
 	began := time.Now()
 	log.Info("waiting for the proxy", "event", "readiness_started", "url", strings.Join(c.readyURLs, ","))
-	done := make(chan error, 1)
+	type outcome struct {
+		res readiness.Result
+		err error
+	}
+	done := make(chan outcome, 1)
 	go func() {
-		done <- readiness.Await(ctx, readiness.Options{
+		res, err := readiness.Await(ctx, readiness.Options{
 			URLs:         c.readyURLs,
 			MaxInterval:  c.backoff,
 			ProbeTimeout: c.probeTimeout,
+			Timeout:      c.timeout,
 			Logger:       log,
 		})
+		done <- outcome{res, err}
 	}()
 	for {
 		select {
-		case err := <-done:
-			elapsed := time.Since(began)
+		case o := <-done:
 			switch {
-			case err == nil:
-				log.Info("proxy is ready", "event", "readiness_ready", "elapsed", elapsed)
-				return 0, true
-			case !errors.Is(err, context.DeadlineExceeded):
-				log.Error("readiness wait failed", "event", "internal_error", "error", err.Error())
-				return exitcode.Internal, false
-			case c.timeoutFatal:
-				log.Error("proxy not ready: giving up", "event", "readiness_timeout", "timeout", c.timeout,
-					"hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
-				return exitcode.Unavailable, false
-			default:
-				log.Warn("proxy not ready: starting the command anyway", "event", "readiness_timeout",
-					"timeout", c.timeout)
-				return 0, true
+			case o.err == nil:
+				log.Info("proxy is ready", "event", "readiness_ready", "elapsed", time.Since(began))
+				return 0, true, true
+			case !errors.Is(o.err, context.DeadlineExceeded):
+				log.Error("readiness wait failed", "event", "internal_error", "error", o.err.Error())
+				return exitcode.Internal, false, o.res.Answered
 			}
+			logTimeout(c, log, o.res)
+			if c.timeoutFatal {
+				return exitcode.Unavailable, false, o.res.Answered
+			}
+			return 0, true, o.res.Answered
 		case sig := <-sigs:
 			s := sig.(syscall.Signal)
 			switch {
@@ -113,11 +116,27 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 				continue
 			}
 			cancel()
-			<-done
+			o := <-done
 			log.Info("termination signal while waiting for the proxy: not starting the command",
 				"event", "readiness_interrupted", "signal", wrapper.SignalName(s))
-			return exitcode.SignalBase + int(s), false
+			return exitcode.SignalBase + int(s), false, o.res.Answered
 		}
+	}
+}
+
+// logTimeout says that --timeout ran out, with what the probes got last.
+func logTimeout(c *config, log *slog.Logger, res readiness.Result) {
+	args := []any{"event", "readiness_timeout", "timeout", c.timeout, "url", res.URLs(), "error", res.Errors()}
+	switch {
+	case res.Refused():
+		args = append(args, "hint", "connection refused for the whole wait: "+readiness.RefusedHint)
+	case c.timeoutFatal:
+		args = append(args, "hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
+	}
+	if c.timeoutFatal {
+		log.Error("proxy not ready: giving up", args...)
+	} else {
+		log.Warn("proxy not ready: starting the command anyway", args...)
 	}
 }
 
@@ -147,10 +166,17 @@ func runChild(c *config, log *slog.Logger, sigs <-chan os.Signal) int {
 }
 
 // shutdownProxy POSTs the shutdown URLs; its outcome is logged, never fatal.
-func shutdownProxy(c *config, log *slog.Logger) {
+// answered says that the proxy answered the readiness probes: a refused
+// connection then means that it has exited already.
+func shutdownProxy(c *config, log *slog.Logger, answered bool) {
 	if len(c.shutdownURLs) == 0 {
 		log.Debug("no shutdown URL: nothing to POST", "event", "shutdown_skipped")
 		return
 	}
-	_ = shutdown.Post(context.Background(), c.shutdownURLs, c.shutdownTimeout, log)
+	_ = shutdown.Post(context.Background(), shutdown.Options{
+		URLs:          c.shutdownURLs,
+		Timeout:       c.shutdownTimeout,
+		ProxyAnswered: answered,
+		Logger:        log,
+	})
 }

@@ -2,70 +2,100 @@ package readiness
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
+	"strings"
 	"time"
+
+	"github.com/proxy-await/proxy-await/internal/answer"
 )
 
-// A prober sends one URL's probes.
-type prober interface {
-	probe(ctx context.Context) error // nil when the URL answered 2xx
-	close()
+// StatusError is a probe that the proxy answered with a status other than
+// 2xx: the proxy is up, not ready.
+type StatusError struct{ Status string }
+
+func (e *StatusError) Error() string { return "answered " + e.Status }
+
+// answered says whether a probe's outcome was an HTTP answer from the proxy.
+func answered(err error) bool {
+	var status *StatusError
+	return err == nil || errors.As(err, &status)
 }
 
-func newProber(rawURL string, timeout time.Duration) (prober, error) {
+// A prober sends one URL's probes over one kept-alive connection that it
+// reads and writes itself, for http and https alike. A probe every few
+// milliseconds through net/http's client wakes its per-connection reader and
+// writer goroutines each time; here a probe is one write and one read on the
+// polling goroutine, which keeps the CPU and memory cost of a long wait
+// small, and reading the answer itself is what bounds it: at most answer.Max
+// bytes, and nothing past a 2xx status line.
+//
+// The probe goes straight to the URL's host, never through an HTTP proxy
+// named by the environment: the endpoint is the pod's own.
+type prober struct {
+	addr    string
+	tls     *tls.Config // nil for http
+	request []byte
+	timeout time.Duration
+	conn    net.Conn
+	budget  answer.Reader // what the current answer may still read
+	reader  *bufio.Reader
+
+	// An answer's head, and the readers that parse it: reused by every
+	// probe.
+	head       []byte
+	headBytes  bytes.Reader
+	headReader *bufio.Reader
+}
+
+func newProber(rawURL string, timeout time.Duration) (*prober, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	if u.Scheme == "http" {
-		return newConnProber(u, timeout), nil
+	p := &prober{addr: u.Host, timeout: timeout, head: make([]byte, 0, 512), headReader: bufio.NewReader(nil)}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+		p.tls = &tls.Config{ServerName: u.Hostname()}
 	}
-	return newClientProber(rawURL, timeout), nil
-}
-
-// connProber sends plain-HTTP probes over one kept-alive connection that it
-// reads and writes itself. A probe every few milliseconds through net/http's
-// client wakes its per-connection reader and writer goroutines each time;
-// here a probe is one write and one read on the polling goroutine, which
-// keeps the CPU and memory cost of a long wait small.
-type connProber struct {
-	addr    string
-	request []byte
-	timeout time.Duration
-	conn    net.Conn
-	reader  *bufio.Reader
-}
-
-func newConnProber(u *url.URL, timeout time.Duration) *connProber {
-	addr := u.Host
 	if u.Port() == "" {
-		addr = net.JoinHostPort(u.Hostname(), "80")
+		p.addr = net.JoinHostPort(u.Hostname(), port)
 	}
-	req := fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: proxy-await\r\nAccept: */*\r\n\r\n", u.RequestURI(), u.Host)
-	return &connProber{addr: addr, request: []byte(req), timeout: timeout}
+	var req strings.Builder
+	fmt.Fprintf(&req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: proxy-await\r\nAccept: */*\r\n", u.RequestURI(), u.Host)
+	if u.User != nil {
+		// The URL's user:password, as Basic auth, as net/http sends them
+		// with the shutdown POST.
+		pass, _ := u.User.Password()
+		fmt.Fprintf(&req, "Authorization: Basic %s\r\n",
+			base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass)))
+	}
+	req.WriteString("\r\n")
+	p.request = []byte(req.String())
+	return p, nil
 }
 
-// maxBody is the most of an answer's body read to keep its connection; a
-// larger body (no readiness endpoint sends one) closes the connection.
-const maxBody = 64 << 10
-
-func (p *connProber) probe(ctx context.Context) error {
+// probe sends one GET and reads its answer. It returns nil when the URL
+// answered 2xx, a *StatusError for any other answer, and otherwise what
+// failed, in plain words.
+func (p *prober) probe(ctx context.Context) error {
 	// One deadline on the connection bounds the whole probe; a context with
 	// a timeout would add a runtime timer, and its wake-ups, to every probe.
 	deadline := time.Now().Add(p.timeout)
 	if p.conn == nil {
-		dialer := net.Dialer{Deadline: deadline}
-		conn, err := dialer.DialContext(ctx, "tcp", p.addr)
-		if err != nil {
-			return timeoutError(err, p.timeout)
+		if err := p.dial(ctx, deadline); err != nil {
+			return p.failure(ctx, err)
 		}
-		p.conn, p.reader = conn, bufio.NewReaderSize(conn, 4096)
 	}
 	conn := p.conn
 	_ = conn.SetDeadline(deadline)
@@ -74,87 +104,152 @@ func (p *connProber) probe(ctx context.Context) error {
 	defer stop()
 
 	status, reuse, err := p.exchange()
-	if !reuse || err != nil {
+	if !reuse {
 		p.close()
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return timeoutError(err, p.timeout)
-	}
-	if status.StatusCode < 200 || status.StatusCode > 299 {
-		return fmt.Errorf("answered %s", status.Status)
+	switch {
+	case status != nil && (status.StatusCode < 200 || status.StatusCode > 299):
+		return &StatusError{Status: status.Status}
+	case err != nil:
+		return p.failure(ctx, err)
 	}
 	return nil
 }
 
-// timeoutError says what a timeout means here; other errors pass unchanged.
-func timeoutError(err error, timeout time.Duration) error {
+func (p *prober) dial(ctx context.Context, deadline time.Time) error {
+	dialer := &net.Dialer{Deadline: deadline}
+	var (
+		conn net.Conn
+		err  error
+	)
+	if p.tls != nil {
+		conn, err = (&tls.Dialer{NetDialer: dialer, Config: p.tls}).DialContext(ctx, "tcp", p.addr)
+	} else {
+		conn, err = dialer.DialContext(ctx, "tcp", p.addr)
+	}
+	if err != nil {
+		return err
+	}
+	p.conn = conn
+	p.budget = answer.Reader{R: conn}
+	p.reader = bufio.NewReaderSize(&p.budget, 4096)
+	return nil
+}
+
+// failure says why a probe got no answer: the context's error when the wait
+// ended, a timeout with its bound, or the cause in plain words.
+func (p *prober) failure(ctx context.Context, err error) error {
 	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("no answer within --probe-timeout %s", timeout)
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.As(err, &ne) && ne.Timeout():
+		return &answer.Error{Msg: fmt.Sprintf("no answer within --probe-timeout %s", p.timeout), Err: err}
+	}
+	return answer.Plain(err)
+}
+
+// exchange writes the request and reads the answer's status, skipping 1xx
+// answers, at most answer.Max bytes in all. It reads the body of an answer
+// that is not 2xx, to keep the connection for the next probe; a 2xx is the
+// last probe of this URL, and its body is never waited for. It says whether
+// the connection can carry the next probe. A status that was read is
+// returned even when reading the body failed.
+func (p *prober) exchange() (*http.Response, bool, error) {
+	if _, err := p.conn.Write(p.request); err != nil {
+		return nil, false, err
+	}
+	// Bytes buffered already count towards this answer.
+	p.budget.Left = int64(answer.Max - p.reader.Buffered())
+	for {
+		resp, err := p.readHead()
+		if err != nil && p.budget.Left <= 0 {
+			// The cut may fall inside a line, which then reads as malformed.
+			err = answer.ErrTooLarge
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		switch {
+		case resp.StatusCode == http.StatusSwitchingProtocols:
+			return resp, false, nil // not HTTP any more: drop the connection
+		case resp.StatusCode >= 100 && resp.StatusCode <= 199:
+			continue // informational: the answer follows
+		case resp.StatusCode >= 200 && resp.StatusCode <= 299:
+			return resp, false, nil
+		}
+		return resp, p.skipBody(resp) == nil && !resp.Close, nil
+	}
+}
+
+// readHead reads an answer's status line and headers. It gathers them into
+// a buffer of its own before parsing, since net/textproto, reading from the
+// connection, would allocate several times what it reads: an endless header
+// then costs the 64 KiB of the buffer and no more.
+func (p *prober) readHead() (*http.Response, error) {
+	p.head = p.head[:0]
+	for {
+		line, err := p.reader.ReadSlice('\n')
+		if len(p.head)+len(line) > cap(p.head) {
+			// Grow once to the most an answer can be, rather than by
+			// doubling, which would allocate twice that on the way.
+			p.head = append(make([]byte, 0, max(answer.Max, len(p.head)+len(line))), p.head...)
+		}
+		p.head = append(p.head, line...)
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err != nil:
+			return nil, err
+		case len(p.head) > len(line) && (len(line) == 1 || len(line) == 2 && line[0] == '\r'):
+			// The blank line after the headers.
+			p.headBytes.Reset(p.head)
+			p.headReader.Reset(&p.headBytes)
+			return http.ReadResponse(p.headReader, nil)
+		}
+	}
+}
+
+// skipBody reads an answer's body, which follows its head on the
+// connection, to the end, so that the next answer starts where the next
+// read does. A body with no length ends with the connection.
+func (p *prober) skipBody(resp *http.Response) error {
+	var body io.Reader
+	switch {
+	case !bodyAllowed(resp.StatusCode) || resp.ContentLength == 0:
+		return nil
+	case len(resp.TransferEncoding) > 0 && resp.TransferEncoding[0] == "chunked":
+		body = httputil.NewChunkedReader(p.reader)
+	case resp.ContentLength >= 0:
+		body = io.LimitReader(p.reader, resp.ContentLength)
+	default:
+		return errors.New("a body without a length")
+	}
+	_, err := io.Copy(io.Discard, body)
+	if err == nil && len(resp.TransferEncoding) > 0 {
+		// The trailer, if any, and the blank line that ends it.
+		for {
+			line, err := p.reader.ReadSlice('\n')
+			if err != nil {
+				return err
+			}
+			if len(line) <= 2 && strings.TrimSpace(string(line)) == "" {
+				return nil
+			}
+		}
 	}
 	return err
 }
 
-// exchange writes the request and reads the answer, saying whether the
-// connection can carry the next probe.
-func (p *connProber) exchange() (*http.Response, bool, error) {
-	if _, err := p.conn.Write(p.request); err != nil {
-		return nil, false, err
-	}
-	resp, err := http.ReadResponse(p.reader, nil)
-	if err != nil {
-		return nil, false, err
-	}
-	defer resp.Body.Close()
-	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return nil, false, err
-	}
-	return resp, !resp.Close && n <= maxBody, nil
+// bodyAllowed says whether an answer with this status may have a body
+// (RFC 9112, section 6.3).
+func bodyAllowed(status int) bool {
+	return status != http.StatusNoContent && status != http.StatusNotModified && (status < 100 || status > 199)
 }
 
-func (p *connProber) close() {
+func (p *prober) close() {
 	if p.conn != nil {
 		p.conn.Close()
 		p.conn, p.reader = nil, nil
 	}
 }
-
-// clientProber sends HTTPS probes through net/http.
-type clientProber struct {
-	url    string
-	client *http.Client
-}
-
-func newClientProber(rawURL string, timeout time.Duration) *clientProber {
-	return &clientProber{url: rawURL, client: &http.Client{
-		Timeout: timeout,
-		// Never through an HTTP proxy from the environment: the endpoint is
-		// the pod's own.
-		Transport:     &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, IdleConnTimeout: 30 * time.Second},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
-}
-
-func (p *clientProber) probe(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return err
-	}
-	// Drain a little so the connection can be reused by the next probe.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-	resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("answered %s", resp.Status)
-	}
-	return nil
-}
-
-func (p *clientProber) close() { p.client.CloseIdleConnections() }

@@ -1,10 +1,14 @@
 package readiness
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,7 +16,20 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
+
+func TestMain(m *testing.M) {
+	cleanup := testutil.TrustTestServers()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// bound is how long a probe may take in tests where it must not time out: a
+// probe that waited for what it must not wait for fails with a timeout.
+const bound = 10 * time.Second
 
 // countingServer serves h and counts the connections it accepts.
 func countingServer(t *testing.T, h http.Handler) (string, *atomic.Int64) {
@@ -28,53 +45,211 @@ func countingServer(t *testing.T, h http.Handler) (string, *atomic.Int64) {
 	return srv.URL + "/ready", &conns
 }
 
-func TestProbesShareOneConnection(t *testing.T) {
-	url, conns := countingServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		http.Error(w, "not ready", http.StatusServiceUnavailable)
-	}))
-	p, err := newProber(url, time.Second)
+func probeOnce(t *testing.T, url string, timeout time.Duration) error {
+	p, err := newProber(url, timeout)
 	require.NoError(t, err)
 	defer p.close()
-	for range 5 {
-		assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable")
+	return p.probe(context.Background())
+}
+
+func TestProbesShareOneConnection(t *testing.T) {
+	for name, h := range map[string]http.HandlerFunc{
+		"sized body": func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+		},
+		"chunked body and trailer": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Trailer", "X-Why")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("not "))
+			w.(http.Flusher).Flush()
+			_, _ = w.Write([]byte("ready\n"))
+			w.Header().Set("X-Why", "starting")
+		},
+		"no body": func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			url, conns := countingServer(t, h)
+			p, err := newProber(url, time.Second)
+			require.NoError(t, err)
+			defer p.close()
+			for range 5 {
+				assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable")
+			}
+			assert.Equal(t, int64(1), conns.Load())
+		})
 	}
-	assert.Equal(t, int64(1), conns.Load())
 }
 
 func TestProbeReconnectsWhenTheServerCloses(t *testing.T) {
 	url, conns := countingServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Connection", "close")
-		_, _ = w.Write([]byte("ready\n"))
+		http.Error(w, "not ready", http.StatusServiceUnavailable)
 	}))
 	p, err := newProber(url, time.Second)
 	require.NoError(t, err)
 	defer p.close()
 	for range 3 {
-		require.NoError(t, p.probe(context.Background()))
+		assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable")
 	}
 	assert.Equal(t, int64(3), conns.Load())
 }
 
-func TestProbeReadsChunkedAndLargeBodies(t *testing.T) {
-	body := strings.Repeat("x", 2*maxBody)
+func TestProbeDropsAConnectionWithALargeBody(t *testing.T) {
+	body := strings.Repeat("x", 2*64<<10)
 	url, conns := countingServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
 		w.(http.Flusher).Flush() // no Content-Length: chunked
 		_, _ = w.Write([]byte(body))
 	}))
-	p, err := newProber(url, time.Second)
+	p, err := newProber(url, bound)
 	require.NoError(t, err)
 	defer p.close()
-	require.NoError(t, p.probe(context.Background()))
-	require.NoError(t, p.probe(context.Background()))
-	assert.Equal(t, int64(2), conns.Load(), "a body over maxBody is not read to its end: the connection goes")
+	assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable")
+	assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable")
+	assert.Equal(t, int64(2), conns.Load(), "a body over 64 KiB is not read to its end: the connection goes")
+}
+
+// endless writes chunk to conn until the client closes the connection, and
+// says so on closed.
+func endless(conn net.Conn, chunk []byte, closed chan<- struct{}) {
+	for {
+		if _, err := conn.Write(chunk); err != nil {
+			close(closed)
+			return
+		}
+	}
+}
+
+func TestEndlessHeaderCostsBoundedMemory(t *testing.T) {
+	closed := make(chan struct{})
+	status, chunk := []byte("HTTP/1.1 200 OK\r\nX-Endless: "), []byte(strings.Repeat("a", 32<<10))
+	addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		if testutil.ReadRequest(r) == nil {
+			return
+		}
+		_, _ = conn.Write(status)
+		endless(conn, chunk, closed)
+	})
+	p, err := newProber("http://"+addr+"/ready", bound)
+	require.NoError(t, err)
+	defer p.close()
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err = p.probe(context.Background())
+	runtime.ReadMemStats(&after)
+	assert.EqualError(t, err, "answer larger than 64 KiB")
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("one probe against an endless header allocated %d KiB", allocated>>10)
+	assert.Less(t, allocated, uint64(128<<10), "an endless header costs 64 KiB and a little")
+	<-closed // the connection is closed: the server's next write failed
+}
+
+func TestEndlessInformationalAnswers(t *testing.T) {
+	closed := make(chan struct{})
+	addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		if testutil.ReadRequest(r) != nil {
+			endless(conn, []byte(strings.Repeat("HTTP/1.1 100 Continue\r\n\r\n", 1000)), closed)
+		}
+	})
+	assert.EqualError(t, probeOnce(t, "http://"+addr+"/ready", bound), "answer larger than 64 KiB")
+	<-closed
+}
+
+// A 2xx status line decides: neither a huge body nor a slow one holds the
+// probe back (it has a long timeout, which it would hit if it waited).
+func TestReadyDoesNotWaitForTheBody(t *testing.T) {
+	for name, answer := range map[string]func(net.Conn, chan<- struct{}){
+		"100 MB body": func(conn net.Conn, closed chan<- struct{}) {
+			_, _ = fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", 100<<20)
+			endless(conn, make([]byte, 1<<20), closed)
+		},
+		"slow drip": func(conn net.Conn, closed chan<- struct{}) {
+			_, _ = fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nr\r\n")
+			<-time.After(time.Hour) // the next byte never comes before the client leaves
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			closed := make(chan struct{}, 1)
+			addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+				if testutil.ReadRequest(r) != nil {
+					answer(conn, closed)
+				}
+			})
+			start := time.Now()
+			require.NoError(t, probeOnce(t, "http://"+addr+"/ready", bound))
+			t.Logf("ready after %s", time.Since(start))
+		})
+	}
+}
+
+// An unsolicited 100 Continue before the answer must not leave the answer
+// in the connection for the next probe to read.
+func TestInformationalAnswersAreSkipped(t *testing.T) {
+	addr, conns := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		answers := []string{
+			"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Service Unavailable\r\nContent-Length: 10\r\n\r\nnot ready\n",
+			"HTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n",
+			"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nready\n",
+		}
+		for _, a := range answers {
+			if testutil.ReadRequest(r) == nil {
+				return
+			}
+			_, _ = conn.Write([]byte(a))
+		}
+	})
+	p, err := newProber("http://"+addr+"/ready", bound)
+	require.NoError(t, err)
+	defer p.close()
+	assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable")
+	assert.EqualError(t, p.probe(context.Background()), "answered 500 Internal Server Error")
+	assert.NoError(t, p.probe(context.Background()))
+	assert.Equal(t, int64(1), conns.Load(), "one kept-alive connection throughout")
+}
+
+func TestProbeSendsTheURLsCredentials(t *testing.T) {
+	for _, scheme := range []string{"http", "https"} {
+		t.Run(scheme, func(t *testing.T) {
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if user, pass, ok := r.BasicAuth(); !ok || user != "probe" || pass != "s3cret:x" {
+					http.Error(w, "who are you", http.StatusUnauthorized)
+				}
+			})
+			srv := httptest.NewUnstartedServer(h)
+			if scheme == "https" {
+				srv.StartTLS()
+			} else {
+				srv.Start()
+			}
+			t.Cleanup(srv.Close)
+			authed := strings.Replace(srv.URL, "://", "://probe:s3cret%3Ax@", 1) + "/ready"
+			assert.NoError(t, probeOnce(t, authed, bound))
+			assert.EqualError(t, probeOnce(t, srv.URL+"/ready", bound), "answered 401 Unauthorized")
+		})
+	}
 }
 
 func TestProbeTimeoutMessage(t *testing.T) {
 	url, _ := countingServer(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
-	p, err := newProber(url, 30*time.Millisecond)
+	assert.EqualError(t, probeOnce(t, url, 30*time.Millisecond), "no answer within --probe-timeout 30ms")
+}
+
+func TestProbeErrorsInPlainWords(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	defer p.close()
-	assert.EqualError(t, p.probe(context.Background()), "no answer within --probe-timeout 30ms")
+	refused := "http://" + ln.Addr().String() + "/ready"
+	require.NoError(t, ln.Close())
+	assert.EqualError(t, probeOnce(t, refused, bound), "connection refused")
+
+	addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		testutil.ReadRequest(r)
+		conn.(*net.TCPConn).SetLinger(0) // close with a reset
+	})
+	assert.EqualError(t, probeOnce(t, "http://"+addr+"/ready", bound), "connection reset")
 }
 
 func TestProbeEndsWithItsContext(t *testing.T) {
@@ -85,17 +260,30 @@ func TestProbeEndsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
 	start := time.Now()
-	assert.Error(t, p.probe(ctx))
-	assert.Less(t, time.Since(start), 10*time.Second, "a cancelled wait does not sit out --probe-timeout")
+	assert.ErrorIs(t, p.probe(ctx), context.Canceled)
+	assert.Less(t, time.Since(start), bound, "a cancelled wait does not sit out --probe-timeout")
 }
 
-func TestHTTPSProbeVerifiesTheCertificate(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+func TestHTTPSProbes(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "not ready", http.StatusServiceUnavailable)
+	}))
+	var conns atomic.Int64
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	p, err := newProber(srv.URL+"/ready", time.Second)
+	p, err := newProber(srv.URL+"/ready", bound)
 	require.NoError(t, err)
 	defer p.close()
-	_, isClient := p.(*clientProber)
-	assert.True(t, isClient, "https goes through net/http")
-	assert.ErrorContains(t, p.probe(context.Background()), "certificate")
+	for range 3 {
+		assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable")
+	}
+	assert.Equal(t, int64(1), conns.Load(), "https probes share one connection too")
+
+	bad := testutil.NewUntrustedTLSServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	assert.EqualError(t, probeOnce(t, bad.URL+"/ready", bound), "TLS: certificate signed by unknown authority")
 }

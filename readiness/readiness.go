@@ -4,15 +4,23 @@
 // interval then grows from 5 ms, doubling, up to a ceiling, so the application
 // starts within milliseconds of the proxy turning ready without hammering a
 // proxy that is slow to start. A redirect is never followed: 3xx means "not
-// ready". While waiting, it logs the elapsed time and the last error every few
-// seconds, so a pod stuck here says why.
+// ready". An answer is read up to 64 KiB, and a 2xx status line decides
+// without waiting for the body. While waiting, it logs the elapsed time and
+// the last error every few seconds, so a pod stuck here says why; with debug
+// logging, each probe error is logged when it changes.
+//
+// Await also reports whether the proxy answered at all, which tells the
+// shutdown whether a refused connection means the proxy has exited or has not
+// started yet.
 package readiness
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"log/slog"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -26,36 +34,113 @@ type Options struct {
 	MaxInterval   time.Duration // ceiling of the interval between two probes of a URL
 	ProbeTimeout  time.Duration // timeout of one probe
 	ProgressEvery time.Duration // how often to log that we are still waiting; 0 means 5s
-	Logger        *slog.Logger
+	// RefusedHintAfter is how long a URL must refuse connections before a
+	// progress line asks whether the proxy is there at all; 0 means 10s.
+	RefusedHintAfter time.Duration
+	// Timeout is the caller's --timeout, 0 for none: the progress line's
+	// hint depends on it.
+	Timeout time.Duration
+	Logger  *slog.Logger
 }
 
-// Await returns nil once every URL has answered 2xx, or ctx's error when ctx
-// ends first. A URL that has answered 2xx once is not probed again.
-func Await(ctx context.Context, opts Options) error {
+// Result is what the wait learnt about the proxy.
+type Result struct {
+	// Answered says whether every URL gave an HTTP answer (any status) at
+	// least once: the proxy was running.
+	Answered bool
+	// Pending are the URLs that had not answered 2xx when the wait ended,
+	// in Options.URLs' order, each with its last error in plain words.
+	Pending []Pending
+}
+
+// Pending is a URL that was not ready when the wait ended.
+type Pending struct {
+	URL string
+	Err error
+}
+
+// URLs and Errors format Pending for a log line: the URLs comma-separated
+// (the logger redacts passwords from such a list), the errors in the same
+// order, separated by "; ".
+func (r Result) URLs() string {
+	s := make([]string, len(r.Pending))
+	for i, p := range r.Pending {
+		s[i] = p.URL
+	}
+	return strings.Join(s, ",")
+}
+
+func (r Result) Errors() string {
+	s := make([]string, len(r.Pending))
+	for i, p := range r.Pending {
+		s[i] = p.Err.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
+// Refused says whether every pending URL's last probe was refused and no URL
+// ever answered: nothing listens where the proxy should be.
+func (r Result) Refused() bool {
+	if r.Answered || len(r.Pending) == 0 {
+		return false
+	}
+	for _, p := range r.Pending {
+		if !errors.Is(p.Err, syscall.ECONNREFUSED) {
+			return false
+		}
+	}
+	return true
+}
+
+// RefusedHint is the hint for a proxy port that refuses connections.
+const RefusedHint = "is the pod meshed (is the sidecar injected), and is --proxy the right preset?"
+
+// state is what the wait knows of one URL.
+type state struct {
+	last         error     // nil once ready
+	answered     bool      // an HTTP answer came, any status
+	refusedSince time.Time // when the current run of refused probes began; zero if none
+	hinted       bool      // the refused hint was given
+}
+
+// Await returns once every URL has answered 2xx (a nil error), or ctx's error
+// when ctx ends first. A URL that has answered 2xx once is not probed again.
+func Await(ctx context.Context, opts Options) (Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	var (
-		mu      sync.Mutex
-		lastErr = make(map[string]error, len(opts.URLs))
-		wg      sync.WaitGroup
+		mu     sync.Mutex
+		states = make(map[string]*state, len(opts.URLs))
+		wg     sync.WaitGroup
 	)
 	// Every URL is in the map before any poller can report into it.
 	for _, u := range opts.URLs {
-		lastErr[u] = fmt.Errorf("no answer yet")
+		states[u] = &state{last: errors.New("no answer yet")}
 	}
 	for _, u := range opts.URLs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			poll(ctx, u, opts.ProbeTimeout, opts.MaxInterval, func(err error) {
+			poll(ctx, u, opts.ProbeTimeout, opts.MaxInterval, func(sent time.Time, err error) {
 				mu.Lock()
 				defer mu.Unlock()
-				if err == nil {
-					delete(lastErr, u)
-				} else {
-					lastErr[u] = err
+				s := states[u]
+				switch {
+				case errors.Is(err, syscall.ECONNREFUSED):
+					if s.refusedSince.IsZero() {
+						s.refusedSince = sent
+					}
+				case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+					return // the wait ended: an interrupted probe says nothing
+				default:
+					s.refusedSince = time.Time{}
 				}
+				s.answered = s.answered || answered(err)
+				if err != nil && err.Error() != s.last.Error() {
+					opts.Logger.Debug("probe failed", "event", "readiness_probe", "url", u, "error", err.Error())
+				}
+				s.last = err
 			})
 		}()
 	}
@@ -69,36 +154,71 @@ func Await(ctx context.Context, opts Options) error {
 	if every <= 0 {
 		every = 5 * time.Second
 	}
+	hintAfter := opts.RefusedHintAfter
+	if hintAfter <= 0 {
+		hintAfter = 10 * time.Second
+	}
 	progress := time.NewTicker(every)
 	defer progress.Stop()
 	start := time.Now()
 	for {
 		select {
 		case <-done:
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			return nil
-		case <-progress.C:
 			mu.Lock()
-			for u, err := range lastErr {
-				opts.Logger.Info("still waiting for the proxy", "event", "readiness_waiting",
-					"url", u, "elapsed", time.Since(start).Round(time.Millisecond), "error", err.Error(),
-					"hint", "set --timeout to stop waiting forever")
+			defer mu.Unlock()
+			return result(opts.URLs, states), ctx.Err()
+		case now := <-progress.C:
+			mu.Lock()
+			for _, u := range opts.URLs {
+				s := states[u]
+				if s.last == nil {
+					continue
+				}
+				var hint string
+				switch {
+				// The tick may fire a hair before the run of refusals is
+				// hintAfter long: half a period of slack.
+				case !s.hinted && !s.refusedSince.IsZero() && now.Sub(s.refusedSince) >= hintAfter-every/2:
+					s.hinted = true
+					hint = "connection refused for " + hintAfter.String() + ": " + RefusedHint
+				case opts.Timeout == 0:
+					hint = "set --timeout to stop waiting forever"
+				}
+				args := []any{"event", "readiness_waiting", "url", u,
+					"elapsed", now.Sub(start).Round(time.Millisecond), "error", s.last.Error()}
+				if hint != "" {
+					args = append(args, "hint", hint)
+				}
+				opts.Logger.Info("still waiting for the proxy", args...)
 			}
 			mu.Unlock()
 		case <-ctx.Done():
 			<-done
-			return ctx.Err()
+			mu.Lock()
+			defer mu.Unlock()
+			return result(opts.URLs, states), ctx.Err()
 		}
 	}
 }
 
-// poll probes rawURL until it answers 2xx or ctx ends, reporting each outcome.
-func poll(ctx context.Context, rawURL string, timeout, max time.Duration, report func(error)) {
+func result(urls []string, states map[string]*state) Result {
+	r := Result{Answered: true}
+	for _, u := range urls {
+		s := states[u]
+		r.Answered = r.Answered && s.answered
+		if s.last != nil {
+			r.Pending = append(r.Pending, Pending{URL: u, Err: s.last})
+		}
+	}
+	return r
+}
+
+// poll probes rawURL until it answers 2xx or ctx ends, reporting each outcome
+// with the time its probe was sent.
+func poll(ctx context.Context, rawURL string, timeout, max time.Duration, report func(time.Time, error)) {
 	p, err := newProber(rawURL, timeout)
 	if err != nil {
-		report(err)
+		report(time.Now(), err)
 		<-ctx.Done()
 		return
 	}
@@ -112,8 +232,9 @@ func poll(ctx context.Context, rawURL string, timeout, max time.Duration, report
 			return
 		case <-timer.C:
 		}
+		sent := time.Now()
 		err := p.probe(ctx)
-		report(err)
+		report(sent, err)
 		if err == nil {
 			return
 		}

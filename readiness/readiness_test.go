@@ -2,8 +2,12 @@ package readiness
 
 import (
 	"context"
+	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -41,13 +45,23 @@ func serve(t *testing.T, h http.Handler) string {
 	return srv.URL + "/ready"
 }
 
+// closedPort is a loopback URL where nothing listens.
+func closedPort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.NoError(t, ln.Close())
+	return "http://" + ln.Addr().String() + "/ready"
+}
+
 func opts(urls ...string) Options {
 	return Options{URLs: urls, MaxInterval: 20 * time.Millisecond, ProbeTimeout: time.Second, Logger: logging.Discard()}
 }
 
 func TestFirstProbeAtOnce(t *testing.T) {
 	e := &endpoint{}
-	require.NoError(t, Await(context.Background(), opts(serve(t, e))))
+	res, err := Await(context.Background(), opts(serve(t, e)))
+	require.NoError(t, err)
+	assert.Equal(t, Result{Answered: true}, res)
 	assert.Equal(t, int64(1), e.probes.Load(), "a ready proxy is probed once")
 }
 
@@ -65,7 +79,8 @@ func TestIntervalSchedule(t *testing.T) {
 
 func TestProbesUntilReadyWithGrowingIntervals(t *testing.T) {
 	e := &endpoint{notReady: 5}
-	require.NoError(t, Await(context.Background(), opts(serve(t, e))))
+	_, err := Await(context.Background(), opts(serve(t, e)))
+	require.NoError(t, err)
 	require.Equal(t, int64(6), e.probes.Load())
 	// The pauses are at least the schedule's (timers never fire early).
 	want := []time.Duration{5, 10, 20, 20, 20}
@@ -83,8 +98,9 @@ func TestRedirectIsNotReady(t *testing.T) {
 	mux.HandleFunc("/elsewhere", func(w http.ResponseWriter, _ *http.Request) { followed.Store(true) })
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	err := Await(ctx, opts(serve(t, mux)))
+	res, err := Await(ctx, opts(serve(t, mux)))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, "answered 302 Found", res.Errors())
 	assert.False(t, followed.Load(), "a redirect must never be followed")
 }
 
@@ -92,13 +108,44 @@ func TestEveryURLMustBeReady(t *testing.T) {
 	a, b := &endpoint{}, &endpoint{notReady: 1 << 30}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	assert.ErrorIs(t, Await(ctx, opts(serve(t, a), serve(t, b))), context.DeadlineExceeded)
+	urlA, urlB := serve(t, a), serve(t, b)
+	res, err := Await(ctx, opts(urlA, urlB))
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, int64(1), a.probes.Load(), "a ready URL is not probed again")
+	assert.Equal(t, urlB, res.URLs(), "only the URL not ready is pending")
 
 	c, d := &endpoint{notReady: 3}, &endpoint{notReady: 1}
-	require.NoError(t, Await(context.Background(), opts(serve(t, c), serve(t, d))))
+	_, err = Await(context.Background(), opts(serve(t, c), serve(t, d)))
+	require.NoError(t, err)
 	assert.Equal(t, int64(4), c.probes.Load())
 	assert.Equal(t, int64(2), d.probes.Load())
+}
+
+// The shutdown reads "connection refused" as "the proxy has exited" only if
+// the proxy answered: Await says whether it did.
+func TestAwaitSaysWhetherTheProxyAnswered(t *testing.T) {
+	notReady, refused := serve(t, &endpoint{notReady: 1 << 30}), closedPort(t)
+	for _, tc := range []struct {
+		name     string
+		urls     []string
+		answered bool
+		errors   string
+	}{
+		{"not ready", []string{notReady}, true, "answered 503 Service Unavailable"},
+		{"refused", []string{refused}, false, "connection refused"},
+		{"one of two refused", []string{notReady, refused}, false, "answered 503 Service Unavailable; connection refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			res, err := Await(ctx, opts(tc.urls...))
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Equal(t, tc.answered, res.Answered)
+			assert.Equal(t, strings.Join(tc.urls, ","), res.URLs())
+			assert.Equal(t, tc.errors, res.Errors())
+			assert.Equal(t, tc.name == "refused", res.Refused())
+		})
+	}
 }
 
 func TestProbeTimeout(t *testing.T) {
@@ -111,26 +158,153 @@ func TestProbeTimeout(t *testing.T) {
 	o.ProbeTimeout = 20 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	assert.ErrorIs(t, Await(ctx, o), context.DeadlineExceeded)
+	res, err := Await(ctx, o)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, "no answer within --probe-timeout 20ms", res.Errors())
 	assert.Greater(t, probes.Load(), int64(1), "a probe that hangs is abandoned and sent again")
 }
 
-func TestProgressIsLogged(t *testing.T) {
+// With -v, each probe error is logged once, when it changes.
+func TestDistinctProbeErrorsAtDebug(t *testing.T) {
+	var n atomic.Int64
+	url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		switch n.Add(1) {
+		case 1, 2, 3:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case 4, 5:
+			w.WriteHeader(http.StatusInternalServerError)
+		case 6:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
 	var buf testutil.Buffer
-	o := opts(serve(t, &endpoint{notReady: 1 << 30}))
-	o.ProgressEvery = 20 * time.Millisecond
-	o.Logger = logging.New(&buf, "text", 0)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	_ = Await(ctx, o)
-	assert.Contains(t, buf.String(), "proxy-await: still waiting for the proxy url=")
-	assert.Contains(t, buf.String(), `error="answered 503 Service Unavailable"`)
-	assert.Contains(t, buf.String(), "(hint: set --timeout to stop waiting forever)")
+	o := opts(url)
+	o.Logger = logging.New(&buf, "text", -4)
+	_, err := Await(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		`proxy-await: debug: probe failed url=` + url + ` error="answered 503 Service Unavailable"`,
+		`proxy-await: debug: probe failed url=` + url + ` error="answered 500 Internal Server Error"`,
+		`proxy-await: debug: probe failed url=` + url + ` error="answered 503 Service Unavailable"`,
+	}, strings.Split(strings.TrimSpace(buf.String()), "\n"))
 }
 
+// progressLines waits for n progress lines in buf, then returns them.
+func progressLines(t *testing.T, buf *testutil.Buffer, n int) []string {
+	deadline := time.Now().Add(bound)
+	for {
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		if len(lines) >= n && lines[0] != "" {
+			return lines[:n]
+		}
+		require.True(t, time.Now().Before(deadline), "%d progress lines: %q", n, buf.String())
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func awaitInBackground(t *testing.T, o Options) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		_, _ = Await(ctx, o)
+		close(done)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// The hint of the progress line fits the flags: "set --timeout" only when
+// there is no --timeout.
+func TestProgressHintFitsTheFlags(t *testing.T) {
+	url := serve(t, &endpoint{notReady: 1 << 30})
+	for _, tc := range []struct {
+		timeout time.Duration
+		hint    string
+	}{
+		{0, ` (hint: set --timeout to stop waiting forever)`},
+		{time.Hour, ``},
+	} {
+		t.Run(tc.timeout.String(), func(t *testing.T) {
+			var buf testutil.Buffer
+			o := opts(url)
+			o.ProgressEvery = 20 * time.Millisecond
+			o.Timeout = tc.timeout
+			o.Logger = logging.New(&buf, "text", 0)
+			awaitInBackground(t, o)
+			line := progressLines(t, &buf, 1)[0]
+			assert.Regexp(t, `^proxy-await: still waiting for the proxy url=`+url+
+				` elapsed=\S+ error="answered 503 Service Unavailable"`+regexpQuote(tc.hint)+`$`, line)
+		})
+	}
+}
+
+func regexpQuote(s string) string {
+	return strings.NewReplacer("(", `\(`, ")", `\)`, "-", `\-`).Replace(s)
+}
+
+// A port that refuses connections for RefusedHintAfter gets one hint asking
+// whether the proxy is there at all, on the progress line where the run of
+// refusals reaches that length.
+func TestRefusedHint(t *testing.T) {
+	var buf testutil.Buffer
+	url := closedPort(t)
+	o := opts(url)
+	o.ProgressEvery = 20 * time.Millisecond
+	o.RefusedHintAfter = 40 * time.Millisecond
+	o.Timeout = time.Hour
+	o.Logger = logging.New(&buf, "text", 0)
+	awaitInBackground(t, o)
+	lines := progressLines(t, &buf, 4)
+	hint := `error="connection refused" (hint: connection refused for 40ms: is the pod meshed (is the sidecar injected), and is --proxy the right preset?)`
+	assert.True(t, strings.HasSuffix(lines[0], `error="connection refused"`), lines[0])
+	assert.True(t, strings.HasSuffix(lines[1], hint), lines[1])
+	assert.True(t, strings.HasSuffix(lines[2], `error="connection refused"`), lines[2])
+	assert.True(t, strings.HasSuffix(lines[3], `error="connection refused"`), lines[3])
+}
+
+func TestPasswordsAreNotLogged(t *testing.T) {
+	var buf testutil.Buffer
+	srv := httptest.NewServer(&endpoint{notReady: 1 << 30})
+	t.Cleanup(srv.Close)
+	o := opts(strings.Replace(srv.URL, "://", "://probe:s3cret@", 1) + "/ready")
+	o.ProgressEvery = 20 * time.Millisecond
+	o.Logger = logging.New(&buf, "text", -4)
+	awaitInBackground(t, o)
+	lines := progressLines(t, &buf, 2)
+	assert.Contains(t, lines[1], "still waiting for the proxy url=http://probe:xxxxx@")
+	assert.NotContains(t, buf.String(), "s3cret")
+}
+
+// Go's HTTP client would send a probe of http://0.0.0.0:PORT through the
+// proxy that HTTP_PROXY names (only localhost and loopback addresses are
+// exempt), yet on Linux that address reaches the loopback server directly:
+// a probe that honoured the environment would reach the counting proxy.
 func TestEnvironmentProxyIgnored(t *testing.T) {
-	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
-	t.Setenv("http_proxy", "http://127.0.0.1:1")
+	proxy, proxied := testutil.CountingProxy(t)
+	for _, v := range []string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"} {
+		t.Setenv(v, proxy)
+	}
 	t.Setenv("NO_PROXY", "")
-	require.NoError(t, Await(context.Background(), opts(serve(t, &endpoint{}))))
+	t.Setenv("no_proxy", "")
+
+	srv := httptest.NewServer(&endpoint{})
+	t.Cleanup(srv.Close)
+	url := strings.Replace(srv.URL, "127.0.0.1", "0.0.0.0", 1) + "/ready"
+	// The control: Go's default rules proxy this URL.
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}).Get(url)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, int64(1), proxied.Load(), "Go's default client goes through the proxy for %s", url)
+
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	_, err = Await(ctx, opts(url))
+	require.NoError(t, err)
+
+	tlsSrv := httptest.NewUnstartedServer(&endpoint{})
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake it fails is the point
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+	assert.EqualError(t, probeOnce(t, strings.Replace(tlsSrv.URL, "127.0.0.1", "0.0.0.0", 1)+"/ready", bound),
+		"TLS: certificate is valid for 127.0.0.1, ::1, not 0.0.0.0", "the probe reached the server itself")
+	assert.Equal(t, int64(1), proxied.Load(), "no probe went through the proxy")
 }

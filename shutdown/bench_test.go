@@ -17,11 +17,10 @@ func BenchmarkPost(b *testing.B) {
 		_, _ = w.Write([]byte("shutdown\n"))
 	}))
 	defer srv.Close()
-	urls := []string{srv.URL + "/shutdown"}
-	log := logging.Discard()
+	opts := Options{URLs: []string{srv.URL + "/shutdown"}, Timeout: 5 * time.Second, Logger: logging.Discard()}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Post(context.Background(), urls, 5*time.Second, log); err != nil {
+		if err := Post(context.Background(), opts); err != nil {
 			b.Fatal(err)
 		}
 	}

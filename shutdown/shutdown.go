@@ -2,28 +2,38 @@
 // that a Job's pod can complete.
 //
 // It POSTs every shutdown URL at the same time, each until it answers 2xx or
-// the shared deadline passes. Timeouts, dropped connections and 5xx answers
-// are retried with backoff; a refused connection means the proxy is already
-// gone and is not retried; 3xx (never followed) and 4xx answers are failures
-// that retrying would not fix.
+// the shutdown's time (--shutdown-timeout) runs out: that budget bounds the
+// whole shutdown, retries included, and one attempt may use all that is left
+// of it, so a proxy that is slow to answer is waited for rather than asked
+// again. Timeouts, dropped connections and 5xx answers are retried with
+// backoff; 3xx (never followed), 4xx and TLS failures are failures that
+// retrying would not fix. A refused connection means the proxy has exited
+// only if it was seen running (it answered a readiness probe, or accepted a
+// connection during this shutdown); otherwise it may not have started yet,
+// and it is asked again until the budget runs out. An answer is read up to
+// 64 KiB; its body is never waited for.
 package shutdown
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
-)
 
-// AttemptTimeout bounds one POST, so that a proxy that accepts the connection
-// and never answers is asked again before the deadline.
-const AttemptTimeout = time.Second
+	"github.com/proxy-await/proxy-await/internal/answer"
+)
 
 // Retry backoff bounds: short, since the whole shutdown has a few seconds.
 const (
@@ -31,82 +41,143 @@ const (
 	retryWaitMax = 500 * time.Millisecond
 )
 
-// ErrProxyGone reports that the proxy refused the connection: it has exited
-// already, which is what the POST was for.
-var ErrProxyGone = errors.New("connection refused: the proxy is not running")
+// Options says what to POST and how.
+type Options struct {
+	URLs    []string
+	Timeout time.Duration // bounds the whole shutdown, retries included
+	// ProxyAnswered says that the proxy was seen running before the
+	// shutdown (its readiness URLs answered): a refused connection then
+	// means that it has exited.
+	ProxyAnswered bool
+	Logger        *slog.Logger
+}
 
-// Post POSTs every URL, each until it answers 2xx or timeout runs out, and
-// logs the outcome of each. It returns an error joining every URL's failure
-// (ErrProxyGone counts as success and is not returned).
-func Post(ctx context.Context, urls []string, timeout time.Duration, log *slog.Logger) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// NotEnabledHint is what to do when the proxy's shutdown endpoint is
+// switched off, as Linkerd's is by default.
+const NotEnabledHint = "enable it (Linkerd: annotation config.linkerd.io/proxy-admin-shutdown: enabled, " +
+	"or the Helm value proxy.enableShutdownEndpoint=true), or run the proxy as a native sidecar, " +
+	"where -S is not needed"
+
+// neverAnsweredHint follows a shutdown that found nothing listening, from
+// a proxy never seen running.
+const neverAnsweredHint = "the proxy never answered: is the pod meshed (is the sidecar injected), " +
+	"and is --proxy (or --shutdown-url) right?"
+
+// errGone ends the retries of a URL whose proxy was seen running and now
+// refuses connections: it has exited, which is what the POST was for. Post
+// counts it as success.
+var errGone = errors.New("connection refused: the proxy has exited")
+
+// Post POSTs every URL, each until it answers 2xx or opts.Timeout runs out,
+// and logs the outcome of each. It returns an error joining every URL's
+// failure; a proxy found gone is a success.
+func Post(ctx context.Context, opts Options) error {
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 
-	errs := make([]error, len(urls))
+	errs := make([]error, len(opts.URLs))
 	var wg sync.WaitGroup
-	for i, u := range urls {
+	for i, u := range opts.URLs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = postOne(ctx, u, log)
+			errs[i] = postOne(ctx, u, opts)
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
-func postOne(ctx context.Context, url string, log *slog.Logger) error {
+// target is one URL's shutdown: what has been learnt from its attempts.
+type target struct {
+	url  string
+	log  *slog.Logger
+	seen atomic.Bool // the proxy was seen running; set by dials too
+	n    int         // attempts so far
+	last string      // the last attempt's answer or error, in plain words
+}
+
+func postOne(ctx context.Context, url string, opts Options) error {
+	log := opts.Logger
 	start := time.Now()
-	var lastStatus string
-	client := newClient(log, func(resp *http.Response) { lastStatus = resp.Status })
-	defer client.HTTPClient.CloseIdleConnections()
+	t := &target{url: url, log: log}
+	t.seen.Store(opts.ProxyAnswered)
+	client := t.client()
 
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, url, nil)
 	if err != nil {
-		return fmt.Errorf("%s: %w", url, err)
+		log.Error("proxy shutdown failed", "event", "shutdown_failed", "url", url, "error", "not a valid URL")
+		return errors.New("not a valid URL")
 	}
 	resp, err := client.Do(req)
 	elapsed := time.Since(start).Round(time.Millisecond)
 	switch {
-	case errors.Is(err, ErrProxyGone):
+	case errors.Is(err, errGone):
 		log.Info("proxy already gone, nothing to shut down", "event", "shutdown_proxy_gone",
 			"url", url, "elapsed", elapsed)
 		return nil
-	case err != nil:
-		if lastStatus != "" {
-			err = fmt.Errorf("%w (last answer %s)", err, lastStatus)
+	case err != nil && ctx.Err() != nil:
+		msg := "proxy did not shut down within " + opts.Timeout.String()
+		args := []any{"event", "shutdown_failed", "url", url, "elapsed", elapsed, "last", t.last}
+		if t.last == "connection refused" && !t.seen.Load() {
+			args = append(args, "hint", neverAnsweredHint)
 		}
-		log.Error("proxy shutdown failed", "event", "shutdown_failed", "url", url,
-			"elapsed", elapsed, "error", err.Error())
-		return fmt.Errorf("%s: %w", url, err)
+		log.Error(msg, args...)
+		return fmt.Errorf("%s (last: %s)", msg, t.last)
+	case err != nil:
+		msg := answer.Describe(err)
+		log.Error("proxy shutdown failed", "event", "shutdown_failed", "url", url, "elapsed", elapsed, "error", msg)
+		return errors.New(msg)
 	}
-	resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		log.Error("proxy shutdown failed", "event", "shutdown_failed", "url", url,
-			"status", resp.StatusCode, "elapsed", elapsed, "error", "answered "+resp.Status)
-		return fmt.Errorf("%s: answered %s", url, resp.Status)
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode <= 299:
+		log.Info("proxy shutdown requested", "event", "shutdown_sent", "url", url,
+			"status", resp.StatusCode, "elapsed", elapsed)
+		return nil
+	case notEnabled(resp):
+		msg := "the proxy's shutdown endpoint is not enabled"
+		log.Error(msg, "event", "shutdown_failed", "url", url, "status", resp.StatusCode,
+			"elapsed", elapsed, "hint", NotEnabledHint)
+		return errors.New(msg)
 	}
-	log.Info("proxy shutdown requested", "event", "shutdown_sent", "url", url,
-		"status", resp.StatusCode, "elapsed", elapsed)
-	return nil
+	log.Error("proxy shutdown failed", "event", "shutdown_failed", "url", url,
+		"status", resp.StatusCode, "elapsed", elapsed, "error", "answered "+resp.Status)
+	return fmt.Errorf("answered %s", resp.Status)
 }
 
-func newClient(log *slog.Logger, sawResponse func(*http.Response)) *retryablehttp.Client {
+// notEnabled recognises the answer of a Linkerd proxy whose shutdown
+// endpoint is switched off: 404 "shutdown endpoint is not enabled".
+func notEnabled(resp *http.Response) bool {
+	if resp.StatusCode != http.StatusNotFound {
+		return false
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	return strings.Contains(string(body), "shutdown endpoint is not enabled")
+}
+
+// client is a retrying HTTP client for one URL: no HTTP proxy from the
+// environment, no redirects, no keep-alive (each attempt's connection
+// carries one answer, which answer.Conn bounds), and no time limit of its
+// own: the context's deadline is the budget.
+func (t *target) client() *retryablehttp.Client {
 	return &retryablehttp.Client{
 		HTTPClient: &http.Client{
-			Timeout:       AttemptTimeout,
-			Transport:     &http.Transport{Proxy: nil},
+			Transport: &http.Transport{
+				// Never through an HTTP proxy from the environment: the
+				// endpoint is the pod's own.
+				Proxy:             nil,
+				DisableKeepAlives: true,
+				DialContext:       t.dial,
+				DialTLSContext:    t.dialTLS,
+			},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-		Logger:       debugLogger{log},
 		RetryWaitMin: retryWaitMin,
 		RetryWaitMax: retryWaitMax,
 		RetryMax:     1 << 20, // bounded by the context's deadline, not a count
-		CheckRetry:   checkRetry,
+		CheckRetry:   t.checkRetry,
 		Backoff:      retryablehttp.DefaultBackoff,
-		ResponseLogHook: func(_ retryablehttp.Logger, resp *http.Response) {
-			sawResponse(resp)
-		},
 		ErrorHandler: func(resp *http.Response, err error, _ int) (*http.Response, error) {
 			if resp != nil {
 				resp.Body.Close()
@@ -116,24 +187,83 @@ func newClient(log *slog.Logger, sawResponse func(*http.Response)) *retryablehtt
 	}
 }
 
-// checkRetry is the retry policy of SPEC.md's shutdown step.
-func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return false, fmt.Errorf("gave up after --shutdown-timeout: %w", ctxErr)
+func (t *target) connect(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, network, addr)
+	if err == nil {
+		t.seen.Store(true) // something listens: the proxy has started
 	}
-	if err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) {
-			return false, ErrProxyGone
-		}
-		return true, nil // timeouts, resets: the proxy may still answer
-	}
-	return resp.StatusCode >= 500, nil
+	return conn, err
 }
 
-// debugLogger keeps the library's own lines at debug level under our prefix.
-type debugLogger struct{ log *slog.Logger }
+func (t *target) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	conn, err := t.connect(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return answer.NewConn(conn), nil
+}
 
-func (l debugLogger) Error(msg string, kv ...any) { l.log.Debug("shutdown: "+msg, kv...) }
-func (l debugLogger) Info(msg string, kv ...any)  { l.log.Debug("shutdown: "+msg, kv...) }
-func (l debugLogger) Debug(msg string, kv ...any) { l.log.Debug("shutdown: "+msg, kv...) }
-func (l debugLogger) Warn(msg string, kv ...any)  { l.log.Debug("shutdown: "+msg, kv...) }
+func (t *target) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
+	conn, err := t.connect(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	tc := tls.Client(conn, &tls.Config{ServerName: host})
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return answer.NewConn(tc), nil
+}
+
+// checkRetry is the retry policy of the package comment. It also keeps the
+// last outcome, for the line that reports a shutdown that ran out of time,
+// and logs each attempt at debug level.
+func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	t.n++
+	switch {
+	case err == nil:
+		t.seen.Store(true)
+		t.last = resp.Status
+		t.log.Debug("shutdown POST answered", "event", "shutdown_attempt", "url", t.url,
+			"attempt", t.n, "status", resp.StatusCode)
+	case ctx.Err() != nil:
+		t.last = "no answer"
+	default:
+		t.last = answer.Describe(err)
+		t.log.Debug("shutdown POST failed", "event", "shutdown_attempt", "url", t.url,
+			"attempt", t.n, "error", t.last)
+	}
+	switch {
+	case err == nil && resp.StatusCode < 500:
+		return false, nil // an answer that decides, even on the deadline
+	case ctx.Err() != nil:
+		return false, ctx.Err()
+	case err == nil:
+		return true, nil
+	case errors.Is(err, syscall.ECONNREFUSED) && t.seen.Load():
+		return false, errGone
+	case errors.Is(err, answer.ErrTooLarge), isTLSFailure(err):
+		return false, err
+	}
+	// Timeouts, resets, and a refused connection from a proxy never seen
+	// running: it may still answer.
+	return true, nil
+}
+
+// isTLSFailure reports a TLS handshake or certificate failure: the same
+// certificate would fail again.
+func isTLSFailure(err error) bool {
+	var (
+		certErr  *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		record   tls.RecordHeaderError
+		alert    tls.AlertError
+	)
+	return errors.As(err, &certErr) || errors.As(err, &unknown) || errors.As(err, &hostname) ||
+		errors.As(err, &invalid) || errors.As(err, &record) || errors.As(err, &alert)
+}

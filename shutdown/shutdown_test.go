@@ -1,11 +1,15 @@
 package shutdown
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,9 +22,22 @@ import (
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
-// answers serves the given statuses in turn, repeating the last one.
+func TestMain(m *testing.M) {
+	cleanup := testutil.TrustTestServers()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// bound is how long a shutdown may take in tests where it must not run out
+// of time: a shutdown that wrongly waited or retried fails with a timeout.
+const bound = 10 * time.Second
+
+// answers serves the given statuses in turn, repeating the last one, and
+// counts the POSTs. It stays up after a 2xx, to count a second POST.
 type answers struct {
 	statuses []int
+	delay    time.Duration // before each answer
 	posts    atomic.Int64
 }
 
@@ -34,13 +51,27 @@ func (a *answers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if status == http.StatusFound {
 		w.Header().Set("Location", "/elsewhere")
 	}
+	select {
+	case <-time.After(a.delay):
+	case <-r.Context().Done():
+		return
+	}
 	w.WriteHeader(status)
 }
 
-func post(t *testing.T, timeout time.Duration, urls ...string) (error, string) {
+// post runs a shutdown with a text log at info level and returns its error
+// and its log.
+func post(t *testing.T, o Options) (error, string) {
 	var buf testutil.Buffer
-	err := Post(context.Background(), urls, timeout, logging.New(&buf, "text", 0))
+	if o.Logger == nil {
+		o.Logger = logging.New(&buf, "text", 0)
+	}
+	err := Post(context.Background(), o)
 	return err, buf.String()
+}
+
+func opts(timeout time.Duration, urls ...string) Options {
+	return Options{URLs: urls, Timeout: timeout}
 }
 
 func server(t *testing.T, h http.Handler) string {
@@ -49,29 +80,69 @@ func server(t *testing.T, h http.Handler) string {
 	return srv.URL + "/shutdown"
 }
 
+// closedPort is a loopback URL where nothing listens.
+func closedPort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.NoError(t, ln.Close())
+	return "http://" + ln.Addr().String() + "/shutdown"
+}
+
 func TestAccepted(t *testing.T) {
 	a := &answers{statuses: []int{200}}
-	err, log := post(t, time.Second, server(t, a))
+	url := server(t, a)
+	err, log := post(t, opts(bound, url))
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), a.posts.Load())
+	assert.Regexp(t, `^proxy-await: proxy shutdown requested url=`+url+` status=200 elapsed=\S+\n$`, log)
+}
+
+// --shutdown-timeout bounds the whole shutdown, not each POST: a proxy that
+// takes 1.5 s to answer is asked once, and succeeds.
+func TestSlowAnswerWithinTheBudget(t *testing.T) {
+	a := &answers{statuses: []int{200}, delay: 1500 * time.Millisecond}
+	err, log := post(t, opts(bound, server(t, a)))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), a.posts.Load(), "one POST")
 	assert.Contains(t, log, "proxy shutdown requested")
-	assert.Contains(t, log, "status=200")
 }
 
 func TestServerErrorsAreRetried(t *testing.T) {
 	a := &answers{statuses: []int{503, 500, 200}}
-	err, _ := post(t, 5*time.Second, server(t, a))
+	err, _ := post(t, opts(bound, server(t, a)))
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), a.posts.Load())
 }
 
-func TestServerErrorsUntilTheDeadline(t *testing.T) {
-	a := &answers{statuses: []int{503}}
-	err, log := post(t, 300*time.Millisecond, server(t, a))
-	require.Error(t, err)
-	assert.Greater(t, a.posts.Load(), int64(1))
-	assert.Contains(t, log, "proxy shutdown failed")
-	assert.Contains(t, log, "503 Service Unavailable")
+// A shutdown that runs out of time says so in one wording, with what
+// happened last.
+func TestOutOfTimeSaysWhatHappenedLast(t *testing.T) {
+	hang := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	for _, tc := range []struct {
+		name     string
+		url      string
+		answered bool
+		last     string
+		hint     string
+	}{
+		{"503", server(t, &answers{statuses: []int{503}}), false, `last="503 Service Unavailable"`, ""},
+		{"hang", server(t, hang), false, `last="no answer"`, ""},
+		{"refused from a proxy never seen", closedPort(t), false, `last="connection refused"`,
+			` (hint: the proxy never answered: is the pod meshed (is the sidecar injected), and is --proxy (or --shutdown-url) right?)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			err, log := post(t, Options{URLs: []string{tc.url}, Timeout: 300 * time.Millisecond, ProxyAnswered: tc.answered})
+			require.Error(t, err)
+			assert.Less(t, time.Since(start), bound, "gives up at --shutdown-timeout")
+			assert.Regexp(t, `^proxy-await: error: proxy did not shut down within 300ms url=`+tc.url+
+				` elapsed=\S+ `+regexpQuote(tc.last+tc.hint)+`\n$`, log)
+		})
+	}
+}
+
+func regexpQuote(s string) string {
+	return strings.NewReplacer("(", `\(`, ")", `\)`, "-", `\-`, "?", `\?`).Replace(s)
 }
 
 func TestNotRetried(t *testing.T) {
@@ -82,64 +153,281 @@ func TestNotRetried(t *testing.T) {
 			mux := http.NewServeMux()
 			mux.Handle("/shutdown", a)
 			mux.HandleFunc("/elsewhere", func(http.ResponseWriter, *http.Request) { followed.Store(true) })
-			err, log := post(t, 5*time.Second, server(t, mux))
+			url := server(t, mux)
+			err, log := post(t, opts(bound, url))
 			require.Error(t, err)
 			assert.Equal(t, int64(1), a.posts.Load(), "not retried")
 			assert.False(t, followed.Load(), "a redirect is never followed")
-			assert.Contains(t, log, "error: proxy shutdown failed")
-			assert.Contains(t, log, fmt.Sprintf("status=%d", status))
+			assert.Regexp(t, fmt.Sprintf(`^proxy-await: error: proxy shutdown failed url=%s status=%d elapsed=\S+ error="answered %d %s"\n$`,
+				url, status, status, http.StatusText(status)), log)
 		})
 	}
 }
 
-func TestRefusedMeansGone(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
+// Linkerd's proxy answers so when its shutdown endpoint is not enabled, the
+// default in recent releases.
+func TestLinkerdShutdownEndpointNotEnabled(t *testing.T) {
+	var posts atomic.Int64
+	url := server(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		posts.Add(1)
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte("shutdown endpoint is not enabled\n"))
+	}))
+	err, log := post(t, opts(bound, url))
+	require.EqualError(t, err, "the proxy's shutdown endpoint is not enabled")
+	assert.Equal(t, int64(1), posts.Load(), "not retried")
+	assert.Regexp(t, `^proxy-await: error: the proxy's shutdown endpoint is not enabled url=`+url+
+		` status=404 elapsed=\S+ \(hint: enable it \(Linkerd: annotation config.linkerd.io/proxy-admin-shutdown: enabled, `+
+		`or the Helm value proxy.enableShutdownEndpoint=true\), or run the proxy as a native sidecar, where -S is not needed\)\n$`, log)
 
-	start := time.Now()
-	err, log := post(t, 5*time.Second, "http://"+addr+"/shutdown")
-	require.NoError(t, err, "a proxy that is gone already needs no shutdown")
-	assert.Less(t, time.Since(start), 4*time.Second, "a refused connection is not retried until the deadline")
-	assert.Equal(t, 1, strings.Count(log, "proxy already gone"), "logged once")
-	assert.NotContains(t, log, "error:")
+	var buf testutil.Buffer
+	_ = Post(context.Background(), Options{URLs: []string{url}, Timeout: bound, Logger: logging.New(&buf, "json", 0)})
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal([]byte(buf.String()), &rec))
+	assert.Equal(t, "shutdown_failed", rec["event"])
+	assert.Equal(t, "the proxy's shutdown endpoint is not enabled", rec["msg"])
+	assert.Equal(t, NotEnabledHint, rec["hint"])
 }
 
-func TestHangingProxyGivesUpInTime(t *testing.T) {
-	var posts atomic.Int64
-	hang := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		posts.Add(1)
-		<-r.Context().Done()
+// A refused connection means the proxy has exited only if it was seen
+// running: it answered the readiness probes, or this shutdown reached it.
+func TestRefused(t *testing.T) {
+	t.Run("after readiness answered", func(t *testing.T) {
+		start := time.Now()
+		err, log := post(t, Options{URLs: []string{closedPort(t)}, Timeout: bound, ProxyAnswered: true})
+		require.NoError(t, err, "a proxy that is gone already needs no shutdown")
+		assert.Less(t, time.Since(start), bound, "not retried until the deadline")
+		assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=\S+ elapsed=\S+\n$`, log)
 	})
-	start := time.Now()
-	err, log := post(t, 1500*time.Millisecond, server(t, hang))
-	require.Error(t, err)
-	assert.Less(t, time.Since(start), 3*time.Second, "gives up at --shutdown-timeout")
-	assert.GreaterOrEqual(t, posts.Load(), int64(2), "an attempt that times out is retried")
-	assert.Contains(t, log, "gave up after --shutdown-timeout")
+	t.Run("after the shutdown reached the proxy", func(t *testing.T) {
+		// The proxy answers 503 and exits: its port refuses from then on.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		go func() {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			testutil.ReadRequest(bufio.NewReader(conn))
+			ln.Close()
+			_, _ = conn.Write([]byte("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"))
+		}()
+		t.Cleanup(func() { ln.Close() })
+		err, log := post(t, opts(bound, "http://"+ln.Addr().String()+"/shutdown"))
+		require.NoError(t, err)
+		assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=\S+ elapsed=\S+\n$`, log)
+	})
+	t.Run("after the proxy reset the shutdown's connection", func(t *testing.T) {
+		// The proxy accepts the POST's connection, exits without an
+		// answer (a reset), and its port refuses from then on.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		go func() {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			testutil.ReadRequest(bufio.NewReader(conn))
+			ln.Close()
+			conn.(*net.TCPConn).SetLinger(0)
+			conn.Close()
+		}()
+		t.Cleanup(func() { ln.Close() })
+		err, log := post(t, opts(bound, "http://"+ln.Addr().String()+"/shutdown"))
+		require.NoError(t, err)
+		assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=\S+ elapsed=\S+\n$`, log)
+	})
+	t.Run("from a proxy never seen", func(t *testing.T) {
+		// The proxy starts late: the first POSTs are refused, a later
+		// one reaches it.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := ln.Addr().String()
+		require.NoError(t, ln.Close())
+		var buf testutil.Buffer
+		done := make(chan error, 1)
+		go func() {
+			done <- Post(context.Background(), Options{URLs: []string{"http://" + addr + "/shutdown"}, Timeout: bound,
+				Logger: logging.New(&buf, "text", -4)})
+		}()
+		// Start the proxy once a refused POST has been logged.
+		deadline := time.Now().Add(bound)
+		for !strings.Contains(buf.String(), `error="connection refused"`) {
+			require.True(t, time.Now().Before(deadline), "no refused POST logged: %q", buf.String())
+			time.Sleep(time.Millisecond)
+		}
+		a := &answers{statuses: []int{200}}
+		srv := httptest.NewUnstartedServer(a)
+		srv.Listener.Close()
+		srv.Listener, err = net.Listen("tcp", addr)
+		require.NoError(t, err)
+		srv.Start()
+		t.Cleanup(srv.Close)
+		require.NoError(t, <-done)
+		assert.Equal(t, int64(1), a.posts.Load())
+		assert.Contains(t, buf.String(), "proxy shutdown requested")
+	})
+}
+
+// Answers that would cost memory or time without a bound: an endless
+// header fails at 64 KiB and is not retried; a 2xx decides without its body.
+func TestAnswersAreBounded(t *testing.T) {
+	chunk := []byte(strings.Repeat("a", 32<<10))
+	for _, tc := range []struct {
+		name    string
+		answer  string // then chunk, endlessly, if endless
+		endless bool
+		err     string
+	}{
+		{"endless header", "HTTP/1.1 200 OK\r\nX-Endless: ", true, "answer larger than 64 KiB"},
+		{"100 MB body", fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", 100<<20), true, ""},
+		{"slow drip", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nr\r\n", false, ""},
+		{"100 Continue first", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, conns := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+				if testutil.ReadRequest(r) == nil {
+					return
+				}
+				_, _ = conn.Write([]byte(tc.answer))
+				for tc.endless {
+					if _, err := conn.Write(chunk); err != nil {
+						return
+					}
+				}
+				<-time.After(bound) // the slow drip's next byte, after the client has left
+			})
+			url := "http://" + addr + "/shutdown"
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			err, log := post(t, opts(bound, url))
+			runtime.ReadMemStats(&after)
+			if tc.err == "" {
+				require.NoError(t, err)
+				assert.Contains(t, log, "proxy shutdown requested")
+			} else {
+				require.EqualError(t, err, tc.err)
+				assert.Regexp(t, `^proxy-await: error: proxy shutdown failed url=\S+ elapsed=\S+ error="`+tc.err+`"\n$`, log)
+			}
+			assert.Equal(t, int64(1), conns.Load(), "one POST")
+			// net/http's header parser allocates about six times what it
+			// reads: the 64 KiB of an endless header cost some 400 KiB, once.
+			t.Logf("allocated %d KiB", (after.TotalAlloc-before.TotalAlloc)>>10)
+			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(640<<10), "bounded memory")
+		})
+	}
+}
+
+func TestResetIsRetried(t *testing.T) {
+	var n atomic.Int64
+	addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		if testutil.ReadRequest(r) == nil {
+			return
+		}
+		if n.Add(1) == 1 {
+			conn.(*net.TCPConn).SetLinger(0) // the first POST: reset
+			return
+		}
+		_, _ = conn.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
+	})
+	var buf testutil.Buffer
+	require.NoError(t, Post(context.Background(), Options{URLs: []string{"http://" + addr + "/shutdown"}, Timeout: bound,
+		Logger: logging.New(&buf, "text", -4)}))
+	assert.Equal(t, int64(2), n.Load())
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 3, buf.String())
+	assert.Regexp(t, `^proxy-await: debug: shutdown POST failed url=\S+ attempt=1 error="connection reset"$`, lines[0])
+	assert.Regexp(t, `^proxy-await: debug: shutdown POST answered url=\S+ attempt=2 status=200$`, lines[1])
+	assert.Regexp(t, `^proxy-await: proxy shutdown requested url=\S+ status=200 elapsed=\S+$`, lines[2])
+}
+
+// A certificate that fails verification fails the same way on every
+// attempt: it is said at once, in plain words, and not retried.
+func TestTLSFailureSaysWhy(t *testing.T) {
+	var posts atomic.Int64
+	srv := testutil.NewUntrustedTLSServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { posts.Add(1) }))
+	err, log := post(t, opts(bound, srv.URL+"/shutdown"))
+	require.EqualError(t, err, "TLS: certificate signed by unknown authority")
+	assert.Regexp(t, `^proxy-await: error: proxy shutdown failed url=\S+ elapsed=\S+ error="TLS: certificate signed by unknown authority"\n$`, log)
+	assert.Zero(t, posts.Load())
+
+	good := &answers{statuses: []int{200}}
+	tlsSrv := httptest.NewTLSServer(good)
+	t.Cleanup(tlsSrv.Close)
+	err, _ = post(t, opts(bound, tlsSrv.URL+"/shutdown"))
+	require.NoError(t, err, "a trusted certificate passes")
+	assert.Equal(t, int64(1), good.posts.Load())
+}
+
+func TestCredentialsAreSentNotLogged(t *testing.T) {
+	a := &answers{statuses: []int{200}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if user, pass, ok := r.BasicAuth(); !ok || user != "admin" || pass != "s3cret" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		a.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	var buf testutil.Buffer
+	err := Post(context.Background(), Options{URLs: []string{strings.Replace(srv.URL, "://", "://admin:s3cret@", 1) + "/shutdown"},
+		Timeout: bound, Logger: logging.New(&buf, "text", -4)})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), a.posts.Load())
+	assert.Contains(t, buf.String(), "url=http://admin:xxxxx@")
+	assert.NotContains(t, buf.String(), "s3cret")
 }
 
 func TestEveryURLIsPosted(t *testing.T) {
 	a, b := &answers{statuses: []int{200}}, &answers{statuses: []int{404}}
-	err, _ := post(t, time.Second, server(t, a), server(t, b))
+	err, _ := post(t, opts(bound, server(t, a), server(t, b)))
 	require.Error(t, err)
 	assert.Equal(t, int64(1), a.posts.Load())
 	assert.Equal(t, int64(1), b.posts.Load())
 }
 
-func TestLibraryLogsOnlyAtDebug(t *testing.T) {
-	a := &answers{statuses: []int{503, 200}}
-	err, log := post(t, 5*time.Second, server(t, a))
-	require.NoError(t, err)
-	assert.NotContains(t, log, "[DEBUG]")
-	assert.NotContains(t, log, "retrying")
-	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
-		assert.True(t, strings.HasPrefix(line, "proxy-await: "), "stray line %q", line)
-	}
-
+// Under --log-format json every line is one JSON object with an event,
+// debug lines included; none is the HTTP library's own.
+func TestEveryLineHasAnEvent(t *testing.T) {
 	var buf testutil.Buffer
-	require.NoError(t, Post(context.Background(), []string{server(t, &answers{statuses: []int{500, 200}})},
-		5*time.Second, logging.New(&buf, "text", -4)))
-	assert.Contains(t, buf.String(), "proxy-await: debug: shutdown: retrying request")
+	a := &answers{statuses: []int{503, 500, 200}}
+	_ = Post(context.Background(), Options{URLs: []string{server(t, a), closedPort(t)}, Timeout: 300 * time.Millisecond,
+		Logger: logging.New(&buf, "json", -4)})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	assert.Greater(t, len(lines), 4)
+	for _, line := range lines {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), "not a JSON object: %q", line)
+		assert.NotEmpty(t, rec["event"], "no event: %q", line)
+	}
+}
+
+// Go's HTTP client would send a POST to http://0.0.0.0:PORT through the
+// proxy that HTTP_PROXY names (only localhost and loopback addresses are
+// exempt), yet on Linux that address reaches the loopback server directly:
+// a shutdown client that honoured the environment would reach the counting
+// proxy and never the shutdown endpoint.
+func TestEnvironmentProxyIgnored(t *testing.T) {
+	proxy, proxied := testutil.CountingProxy(t)
+	for _, v := range []string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"} {
+		t.Setenv(v, proxy)
+	}
+	t.Setenv("NO_PROXY", "")
+	t.Setenv("no_proxy", "")
+	a := &answers{statuses: []int{200}}
+	url := strings.Replace(server(t, a), "127.0.0.1", "0.0.0.0", 1)
+
+	// The control: Go's default rules proxy this URL.
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}).Post(url, "", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, int64(1), proxied.Load(), "Go's default client goes through the proxy for %s", url)
+
+	err, _ = post(t, opts(bound, url))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), a.posts.Load(), "the POST reached the endpoint")
+	assert.Equal(t, int64(1), proxied.Load(), "and not through the proxy")
 }
