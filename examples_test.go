@@ -195,6 +195,32 @@ func checkManifest(objs []k8sObject, img *dockerImage) error {
 	return errors.Join(errs...)
 }
 
+// podSidecars names the presets of the sidecars a pod template gets: those
+// its annotations inject, and a Cloud SQL Auth Proxy among its containers.
+func podSidecars(tpl *corev1.PodTemplateSpec) []string {
+	var names []string
+	inject := func(key, value string) bool { return tpl.Annotations[key] == value || tpl.Labels[key] == value }
+	if inject("linkerd.io/inject", "enabled") {
+		names = append(names, "linkerd")
+	}
+	if inject("sidecar.istio.io/inject", "true") {
+		names = append(names, "istio")
+	}
+	if inject("dapr.io/enabled", "true") {
+		names = append(names, "dapr")
+	}
+	if inject("consul.hashicorp.com/connect-inject", "true") {
+		names = append(names, "consul")
+	}
+	for _, c := range append(slices.Clone(tpl.Spec.InitContainers), tpl.Spec.Containers...) {
+		if strings.Contains(c.Image, "/cloud-sql-proxy:") {
+			names = append(names, "cloudsql")
+			break
+		}
+	}
+	return names
+}
+
 type failFunc func(where, format string, args ...any)
 
 func checkName(fail failFunc, o k8sObject, name string) {
@@ -226,13 +252,12 @@ func checkPod(fail failFunc, o k8sObject, tpl *corev1.PodTemplateSpec, job bool,
 			fail(o.where, "volume %q: no ConfigMap %q in the same manifest", v.Name, v.ConfigMap.Name)
 		}
 	}
-	mesh := "none"
-	switch {
-	case tpl.Annotations["linkerd.io/inject"] == "enabled":
-		mesh = "linkerd"
-	case tpl.Labels["sidecar.istio.io/inject"] == "true" || tpl.Annotations["sidecar.istio.io/inject"] == "true":
-		mesh = "istio"
+	sidecars := podSidecars(tpl)
+	runsProxyAwait := func(c corev1.Container) bool {
+		argv := img.argv(c)
+		return len(argv) > 0 && path.Base(argv[0]) == "proxy-await"
 	}
+	withProxyAwait := slices.ContainsFunc(spec.Containers, runsProxyAwait)
 	grace := 30 * time.Second // the Kubernetes default
 	if spec.TerminationGracePeriodSeconds != nil {
 		grace = time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second
@@ -244,6 +269,9 @@ func checkPod(fail failFunc, o k8sObject, tpl *corev1.PodTemplateSpec, job bool,
 		}
 		if c.Image == "" {
 			fail(where, "no image")
+		}
+		if withProxyAwait && !runsProxyAwait(c) {
+			continue // a sidecar the pod runs itself, such as cloud-sql-proxy
 		}
 		argv := img.argv(c)
 		if len(argv) == 0 {
@@ -259,11 +287,13 @@ func checkPod(fail failFunc, o k8sObject, tpl *corev1.PodTemplateSpec, job bool,
 			fail(where, "proxy-await %s: %v", strings.Join(argv[1:], " "), err)
 			continue
 		}
-		switch {
-		case mesh == "none" && len(cfg.readyURLs) > 0:
+		if len(sidecars) == 0 && len(cfg.readyURLs) > 0 {
 			fail(where, "the pod is not meshed, but proxy-await waits for %v (use --proxy none)", cfg.readyURLs)
-		case mesh != "none" && cfg.proxy != mesh:
-			fail(where, "the pod is injected with %s, but proxy-await uses --proxy %s", mesh, cfg.proxy)
+		}
+		for _, s := range sidecars {
+			if !slices.Contains(cfg.proxies, s) {
+				fail(where, "the pod is injected with %s, but proxy-await uses --proxy %s", s, strings.Join(cfg.proxies, ","))
+			}
 		}
 		if job && !cfg.shutdown {
 			fail(where, "a %s must use --shutdown, or its pod never completes", o.kind)
