@@ -75,7 +75,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestShutdownPostedOnceWithShutdownFlag(t *testing.T) {
-	fp := startProxy(t)
+	fp := startProxy(t, "-stay-up") // stays up to count a second POST
 	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
 		child("exit", "7")...)...)
 	assert.Equal(t, 7, p.wait())
@@ -93,7 +93,7 @@ func TestNoShutdownWithoutFlag(t *testing.T) {
 }
 
 func TestReadinessTimeout(t *testing.T) {
-	fp := startProxy(t, "-ready-after", "never")
+	fp := startProxy(t, "-ready-after", "never", "-stay-up")
 	p := startPA(t, nil, append([]string{"-S", "-t", "150ms", "--ready-url", fp.url("/ready"),
 		"--shutdown-url", fp.url("/shutdown")}, child("args", "started")...)...)
 	assert.Equal(t, 69, p.wait())
@@ -161,7 +161,7 @@ func TestSigtermReachesTheChild(t *testing.T) {
 func TestTerminationWhileWaiting(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			fp := startProxy(t, "-ready-after", "never")
+			fp := startProxy(t, "-ready-after", "never", "-stay-up")
 			p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
 				child("args", "started")...)...)
 			fp.waitFor("a not-ready probe", notReadyProbes(1))
@@ -175,7 +175,7 @@ func TestTerminationWhileWaiting(t *testing.T) {
 }
 
 func TestEnvironmentConfiguration(t *testing.T) {
-	fp := startProxy(t)
+	fp := startProxy(t, "-stay-up")
 	ready, shut := fp.url("/ready"), fp.url("/shutdown")
 
 	t.Run("variables configure", func(t *testing.T) {
