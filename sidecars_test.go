@@ -1,0 +1,214 @@
+package main
+
+// The sidecars a Job meets beyond the mesh proxies: each preset's endpoints
+// against the fake proxy answering as that sidecar does, several presets at
+// once, a Linkerd proxy whose shutdown endpoint is off, and a real Cloud SQL
+// Auth Proxy v2. The fakes listen on free ports; the preset's paths come
+// from the preset table, so a wrong path in a preset fails here.
+
+import (
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// presetPath is the path of a preset's URL.
+// startedThenExit3 is a job that says it started, then fails with 3.
+var startedThenExit3 = []string{"--", "sh", "-c", "echo started; exit 3"}
+
+func presetPath(t *testing.T, format string) string {
+	t.Helper()
+	u, err := url.Parse(presetURL(format, 1))
+	require.NoError(t, err)
+	return u.Path
+}
+
+// notReadyAnswers holds once n readiness probes of path got an error status
+// (503 from most proxies, 500 from daprd).
+func notReadyAnswers(path string, n int) func([]request) bool {
+	return func(rs []request) bool {
+		c := 0
+		for _, r := range rs {
+			if r.Method == "GET" && r.Path == path && r.Status >= 500 {
+				c++
+			}
+		}
+		return c >= n
+	}
+}
+
+// notReady is the readiness probes that got an error status.
+func notReady(rs []request) []request {
+	var out []request
+	for _, r := range rs {
+		if r.Method == "GET" && r.Status >= 500 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// sidecarURLs are the readiness and shutdown URLs of a fake proxy playing
+// the preset name, on the fake's own ports.
+func sidecarURLs(t *testing.T, fp *fakeProxy, name string) (ready, shutdown string) {
+	t.Helper()
+	p := presets[name]
+	readyAddr, shutdownAddr := fp.addr, fp.addr
+	switch name {
+	case "istio", "cloudsql":
+		readyAddr = fp.ready
+	case "consul":
+		shutdownAddr = fp.lifecycle
+	}
+	require.NotEmpty(t, readyAddr)
+	require.NotEmpty(t, shutdownAddr)
+	return "http://" + readyAddr + presetPath(t, p.ready), "http://" + shutdownAddr + presetPath(t, p.shutdown)
+}
+
+func TestEachSidecarPreset(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int // the shutdown answer
+	}{
+		{"linkerd", 200},
+		{"istio", 200},
+		{"envoy", 200},
+		{"cloudsql", 200},
+		{"dapr", 204},
+		{"consul", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fp := startProxy(t, "-flavor", tc.name, "-ready-after", "never", "-stay-up")
+			ready, shutdown := sidecarURLs(t, fp, tc.name)
+			p := startPA(t, nil, append([]string{"-S", "--ready-url", ready, "--shutdown-url", shutdown},
+				startedThenExit3...)...)
+			readyPath, shutdownPath := presetPath(t, presets[tc.name].ready), presetPath(t, presets[tc.name].shutdown)
+			fp.waitFor("a not-ready probe", notReadyAnswers(readyPath, 1))
+			p.silent("the sidecar is not ready")
+			fp.signal(syscall.SIGUSR1)
+			assert.Equal(t, "started", p.expect(""))
+			assert.Equal(t, 3, p.wait())
+
+			var shutdowns []request
+			for _, r := range fp.requests() {
+				if r.Path == shutdownPath {
+					shutdowns = append(shutdowns, r)
+				}
+			}
+			require.Len(t, shutdowns, 1, "exactly one shutdown request")
+			assert.Equal(t, "POST", shutdowns[0].Method)
+			assert.Equal(t, tc.status, shutdowns[0].Status)
+		})
+	}
+}
+
+// --proxy istio,cloudsql: both sidecars are awaited, the command starts only
+// once the second is ready too, and both are shut down once.
+func TestSeveralSidecars(t *testing.T) {
+	istio := startProxy(t, "-flavor", "istio", "-stay-up")
+	cloudsql := startProxy(t, "-flavor", "cloudsql", "-ready-after", "never", "-stay-up")
+	istioReady, istioQuit := sidecarURLs(t, istio, "istio")
+	sqlReady, sqlQuit := sidecarURLs(t, cloudsql, "cloudsql")
+
+	p := startPA(t, nil, append([]string{"-S",
+		"--ready-url", istioReady, "--ready-url", sqlReady,
+		"--shutdown-url", istioQuit, "--shutdown-url", sqlQuit},
+		startedThenExit3...)...)
+	cloudsql.waitFor("three not-ready probes", notReadyAnswers("/startup", 3))
+	istio.waitFor("istio ready", func(rs []request) bool { return len(rs) > 0 })
+	p.silent("cloud-sql-proxy is not ready")
+	cloudsql.signal(syscall.SIGUSR1)
+	assert.Equal(t, "started", p.expect(""))
+	assert.Equal(t, 3, p.wait())
+
+	assert.Equal(t, 1, istio.count("GET", "/healthz/ready"), "a ready URL is not probed again")
+	assert.Equal(t, 1, istio.count("POST", "/quitquitquit"))
+	assert.Equal(t, 1, cloudsql.count("POST", "/quitquitquit"))
+	assert.Equal(t, 1, cloudsql.count("GET", "/startup")-len(notReady(cloudsql.requests())), "one probe saw it ready")
+}
+
+// A Linkerd proxy whose shutdown endpoint is not enabled answers 404: the
+// error says what that means and what to do, the 404 is not retried, and
+// proxy-await still exits with the child's code.
+func TestLinkerdShutdownNotEnabled(t *testing.T) {
+	fp := startProxy(t, "-shutdown-disabled", "-stay-up")
+	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
+		child("exit", "3")...)...)
+	assert.Equal(t, 3, p.wait())
+	assert.Equal(t, 1, fp.count("POST", "/shutdown"), "a 404 is not retried")
+	var line string
+	for _, l := range strings.Split(p.stderr.String(), "\n") {
+		if strings.Contains(l, "shutdown endpoint is not enabled") {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line, "no line says the shutdown endpoint is not enabled")
+	assert.Contains(t, line, "proxy.enableShutdownEndpoint")
+	assert.Contains(t, line, "native sidecar")
+}
+
+// cloudSQLProxy is the Cloud SQL Auth Proxy v2 binary that `make deps`
+// builds: $CLOUD_SQL_PROXY, or where the Makefile keeps it.
+func cloudSQLProxy(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("CLOUD_SQL_PROXY")
+	if bin == "" {
+		cache, err := os.UserCacheDir()
+		require.NoError(t, err)
+		bin = filepath.Join(cache, "proxy-await", "tools", "bin", "cloud-sql-proxy")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("the Cloud SQL Auth Proxy is not installed at %s: run `make deps` (it builds it from the Go module proxy)", bin)
+	}
+	return bin
+}
+
+// A real Cloud SQL Auth Proxy v2, offline: proxy-await waits for its
+// /startup, runs the job, POSTs /quitquitquit, and exits with the job's
+// code; cloud-sql-proxy exits 0 on the POST.
+func TestRealCloudSQLProxy(t *testing.T) {
+	bin := cloudSQLProxy(t)
+	httpAddr, adminAddr := freeAddr(t), freeAddr(t)
+	_, httpPort, _ := strings.Cut(httpAddr, ":")
+	_, adminPort, _ := strings.Cut(adminAddr, ":")
+	_, dbPort, _ := strings.Cut(freeAddr(t), ":")
+	sql := exec.Command(bin, "--token", "fake", "--lazy-refresh", "--health-check", "--quitquitquit",
+		"--port", dbPort, "--http-port", httpPort, "--admin-port", adminPort,
+		"--sqladmin-api-endpoint", "http://127.0.0.1:1", "project:region:instance")
+	out := &strings.Builder{}
+	sql.Stdout, sql.Stderr = out, out
+	require.NoError(t, sql.Start())
+	sqlDone := make(chan error, 1)
+	go func() { sqlDone <- sql.Wait() }()
+	t.Cleanup(func() {
+		_ = sql.Process.Kill()
+		<-sqlDone
+		if t.Failed() {
+			t.Logf("cloud-sql-proxy output:\n%s", out.String())
+		}
+	})
+
+	p := startPA(t, nil, append([]string{"-S",
+		"--ready-url", "http://" + httpAddr + presetPath(t, presets["cloudsql"].ready),
+		"--shutdown-url", "http://" + adminAddr + presetPath(t, presets["cloudsql"].shutdown)},
+		startedThenExit3...)...)
+	assert.Equal(t, "started", p.expect(""))
+	assert.Equal(t, 3, p.wait())
+
+	select {
+	case err := <-sqlDone:
+		sqlDone <- err // for the cleanup
+		assert.NoError(t, err, "cloud-sql-proxy exits 0 on /quitquitquit")
+	case <-time.After(waitLimit):
+		t.Fatalf("cloud-sql-proxy still running %s after proxy-await's shutdown", waitLimit)
+	}
+	assert.Contains(t, p.stderr.String(), "proxy shutdown requested")
+}
