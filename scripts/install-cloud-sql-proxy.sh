@@ -13,5 +13,6 @@ if [ -x "$bin" ] && [ "$("$bin" --version 2>/dev/null)" = "cloud-sql-proxy versi
 fi
 echo "building cloud-sql-proxy $version into $dir (once; it takes minutes)" >&2
 mkdir -p "$dir"
+rm -f "$bin" # go install will not replace a file it did not build
 GOBIN="$dir" GOFLAGS=-mod=mod nice -n 10 "${GO:-go}" install "github.com/GoogleCloudPlatform/cloud-sql-proxy/v2@$version"
 "$bin" --version >/dev/null
