@@ -816,3 +816,27 @@ func TestDockerfileParse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/proxy-await", "--"}, v)
 }
+
+// The sidecars a pod gets, from its annotations and its containers, must all
+// be in proxy-await's --proxy list.
+func TestExamplesSidecarChecks(t *testing.T) {
+	for _, tt := range []struct{ file, old, new, want string }{
+		{"istio-cloudsql-job.yaml", "- istio,cloudsql\n", "- istio\n", "injected with cloudsql, but proxy-await uses --proxy istio"},
+		{"istio-cloudsql-job.yaml", "- istio,cloudsql\n", "- cloudsql\n", "injected with istio, but proxy-await uses --proxy cloudsql"},
+		{"cloudsql-job.yaml", "- cloudsql\n", "- none\n", "injected with cloudsql, but proxy-await uses --proxy none"},
+		{"dapr-job.yaml", "- dapr\n", "- linkerd\n", "injected with dapr"},
+		{"consul-job.yaml", "- consul\n", "- envoy\n", "injected with consul"},
+		{"cloudsql-job.yaml", "command: [\"/usr/local/bin/proxy-await\"]", "command: [\"/app/export\"]", "not proxy-await"},
+	} {
+		t.Run(tt.file+": "+tt.want, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(examplesDir, tt.file))
+			require.NoError(t, err)
+			require.Contains(t, string(data), tt.old)
+			objs, err := decodeManifest(tt.file, []byte(strings.Replace(string(data), tt.old, tt.new, 1)))
+			require.NoError(t, err)
+			err = checkManifest(objs, nil)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
