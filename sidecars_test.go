@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // presetPath is the path of a preset's URL.
@@ -171,19 +173,32 @@ func cloudSQLProxy(t *testing.T) string {
 	return bin
 }
 
-// A real Cloud SQL Auth Proxy v2, offline: proxy-await waits for its
-// /startup, runs the job, POSTs /quitquitquit, and exits with the job's
-// code; cloud-sql-proxy exits 0 on the POST.
+// A real Cloud SQL Auth Proxy v2, offline. proxy-await starts first and
+// waits; the job, run once cloud-sql-proxy is up, reads its /startup itself
+// (busybox wget) to show it was ready, and fails with 3. proxy-await POSTs
+// /quitquitquit, cloud-sql-proxy exits 0, and proxy-await exits 3.
 func TestRealCloudSQLProxy(t *testing.T) {
 	bin := cloudSQLProxy(t)
 	httpAddr, adminAddr := freeAddr(t), freeAddr(t)
 	_, httpPort, _ := strings.Cut(httpAddr, ":")
 	_, adminPort, _ := strings.Cut(adminAddr, ":")
 	_, dbPort, _ := strings.Cut(freeAddr(t), ":")
+	startup := "http://" + httpAddr + presetPath(t, presets["cloudsql"].ready)
+
+	p := startPA(t, nil, "-S", "--ready-url", startup,
+		"--shutdown-url", "http://"+adminAddr+presetPath(t, presets["cloudsql"].shutdown),
+		"--", "sh", "-c", "busybox wget -q -O - "+startup+" && echo; exit 3")
+	deadline := time.Now().Add(waitLimit)
+	for !strings.Contains(p.stderr.String(), "waiting for the proxy") {
+		require.True(t, time.Now().Before(deadline), "proxy-await did not start waiting; stderr:\n%s", p.stderr.String())
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.silent("cloud-sql-proxy is not running yet")
+
 	sql := exec.Command(bin, "--token", "fake", "--lazy-refresh", "--health-check", "--quitquitquit",
 		"--port", dbPort, "--http-port", httpPort, "--admin-port", adminPort,
 		"--sqladmin-api-endpoint", "http://127.0.0.1:1", "project:region:instance")
-	out := &strings.Builder{}
+	out := &testutil.Buffer{}
 	sql.Stdout, sql.Stderr = out, out
 	require.NoError(t, sql.Start())
 	sqlDone := make(chan error, 1)
@@ -196,13 +211,8 @@ func TestRealCloudSQLProxy(t *testing.T) {
 		}
 	})
 
-	p := startPA(t, nil, append([]string{"-S",
-		"--ready-url", "http://" + httpAddr + presetPath(t, presets["cloudsql"].ready),
-		"--shutdown-url", "http://" + adminAddr + presetPath(t, presets["cloudsql"].shutdown)},
-		startedThenExit3...)...)
-	assert.Equal(t, "started", p.expect(""))
+	assert.Equal(t, "ok", p.expect(""), "the job saw cloud-sql-proxy ready")
 	assert.Equal(t, 3, p.wait())
-
 	select {
 	case err := <-sqlDone:
 		sqlDone <- err // for the cleanup
@@ -211,4 +221,5 @@ func TestRealCloudSQLProxy(t *testing.T) {
 		t.Fatalf("cloud-sql-proxy still running %s after proxy-await's shutdown", waitLimit)
 	}
 	assert.Contains(t, p.stderr.String(), "proxy shutdown requested")
+	assert.Contains(t, out.String(), "/quitquitquit received request")
 }
