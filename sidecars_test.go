@@ -7,6 +7,8 @@ package main
 // from the preset table, so a wrong path in a preset fails here.
 
 import (
+	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -222,4 +224,72 @@ func TestRealCloudSQLProxy(t *testing.T) {
 	}
 	assert.Contains(t, p.stderr.String(), "proxy shutdown requested")
 	assert.Contains(t, out.String(), "/quitquitquit received request")
+}
+
+// The fake proxy answers as SPEC.md's last section says each sidecar does:
+// the tests above are only as good as these answers.
+func TestFakeProxyAnswersAsEachSidecar(t *testing.T) {
+	type answer struct {
+		method, path string
+		status       int
+		body         string
+	}
+	for _, tc := range []struct {
+		flavor   string
+		args     []string
+		notReady answer // before SIGUSR1
+		ready    answer
+		others   []answer // after the ready one, in order
+	}{
+		{"linkerd", nil, answer{"GET", "/ready", 503, "not ready\n"}, answer{"GET", "/ready", 200, "ready\n"},
+			[]answer{{"GET", "/shutdown", 405, "method not allowed\n"}, {"POST", "/shutdown", 200, "shutdown\n"}}},
+		{"linkerd", []string{"-shutdown-disabled"}, answer{"GET", "/ready", 503, "not ready\n"}, answer{"GET", "/ready", 200, "ready\n"},
+			[]answer{{"POST", "/shutdown", 404, "shutdown endpoint is not enabled\n"}}},
+		{"istio", nil, answer{"GET", "/healthz/ready", 503, "not ready\n"}, answer{"GET", "/healthz/ready", 200, "ready\n"},
+			[]answer{{"POST", "/quitquitquit", 200, ""}}},
+		{"envoy", nil, answer{"GET", "/ready", 503, "not ready\n"}, answer{"GET", "/ready", 200, "ready\n"},
+			[]answer{{"POST", "/quitquitquit", 200, "OK\n"}}},
+		{"cloudsql", nil, answer{"GET", "/startup", 503, "error"}, answer{"GET", "/startup", 200, "ok"},
+			[]answer{{"PUT", "/quitquitquit", 400, ""}, {"GET", "/quitquitquit", 200, ""}, {"POST", "/quitquitquit", 200, ""}}},
+		{"dapr", nil, answer{"GET", "/v1.0/healthz/outbound", 500, `{"errorCode":"ERR_HEALTH_OUTBOUND_NOT_READY","message":"dapr outbound is not ready"}`},
+			answer{"GET", "/v1.0/healthz/outbound", 204, ""},
+			[]answer{{"GET", "/v1.0/shutdown", 405, "method not allowed\n"}, {"POST", "/v1.0/shutdown", 204, ""}}},
+		{"consul", nil, answer{"GET", "/ready", 503, "PRE_INITIALIZING\n"}, answer{"GET", "/ready", 200, "LIVE\n"},
+			[]answer{{"GET", "/graceful_shutdown", 200, ""}, {"POST", "/graceful_shutdown", 200, ""}}},
+	} {
+		t.Run(tc.flavor+strings.Join(tc.args, ""), func(t *testing.T) {
+			fp := startProxy(t, append([]string{"-flavor", tc.flavor, "-ready-after", "never", "-stay-up"}, tc.args...)...)
+			readyURL, shutdownURL := sidecarURLs(t, fp, tc.flavor)
+			base := func(path string) string {
+				if strings.HasSuffix(readyURL, path) {
+					return readyURL
+				}
+				u, err := url.Parse(shutdownURL)
+				require.NoError(t, err)
+				u.Path = path
+				return u.String()
+			}
+			check := func(a answer) {
+				t.Helper()
+				req, err := http.NewRequest(a.method, base(a.path), nil)
+				require.NoError(t, err)
+				resp, err := http.DefaultClient.Do(req)
+				require.NoError(t, err)
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				require.NoError(t, err)
+				assert.Equal(t, a.status, resp.StatusCode, "%s %s", a.method, a.path)
+				assert.Equal(t, a.body, string(body), "%s %s", a.method, a.path)
+			}
+			check(tc.notReady)
+			fp.signal(syscall.SIGUSR1)
+			fp.waitFor("turned ready", func(rs []request) bool {
+				return len(rs) > 0 && rs[len(rs)-1].Note == "turned ready"
+			})
+			check(tc.ready)
+			for _, a := range tc.others {
+				check(a)
+			}
+		})
+	}
 }
