@@ -243,13 +243,13 @@ func (p *proxy) shutdownHandler(w http.ResponseWriter, r *http.Request) {
 		p.answer(w, r, http.StatusMethodNotAllowed, "method not allowed\n")
 		return
 	}
-	if p.shutdownDisabled {
-		p.answer(w, r, http.StatusNotFound, "shutdown endpoint is not enabled\n")
-		return
-	}
 	host, _, _ := net.SplitHostPort(r.RemoteAddr)
 	if ip := net.ParseIP(host); p.flavor != "dapr" && (ip == nil || !ip.IsLoopback()) {
 		p.answer(w, r, http.StatusForbidden, "shutdown is only allowed from localhost\n")
+		return
+	}
+	if p.shutdownDisabled { // after the client check, as in Linkerd's proxy
+		p.answer(w, r, http.StatusNotFound, "shutdown endpoint is not enabled\n")
 		return
 	}
 	if p.fault(w, r, p.shutdownFault) {
