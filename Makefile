@@ -9,6 +9,12 @@ LDFLAGS   := -s -w
 # for the container test, hyperfine for start-up timing.
 TEST_PKGS := tini dumb-init haproxy runc busybox-static hyperfine
 
+# The real Cloud SQL Auth Proxy v2 the sidecar tests run, built from the Go
+# module proxy once and kept outside the clone; the tests find it here.
+TOOLS_BIN               ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/proxy-await/tools/bin
+CLOUD_SQL_PROXY_VERSION := v2.27.0
+export CLOUD_SQL_PROXY  := $(TOOLS_BIN)/cloud-sql-proxy
+
 # haproxy and runc live in sbin, which a non-login PATH may lack.
 export PATH := $(PATH):/usr/local/sbin:/usr/sbin:/sbin
 
@@ -37,6 +43,7 @@ test: deps
 
 deps:
 	@scripts/install-deps.sh $(TEST_PKGS)
+	@GO=$(GO) scripts/install-cloud-sql-proxy.sh $(CLOUD_SQL_PROXY_VERSION) $(TOOLS_BIN)
 
 bench: deps build
 	@bench/run.sh

@@ -37,7 +37,7 @@ func TestPresetsOnTheirRealPorts(t *testing.T) {
 }
 
 func TestPortFlag(t *testing.T) {
-	fp := startProxy(t)
+	fp := startProxy(t, "-stay-up")
 	_, port, _ := strings.Cut(fp.addr, ":")
 	p := startPA(t, nil, append([]string{"-S", "-p", port}, child("exit", "0")...)...)
 	assert.Equal(t, 0, p.wait())
@@ -95,7 +95,7 @@ func TestAsScuttle(t *testing.T) {
 		assert.Equal(t, 4, p.wait())
 	})
 	t.Run("ENVOY_ADMIN_API waits for Envoy and quits it", func(t *testing.T) {
-		fp := startProxy(t, "-flavor", "envoy", "-ready-after", "never")
+		fp := startProxy(t, "-flavor", "envoy", "-ready-after", "never", "-stay-up")
 		p := startBinary(t, bin, []string{"ENVOY_ADMIN_API=http://" + fp.addr}, child("args", "started")[1:]...)
 		fp.waitFor("a not-ready probe", notReadyProbes(1))
 		fp.signal(syscall.SIGUSR1)
@@ -104,8 +104,8 @@ func TestAsScuttle(t *testing.T) {
 		assert.Equal(t, 1, fp.count("POST", "/quitquitquit"))
 	})
 	t.Run("ISTIO_QUIT_API and GENERIC_QUIT_ENDPOINTS", func(t *testing.T) {
-		istio := startProxy(t, "-flavor", "istio")
-		generic := startProxy(t)
+		istio := startProxy(t, "-flavor", "istio", "-stay-up")
+		generic := startProxy(t, "-stay-up")
 		p := startBinary(t, bin, []string{"ISTIO_QUIT_API=http://" + istio.addr, "GENERIC_QUIT_ENDPOINTS=" + generic.url("/shutdown")},
 			"true")
 		assert.Equal(t, 0, p.wait())
@@ -113,7 +113,7 @@ func TestAsScuttle(t *testing.T) {
 		assert.Equal(t, 1, generic.count("POST", "/shutdown"))
 	})
 	t.Run("the proxy is quit when the command cannot start", func(t *testing.T) {
-		fp := startProxy(t, "-flavor", "envoy")
+		fp := startProxy(t, "-flavor", "envoy", "-stay-up")
 		p := startBinary(t, bin, []string{"ENVOY_ADMIN_API=http://" + fp.addr}, "/nonexistent/app")
 		assert.Equal(t, 127, p.wait())
 		assert.Equal(t, 1, fp.count("POST", "/quitquitquit"))
@@ -143,7 +143,7 @@ func TestAsScuttle(t *testing.T) {
 		assert.Equal(t, 2, fp.count("POST", "/quitquitquit"), "quit on both paths")
 	})
 	t.Run("START_WITHOUT_ENVOY", func(t *testing.T) {
-		fp := startProxy(t, "-flavor", "envoy", "-ready-after", "never")
+		fp := startProxy(t, "-flavor", "envoy", "-ready-after", "never", "-stay-up")
 		p := startBinary(t, bin, []string{"ENVOY_ADMIN_API=http://" + fp.addr, "START_WITHOUT_ENVOY=true"}, "true")
 		assert.Equal(t, 0, p.wait())
 		assert.Equal(t, 0, fp.count("GET", "/ready"))

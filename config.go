@@ -7,6 +7,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 // config is everything the command line and the environment say.
 type config struct {
-	proxy           string
+	proxies         []string // presets, in the order given
 	port            int
 	portSet         bool // --port or its variable was given, even as 0
 	readyURLs       []string
@@ -59,26 +60,34 @@ func usagef(hint, format string, args ...any) error {
 
 // finish checks what single flags cannot check alone and fills in the preset.
 func (c *config) finish() error {
-	p, ok := presets[c.proxy]
-	if !ok {
-		return usagef("choose linkerd, istio, envoy or none", "invalid value %q for --proxy: unknown proxy", c.proxy)
-	}
 	if c.portSet {
-		if p.port == 0 {
+		if len(c.proxies) > 1 {
+			return usagef("give each proxy's URLs with --ready-url and --shutdown-url instead",
+				"invalid value %q for --port: it applies to one preset, not to %s", strconv.Itoa(c.port), strings.Join(c.proxies, ","))
+		}
+		if presets[c.proxies[0]].port == 0 {
 			return usagef("--port applies to the linkerd and envoy presets; use --ready-url and --shutdown-url",
-				"invalid value %q for --port: the %s preset has no admin port", strconv.Itoa(c.port), c.proxy)
+				"invalid value %q for --port: the %s preset has no admin port", strconv.Itoa(c.port), c.proxies[0])
 		}
 		if c.port < 1 || c.port > 65535 {
 			return usagef("", "invalid value %q for --port: not a port number (1-65535)", strconv.Itoa(c.port))
 		}
-	} else {
-		c.port = p.port
+	} else if len(c.proxies) == 1 {
+		c.port = presets[c.proxies[0]].port
 	}
-	if c.readyURLs == nil && p.ready != "" {
-		c.readyURLs = []string{presetURL(p.ready, c.port)}
-	}
-	if c.shutdownURLs == nil && p.shutdown != "" {
-		c.shutdownURLs = []string{presetURL(p.shutdown, c.port)}
+	readyGiven, shutdownGiven := c.readyURLs != nil, c.shutdownURLs != nil
+	for _, name := range c.proxies {
+		p := presets[name]
+		port := p.port
+		if c.portSet {
+			port = c.port
+		}
+		if !readyGiven && p.ready != "" {
+			c.readyURLs = append(c.readyURLs, presetURL(p.ready, port))
+		}
+		if !shutdownGiven && p.shutdown != "" {
+			c.shutdownURLs = append(c.shutdownURLs, presetURL(p.shutdown, port))
+		}
 	}
 	for _, d := range []struct {
 		name string

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -58,7 +59,7 @@ func TestParseDuration(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	c, err := parseConfig("proxy-await", []string{"app"}, env(nil))
 	require.NoError(t, err)
-	assert.Equal(t, "linkerd", c.proxy)
+	assert.Equal(t, []string{"linkerd"}, c.proxies)
 	assert.Equal(t, 4191, c.port)
 	assert.Equal(t, []string{"http://127.0.0.1:4191/ready"}, c.readyURLs)
 	assert.Equal(t, []string{"http://127.0.0.1:4191/shutdown"}, c.shutdownURLs)
@@ -93,11 +94,54 @@ func TestPresets(t *testing.T) {
 			[]string{"http://127.0.0.1:1/a", "http://[::1]:2/b", "https://localhost/c"}, []string{"http://127.0.0.1:4191/shutdown"}},
 		{[]string{"--proxy", "istio", "--shutdown-url", "http://127.0.0.2:9/quit"},
 			[]string{"http://127.0.0.1:15021/healthz/ready"}, []string{"http://127.0.0.2:9/quit"}},
+		{[]string{"--proxy", "cloudsql"}, []string{"http://127.0.0.1:9090/startup"}, []string{"http://127.0.0.1:9091/quitquitquit"}},
+		{[]string{"--proxy", "dapr"}, []string{"http://127.0.0.1:3500/v1.0/healthz/outbound"}, []string{"http://127.0.0.1:3500/v1.0/shutdown"}},
+		{[]string{"--proxy", "consul"}, []string{"http://127.0.0.1:19000/ready"}, []string{"http://127.0.0.1:20300/graceful_shutdown"}},
+		{[]string{"--proxy", "istio,cloudsql"},
+			[]string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"},
+			[]string{"http://127.0.0.1:15020/quitquitquit", "http://127.0.0.1:9091/quitquitquit"}},
+		{[]string{"--proxy", "linkerd", "--proxy", "dapr"},
+			[]string{"http://127.0.0.1:4191/ready", "http://127.0.0.1:3500/v1.0/healthz/outbound"},
+			[]string{"http://127.0.0.1:4191/shutdown", "http://127.0.0.1:3500/v1.0/shutdown"}},
+		{[]string{"--proxy", "istio,cloudsql,istio"}, // a name given twice counts once
+			[]string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"},
+			[]string{"http://127.0.0.1:15020/quitquitquit", "http://127.0.0.1:9091/quitquitquit"}},
+		{[]string{"--proxy", "envoy,consul", "--ready-url", "http://127.0.0.1:1/r"},
+			[]string{"http://127.0.0.1:1/r"}, []string{"http://127.0.0.1:15000/quitquitquit", "http://127.0.0.1:20300/graceful_shutdown"}},
+		{[]string{"--proxy", "none,none"}, nil, nil},
 	} {
 		c, err := parseConfig("proxy-await", append(tc.args, "app"), env(nil))
 		require.NoError(t, err, "%v", tc.args)
 		assert.Equal(t, tc.ready, c.readyURLs, "%v", tc.args)
 		assert.Equal(t, tc.shutdown, c.shutdownURLs, "%v", tc.args)
+	}
+}
+
+func TestProxyListFromTheEnvironment(t *testing.T) {
+	c, err := parseConfig("proxy-await", []string{"app"}, env(map[string]string{"PROXY_AWAIT_PROXY": "istio,cloudsql"}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"istio", "cloudsql"}, c.proxies)
+	assert.Equal(t, []string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"}, c.readyURLs)
+	assert.Equal(t, []string{"http://127.0.0.1:15020/quitquitquit", "http://127.0.0.1:9091/quitquitquit"}, c.shutdownURLs)
+
+	c, err = parseConfig("proxy-await", []string{"--proxy", "dapr", "app"}, env(map[string]string{"PROXY_AWAIT_PROXY": "istio,cloudsql"}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"dapr"}, c.proxies, "the command line replaces the variable's list")
+}
+
+// An unknown proxy's hint lists every preset.
+func TestUnknownProxyHint(t *testing.T) {
+	for _, e := range []map[string]string{nil, {"PROXY_AWAIT_PROXY": "istio,foo"}} {
+		args := []string{"app"}
+		if e == nil {
+			args = []string{"--proxy", "istio,foo", "app"}
+		}
+		_, err := parseConfig("proxy-await", args, env(e))
+		var u *usageError
+		require.ErrorAs(t, err, &u)
+		for _, name := range presetNames {
+			assert.Contains(t, u.hint, name)
+		}
 	}
 }
 
@@ -131,7 +175,7 @@ func TestEnvironmentAndPrecedence(t *testing.T) {
 	}
 	c, err := parseConfig("proxy-await", []string{"app"}, env(vars))
 	require.NoError(t, err)
-	assert.Equal(t, "envoy", c.proxy)
+	assert.Equal(t, []string{"envoy"}, c.proxies)
 	assert.Equal(t, []string{"http://127.0.0.1:9901/ready"}, c.readyURLs)
 	assert.Equal(t, 100*time.Millisecond, c.backoff)
 	assert.Equal(t, 2*time.Second, c.probeTimeout)
@@ -214,7 +258,16 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-r", "KILL:TERM", "app"}, nil, `invalid value "KILL:TERM" for --rewrite: SIGKILL cannot be caught, so it cannot be rewritten`},
 		{[]string{"-r", "CHLD:TERM", "app"}, nil, `invalid value "CHLD:TERM" for --rewrite: SIGCHLD is not forwarded, so it cannot be rewritten`},
 		{[]string{"-r", "0:TERM", "app"}, nil, `invalid value "0:TERM" for --rewrite: signal number 0 out of range 1-64`},
-		{[]string{"--proxy", "consul", "app"}, nil, `invalid value "consul" for --proxy: unknown proxy`},
+		{[]string{"--proxy", "consol", "app"}, nil, `invalid value "consol" for --proxy: unknown proxy consol`},
+		{[]string{"--proxy", "istio,foo", "app"}, nil, `invalid value "istio,foo" for --proxy: unknown proxy foo`},
+		{[]string{"--proxy", "istio,", "app"}, nil, `invalid value "istio," for --proxy: empty proxy name`},
+		{[]string{"--proxy", "Istio", "app"}, nil, `invalid value "Istio" for --proxy: unknown proxy Istio`},
+		{[]string{"--proxy", "istio", "--proxy", "foo", "app"}, nil, `invalid value "foo" for --proxy: unknown proxy foo`},
+		{[]string{"--proxy", "none,istio", "app"}, nil, `invalid value "none,istio" for --proxy: none cannot be combined with other proxies`},
+		{[]string{"--proxy", "istio", "--proxy", "none", "app"}, nil, `invalid value "none" for --proxy: none cannot be combined with other proxies`},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PROXY": "istio,foo"}, `invalid value "istio,foo" for $PROXY_AWAIT_PROXY (--proxy): unknown proxy foo`},
+		{[]string{"--proxy", "linkerd,envoy", "-p", "4191", "app"}, nil, `invalid value "4191" for --port: it applies to one preset, not to linkerd,envoy`},
+		{[]string{"--proxy", "cloudsql", "-p", "9090", "app"}, nil, `invalid value "9090" for --port: the cloudsql preset has no admin port`},
 		{[]string{"--proxy", "none", "-p", "1", "app"}, nil, `invalid value "1" for --port: the none preset has no admin port`},
 		{[]string{"-p", "70000", "app"}, nil, `invalid value "70000" for --port: not a port number (1-65535)`},
 		{[]string{"-p", "0", "app"}, nil, `invalid value "0" for --port: not a port number (1-65535)`},
@@ -295,5 +348,20 @@ func TestScuttleVariables(t *testing.T) {
 		var u *usageError
 		require.ErrorAs(t, err, &u, v)
 		assert.Equal(t, want, u.msg)
+	}
+}
+
+// --help lists every preset with its URLs.
+func TestHelpListsEveryPreset(t *testing.T) {
+	var help strings.Builder
+	printHelp(&help)
+	require.Len(t, presetNames, len(presets))
+	for _, name := range presetNames {
+		p, ok := presets[name]
+		require.True(t, ok, name)
+		assert.Contains(t, help.String(), "\n  "+name+" ")
+		for _, u := range []string{p.ready, p.shutdown} {
+			assert.Contains(t, help.String(), presetURL(u, p.port))
+		}
 	}
 }

@@ -34,7 +34,8 @@ func flagSet(c *config) *pflag.FlagSet {
 	c.rewrite = map[syscall.Signal]syscall.Signal{}
 	c.exitCodes = map[int]int{}
 
-	fs.StringVar(&c.proxy, "proxy", "linkerd", "preset for readiness and shutdown URLs: linkerd, istio, envoy or none")
+	c.proxies = []string{"linkerd"}
+	fs.Var(&proxyList{names: &c.proxies}, "proxy", "presets for readiness and shutdown URLs, comma-separated: linkerd, istio, envoy, cloudsql, dapr, consul or none")
 	fs.IntVarP(&c.port, "port", "p", 0, "admin `port` of the linkerd (default 4191) and envoy (default 15000) presets")
 	fs.Var(&urlList{urls: &c.readyURLs}, "ready-url", "readiness `URL`, repeatable, replacing the preset's; all must answer 2xx")
 	fs.Var(&urlList{urls: &c.shutdownURLs, loopback: true}, "shutdown-url", "shutdown `URL` (loopback only), repeatable, replacing the preset's")
@@ -95,7 +96,7 @@ func parseConfig(name string, args []string, getenv func(string) (string, bool))
 			return
 		}
 		if err := f.Value.Set(v); err != nil {
-			envErr = usagef("", "invalid value %q for $%s (--%s): %v", v, name, f.Name, err)
+			envErr = usagef(hintOf(err), "invalid value %q for $%s (--%s): %v", v, name, f.Name, err)
 		}
 		f.Changed = true // set explicitly, if not on the command line
 	})
@@ -124,11 +125,20 @@ func parseConfig(name string, args []string, getenv func(string) (string, bool))
 func flagError(err error) error {
 	var invalid *pflag.InvalidValueError
 	if errors.As(err, &invalid) {
-		return usagef("", "invalid value %q for --%s: %v", invalid.GetValue(), invalid.GetFlag().Name, errors.Unwrap(err))
+		return usagef(hintOf(err), "invalid value %q for --%s: %v", invalid.GetValue(), invalid.GetFlag().Name, errors.Unwrap(err))
 	}
 	var missing *pflag.ValueRequiredError
 	if errors.As(err, &missing) {
 		return usagef("see --help", "flag --%s needs a value", missing.GetFlag().Name)
 	}
 	return usagef("see --help", "%v", err)
+}
+
+// hintOf is the hint a value's parser attached to its error, if any.
+func hintOf(err error) string {
+	var u *usageError
+	if errors.As(err, &u) {
+		return u.hint
+	}
+	return ""
 }

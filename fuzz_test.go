@@ -287,7 +287,13 @@ func checkParsed(t *testing.T, c *config, err error, vars []string) {
 	if c.drainQuiet > 0 {
 		assert.Greater(t, c.termDelay, time.Duration(0), "--drain-quiet needs --term-delay")
 	}
-	assert.Contains(t, presets, c.proxy)
+	require.NotEmpty(t, c.proxies)
+	for _, name := range c.proxies {
+		assert.Contains(t, presets, name)
+	}
+	if len(c.proxies) > 1 {
+		assert.NotContains(t, c.proxies, "none")
+	}
 	assert.True(t, c.port >= 0 && c.port <= 65535, "port %d", c.port)
 	assert.Contains(t, []string{"text", "json"}, c.logFormat)
 	for from, to := range c.rewrite {

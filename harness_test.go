@@ -245,14 +245,15 @@ func (p *proc) signal(sig syscall.Signal) {
 
 // fakeProxy is a running testdata/fakeproxy.
 type fakeProxy struct {
-	t       *testing.T
-	cmd     *exec.Cmd
-	addr    string // admin listener
-	ready   string // istio's readiness listener
-	logPath string
+	t         *testing.T
+	cmd       *exec.Cmd
+	addr      string // admin listener
+	ready     string // readiness listener of istio and cloudsql
+	lifecycle string // consul-dataplane's lifecycle listener
+	logPath   string
 }
 
-// startProxy runs the fake proxy with args, on a free port unless args say.
+// startProxy runs the fake proxy with args, on free ports unless args say.
 func startProxy(t *testing.T, args ...string) *fakeProxy {
 	t.Helper()
 	fp := &fakeProxy{t: t, logPath: filepath.Join(t.TempDir(), "requests.log")}
@@ -261,7 +262,7 @@ func startProxy(t *testing.T, args ...string) *fakeProxy {
 		hasAddr = hasAddr || strings.HasPrefix(a, "-addr")
 	}
 	if !hasAddr {
-		args = append(args, "-addr", "127.0.0.1:0", "-ready-addr", "127.0.0.1:0")
+		args = append(args, "-addr", "127.0.0.1:0", "-ready-addr", "127.0.0.1:0", "-lifecycle-addr", "127.0.0.1:0")
 	}
 	fp.cmd = exec.Command(fakeProxyBin, append([]string{"-log", fp.logPath}, args...)...)
 	fp.cmd.Stderr = os.Stderr
@@ -273,16 +274,16 @@ func startProxy(t *testing.T, args ...string) *fakeProxy {
 		_ = fp.cmd.Wait()
 	})
 	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
+	for sc.Scan() && sc.Text() != "serving" {
 		f := strings.Fields(sc.Text())
 		require.Len(t, f, 3, "fakeproxy said %q", sc.Text())
-		if f[1] == "admin" {
+		switch f[1] {
+		case "admin":
 			fp.addr = f[2]
-		} else {
+		case "ready":
 			fp.ready = f[2]
-		}
-		if fp.addr != "" && (fp.ready != "" || !strings.Contains(strings.Join(args, " "), "istio")) {
-			break
+		case "lifecycle":
+			fp.lifecycle = f[2]
 		}
 	}
 	require.NotEmpty(t, fp.addr, "fakeproxy did not say where it listens")

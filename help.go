@@ -40,7 +40,12 @@ presets:
   linkerd  ready http://127.0.0.1:4191/ready          shutdown http://127.0.0.1:4191/shutdown
   istio    ready http://127.0.0.1:15021/healthz/ready shutdown http://127.0.0.1:15020/quitquitquit
   envoy    ready http://127.0.0.1:15000/ready         shutdown http://127.0.0.1:15000/quitquitquit
+  cloudsql ready http://127.0.0.1:9090/startup        shutdown http://127.0.0.1:9091/quitquitquit
+  dapr     ready http://127.0.0.1:3500/v1.0/healthz/outbound
+                                                      shutdown http://127.0.0.1:3500/v1.0/shutdown
+  consul   ready http://127.0.0.1:19000/ready         shutdown http://127.0.0.1:20300/graceful_shutdown
   none     no readiness wait, no shutdown
+  Several at once: --proxy istio,cloudsql awaits both and shuts both down.
 
 durations: Go syntax (250ms, 1m30s), d for days (2d), or a bare number of seconds.
 

@@ -76,7 +76,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestShutdownPostedOnceWithShutdownFlag(t *testing.T) {
-	fp := startProxy(t)
+	fp := startProxy(t, "-stay-up") // stays up to count a second POST
 	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
 		child("exit", "7")...)...)
 	assert.Equal(t, 7, p.wait())
@@ -94,7 +94,7 @@ func TestNoShutdownWithoutFlag(t *testing.T) {
 }
 
 func TestReadinessTimeout(t *testing.T) {
-	fp := startProxy(t, "-ready-after", "never")
+	fp := startProxy(t, "-ready-after", "never", "-stay-up")
 	p := startPA(t, nil, append([]string{"-S", "-t", "150ms", "--ready-url", fp.url("/ready"),
 		"--shutdown-url", fp.url("/shutdown")}, child("args", "started")...)...)
 	assert.Equal(t, 69, p.wait())
@@ -179,7 +179,7 @@ func TestSigtermReachesTheChild(t *testing.T) {
 func TestTerminationWhileWaiting(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			fp := startProxy(t, "-ready-after", "never")
+			fp := startProxy(t, "-ready-after", "never", "-stay-up")
 			p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
 				child("args", "started")...)...)
 			fp.waitFor("a not-ready probe", notReadyProbes(1))
@@ -193,7 +193,7 @@ func TestTerminationWhileWaiting(t *testing.T) {
 }
 
 func TestEnvironmentConfiguration(t *testing.T) {
-	fp := startProxy(t)
+	fp := startProxy(t, "-stay-up")
 	ready, shut := fp.url("/ready"), fp.url("/shutdown")
 
 	t.Run("variables configure", func(t *testing.T) {
@@ -229,7 +229,9 @@ func TestUsageErrorsStartNothing(t *testing.T) {
 		{[]string{"--rewrite", "FOO:BAR"}, `proxy-await: invalid value "FOO:BAR" for --rewrite: unknown signal FOO`},
 		{[]string{"--timeout", "soon"}, `proxy-await: invalid value "soon" for --timeout: not a duration (use 250ms, 1m30s, 2d or seconds)`},
 		{[]string{"--backoff", "-1s"}, `proxy-await: invalid value "-1s" for --backoff: must not be negative`},
-		{[]string{"--proxy", "consul"}, `proxy-await: invalid value "consul" for --proxy: unknown proxy`},
+		{[]string{"--proxy", "istio,foo"}, `proxy-await: invalid value "istio,foo" for --proxy: unknown proxy foo`},
+		{[]string{"--proxy", "none,cloudsql"}, `proxy-await: invalid value "none,cloudsql" for --proxy: none cannot be combined with other proxies`},
+		{[]string{"--proxy", "linkerd,envoy", "-p", "4191"}, `proxy-await: invalid value "4191" for --port: it applies to one preset, not to linkerd,envoy`},
 		{[]string{"--proxy", "istio", "-p", "4191"}, `proxy-await: invalid value "4191" for --port: the istio preset has no admin port`},
 		{[]string{"--shutdown-url", "http://10.0.0.1:4191/shutdown"}, `proxy-await: invalid value "http://10.0.0.1:4191/shutdown" for --shutdown-url: host 10.0.0.1 is not loopback: a proxy accepts shutdown only from inside the pod`},
 		{[]string{"--ready-url", "ftp://127.0.0.1/ready"}, `proxy-await: invalid value "ftp://127.0.0.1/ready" for --ready-url: scheme must be http or https`},

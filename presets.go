@@ -1,9 +1,11 @@
-// presets.go: the admin endpoints of each proxy that --proxy names.
+// presets.go: the admin endpoints of each proxy that --proxy names, and the
+// --proxy value itself, a list of them.
 
 package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -15,15 +17,54 @@ type preset struct {
 }
 
 var presets = map[string]preset{
-	"linkerd": {port: 4191, ready: "http://127.0.0.1:%d/ready", shutdown: "http://127.0.0.1:%d/shutdown"},
-	"istio":   {ready: "http://127.0.0.1:15021/healthz/ready", shutdown: "http://127.0.0.1:15020/quitquitquit"},
-	"envoy":   {port: 15000, ready: "http://127.0.0.1:%d/ready", shutdown: "http://127.0.0.1:%d/quitquitquit"},
-	"none":    {},
+	"linkerd":  {port: 4191, ready: "http://127.0.0.1:%d/ready", shutdown: "http://127.0.0.1:%d/shutdown"},
+	"istio":    {ready: "http://127.0.0.1:15021/healthz/ready", shutdown: "http://127.0.0.1:15020/quitquitquit"},
+	"envoy":    {port: 15000, ready: "http://127.0.0.1:%d/ready", shutdown: "http://127.0.0.1:%d/quitquitquit"},
+	"cloudsql": {ready: "http://127.0.0.1:9090/startup", shutdown: "http://127.0.0.1:9091/quitquitquit"},
+	"dapr":     {ready: "http://127.0.0.1:3500/v1.0/healthz/outbound", shutdown: "http://127.0.0.1:3500/v1.0/shutdown"},
+	"consul":   {ready: "http://127.0.0.1:19000/ready", shutdown: "http://127.0.0.1:20300/graceful_shutdown"},
+	"none":     {},
 }
+
+// presetNames is the presets in the order help and hints list them.
+var presetNames = []string{"linkerd", "istio", "envoy", "cloudsql", "dapr", "consul", "none"}
+
+const presetHint = "choose linkerd, istio, envoy, cloudsql, dapr, consul or none; several with commas, as in istio,cloudsql"
 
 func presetURL(format string, port int) string {
 	if strings.Contains(format, "%d") {
 		return fmt.Sprintf(format, port)
 	}
 	return format
+}
+
+// proxyList is the --proxy flag: preset names, comma-separated. The first
+// value set replaces the default; a name given twice counts once, so that
+// no proxy is awaited or shut down twice; "none" stands alone.
+type proxyList struct {
+	names *[]string
+	set   bool
+}
+
+func (p *proxyList) String() string { return strings.Join(*p.names, ",") }
+func (p *proxyList) Type() string   { return "NAME[,NAME]" }
+func (p *proxyList) Set(s string) error {
+	if !p.set {
+		*p.names, p.set = nil, true
+	}
+	for _, name := range strings.Split(s, ",") {
+		if name == "" {
+			return usagef(presetHint, "empty proxy name")
+		}
+		if _, ok := presets[name]; !ok {
+			return usagef(presetHint, "unknown proxy %s", name)
+		}
+		if !slices.Contains(*p.names, name) {
+			*p.names = append(*p.names, name)
+		}
+	}
+	if len(*p.names) > 1 && slices.Contains(*p.names, "none") {
+		return usagef("give none alone, or only the proxies to await", "none cannot be combined with other proxies")
+	}
+	return nil
 }

@@ -49,7 +49,7 @@ func applyScuttle(c *config, fs *pflag.FlagSet, getenv func(string) (string, boo
 	explicit := fs.Changed
 
 	if !explicit("proxy") {
-		c.proxy = "none" // scuttle does nothing special without ENVOY_ADMIN_API
+		c.proxies = []string{"none"} // scuttle does nothing special without ENVOY_ADMIN_API
 	}
 	var ready, quit []string
 	if admin := strings.TrimSuffix(env("ENVOY_ADMIN_API"), "/"); admin != "" {

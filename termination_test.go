@@ -23,7 +23,7 @@ func TestShutdownOnEveryExitPath(t *testing.T) {
 		{"command not executable", []string{"--", "/etc/hostname"}, 126},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fp := startProxy(t)
+			fp := startProxy(t, "-stay-up") // stays up to count a second POST
 			p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
 				tc.args...)...)
 			assert.Equal(t, tc.want, p.wait())
@@ -35,7 +35,7 @@ func TestShutdownOnEveryExitPath(t *testing.T) {
 // --kill-after ends a child that ignores SIGTERM in time for proxy-await to
 // POST the shutdown and exit 137 itself, before the kubelet's SIGKILL.
 func TestKillAfterThenShutdown(t *testing.T) {
-	fp := startProxy(t)
+	fp := startProxy(t, "-stay-up")
 	p := startPA(t, nil, append([]string{"-S", "--kill-after", "200ms", "--ready-url", fp.url("/ready"),
 		"--shutdown-url", fp.url("/shutdown")}, child("ignore-term")...)...)
 	p.expect("ready")

@@ -1,16 +1,27 @@
-// Command fakeproxy stands in for a service-mesh proxy's admin server in tests
-// and in `make demo`. It answers as SPEC.md's last section says the real ones
-// do:
+// Command fakeproxy stands in for a sidecar's admin server in tests and in
+// `make demo`. It answers as SPEC.md's last section says the real ones do:
 //
 //   - linkerd: GET /ready answers "503 not ready\n" until ready, then
 //     "200 ready\n" (text/plain); POST /shutdown answers "200 shutdown\n" to a
-//     loopback client, 403 to any other client, 405 to any other method.
-//   - istio: GET /healthz/ready on the readiness listener, POST /quitquitquit
+//     loopback client, 403 to any other client, 405 to any other method. With
+//     -shutdown-disabled, as recent proxies ship, POST /shutdown answers
+//     "404 shutdown endpoint is not enabled\n".
+//   - istio: GET /healthz/ready on the ready listener, POST /quitquitquit
 //     on the admin listener (loopback only).
 //   - envoy: GET /ready and POST /quitquitquit on the admin listener.
+//   - cloudsql (Cloud SQL Auth Proxy v2): GET /startup on the ready listener
+//     ("200 ok", "503 error" before); GET or POST /quitquitquit on the admin
+//     listener answers 200 with no body, 400 to any other method.
+//   - dapr (daprd): GET /v1.0/healthz/outbound answers 204 once ready, 500
+//     with a JSON error before; POST /v1.0/shutdown answers 204; daprd
+//     takes both from any client.
+//   - consul (consul-dataplane): Envoy's GET /ready on the admin listener
+//     ("200 LIVE\n", "503 PRE_INITIALIZING\n" before); /graceful_shutdown on
+//     the lifecycle listener answers 200 with no body to any method.
 //
 // After a shutdown it has answered, it closes its listeners and exits, as a
-// proxy does, so a second POST is refused. It logs every request as one JSON
+// proxy does, so a second POST is refused; with -stay-up it keeps answering,
+// so that a test can count a second one. It logs every request as one JSON
 // object a line to -log, for tests to assert on.
 //
 // Faults for tests: -ready-fault and -shutdown-fault make the endpoint hang,
@@ -20,7 +31,7 @@
 // ends a readiness fault); SIGUSR2 makes it not ready again. A request to
 // any other path is logged and answered 404, so tests see stray requests
 // (a followed redirect, say). It prints "listening NAME ADDR" for each listener
-// on stdout once it accepts connections.
+// once it accepts connections, then "serving".
 package main
 
 import (
@@ -32,6 +43,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -39,20 +51,23 @@ import (
 )
 
 type proxy struct {
-	flavor        string
-	ready         atomic.Bool
-	readyFault    atomic.Value // string
-	shutdownFault string
-	log           *json.Encoder
-	logMu         sync.Mutex
-	stop          chan struct{}
-	stopOnce      sync.Once
+	flavor           string
+	shutdownDisabled bool
+	ready            atomic.Bool
+	readyFault       atomic.Value // string
+	shutdownFault    string
+	log              *json.Encoder
+	logMu            sync.Mutex
+	stop             chan struct{}
+	stopOnce         sync.Once
 }
 
 func main() {
-	flavor := flag.String("flavor", "linkerd", "linkerd, istio or envoy")
-	addr := flag.String("addr", "127.0.0.1:4191", "admin listener (shutdown; readiness too unless istio)")
-	readyAddr := flag.String("ready-addr", "127.0.0.1:15021", "istio's readiness listener")
+	flavor := flag.String("flavor", "linkerd", "linkerd, istio, envoy, cloudsql, dapr or consul")
+	addr := flag.String("addr", "127.0.0.1:4191", "admin listener (shutdown; readiness too for linkerd, envoy, dapr and consul)")
+	readyAddr := flag.String("ready-addr", "127.0.0.1:15021", "readiness listener of istio and cloudsql")
+	lifecycleAddr := flag.String("lifecycle-addr", "127.0.0.1:20300", "consul-dataplane's lifecycle (shutdown) listener")
+	shutdownDisabled := flag.Bool("shutdown-disabled", false, "linkerd: answer 404, the shutdown endpoint is not enabled")
 	readyAfter := flag.String("ready-after", "0s", `turn ready after this long; "never" waits for SIGUSR1`)
 	logPath := flag.String("log", "", "append a JSON line per request to this file")
 	readyFault := flag.String("ready-fault", "", "readiness fault: hang, 500, redirect or reset")
@@ -60,7 +75,7 @@ func main() {
 	stayUp := flag.Bool("stay-up", false, "keep running after a shutdown request")
 	flag.Parse()
 
-	p := &proxy{flavor: *flavor, shutdownFault: *shutdownFault, stop: make(chan struct{})}
+	p := &proxy{flavor: *flavor, shutdownDisabled: *shutdownDisabled, shutdownFault: *shutdownFault, stop: make(chan struct{})}
 	p.readyFault.Store(*readyFault)
 	if *logPath != "" {
 		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -88,11 +103,17 @@ func main() {
 	}
 
 	listeners := map[string]string{"admin": *addr}
-	if p.flavor == "istio" {
+	switch p.flavor {
+	case "linkerd", "envoy", "dapr":
+	case "istio", "cloudsql":
 		listeners["ready"] = *readyAddr
+	case "consul":
+		listeners["lifecycle"] = *lifecycleAddr
+	default:
+		fatal(fmt.Errorf("unknown flavor %q", p.flavor))
 	}
 	var servers []*http.Server
-	for _, name := range []string{"admin", "ready"} {
+	for _, name := range []string{"admin", "ready", "lifecycle"} {
 		a, ok := listeners[name]
 		if !ok {
 			continue
@@ -106,6 +127,7 @@ func main() {
 		go srv.Serve(ln)
 		fmt.Printf("listening %s %s\n", name, ln.Addr())
 	}
+	fmt.Println("serving")
 
 	for {
 		select {
@@ -154,8 +176,45 @@ func (p *proxy) mux(listener string) http.Handler {
 		mux.HandleFunc("/healthz/ready", p.readyHandler)
 	case p.flavor == "istio":
 		mux.HandleFunc("/quitquitquit", p.shutdownHandler)
+	case p.flavor == "cloudsql" && listener == "ready":
+		mux.HandleFunc("/startup", p.readyHandler)
+	case p.flavor == "cloudsql":
+		mux.HandleFunc("/quitquitquit", p.shutdownHandler)
+	case p.flavor == "dapr":
+		mux.HandleFunc("/v1.0/healthz/outbound", p.readyHandler)
+		mux.HandleFunc("/v1.0/shutdown", p.shutdownHandler)
+	case p.flavor == "consul" && listener == "lifecycle":
+		mux.HandleFunc("/graceful_shutdown", p.shutdownHandler)
+	case p.flavor == "consul":
+		mux.HandleFunc("/ready", p.readyHandler)
 	}
 	return mux
+}
+
+// readyAnswers are each flavor's readiness answers: ready, then not ready.
+var readyAnswers = map[string][2]answer{
+	"linkerd":  {{http.StatusOK, "ready\n"}, {http.StatusServiceUnavailable, "not ready\n"}},
+	"istio":    {{http.StatusOK, "ready\n"}, {http.StatusServiceUnavailable, "not ready\n"}},
+	"envoy":    {{http.StatusOK, "ready\n"}, {http.StatusServiceUnavailable, "not ready\n"}},
+	"cloudsql": {{http.StatusOK, "ok"}, {http.StatusServiceUnavailable, "error"}},
+	"dapr": {{http.StatusNoContent, ""}, {http.StatusInternalServerError,
+		`{"errorCode":"ERR_HEALTH_OUTBOUND_NOT_READY","message":"dapr outbound is not ready"}`}},
+	"consul": {{http.StatusOK, "LIVE\n"}, {http.StatusServiceUnavailable, "PRE_INITIALIZING\n"}},
+}
+
+// shutdownAnswers are each flavor's answer to an accepted shutdown request.
+var shutdownAnswers = map[string]answer{
+	"linkerd":  {http.StatusOK, "shutdown\n"},
+	"istio":    {http.StatusOK, ""},
+	"envoy":    {http.StatusOK, "OK\n"},
+	"cloudsql": {http.StatusOK, ""},
+	"dapr":     {http.StatusNoContent, ""},
+	"consul":   {http.StatusOK, ""},
+}
+
+type answer struct {
+	status int
+	body   string
 }
 
 func (p *proxy) readyHandler(w http.ResponseWriter, r *http.Request) {
@@ -166,27 +225,38 @@ func (p *proxy) readyHandler(w http.ResponseWriter, r *http.Request) {
 		p.answer(w, r, http.StatusMethodNotAllowed, "method not allowed\n")
 		return
 	}
+	a := readyAnswers[p.flavor]
 	if !p.ready.Load() {
-		p.answer(w, r, http.StatusServiceUnavailable, "not ready\n")
+		p.answer(w, r, a[1].status, a[1].body)
 		return
 	}
-	p.answer(w, r, http.StatusOK, "ready\n")
+	p.answer(w, r, a[0].status, a[0].body)
 }
 
 func (p *proxy) shutdownHandler(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
+	switch {
+	case p.flavor == "consul": // any method
+	case p.flavor == "cloudsql" && r.Method != http.MethodGet && r.Method != http.MethodPost:
+		p.answer(w, r, http.StatusBadRequest, "")
+		return
+	case p.flavor != "cloudsql" && r.Method != http.MethodPost:
 		p.answer(w, r, http.StatusMethodNotAllowed, "method not allowed\n")
 		return
 	}
 	host, _, _ := net.SplitHostPort(r.RemoteAddr)
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+	if ip := net.ParseIP(host); p.flavor != "dapr" && (ip == nil || !ip.IsLoopback()) {
 		p.answer(w, r, http.StatusForbidden, "shutdown is only allowed from localhost\n")
+		return
+	}
+	if p.shutdownDisabled { // after the client check, as in Linkerd's proxy
+		p.answer(w, r, http.StatusNotFound, "shutdown endpoint is not enabled\n")
 		return
 	}
 	if p.fault(w, r, p.shutdownFault) {
 		return
 	}
-	p.answer(w, r, http.StatusOK, "shutdown\n")
+	a := shutdownAnswers[p.flavor]
+	p.answer(w, r, a.status, a.body)
 	p.stopOnce.Do(func() { close(p.stop) })
 }
 
@@ -219,7 +289,12 @@ func (p *proxy) fault(w http.ResponseWriter, r *http.Request, fault string) bool
 
 func (p *proxy) answer(w http.ResponseWriter, r *http.Request, status int, body string) {
 	p.record(r.Method, r.URL.Path, r.RemoteAddr, "", status)
-	w.Header().Set("Content-Type", "text/plain")
+	switch {
+	case strings.HasPrefix(body, "{"):
+		w.Header().Set("Content-Type", "application/json")
+	case body != "":
+		w.Header().Set("Content-Type", "text/plain")
+	}
 	w.WriteHeader(status)
 	fmt.Fprint(w, body)
 }

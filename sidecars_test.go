@@ -1,0 +1,295 @@
+package main
+
+// The sidecars a Job meets beyond the mesh proxies: each preset's endpoints
+// against the fake proxy answering as that sidecar does, several presets at
+// once, a Linkerd proxy whose shutdown endpoint is off, and a real Cloud SQL
+// Auth Proxy v2. The fakes listen on free ports; the preset's paths come
+// from the preset table, so a wrong path in a preset fails here.
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
+)
+
+// presetPath is the path of a preset's URL.
+// startedThenExit3 is a job that says it started, then fails with 3.
+var startedThenExit3 = []string{"--", "sh", "-c", "echo started; exit 3"}
+
+func presetPath(t *testing.T, format string) string {
+	t.Helper()
+	u, err := url.Parse(presetURL(format, 1))
+	require.NoError(t, err)
+	return u.Path
+}
+
+// notReadyAnswers holds once n readiness probes of path got an error status
+// (503 from most proxies, 500 from daprd).
+func notReadyAnswers(path string, n int) func([]request) bool {
+	return func(rs []request) bool {
+		c := 0
+		for _, r := range rs {
+			if r.Method == "GET" && r.Path == path && r.Status >= 500 {
+				c++
+			}
+		}
+		return c >= n
+	}
+}
+
+// notReady is the readiness probes that got an error status.
+func notReady(rs []request) []request {
+	var out []request
+	for _, r := range rs {
+		if r.Method == "GET" && r.Status >= 500 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// sidecarURLs are the readiness and shutdown URLs of a fake proxy playing
+// the preset name, on the fake's own ports.
+func sidecarURLs(t *testing.T, fp *fakeProxy, name string) (ready, shutdown string) {
+	t.Helper()
+	p := presets[name]
+	readyAddr, shutdownAddr := fp.addr, fp.addr
+	switch name {
+	case "istio", "cloudsql":
+		readyAddr = fp.ready
+	case "consul":
+		shutdownAddr = fp.lifecycle
+	}
+	require.NotEmpty(t, readyAddr)
+	require.NotEmpty(t, shutdownAddr)
+	return "http://" + readyAddr + presetPath(t, p.ready), "http://" + shutdownAddr + presetPath(t, p.shutdown)
+}
+
+func TestEachSidecarPreset(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int // the shutdown answer
+	}{
+		{"linkerd", 200},
+		{"istio", 200},
+		{"envoy", 200},
+		{"cloudsql", 200},
+		{"dapr", 204},
+		{"consul", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fp := startProxy(t, "-flavor", tc.name, "-ready-after", "never", "-stay-up")
+			ready, shutdown := sidecarURLs(t, fp, tc.name)
+			p := startPA(t, nil, append([]string{"-S", "--ready-url", ready, "--shutdown-url", shutdown},
+				startedThenExit3...)...)
+			readyPath, shutdownPath := presetPath(t, presets[tc.name].ready), presetPath(t, presets[tc.name].shutdown)
+			fp.waitFor("a not-ready probe", notReadyAnswers(readyPath, 1))
+			p.silent("the sidecar is not ready")
+			fp.signal(syscall.SIGUSR1)
+			assert.Equal(t, "started", p.expect(""))
+			assert.Equal(t, 3, p.wait())
+
+			var shutdowns []request
+			for _, r := range fp.requests() {
+				if r.Path == shutdownPath {
+					shutdowns = append(shutdowns, r)
+				}
+			}
+			require.Len(t, shutdowns, 1, "exactly one shutdown request")
+			assert.Equal(t, "POST", shutdowns[0].Method)
+			assert.Equal(t, tc.status, shutdowns[0].Status)
+		})
+	}
+}
+
+// --proxy istio,cloudsql: both sidecars are awaited, the command starts only
+// once the second is ready too, and both are shut down once.
+func TestSeveralSidecars(t *testing.T) {
+	istio := startProxy(t, "-flavor", "istio", "-stay-up")
+	cloudsql := startProxy(t, "-flavor", "cloudsql", "-ready-after", "never", "-stay-up")
+	istioReady, istioQuit := sidecarURLs(t, istio, "istio")
+	sqlReady, sqlQuit := sidecarURLs(t, cloudsql, "cloudsql")
+
+	p := startPA(t, nil, append([]string{"-S",
+		"--ready-url", istioReady, "--ready-url", sqlReady,
+		"--shutdown-url", istioQuit, "--shutdown-url", sqlQuit},
+		startedThenExit3...)...)
+	cloudsql.waitFor("three not-ready probes", notReadyAnswers("/startup", 3))
+	istio.waitFor("istio ready", func(rs []request) bool { return len(rs) > 0 })
+	p.silent("cloud-sql-proxy is not ready")
+	cloudsql.signal(syscall.SIGUSR1)
+	assert.Equal(t, "started", p.expect(""))
+	assert.Equal(t, 3, p.wait())
+
+	assert.Equal(t, 1, istio.count("GET", "/healthz/ready"), "a ready URL is not probed again")
+	assert.Equal(t, 1, istio.count("POST", "/quitquitquit"))
+	assert.Equal(t, 1, cloudsql.count("POST", "/quitquitquit"))
+	assert.Equal(t, 1, cloudsql.count("GET", "/startup")-len(notReady(cloudsql.requests())), "one probe saw it ready")
+}
+
+// A Linkerd proxy whose shutdown endpoint is not enabled answers 404: the
+// error says what that means and what to do, the 404 is not retried, and
+// proxy-await still exits with the child's code.
+func TestLinkerdShutdownNotEnabled(t *testing.T) {
+	fp := startProxy(t, "-shutdown-disabled", "-stay-up")
+	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
+		child("exit", "3")...)...)
+	assert.Equal(t, 3, p.wait())
+	assert.Equal(t, 1, fp.count("POST", "/shutdown"), "a 404 is not retried")
+	var line string
+	for _, l := range strings.Split(p.stderr.String(), "\n") {
+		if strings.Contains(l, "shutdown endpoint is not enabled") {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line, "no line says the shutdown endpoint is not enabled")
+	assert.Contains(t, line, "proxy.enableShutdownEndpoint")
+	assert.Contains(t, line, "native sidecar")
+}
+
+// cloudSQLProxy is the Cloud SQL Auth Proxy v2 binary that `make deps`
+// builds: $CLOUD_SQL_PROXY, or where the Makefile keeps it.
+func cloudSQLProxy(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("CLOUD_SQL_PROXY")
+	if bin == "" {
+		cache, err := os.UserCacheDir()
+		require.NoError(t, err)
+		bin = filepath.Join(cache, "proxy-await", "tools", "bin", "cloud-sql-proxy")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("the Cloud SQL Auth Proxy is not installed at %s: run `make deps` (it builds it from the Go module proxy)", bin)
+	}
+	return bin
+}
+
+// A real Cloud SQL Auth Proxy v2, offline. proxy-await starts first and
+// waits; the job, run once cloud-sql-proxy is up, reads its /startup itself
+// (busybox wget) to show it was ready, and fails with 3. proxy-await POSTs
+// /quitquitquit, cloud-sql-proxy exits 0, and proxy-await exits 3.
+func TestRealCloudSQLProxy(t *testing.T) {
+	bin := cloudSQLProxy(t)
+	httpAddr, adminAddr := freeAddr(t), freeAddr(t)
+	_, httpPort, _ := strings.Cut(httpAddr, ":")
+	_, adminPort, _ := strings.Cut(adminAddr, ":")
+	_, dbPort, _ := strings.Cut(freeAddr(t), ":")
+	startup := "http://" + httpAddr + presetPath(t, presets["cloudsql"].ready)
+
+	p := startPA(t, nil, "-S", "--ready-url", startup,
+		"--shutdown-url", "http://"+adminAddr+presetPath(t, presets["cloudsql"].shutdown),
+		"--", "sh", "-c", "busybox wget -q -O - "+startup+" && echo; exit 3")
+	deadline := time.Now().Add(waitLimit)
+	for !strings.Contains(p.stderr.String(), "waiting for the proxy") {
+		require.True(t, time.Now().Before(deadline), "proxy-await did not start waiting; stderr:\n%s", p.stderr.String())
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.silent("cloud-sql-proxy is not running yet")
+
+	sql := exec.Command(bin, "--token", "fake", "--lazy-refresh", "--health-check", "--quitquitquit",
+		"--port", dbPort, "--http-port", httpPort, "--admin-port", adminPort,
+		"--sqladmin-api-endpoint", "http://127.0.0.1:1", "project:region:instance")
+	out := &testutil.Buffer{}
+	sql.Stdout, sql.Stderr = out, out
+	require.NoError(t, sql.Start())
+	sqlDone := make(chan error, 1)
+	go func() { sqlDone <- sql.Wait() }()
+	t.Cleanup(func() {
+		_ = sql.Process.Kill()
+		<-sqlDone
+		if t.Failed() {
+			t.Logf("cloud-sql-proxy output:\n%s", out.String())
+		}
+	})
+
+	assert.Equal(t, "ok", p.expect(""), "the job saw cloud-sql-proxy ready")
+	assert.Equal(t, 3, p.wait())
+	select {
+	case err := <-sqlDone:
+		sqlDone <- err // for the cleanup
+		assert.NoError(t, err, "cloud-sql-proxy exits 0 on /quitquitquit")
+	case <-time.After(waitLimit):
+		t.Fatalf("cloud-sql-proxy still running %s after proxy-await's shutdown", waitLimit)
+	}
+	assert.Contains(t, p.stderr.String(), "proxy shutdown requested")
+	assert.Contains(t, out.String(), "/quitquitquit received request")
+}
+
+// The fake proxy answers as SPEC.md's last section says each sidecar does:
+// the tests above are only as good as these answers.
+func TestFakeProxyAnswersAsEachSidecar(t *testing.T) {
+	type answer struct {
+		method, path string
+		status       int
+		body         string
+	}
+	for _, tc := range []struct {
+		flavor   string
+		args     []string
+		notReady answer // before SIGUSR1
+		ready    answer
+		others   []answer // after the ready one, in order
+	}{
+		{"linkerd", nil, answer{"GET", "/ready", 503, "not ready\n"}, answer{"GET", "/ready", 200, "ready\n"},
+			[]answer{{"GET", "/shutdown", 405, "method not allowed\n"}, {"POST", "/shutdown", 200, "shutdown\n"}}},
+		{"linkerd", []string{"-shutdown-disabled"}, answer{"GET", "/ready", 503, "not ready\n"}, answer{"GET", "/ready", 200, "ready\n"},
+			[]answer{{"POST", "/shutdown", 404, "shutdown endpoint is not enabled\n"}}},
+		{"istio", nil, answer{"GET", "/healthz/ready", 503, "not ready\n"}, answer{"GET", "/healthz/ready", 200, "ready\n"},
+			[]answer{{"POST", "/quitquitquit", 200, ""}}},
+		{"envoy", nil, answer{"GET", "/ready", 503, "not ready\n"}, answer{"GET", "/ready", 200, "ready\n"},
+			[]answer{{"POST", "/quitquitquit", 200, "OK\n"}}},
+		{"cloudsql", nil, answer{"GET", "/startup", 503, "error"}, answer{"GET", "/startup", 200, "ok"},
+			[]answer{{"PUT", "/quitquitquit", 400, ""}, {"GET", "/quitquitquit", 200, ""}, {"POST", "/quitquitquit", 200, ""}}},
+		{"dapr", nil, answer{"GET", "/v1.0/healthz/outbound", 500, `{"errorCode":"ERR_HEALTH_OUTBOUND_NOT_READY","message":"dapr outbound is not ready"}`},
+			answer{"GET", "/v1.0/healthz/outbound", 204, ""},
+			[]answer{{"GET", "/v1.0/shutdown", 405, "method not allowed\n"}, {"POST", "/v1.0/shutdown", 204, ""}}},
+		{"consul", nil, answer{"GET", "/ready", 503, "PRE_INITIALIZING\n"}, answer{"GET", "/ready", 200, "LIVE\n"},
+			[]answer{{"GET", "/graceful_shutdown", 200, ""}, {"POST", "/graceful_shutdown", 200, ""}}},
+	} {
+		t.Run(tc.flavor+strings.Join(tc.args, ""), func(t *testing.T) {
+			fp := startProxy(t, append([]string{"-flavor", tc.flavor, "-ready-after", "never", "-stay-up"}, tc.args...)...)
+			readyURL, shutdownURL := sidecarURLs(t, fp, tc.flavor)
+			base := func(path string) string {
+				if strings.HasSuffix(readyURL, path) {
+					return readyURL
+				}
+				u, err := url.Parse(shutdownURL)
+				require.NoError(t, err)
+				u.Path = path
+				return u.String()
+			}
+			check := func(a answer) {
+				t.Helper()
+				req, err := http.NewRequest(a.method, base(a.path), nil)
+				require.NoError(t, err)
+				resp, err := http.DefaultClient.Do(req)
+				require.NoError(t, err)
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				require.NoError(t, err)
+				assert.Equal(t, a.status, resp.StatusCode, "%s %s", a.method, a.path)
+				assert.Equal(t, a.body, string(body), "%s %s", a.method, a.path)
+			}
+			check(tc.notReady)
+			fp.signal(syscall.SIGUSR1)
+			fp.waitFor("turned ready", func(rs []request) bool {
+				return len(rs) > 0 && rs[len(rs)-1].Note == "turned ready"
+			})
+			check(tc.ready)
+			for _, a := range tc.others {
+				check(a)
+			}
+		})
+	}
+}
