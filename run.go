@@ -17,7 +17,13 @@ import (
 )
 
 func newLogger(c *config) *slog.Logger {
-	return logging.New(os.Stderr, c.logFormat, logging.Level(c.verbose, c.quiet))
+	return logging.New(logging.Stderr, c.logFormat, logging.Level(c.verbose, c.quiet))
+}
+
+// ownSignal says whether sig is one proxy-await raised itself: a SIGPIPE from
+// writing its log to a pipe whose reader is gone. It is not forwarded.
+func ownSignal(sig syscall.Signal) bool {
+	return sig == syscall.SIGPIPE && logging.Stderr.RaisedSigpipe()
 }
 
 // run is the lifecycle after configuration: await the proxy, run the child,
@@ -97,6 +103,8 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 			switch {
 			case s == syscall.SIGCHLD:
 				continue // an orphan reparented to PID 1: reaped once the child runs
+			case ownSignal(s):
+				continue
 			case !wrapper.IsTermination(s):
 				log.Debug("signal ignored while waiting for the proxy", "event", "signal_dropped",
 					"signal", wrapper.SignalName(s))
@@ -121,6 +129,7 @@ func runChild(c *config, log *slog.Logger, sigs <-chan os.Signal) int {
 		DrainQuiet:   c.drainQuiet,
 		KillAfter:    c.killAfter,
 		Logger:       log,
+		OwnSignal:    ownSignal,
 	}, sigs)
 	var startErr *wrapper.StartError
 	switch {

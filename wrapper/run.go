@@ -91,6 +91,9 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 // handle deals with one received signal.
 func (s *supervisor) handle(sig syscall.Signal) {
 	switch {
+	case s.OwnSignal != nil && s.OwnSignal(sig):
+		s.Logger.Debug("signal raised by proxy-await's own write: not forwarded", "event", "signal_dropped",
+			"signal", SignalName(sig))
 	case sig == syscall.SIGTERM:
 		s.onTerm()
 	case sig == syscall.SIGINT && s.hold != nil:

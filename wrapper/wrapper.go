@@ -30,6 +30,11 @@ type Config struct {
 	KillAfter    time.Duration                     // SIGKILL this long after the termination signal
 	Logger       *slog.Logger
 
+	// OwnSignal says whether a received signal is one proxy-await raised
+	// itself (a SIGPIPE from writing its log to a pipe with no reader left):
+	// such a signal is not forwarded. nil: none is.
+	OwnSignal func(syscall.Signal) bool
+
 	// The child's stdin, stdout and stderr; nil means proxy-await's own. They
 	// are files so that the child gets the descriptors themselves, with no
 	// copying goroutine that only cmd.Wait would end.
