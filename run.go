@@ -134,8 +134,11 @@ func runChild(c *config, log *slog.Logger, sigs <-chan os.Signal) int {
 	var startErr *wrapper.StartError
 	switch {
 	case errors.As(err, &startErr):
-		log.Error("cannot start the command", "event", "child_start_failed", "error", err.Error(),
-			"exit_code", startErr.Code)
+		attrs := []any{"event", "child_start_failed", "error", err.Error(), "exit_code", startErr.Code}
+		if startErr.Hint != "" {
+			attrs = append(attrs, "hint", startErr.Hint)
+		}
+		log.Error("cannot start the command", attrs...)
 		return startErr.Code
 	case err != nil:
 		log.Error("supervision failed", "event", "internal_error", "error", err.Error())

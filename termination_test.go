@@ -20,7 +20,7 @@ func TestShutdownOnEveryExitPath(t *testing.T) {
 		{"child exits 9", child("exit", "9"), 9},
 		{"child killed by a signal", []string{"--", "sh", "-c", "kill -KILL $$"}, 137},
 		{"command not found", []string{"--", "/nonexistent/job"}, 127},
-		{"command not executable", []string{"--", "/etc/hostname"}, 126},
+		{"command not executable", []string{"--", "/proc/version"}, 126},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fp := startProxy(t)

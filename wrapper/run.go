@@ -23,14 +23,15 @@ func Run(cfg Config, sigs <-chan os.Signal) (int, error) {
 
 	cmd := command(cfg)
 	cmd.SysProcAttr = sysProcAttr(cfg.ProcessGroup, cfg.ProcessGroup && foregroundTTY())
-	if err := cmd.Start(); err != nil {
-		return 0, startError(err)
+	proc, err := spawn(cmd)
+	if err != nil {
+		return 0, err
 	}
 	// The process is reaped by wait4 below, never by cmd.Wait; Release only
 	// frees the handle os/exec keeps.
-	defer cmd.Process.Release()
+	defer proc.Release()
 
-	s := &supervisor{Config: cfg, pid: cmd.Process.Pid, target: cmd.Process.Pid}
+	s := &supervisor{Config: cfg, pid: proc.Pid, target: proc.Pid}
 	if cfg.ProcessGroup {
 		s.target = -s.pid
 	}

@@ -8,9 +8,7 @@
 package wrapper
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -41,28 +39,6 @@ type Config struct {
 	Stdin, Stdout, Stderr *os.File
 }
 
-// StartError reports that the command could not be started, with the exit
-// code a shell would give for the same failure.
-type StartError struct {
-	Code int
-	Err  error
-}
-
-func (e *StartError) Error() string { return e.Err.Error() }
-func (e *StartError) Unwrap() error { return e.Err }
-
-// startError classifies an error from exec.Cmd.Start.
-func startError(err error) *StartError {
-	var code int
-	switch {
-	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
-		code = exitcode.NotFound
-	default: // EACCES, ENOEXEC, a directory, ...
-		code = exitcode.NotExecutable
-	}
-	return &StartError{Code: code, Err: err}
-}
-
 // ExitCode turns a wait status into the code proxy-await exits with.
 func ExitCode(ws syscall.WaitStatus) int {
 	if ws.Signaled() {
@@ -85,15 +61,16 @@ func SignalName(sig syscall.Signal) string {
 	return fmt.Sprintf("signal %d", int(sig))
 }
 
-// command builds the child's exec.Cmd, sharing our environment and working
-// directory, and our stdin, stdout and stderr unless cfg says otherwise.
+// command describes the child, sharing our environment and working
+// directory, and our stdin, stdout and stderr unless cfg says otherwise. spawn
+// finds the file to run.
 func command(cfg Config) *exec.Cmd {
-	cmd := exec.Command(cfg.Args[0], cfg.Args[1:]...)
-	if errors.Is(cmd.Err, exec.ErrDot) {
-		cmd.Err = nil // found through "." in PATH: run it, as a shell would
+	return &exec.Cmd{
+		Args:   cfg.Args,
+		Stdin:  orFile(cfg.Stdin, os.Stdin),
+		Stdout: orFile(cfg.Stdout, os.Stdout),
+		Stderr: orFile(cfg.Stderr, os.Stderr),
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = orFile(cfg.Stdin, os.Stdin), orFile(cfg.Stdout, os.Stdout), orFile(cfg.Stderr, os.Stderr)
-	return cmd
 }
 
 func orFile(f, def *os.File) *os.File {

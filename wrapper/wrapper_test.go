@@ -301,7 +301,7 @@ func TestStartErrors(t *testing.T) {
 	}{
 		{[]string{"/nonexistent"}, exitcode.NotFound},
 		{[]string{"no-such-command-proxy-await"}, exitcode.NotFound},
-		{[]string{"/etc/hostname"}, exitcode.NotExecutable},
+		{[]string{"/proc/version"}, exitcode.NotExecutable},
 		{[]string{"/"}, exitcode.NotExecutable},
 	} {
 		sigs := Notify()
