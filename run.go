@@ -101,8 +101,11 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 		case sig := <-sigs:
 			s := sig.(syscall.Signal)
 			switch {
-			case s == syscall.SIGCHLD:
-				continue // an orphan reparented to PID 1: reaped once the child runs
+			case s == syscall.SIGCHLD: // an orphan reparented to PID 1 (from kubectl exec) exited
+				if err := wrapper.ReapOrphans(log); err != nil {
+					log.Error("cannot reap an orphan", "event", "internal_error", "error", err.Error())
+				}
+				continue
 			case ownSignal(s):
 				continue
 			case !wrapper.IsTermination(s):

@@ -2,6 +2,7 @@ package wrapper
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"runtime"
 	"syscall"
@@ -54,9 +55,8 @@ type supervisor struct {
 
 func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 	defer s.stopTimers()
-	// Reap first what exited before the loop began: orphans reparented to
-	// PID 1 while we waited for the proxy (their SIGCHLD went unread), or a
-	// child that exited at once.
+	// Reap first what exited before the loop began: a child that exited at
+	// once, or an orphan whose SIGCHLD is still unread.
 	switch ws, exited, err := s.reap(); {
 	case err != nil:
 		return 0, err
@@ -200,6 +200,19 @@ func (s *supervisor) send(sig syscall.Signal) {
 // reap collects every child that has exited: the main child, whose status it
 // returns, and orphans reparented to us, which it only logs.
 func (s *supervisor) reap() (ws syscall.WaitStatus, exited bool, err error) {
+	return reap(s.Logger, s.pid)
+}
+
+// ReapOrphans reaps the orphans reparented to proxy-await as PID 1 while no
+// child of its own runs (while it waits for the proxy). Call it on SIGCHLD.
+func ReapOrphans(log *slog.Logger) error {
+	_, _, err := reap(log, 0)
+	return err
+}
+
+// reap collects every child that has exited; main's status is returned, the
+// others are only logged.
+func reap(log *slog.Logger, main int) (ws syscall.WaitStatus, exited bool, err error) {
 	for {
 		var status syscall.WaitStatus
 		pid, err := syscall.Wait4(-1, &status, syscall.WNOHANG, nil)
@@ -210,10 +223,10 @@ func (s *supervisor) reap() (ws syscall.WaitStatus, exited bool, err error) {
 			return ws, exited, nil
 		case err != nil:
 			return ws, exited, &os.SyscallError{Syscall: "wait4", Err: err}
-		case pid == s.pid:
+		case pid == main:
 			ws, exited = status, true
 		default:
-			s.Logger.Debug("reaped orphan", "event", "orphan_reaped", "pid", pid, "exit_code", ExitCode(status))
+			log.Debug("reaped orphan", "event", "orphan_reaped", "pid", pid, "exit_code", ExitCode(status))
 		}
 	}
 }
