@@ -32,6 +32,7 @@ const waitLimit = 20 * time.Second
 func TestMain(m *testing.M) {
 	testchild.Main()
 	testchild.NoRaceExitSleep()
+	testchild.DetachTerminal()
 	dir, err := os.MkdirTemp("", "proxy-await-test")
 	if err != nil {
 		panic(err)

@@ -244,6 +244,25 @@ func TestJobControlStopsBoth(t *testing.T) {
 	assert.Equal(t, 5, p.wait())
 }
 
+// --rewrite TSTP:0 drops SIGTSTP: the child does not stop, so neither does
+// proxy-await, and the next signal is forwarded at once.
+func TestJobControlRewrittenToNothing(t *testing.T) {
+	cmd := exec.Command(proxyAwaitBin, append([]string{"--proxy", "none", "--rewrite", "TSTP:0"},
+		child("signals", "SIGTERM")...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := startCmd(t, cmd, nil)
+	assert.Equal(t, "ready", p.next())
+	p.signal(syscall.SIGTSTP)
+	p.signal(syscall.SIGUSR1)
+	assert.Equal(t, "SIGUSR1", p.nextSignal(), "the dropped SIGTSTP stopped nothing")
+	st, ok := readStat(cmd.Process.Pid)
+	require.True(t, ok)
+	assert.NotEqual(t, byte('T'), st.state, "proxy-await must not stop itself")
+	p.signal(syscall.SIGTERM)
+	assert.Equal(t, "SIGTERM", p.nextSignal())
+	assert.Equal(t, 0, p.wait())
+}
+
 // container is an OCI bundle's root filesystem with busybox and a static
 // proxy-await, for runc.
 type container struct {

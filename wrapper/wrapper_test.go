@@ -22,6 +22,7 @@ import (
 func TestMain(m *testing.M) {
 	testchild.Main()
 	testchild.NoRaceExitSleep()
+	testchild.DetachTerminal()
 	os.Exit(m.Run())
 }
 
