@@ -44,6 +44,7 @@ func init() {
 	// foreground group as the job left it.
 	scenarios["jobshell"] = func(args []string) {
 		runtime.LockOSThread()
+		syscall.CloseOnExec(3) // the commands are the shell's own
 		job := exec.Command(args[1], args[2:]...)
 		job.Env = append(os.Environ(), Env+"="+args[0])
 		job.Stdin, job.Stdout, job.Stderr = os.Stdin, os.Stdout, os.Stderr
