@@ -16,12 +16,13 @@ import (
 // signal handling can tell them from one another process sent, and stops
 // writing once the pipe is broken, so that one closed stderr raises one
 // SIGPIPE, not one a log line.
-var Stderr = &Output{}
+var Stderr = &Output{fd: 2}
 
-// Output writes to file descriptor 2 through a duplicate of it. On
+// Output writes to a file descriptor through a duplicate of it. On
 // descriptors 1 and 2 themselves, os.File raises a second SIGPIPE of its own
 // after a failed write; on the duplicate only the kernel's remains.
 type Output struct {
+	fd     int
 	once   sync.Once
 	f      *os.File // nil when descriptor 2 cannot be duplicated
 	mu     sync.Mutex
@@ -31,7 +32,7 @@ type Output struct {
 
 func (o *Output) Write(p []byte) (int, error) {
 	o.once.Do(func() {
-		if fd, err := unix.FcntlInt(2, unix.F_DUPFD_CLOEXEC, 3); err == nil {
+		if fd, err := unix.FcntlInt(uintptr(o.fd), unix.F_DUPFD_CLOEXEC, 3); err == nil {
 			o.f = os.NewFile(uintptr(fd), "stderr")
 		}
 	})
