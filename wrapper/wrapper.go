@@ -1,7 +1,9 @@
 // Package wrapper runs the application as a child process and supervises it
-// the way an init does: it forwards and rewrites signals, holds SIGTERM for a
-// grace period, kills a child that outlives its termination signal, reaps
-// every zombie reparented to it, and turns the child's end into an exit code.
+// the way an init does: it starts the command as execvp would (and says which
+// file is missing when it cannot), forwards and rewrites signals, follows the
+// child through job control on a terminal, holds SIGTERM for a grace period,
+// kills a child that outlives its termination signal, reaps every zombie
+// reparented to it, and turns the child's end into an exit code.
 //
 // One goroutine owns both the signal channel and every wait4 call: a second
 // reaper (or os/exec's Wait) would race it for the main child's exit status.
