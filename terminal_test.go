@@ -90,22 +90,37 @@ func (s *jobShell) job() int {
 	return pid
 }
 
-// One Ctrl-C reaches the child once: the terminal signals the whole
-// foreground group, proxy-await and the child, and proxy-await does not
-// send a second copy.
+// One Ctrl-C reaches the child once. Without -g the terminal signals the
+// whole foreground group, proxy-await and the child, and proxy-await does
+// not send a second copy; with -g the child's group owns the terminal and
+// only it is signalled.
 func TestCtrlCReachesTheChildOnce(t *testing.T) {
-	s := startJobShell(t, "signals", []string{"-v", "--proxy", "none"}, "SIGTERM")
-	assert.Equal(t, "ready", s.next())
-	pa := s.job()
-	s.typeKeys("\x03")
-	assert.Equal(t, "SIGINT", s.nextSignal())
-	waitStderr(t, s.proc, "signal from the terminal reached the child too: not forwarded signal=SIGINT")
-	require.NoError(t, syscall.Kill(pa, syscall.SIGUSR1))
-	assert.Equal(t, "SIGUSR1", s.nextSignal(), "SIGINT came once; the next signal is the one sent after it")
-	require.NoError(t, syscall.Kill(pa, syscall.SIGTERM))
-	assert.Equal(t, "SIGTERM", s.nextSignal())
-	assert.Equal(t, "shell: exited 0 foreground job", s.next())
-	assert.Equal(t, 0, s.wait())
+	for _, tc := range []struct {
+		name string
+		args []string
+		log  string // proxy-await's word that it got SIGINT too and held it back
+	}{
+		{"child in proxy-await's group", []string{"-v", "--proxy", "none"},
+			"signal from the terminal reached the child too: not forwarded signal=SIGINT"},
+		{"child in its own group (-g)", []string{"-v", "-g", "--proxy", "none"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startJobShell(t, "signals", tc.args, "SIGTERM")
+			assert.Equal(t, "ready", s.next())
+			pa := s.job()
+			s.typeKeys("\x03")
+			assert.Equal(t, "SIGINT", s.nextSignal())
+			if tc.log != "" {
+				waitStderr(t, s.proc, tc.log)
+			}
+			require.NoError(t, syscall.Kill(pa, syscall.SIGUSR1))
+			assert.Equal(t, "SIGUSR1", s.nextSignal(), "SIGINT came once; the next signal is the one sent after it")
+			require.NoError(t, syscall.Kill(pa, syscall.SIGTERM))
+			assert.Equal(t, "SIGTERM", s.nextSignal())
+			assert.Equal(t, "shell: exited 0 foreground job", s.next())
+			assert.Equal(t, 0, s.wait())
+		})
+	}
 }
 
 // Ctrl-Z stops the job as a whole: the child stops, proxy-await follows it,
