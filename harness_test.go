@@ -32,6 +32,7 @@ const waitLimit = 20 * time.Second
 func TestMain(m *testing.M) {
 	testchild.Main()
 	testchild.NoRaceExitSleep()
+	testchild.DetachTerminal()
 	dir, err := os.MkdirTemp("", "proxy-await-test")
 	if err != nil {
 		panic(err)
@@ -107,11 +108,15 @@ func startCmd(t *testing.T, cmd *exec.Cmd, stop func()) *proc {
 		}
 	}
 	p := &proc{t: t, cmd: cmd, lines: make(chan string, 1024), stderr: &testutil.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
+	if cmd.Stderr == nil { // else the test's own, such as a pipe with no reader
+		cmd.Stderr = p.stderr
+	}
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	p.stdin, err = cmd.StdinPipe()
-	require.NoError(t, err)
+	if cmd.Stdin == nil { // else the test's own, such as a terminal
+		p.stdin, err = cmd.StdinPipe()
+		require.NoError(t, err)
+	}
 	require.NoError(t, cmd.Start())
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -193,6 +198,21 @@ func (p *proc) expect(prefix string) string {
 			p.t.Fatalf("no line starting with %q within %s; stderr:\n%s", prefix, waitLimit, p.stderr.String())
 		}
 	}
+}
+
+// next returns the next stdout line, whatever it is.
+func (p *proc) next() string {
+	p.t.Helper()
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			p.t.Fatalf("stdout closed before the next line; stderr:\n%s", p.stderr.String())
+		}
+		return line
+	case <-time.After(waitLimit):
+		p.t.Fatalf("no line within %s; stderr:\n%s", waitLimit, p.stderr.String())
+	}
+	return ""
 }
 
 // silent fails the test if proxy-await's stdout already has a line: the

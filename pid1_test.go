@@ -244,6 +244,25 @@ func TestJobControlStopsBoth(t *testing.T) {
 	assert.Equal(t, 5, p.wait())
 }
 
+// --rewrite TSTP:0 drops SIGTSTP: the child does not stop, so neither does
+// proxy-await, and the next signal is forwarded at once.
+func TestJobControlRewrittenToNothing(t *testing.T) {
+	cmd := exec.Command(proxyAwaitBin, append([]string{"--proxy", "none", "--rewrite", "TSTP:0"},
+		child("signals", "SIGTERM")...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := startCmd(t, cmd, nil)
+	assert.Equal(t, "ready", p.next())
+	p.signal(syscall.SIGTSTP)
+	p.signal(syscall.SIGUSR1)
+	assert.Equal(t, "SIGUSR1", p.nextSignal(), "the dropped SIGTSTP stopped nothing")
+	st, ok := readStat(cmd.Process.Pid)
+	require.True(t, ok)
+	assert.NotEqual(t, byte('T'), st.state, "proxy-await must not stop itself")
+	p.signal(syscall.SIGTERM)
+	assert.Equal(t, "SIGTERM", p.nextSignal())
+	assert.Equal(t, 0, p.wait())
+}
+
 // container is an OCI bundle's root filesystem with busybox and a static
 // proxy-await, for runc.
 type container struct {
@@ -346,50 +365,49 @@ func TestContainer(t *testing.T) {
 }
 
 // A process that enters the namespace while proxy-await still waits for the
-// proxy (kubectl exec) and leaves an orphan: the orphan's zombie is reaped as
-// soon as the child runs, though its SIGCHLD came during the wait.
-func TestPID1ReapsOrphansLeftDuringTheWait(t *testing.T) {
+// proxy (kubectl exec) leaves an orphan: when it exits, proxy-await reaps it
+// at once, though no child runs and, with no --timeout, none may ever run.
+func TestPID1ReapsOrphansDuringTheWait(t *testing.T) {
 	fp := startProxy(t, "-ready-after", "never")
-	p := startAsPID1(t, append([]string{"-v", "--ready-url", fp.url("/ready")}, child("signals", "SIGTERM")...)...)
+	p := startAsPID1(t, append([]string{"-v", "--timeout", "0", "--ready-url", fp.url("/ready")},
+		child("signals", "SIGTERM")...)...)
 	fp.waitFor("a not-ready probe", notReadyProbes(1))
 	pa := pid1(t, p)
 
 	// nsenter forks into the namespace; its shell backgrounds a process that
-	// waits on a FIFO, and exits, so that process is reparented to PID 1.
-	// Closing the FIFO then makes it exit, a zombie for PID 1 to reap.
+	// waits on a FIFO, says its PID and exits, so that process is reparented
+	// to PID 1. Closing the FIFO then makes it exit.
 	nsenter, err := exec.LookPath("nsenter")
 	require.NoError(t, err, "nsenter is missing: install util-linux")
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 	out, err := exec.Command(nsenter, "--target", strconv.Itoa(pa), "--pid", "--",
-		"sh", "-c", `cat "$1" >/dev/null 2>&1 </dev/null &`, "sh", fifo).CombinedOutput()
+		"sh", "-c", `cat "$1" >/dev/null 2>&1 </dev/null & echo $!`, "sh", fifo).CombinedOutput()
 	require.NoError(t, err, "nsenter: %s", out)
+	orphan := strings.TrimSpace(string(out))
 	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // blocks until the orphan reads
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 
-	deadline := time.Now().Add(waitLimit)
-	var zombie int
-	for zombie == 0 {
-		for _, st := range descendants(t, pa) {
-			if st.state == 'Z' && st.ppid == pa {
-				zombie = st.pid
-			}
-		}
-		require.True(t, time.Now().Before(deadline), "no orphan zombie appeared under proxy-await")
-		time.Sleep(time.Millisecond)
+	waitStderr(t, p, "reaped orphan pid="+orphan+" ")
+	p.silent("the proxy is still not ready")
+	for _, st := range descendants(t, pa) {
+		assert.NotEqual(t, byte('Z'), st.state, "zombie in the namespace while waiting: %+v", st)
 	}
 
 	fp.signal(syscall.SIGUSR1)
 	p.expect("ready")
-	for {
-		if _, ok := readStat(zombie); !ok {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the zombie %d left during the wait was never reaped", zombie)
-		time.Sleep(time.Millisecond)
-	}
 	require.NoError(t, syscall.Kill(pa, syscall.SIGTERM))
 	p.expect("signal SIGTERM")
 	assert.Equal(t, 0, p.wait())
+}
+
+// waitStderr waits until proxy-await's stderr holds want: a log event.
+func waitStderr(t *testing.T, p *proc, want string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !strings.Contains(p.stderr.String(), want) {
+		require.True(t, time.Now().Before(deadline), "stderr never said %q:\n%s", want, p.stderr.String())
+		time.Sleep(time.Millisecond)
+	}
 }

@@ -17,7 +17,13 @@ import (
 )
 
 func newLogger(c *config) *slog.Logger {
-	return logging.New(os.Stderr, c.logFormat, logging.Level(c.verbose, c.quiet))
+	return logging.New(logging.Stderr, c.logFormat, logging.Level(c.verbose, c.quiet))
+}
+
+// ownSignal says whether sig is one proxy-await raised itself: a SIGPIPE from
+// writing its log to a pipe whose reader is gone. It is not forwarded.
+func ownSignal(sig syscall.Signal) bool {
+	return sig == syscall.SIGPIPE && logging.Stderr.RaisedSigpipe()
 }
 
 // run is the lifecycle after configuration: await the proxy, run the child,
@@ -108,8 +114,13 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 		case sig := <-sigs:
 			s := sig.(syscall.Signal)
 			switch {
-			case s == syscall.SIGCHLD:
-				continue // an orphan reparented to PID 1: reaped once the child runs
+			case s == syscall.SIGCHLD: // an orphan reparented to PID 1 (from kubectl exec) exited
+				if err := wrapper.ReapOrphans(log); err != nil {
+					log.Error("cannot reap an orphan", "event", "internal_error", "error", err.Error())
+				}
+				continue
+			case ownSignal(s):
+				continue
 			case !wrapper.IsTermination(s):
 				log.Debug("signal ignored while waiting for the proxy", "event", "signal_dropped",
 					"signal", wrapper.SignalName(s))
@@ -151,12 +162,16 @@ func runChild(c *config, log *slog.Logger, sigs <-chan os.Signal) int {
 		KillAfter:    c.killAfter,
 		WaitAll:      c.waitAll,
 		Logger:       log,
+		OwnSignal:    ownSignal,
 	}, sigs)
 	var startErr *wrapper.StartError
 	switch {
 	case errors.As(err, &startErr):
-		log.Error("cannot start the command", "event", "child_start_failed", "error", err.Error(),
-			"exit_code", startErr.Code)
+		attrs := []any{"event", "child_start_failed", "error", err.Error(), "exit_code", startErr.Code}
+		if startErr.Hint != "" {
+			attrs = append(attrs, "hint", startErr.Hint)
+		}
+		log.Error("cannot start the command", attrs...)
 		return startErr.Code
 	case err != nil:
 		log.Error("supervision failed", "event", "internal_error", "error", err.Error())

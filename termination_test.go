@@ -1,10 +1,13 @@
 package main
 
 import (
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // SPEC.md's lifecycle step 5: once configuration succeeded, -S POSTs the
@@ -20,7 +23,7 @@ func TestShutdownOnEveryExitPath(t *testing.T) {
 		{"child exits 9", child("exit", "9"), 9},
 		{"child killed by a signal", []string{"--", "sh", "-c", "kill -KILL $$"}, 137},
 		{"command not found", []string{"--", "/nonexistent/job"}, 127},
-		{"command not executable", []string{"--", "/etc/hostname"}, 126},
+		{"command not executable", []string{"--", "/proc/version"}, 126},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fp := startProxy(t, "-stay-up") // stays up to count a second POST
@@ -55,4 +58,24 @@ func TestTermDelayFromTheCommandLine(t *testing.T) {
 	p.expect("signal SIGUSR1 ")
 	assert.Equal(t, 0, p.wait())
 	assert.Contains(t, p.stderr.String(), "holding SIGTERM while the child keeps serving")
+}
+
+// With -g, --kill-after bounds the main child only: once it has exited,
+// proxy-await sends its group SIGTERM and exits, and a member that ignores
+// SIGTERM is left running, never killed (README, Signals). --wait-all is
+// what waits for such processes and kills them.
+func TestKillAfterEndsWithTheMainChild(t *testing.T) {
+	p := startPA(t, nil, append([]string{"--proxy", "none", "-g", "--kill-after", "100ms"},
+		child("stubborn-group")...)...)
+	member, err := strconv.Atoi(strings.TrimPrefix(p.expect("member "), "member "))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = syscall.Kill(member, syscall.SIGKILL) })
+	assert.Equal(t, "ready", p.next())
+	p.signal(syscall.SIGTERM)
+	assert.Equal(t, "SIGTERM", p.nextSignal())
+	assert.Equal(t, 0, p.wait(), "the main child's own status, at once")
+	st, ok := readStat(member)
+	require.True(t, ok, "the member was killed")
+	assert.NotEqual(t, byte('Z'), st.state, "the member is still running")
+	assert.NotContains(t, p.stderr.String(), "sending SIGKILL")
 }

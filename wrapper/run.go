@@ -2,6 +2,7 @@ package wrapper
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"runtime"
 	"syscall"
@@ -22,15 +23,17 @@ func Run(cfg Config, sigs <-chan os.Signal) (int, error) {
 	becomeReaper(cfg.Logger)
 
 	cmd := command(cfg)
-	cmd.SysProcAttr = sysProcAttr(cfg.ProcessGroup, cfg.ProcessGroup && foregroundTTY())
-	if err := cmd.Start(); err != nil {
-		return 0, startError(err)
+	tty := cfg.ProcessGroup && foregroundTTY()
+	cmd.SysProcAttr = sysProcAttr(cfg.ProcessGroup, tty)
+	proc, err := spawn(cmd)
+	if err != nil {
+		return 0, err
 	}
 	// The process is reaped by wait4 below, never by cmd.Wait; Release only
 	// frees the handle os/exec keeps.
-	defer cmd.Process.Release()
+	defer proc.Release()
 
-	s := &supervisor{Config: cfg, pid: cmd.Process.Pid, target: cmd.Process.Pid}
+	s := &supervisor{Config: cfg, pid: proc.Pid, target: proc.Pid, tty: tty}
 	if cfg.ProcessGroup {
 		s.target = -s.pid
 	}
@@ -42,8 +45,9 @@ func Run(cfg Config, sigs <-chan os.Signal) (int, error) {
 // touches it.
 type supervisor struct {
 	Config
-	pid    int // the main child
-	target int // where signals go: pid, or -pid for its process group
+	pid    int  // the main child
+	target int  // where signals go: pid, or -pid for its process group
+	tty    bool // the child's group was handed the terminal on stdin (-g)
 
 	termSent bool        // the termination signal has been delivered
 	hold     *time.Timer // ends the hold of a SIGTERM (--term-delay); nil when none is held
@@ -53,9 +57,8 @@ type supervisor struct {
 
 func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 	defer s.stopTimers()
-	// Reap first what exited before the loop began: orphans reparented to
-	// PID 1 while we waited for the proxy (their SIGCHLD went unread), or a
-	// child that exited at once.
+	// Reap first what exited before the loop began: a child that exited at
+	// once, or an orphan whose SIGCHLD is still unread.
 	switch ws, exited, err := s.reap(); {
 	case err != nil:
 		return 0, err
@@ -91,21 +94,81 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 // handle deals with one received signal.
 func (s *supervisor) handle(sig syscall.Signal) {
 	switch {
+	case s.OwnSignal != nil && s.OwnSignal(sig):
+		s.Logger.Debug("signal raised by proxy-await's own write: not forwarded", "event", "signal_dropped",
+			"signal", SignalName(sig))
 	case sig == syscall.SIGTERM:
 		s.onTerm()
 	case sig == syscall.SIGINT && s.hold != nil:
 		s.deliverTerm("SIGINT received")
-		s.forward(sig)
-	case sig == syscall.SIGTSTP || sig == syscall.SIGTTIN || sig == syscall.SIGTTOU:
-		// Job control, as dumb-init does it: pass the stop on, then stop
-		// ourselves, so that neither the wrapper nor the child runs while the
-		// other is stopped. SIGCONT (forwarded like any signal) resumes both.
-		s.forward(sig)
-		if os.Getpid() != 1 {
-			_ = unix.Kill(os.Getpid(), syscall.SIGSTOP)
+		s.forwardUnlessFromTerminal(sig)
+	case sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == syscall.SIGTSTP:
+		s.forwardUnlessFromTerminal(sig)
+	case sig == syscall.SIGCONT && s.tty:
+		// Resumed after a stop: "fg" made our group the terminal's
+		// foreground again; pass the terminal on to the child's group before
+		// it runs, or its first read would stop it again. After "bg" the
+		// terminal stays where it is.
+		if fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
+			s.giveTerminal(s.pid)
 		}
+		s.forward(sig)
 	default:
 		s.forward(sig)
+	}
+}
+
+// forwardUnlessFromTerminal forwards a SIGINT, SIGQUIT or SIGTSTP, unless
+// the terminal may have sent it to the whole foreground process group, the
+// child included (a Ctrl-C without -g): a second copy would read as a second
+// keypress. Without si_code, a signal sent to proxy-await alone with kill is
+// then not forwarded either.
+func (s *supervisor) forwardUnlessFromTerminal(sig syscall.Signal) {
+	if s.sharesForeground() {
+		s.Logger.Debug("signal from the terminal reached the child too: not forwarded",
+			"event", "signal_from_terminal", "signal", SignalName(sig))
+		return
+	}
+	s.forward(sig)
+}
+
+// sharesForeground says whether the child is in our process group and that
+// group is the foreground group of our controlling terminal.
+func (s *supervisor) sharesForeground() bool {
+	if s.ProcessGroup {
+		return false
+	}
+	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false // no controlling terminal
+	}
+	defer unix.Close(fd)
+	pgrp := unix.Getpgrp()
+	fg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	if err != nil || fg != pgrp {
+		return false
+	}
+	child, err := unix.Getpgid(s.pid)
+	return err == nil && child == pgrp
+}
+
+// childStopped follows the child into a job-control stop (Ctrl-Z, or a
+// stop signal forwarded to it): proxy-await stops too, so that the shell
+// that started it sees the job stopped and takes the terminal back. SIGCONT
+// resumes proxy-await, which forwards it. As PID 1 there is no shell above
+// to tell, and the kernel would not stop us anyway.
+func (s *supervisor) childStopped(sig syscall.Signal) {
+	if os.Getpid() == 1 {
+		return
+	}
+	s.Logger.Debug("child stopped: stopping too", "event", "child_stopped", "signal", SignalName(sig))
+	_ = unix.Kill(os.Getpid(), syscall.SIGSTOP)
+}
+
+// giveTerminal makes pgrp the foreground group of the terminal on stdin.
+func (s *supervisor) giveTerminal(pgrp int) {
+	if err := setForeground(0, pgrp); err != nil {
+		s.Logger.Warn("cannot hand the terminal on", "event", "terminal_failed", "pgrp", pgrp, "error", err.Error())
 	}
 }
 
@@ -202,9 +265,27 @@ func (s *supervisor) reap() (ws syscall.WaitStatus, exited bool, err error) {
 
 // reapAll is reap that also says when no child is left at all.
 func (s *supervisor) reapAll() (ws syscall.WaitStatus, exited, none bool, err error) {
+	return reap(s.Logger, s.pid, s.childStopped)
+}
+
+// ReapOrphans reaps the orphans reparented to proxy-await as PID 1 while no
+// child of its own runs (while it waits for the proxy). Call it on SIGCHLD.
+func ReapOrphans(log *slog.Logger) error {
+	_, _, _, err := reap(log, 0, nil)
+	return err
+}
+
+// reap collects every child that has exited; main's status is returned, the
+// others are only logged; none says no child is left at all. With stopped,
+// main's stops are reported to it.
+func reap(log *slog.Logger, main int, stopped func(syscall.Signal)) (ws syscall.WaitStatus, exited, none bool, err error) {
+	flags := syscall.WNOHANG
+	if stopped != nil {
+		flags |= syscall.WUNTRACED
+	}
 	for {
 		var status syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &status, syscall.WNOHANG, nil)
+		pid, err := syscall.Wait4(-1, &status, flags, nil)
 		switch {
 		case errors.Is(err, syscall.EINTR):
 			continue
@@ -214,10 +295,13 @@ func (s *supervisor) reapAll() (ws syscall.WaitStatus, exited, none bool, err er
 			return ws, exited, false, nil
 		case err != nil:
 			return ws, exited, false, &os.SyscallError{Syscall: "wait4", Err: err}
-		case pid == s.pid:
+		case status.Stopped() && pid == main:
+			stopped(status.StopSignal())
+		case status.Stopped(): // an orphan stopped: nothing to reap
+		case pid == main:
 			ws, exited = status, true
 		default:
-			s.Logger.Debug("reaped orphan", "event", "orphan_reaped", "pid", pid, "exit_code", ExitCode(status))
+			log.Debug("reaped orphan", "event", "orphan_reaped", "pid", pid, "exit_code", ExitCode(status))
 		}
 	}
 }
@@ -237,6 +321,11 @@ func (s *supervisor) finish(ws syscall.WaitStatus, sigs <-chan os.Signal) int {
 		if err := unix.Kill(-s.pid, syscall.SIGTERM); err == nil {
 			s.Logger.Debug("sent SIGTERM to the rest of the child's process group", "event", "group_terminated")
 		}
+	}
+	// The terminal was handed to the child's group: take it back, or the
+	// shell's next read would find a terminal whose foreground is gone.
+	if fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); s.tty && err == nil && fg == s.pid {
+		s.giveTerminal(unix.Getpgrp())
 	}
 	_, _, _ = s.reap()
 	if s.WaitAll > 0 {

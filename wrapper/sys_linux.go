@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -39,4 +40,19 @@ func sysProcAttr(group, foreground bool) *syscall.SysProcAttr {
 		Ctty:       0,
 		Pdeathsig:  syscall.SIGKILL,
 	}
+}
+
+// setForeground makes pgrp the foreground process group of the terminal on
+// fd. A process outside the foreground group may do so only if it does not
+// take SIGTTOU, so the signal is blocked on this thread meanwhile; the
+// caller keeps its goroutine on the thread (Run does).
+func setForeground(fd, pgrp int) error {
+	var set, old unix.Sigset_t
+	n, w := int(syscall.SIGTTOU)-1, int(unsafe.Sizeof(set.Val[0]))*8
+	set.Val[n/w] |= 1 << (n % w)
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old); err != nil {
+		return err
+	}
+	defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	return unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, pgrp)
 }

@@ -5,6 +5,8 @@ package wrapper
 import (
 	"log/slog"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxSignal is the highest signal number.
@@ -19,3 +21,7 @@ func becomeReaper(*slog.Logger) {}
 func sysProcAttr(group, foreground bool) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: group, Foreground: foreground, Ctty: 0}
 }
+
+// setForeground makes pgrp the foreground process group of the terminal on
+// fd.
+func setForeground(fd, pgrp int) error { return unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, pgrp) }

@@ -1,16 +1,16 @@
 // Package wrapper runs the application as a child process and supervises it
-// the way an init does: it forwards and rewrites signals, holds SIGTERM for a
-// grace period, kills a child that outlives its termination signal, reaps
-// every zombie reparented to it, and turns the child's end into an exit code.
+// the way an init does: it starts the command as execvp would (and says which
+// file is missing when it cannot), forwards and rewrites signals, follows the
+// child through job control on a terminal, holds SIGTERM for a grace period,
+// kills a child that outlives its termination signal, reaps every zombie
+// reparented to it, and turns the child's end into an exit code.
 //
 // One goroutine owns both the signal channel and every wait4 call: a second
 // reaper (or os/exec's Wait) would race it for the main child's exit status.
 package wrapper
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -31,32 +31,15 @@ type Config struct {
 	WaitAll      time.Duration                     // after the child exits, end what it left behind within this long
 	Logger       *slog.Logger
 
+	// OwnSignal says whether a received signal is one proxy-await raised
+	// itself (a SIGPIPE from writing its log to a pipe with no reader left):
+	// such a signal is not forwarded. nil: none is.
+	OwnSignal func(syscall.Signal) bool
+
 	// The child's stdin, stdout and stderr; nil means proxy-await's own. They
 	// are files so that the child gets the descriptors themselves, with no
 	// copying goroutine that only cmd.Wait would end.
 	Stdin, Stdout, Stderr *os.File
-}
-
-// StartError reports that the command could not be started, with the exit
-// code a shell would give for the same failure.
-type StartError struct {
-	Code int
-	Err  error
-}
-
-func (e *StartError) Error() string { return e.Err.Error() }
-func (e *StartError) Unwrap() error { return e.Err }
-
-// startError classifies an error from exec.Cmd.Start.
-func startError(err error) *StartError {
-	var code int
-	switch {
-	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
-		code = exitcode.NotFound
-	default: // EACCES, ENOEXEC, a directory, ...
-		code = exitcode.NotExecutable
-	}
-	return &StartError{Code: code, Err: err}
 }
 
 // ExitCode turns a wait status into the code proxy-await exits with.
@@ -81,15 +64,16 @@ func SignalName(sig syscall.Signal) string {
 	return fmt.Sprintf("signal %d", int(sig))
 }
 
-// command builds the child's exec.Cmd, sharing our environment and working
-// directory, and our stdin, stdout and stderr unless cfg says otherwise.
+// command describes the child, sharing our environment and working
+// directory, and our stdin, stdout and stderr unless cfg says otherwise. spawn
+// finds the file to run.
 func command(cfg Config) *exec.Cmd {
-	cmd := exec.Command(cfg.Args[0], cfg.Args[1:]...)
-	if errors.Is(cmd.Err, exec.ErrDot) {
-		cmd.Err = nil // found through "." in PATH: run it, as a shell would
+	return &exec.Cmd{
+		Args:   cfg.Args,
+		Stdin:  orFile(cfg.Stdin, os.Stdin),
+		Stdout: orFile(cfg.Stdout, os.Stdout),
+		Stderr: orFile(cfg.Stderr, os.Stderr),
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = orFile(cfg.Stdin, os.Stdin), orFile(cfg.Stdout, os.Stdout), orFile(cfg.Stderr, os.Stderr)
-	return cmd
 }
 
 func orFile(f, def *os.File) *os.File {

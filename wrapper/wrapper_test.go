@@ -22,6 +22,7 @@ import (
 func TestMain(m *testing.M) {
 	testchild.Main()
 	testchild.NoRaceExitSleep()
+	testchild.DetachTerminal()
 	os.Exit(m.Run())
 }
 
@@ -301,7 +302,7 @@ func TestStartErrors(t *testing.T) {
 	}{
 		{[]string{"/nonexistent"}, exitcode.NotFound},
 		{[]string{"no-such-command-proxy-await"}, exitcode.NotFound},
-		{[]string{"/etc/hostname"}, exitcode.NotExecutable},
+		{[]string{"/proc/version"}, exitcode.NotExecutable},
 		{[]string{"/"}, exitcode.NotExecutable},
 	} {
 		sigs := Notify()

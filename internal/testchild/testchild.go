@@ -140,6 +140,38 @@ var scenarios = map[string]func(args []string){
 		printSignals(nil)
 	},
 
+	// stubborn-group: start an "ignore-term-forever" member in our process
+	// group, holding none of our descriptors, print "member PID" once it is
+	// set up, then behave as "signals SIGTERM".
+	"stubborn-group": func([]string) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			panic(err)
+		}
+		m := Command("ignore-term-forever")
+		m.Stdout = w
+		if err := m.Start(); err != nil {
+			panic(err)
+		}
+		w.Close()
+		if _, err := bufio.NewReader(r).ReadString('\n'); err != nil {
+			panic(err)
+		}
+		r.Close()
+		fmt.Printf("member %d\n", m.Process.Pid)
+		printSignals([]string{"SIGTERM"})
+	},
+
+	// ignore-term-forever: ignore SIGTERM and SIGINT, print "ready", and
+	// run until killed.
+	"ignore-term-forever": func([]string) {
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
+		fmt.Println("ready")
+		for {
+			time.Sleep(time.Hour)
+		}
+	},
+
 	// until-term: like "signals SIGTERM", but stdin's EOF does not end it.
 	"until-term": untilTerm,
 

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A command that is there but whose interpreter is not says which file is
+// missing and what to do, in one line without Go's "fork/exec".
+func TestStartFailureNamesTheMissingInterpreter(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "job.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/nonexistent/interp\necho never\n"), 0o755))
+	p := startPA(t, nil, "--proxy", "none", "--", script)
+	assert.Equal(t, 127, p.wait())
+	assert.Equal(t, `proxy-await: error: cannot start the command error="`+script+
+		`: its interpreter /nonexistent/interp does not exist" exit_code=127`+
+		` (hint: fix the script's #! line, or install /nonexistent/interp in the image)`,
+		strings.SplitN(p.stderr.String(), "\n", 2)[0])
+}

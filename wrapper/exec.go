@@ -1,0 +1,190 @@
+package wrapper
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/proxy-await/proxy-await/internal/exitcode"
+)
+
+// defaultPath is where the command is looked up when the environment has no
+// PATH, as execvp does (tini, dumb-init and linkerd-await find commands there).
+const defaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+// shell runs a file the kernel refuses as not executable (a script without a
+// "#!" line), as execvp does.
+const shell = "/bin/sh"
+
+// StartError reports that the command could not be started, in words a
+// user can act on, with the exit code a shell would give for the same
+// failure.
+type StartError struct {
+	Code int
+	Msg  string // what went wrong, naming the file at fault
+	Hint string // what to do about it; may be empty
+	Err  error  // the system's error
+}
+
+func (e *StartError) Error() string { return e.Msg }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// spawn starts cmd the way execvp would: the command is looked up in PATH
+// (or defaultPath), and a file the kernel refuses with ENOEXEC runs under
+// /bin/sh. cmd.Path is ignored; cmd.Args[0] is the command.
+func spawn(cmd *exec.Cmd) (*os.Process, error) {
+	path, err := lookPath(cmd.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	run := *cmd
+	run.Path = path
+	err = run.Start()
+	if errors.Is(err, syscall.ENOEXEC) {
+		sh := *cmd
+		sh.Path, sh.Args = shell, append([]string{shell, path}, cmd.Args[1:]...)
+		if err = sh.Start(); err == nil {
+			return sh.Process, nil
+		}
+		path = shell
+	}
+	if err != nil {
+		return nil, startError(path, err)
+	}
+	return run.Process, nil
+}
+
+// lookPath finds the file to execute for name. A name with a slash is the
+// file itself. Otherwise each PATH entry is tried in turn ("" is the current
+// directory) and the first executable file wins; when no entry holds one,
+// the first file found that is not executable is returned, so that its exec
+// fails with EACCES (126), as with execvp and shells.
+func lookPath(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path, ok := os.LookupEnv("PATH")
+	if !ok {
+		path = defaultPath
+	}
+	var denied string
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		file := filepath.Join(dir, name)
+		if !strings.Contains(file, "/") {
+			file = "./" + file // found in ".": still a path, never looked up again
+		}
+		st, err := os.Stat(file)
+		switch {
+		case err != nil || st.IsDir():
+			continue
+		case executable(file, st):
+			return file, nil
+		case denied == "":
+			denied = file
+		}
+	}
+	if denied != "" {
+		return denied, nil
+	}
+	return "", &StartError{
+		Code: exitcode.NotFound,
+		Msg:  fmt.Sprintf("%s: command not found in PATH (%s)", name, path),
+		Hint: "give the command's full path, or add its directory to PATH",
+		Err:  exec.ErrNotFound,
+	}
+}
+
+func executable(file string, st fs.FileInfo) bool {
+	switch err := unix.Faccessat(unix.AT_FDCWD, file, unix.X_OK, unix.AT_EACCESS); err {
+	case nil:
+		return true
+	case syscall.ENOSYS, syscall.EPERM: // no faccessat2 (old kernels, seccomp): trust the mode
+		return st.Mode()&0o111 != 0
+	}
+	return false
+}
+
+// startError explains why exec of file failed.
+func startError(file string, err error) *StartError {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return &StartError{Code: exitcode.NotExecutable, Msg: file + ": cannot be started", Err: err}
+	}
+	e := &StartError{Code: exitcode.NotExecutable, Msg: file + ": " + errno.Error(), Err: errno}
+	switch errno {
+	case syscall.ENOENT:
+		e.Code = exitcode.NotFound
+		if _, err := os.Stat(file); err != nil {
+			e.Msg = file + ": no such file"
+			return e
+		}
+		// The file is there, so what is missing is what the kernel loads
+		// to run it: a script's interpreter or a binary's dynamic loader.
+		// Shells exit 127 for it too.
+		switch kind, interp := interpreter(file); kind {
+		case "script":
+			e.Msg = fmt.Sprintf("%s: its interpreter %s does not exist", file, interp)
+			e.Hint = "fix the script's #! line, or install " + interp + " in the image"
+		case "binary":
+			e.Msg = fmt.Sprintf("%s: its dynamic loader %s does not exist", file, interp)
+			e.Hint = "the binary is dynamically linked for another C library or image: " +
+				"build it statically (CGO_ENABLED=0 for Go), or use an image that has " + interp
+		default:
+			e.Msg = file + ": a file it needs to run does not exist"
+		}
+	case syscall.EACCES:
+		if st, err := os.Stat(file); err == nil && st.IsDir() {
+			e.Msg = file + ": is a directory"
+			return e
+		}
+		e.Msg = file + ": permission denied: not an executable file, or on a noexec mount"
+		e.Hint = "make it executable with chmod +x"
+	}
+	return e
+}
+
+// interpreter names what the kernel runs file with: the program on a
+// script's "#!" line, or a dynamically linked binary's loader (PT_INTERP).
+// kind is "script", "binary" or "" when file is neither.
+func interpreter(file string) (kind, interp string) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadSlice('\n')
+	if rest, ok := bytes.CutPrefix(line, []byte("#!")); ok {
+		if fields := strings.Fields(string(rest)); len(fields) > 0 {
+			return "script", fields[0]
+		}
+		return "", ""
+	}
+	bin, err := elf.NewFile(f)
+	if err != nil {
+		return "", ""
+	}
+	for _, p := range bin.Progs {
+		if p.Type != elf.PT_INTERP {
+			continue
+		}
+		data := make([]byte, p.Filesz)
+		if _, err := p.ReadAt(data, 0); err != nil {
+			return "", ""
+		}
+		return "binary", string(bytes.TrimRight(data, "\x00"))
+	}
+	return "", ""
+}
