@@ -2,7 +2,11 @@ package main
 
 import (
 	"bytes"
+	"maps"
 	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,4 +43,40 @@ func TestReadmeConformanceTable(t *testing.T) {
 	require.NotEmpty(t, table)
 	assert.Contains(t, string(readme), "<!-- conformance: docs/conformance.md's table; a test keeps them equal -->\n"+
 		strings.Join(table, "\n")+"\n", "copy docs/conformance.md's table into README.md")
+}
+
+// Every event name the code logs is in the README's Logs table, so that a
+// log pipeline author finds each one there.
+func TestReadmeListsEveryEvent(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, logs, ok := strings.Cut(string(readme), "\n## Logs\n")
+	require.True(t, ok, "README.md has no Logs section")
+	logs, _, _ = strings.Cut(logs, "\n## ")
+	for _, name := range loggedEvents(t) {
+		assert.Contains(t, logs, "`"+name+"`", "README.md's Logs table has no row for the event %s", name)
+	}
+}
+
+// loggedEvents finds every `"event", "NAME"` attribute in proxy-await's own
+// (non-test) Go files.
+func loggedEvents(t *testing.T) []string {
+	t.Helper()
+	re := regexp.MustCompile(`"event", "([a-z_]+)"`)
+	seen := map[string]bool{}
+	for _, dir := range []string{".", "readiness", "shutdown", "wrapper", "drain", "internal/logging"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			data, err := os.ReadFile(f)
+			require.NoError(t, err)
+			for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+				seen[m[1]] = true
+			}
+		}
+	}
+	require.NotEmpty(t, seen)
+	return slices.Sorted(maps.Keys(seen))
 }
