@@ -1,0 +1,24 @@
+#!/bin/sh
+# make e2e: proxy-await's lifecycle claims as pods under a real kubelet.
+# Installs containerd, runc and busybox-static when missing, builds (the
+# kubelet once, then from the cache), brings up containerd and a standalone
+# kubelet, runs the scenarios (E2E_ONLY=1,3 picks some), and tears it all
+# down whatever happened. Needs root. README: "End-to-end under a real kubelet".
+set -eu
+. "$(dirname "$0")/env.sh"
+if [ "$(id -u)" -ne 0 ]; then
+	log "needs root: containerd, runc and the kubelet's mount namespace do"
+	exit 1
+fi
+start=$(date +%s)
+"$REPO/scripts/install-deps.sh" containerd runc busybox-static
+"$E2E/build.sh"
+
+trap '"$E2E/stack.sh" down' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+"$E2E/stack.sh" up
+status=0
+"$BIN/scenarios" -run "$RUN" ${E2E_ONLY:+-only "$E2E_ONLY"} || status=$?
+log "done in $(($(date +%s) - start)) s (logs: $CACHE/logs)"
+exit $status
