@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -29,6 +30,9 @@ type kube struct {
 	healthz  string
 	conn     *grpc.ClientConn
 	cri      runtimeapi.RuntimeServiceClient
+
+	mu    sync.Mutex
+	exits map[string]exit // "POD/CONTAINER", by watchExits
 }
 
 func connect(run string) (*kube, error) {
@@ -51,6 +55,7 @@ func connect(run string) (*kube, error) {
 		healthz:  "http://127.0.0.1:" + p[2] + "/healthz",
 		conn:     conn,
 		cri:      runtimeapi.NewRuntimeServiceClient(conn),
+		exits:    map[string]exit{},
 	}, nil
 }
 
@@ -98,17 +103,22 @@ func (k *kube) remove(name string) (float64, error) {
 	return t, os.Remove(filepath.Join(k.run, "manifests", name+".yaml"))
 }
 
-// removeAll deletes every pod left and waits until the kubelet has none, so
-// that one scenario's pods never load the next one's.
+// removeAll deletes every pod left and waits until the kubelet lists none and
+// containerd runs no container, so that one scenario's pods never load the
+// next one's.
 func (k *kube) removeAll() {
 	names, _ := filepath.Glob(filepath.Join(k.run, "manifests", "*.yaml"))
 	for _, n := range names {
 		os.Remove(n)
 	}
+	running := &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}}
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		pods, err := k.pods()
-		if err == nil && len(pods) == 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		list, err2 := k.cri.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: running})
+		cancel()
+		if err == nil && err2 == nil && len(pods) == 0 && len(list.Containers) == 0 {
 			return
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -203,29 +213,49 @@ type exit struct {
 	finished float64 // on the shared clock
 }
 
-// waitExit polls containerd until the pod's container has exited; the kubelet
-// no longer reports a deleted pod.
-func (k *kube) waitExit(pod, container string, timeout time.Duration) (exit, error) {
-	deadline := time.Now().Add(timeout)
-	filter := &runtimeapi.ContainerFilter{LabelSelector: map[string]string{
-		"io.kubernetes.pod.name":       pod + "-" + nodeName,
-		"io.kubernetes.container.name": container,
-	}}
+// watchExits records every container exit containerd reports, polling every
+// 50 ms from the start of the run: the kubelet removes a deleted pod's
+// containers within a second or so of their exit, and no longer reports the
+// pod at all.
+func (k *kube) watchExits() {
+	exited := &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_EXITED}}
+	seen := map[string]bool{}
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		list, err := k.cri.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: filter})
+		list, err := k.cri.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: exited})
 		if err == nil {
 			for _, c := range list.Containers {
-				st, err := k.cri.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c.Id})
-				if err == nil && st.Status.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-					cancel()
-					// FinishedAt is wall-clock nanoseconds: map it onto uptime.
-					ago := time.Since(time.Unix(0, st.Status.FinishedAt)).Seconds()
-					return exit{code: st.Status.ExitCode, finished: uptime() - ago}, nil
+				if seen[c.Id] {
+					continue
 				}
+				st, err := k.cri.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c.Id})
+				if err != nil {
+					continue
+				}
+				seen[c.Id] = true
+				// FinishedAt is wall-clock nanoseconds: map it onto uptime.
+				ago := time.Since(time.Unix(0, st.Status.FinishedAt)).Seconds()
+				key := strings.TrimSuffix(c.Labels["io.kubernetes.pod.name"], "-"+nodeName) + "/" + st.Status.Metadata.Name
+				k.mu.Lock()
+				k.exits[key] = exit{code: st.Status.ExitCode, finished: uptime() - ago}
+				k.mu.Unlock()
 			}
 		}
 		cancel()
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitExit waits until the pod's container has exited, as containerd saw it.
+func (k *kube) waitExit(pod, container string, timeout time.Duration) (exit, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		k.mu.Lock()
+		e, ok := k.exits[pod+"/"+container]
+		k.mu.Unlock()
+		if ok {
+			return e, nil
+		}
 		if time.Now().After(deadline) {
 			return exit{}, fmt.Errorf("%s/%s: no exit seen in containerd after %s", pod, container, timeout)
 		}

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -60,6 +59,7 @@ func main() {
 		fatal(err)
 	}
 	defer k.close()
+	go k.watchExits()
 	if err := k.waitHealthy(90 * time.Second); err != nil {
 		fatal(err)
 	}
@@ -80,7 +80,7 @@ func main() {
 		k.removeAll()
 	}
 	if failed > 0 {
-		fmt.Fprintf(os.Stderr, "e2e: %d scenario(s) failed; logs in %s\n", failed, filepath.Join(*run, "logs"))
+		fmt.Fprintf(os.Stderr, "e2e: %d scenario(s) failed\n", failed)
 		os.Exit(1)
 	}
 }

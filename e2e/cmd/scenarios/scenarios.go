@@ -297,7 +297,7 @@ func drainQuiet(k *kube) (string, error) {
 		return err
 	}
 	var deleted, last float64
-	requests := 0
+	requests, failure := 0, ""
 	for start := time.Now(); ; {
 		if deleted == 0 && time.Since(start) >= time.Second {
 			if deleted, err = k.remove(p.Name); err != nil {
@@ -309,7 +309,8 @@ func drainQuiet(k *kube) (string, error) {
 		}
 		t := uptime()
 		if err := get(); err != nil {
-			return "", fmt.Errorf("request %d at %+.2fs after the delete failed: %v", requests+1, t-deleted, err)
+			failure = fmt.Sprintf("request %d failed %+.2fs after the delete (%v); ", requests+1, t-deleted, err)
+			break
 		}
 		last = t
 		requests++
@@ -335,8 +336,8 @@ func drainQuiet(k *kube) (string, error) {
 	quiet := at - last
 	figures := fmt.Sprintf("%d requests on %d connection(s) (server: %s), the last %+.2fs after the delete; kubelet TERM %+.2fs after the delete, app TERM %+.2fs after the last request, exit %d",
 		requests, newConns, served, last-deleted, kt-deleted, quiet, e.code)
-	if newConns != 1 || quiet < 0.5 || quiet > 2 || e.code != 0 {
-		return "", fmt.Errorf("%s (want 1 connection, TERM 1±0.5s after the last request, exit 0)", figures)
+	if failure != "" || newConns != 1 || quiet < 0.5 || quiet > 2 || e.code != 0 {
+		return "", fmt.Errorf("%s%s (want every request answered on 1 connection, TERM 1±0.5s after the last request, exit 0)", failure, figures)
 	}
 	return figures, nil
 }
