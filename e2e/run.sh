@@ -2,8 +2,9 @@
 # make e2e: proxy-await's lifecycle claims as pods under a real kubelet.
 # Installs containerd, runc and busybox-static when missing, builds (the
 # kubelet once, then from the cache), brings up containerd and a standalone
-# kubelet, runs the scenarios (E2E_ONLY=1,3 picks some), and tears it all
-# down whatever happened. Needs root. README: "End-to-end under a real kubelet".
+# kubelet, runs the scenarios, and tears it all down whatever happened.
+# E2E_ONLY=1,3 runs some scenarios; E2E_PROXY_AWAIT=PATH tests another build
+# of proxy-await. Needs root. README: "End-to-end under a real kubelet".
 set -eu
 . "$(dirname "$0")/env.sh"
 if [ "$(id -u)" -ne 0 ]; then

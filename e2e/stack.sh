@@ -27,7 +27,9 @@ up() {
 	# config says; down removes the directory if this run created it.
 	[ -e /run/containerd ] || touch "$RUN/made-run-containerd"
 	[ -e /run/mount ] || touch "$RUN/made-run-mount"
-	cp "$BIN/proxy-await" "$BIN/fakeproxy" "$BIN/httpapp" "$RUN/bin/"
+	# E2E_PROXY_AWAIT runs the scenarios against another build.
+	cp "${E2E_PROXY_AWAIT:-$BIN/proxy-await}" "$RUN/bin/proxy-await"
+	cp "$BIN/fakeproxy" "$BIN/httpapp" "$RUN/bin/"
 	"$BIN/scenarios" -free-ports 3 >"$RUN/ports"
 	read -r ro secure healthz <"$RUN/ports"
 
