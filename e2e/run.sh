@@ -19,7 +19,13 @@ trap '"$E2E/stack.sh" down' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 "$E2E/stack.sh" up
+# In the background, so that a signal to this script ends the runner too,
+# then tears down, without waiting for the scenarios to finish.
+"$BIN/scenarios" -run "$RUN" ${E2E_ONLY:+-only "$E2E_ONLY"} &
+runner=$!
+trap 'kill $runner 2>/dev/null; exit 130' INT
+trap 'kill $runner 2>/dev/null; exit 143' TERM
 status=0
-"$BIN/scenarios" -run "$RUN" ${E2E_ONLY:+-only "$E2E_ONLY"} || status=$?
+wait $runner || status=$?
 log "done in $(($(date +%s) - start)) s (logs: $CACHE/logs)"
 exit $status

@@ -153,7 +153,7 @@ down() {
 	fi
 	stop "$RUN/containerd.pid" containerd
 	# A shim outlives containerd if a pod could not be removed.
-	for pid in $(pgrep -f "containerd-shim-runc-v2 -namespace k8s.io -address $RUN/" || true); do
+	for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $RUN/" || true); do
 		log "killing leftover shim $pid"
 		kill -9 "$pid" 2>/dev/null || true
 	done
