@@ -11,7 +11,7 @@ cd "$E2E"
 # The kubelet is rebuilt only when the module pinning it changes.
 key=$(cat go.mod go.sum | sha256sum | cut -c1-16)
 if [ "$(cat "$BIN/kubelet.key" 2>/dev/null)" != "$key" ] || [ ! -x "$BIN/kubelet" ]; then
-	log "building kubelet $KUBELET_VERSION (cold: about 9 minutes at nice 19; cached in $CACHE)"
+	log "building kubelet $KUBELET_VERSION (the first time: about 9 minutes on 2 idle cores, more on busy ones; then cached in $CACHE)"
 	start=$(date +%s)
 	CGO_ENABLED=0 nice -n 19 go build -trimpath -o "$BIN/kubelet.new" \
 		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$KUBELET_VERSION" \
