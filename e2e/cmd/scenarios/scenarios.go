@@ -45,14 +45,17 @@ func checkJob(k *kube, name, readyPath, shutdownPath, phase string, code, shutdo
 	if err1 != nil || err2 != nil || start > end || end > len(entries) {
 		return "", fmt.Errorf("%s: app recorded %q against a proxy log of %d entries", name, app, len(entries))
 	}
-	if count(entries[:start], "GET", readyPath, 200) == 0 {
-		return "", fmt.Errorf("%s: the app started before any 200 on %s", name, readyPath)
+	// proxy-await stops probing at the first 200, so there is one in all.
+	if count(entries[:start], "GET", readyPath, 200) != 1 || count(entries, "GET", readyPath, 200) != 1 {
+		return "", fmt.Errorf("%s: %d GET %s answered 200 before the app started, %d in all, want 1 and 1",
+			name, count(entries[:start], "GET", readyPath, 200), readyPath, count(entries, "GET", readyPath, 200))
 	}
 	if n := count(entries[:end], "POST", shutdownPath, 0); n != 0 {
 		return "", fmt.Errorf("%s: %d POST %s before the app ended", name, n, shutdownPath)
 	}
-	if n := count(entries[end:], "POST", shutdownPath, 200); n != shutdowns {
-		return "", fmt.Errorf("%s: %d POST %s answered 200 after the app ended, want %d", name, n, shutdownPath, shutdowns)
+	all, ok := count(entries[end:], "POST", shutdownPath, 0), count(entries[end:], "POST", shutdownPath, 200)
+	if all != shutdowns || ok != shutdowns {
+		return "", fmt.Errorf("%s: %d POST %s after the app ended (%d answered 200), want %d", name, all, shutdownPath, ok, shutdowns)
 	}
 	return fmt.Sprintf("%s, app exit %d, started after %d×503 and a 200, %d POST %s after it ended",
 		phase, code, count(entries[:start], "GET", readyPath, 503), shutdowns, shutdownPath), nil
