@@ -18,7 +18,7 @@ all: build
 
 build: $(BIN)/proxy-await $(BIN)/fakeproxy
 
-$(BIN)/proxy-await: $(shell find . -name '*.go' -not -path './testdata/*') go.mod go.sum
+$(BIN)/proxy-await: $(shell find . -name '*.go' -not -path './testdata/*' -not -path './e2e/*') go.mod go.sum
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ .
 
 $(BIN)/fakeproxy: $(wildcard testdata/fakeproxy/*.go)
