@@ -18,13 +18,13 @@ export CLOUD_SQL_PROXY  := $(TOOLS_BIN)/cloud-sql-proxy
 # haproxy and runc live in sbin, which a non-login PATH may lack.
 export PATH := $(PATH):/usr/local/sbin:/usr/sbin:/sbin
 
-.PHONY: all build demo test deps bench conformance fuzz release-check clean
+.PHONY: all build demo test deps bench conformance fuzz release-check clean e2e
 
 all: build
 
 build: $(BIN)/proxy-await $(BIN)/fakeproxy
 
-$(BIN)/proxy-await: $(shell find . -name '*.go' -not -path './testdata/*') go.mod go.sum
+$(BIN)/proxy-await: $(shell find . -name '*.go' -not -path './testdata/*' -not -path './e2e/*') go.mod go.sum
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ .
 
 $(BIN)/fakeproxy: $(wildcard testdata/fakeproxy/*.go)
@@ -60,6 +60,12 @@ fuzz:
 
 clean:
 	rm -rf $(BIN) dist
+
+# proxy-await's lifecycle claims as pods under a real kubelet v1.33 with
+# containerd and runc, one line per scenario (root; the kubelet build is
+# cached outside the clone). README: "End-to-end under a real kubelet".
+e2e:
+	@e2e/run.sh
 
 # goreleaser: validate .goreleaser.yaml and build every release target.
 GORELEASER ?= $(shell command -v goreleaser || echo $(shell $(GO) env GOPATH)/bin/goreleaser)
