@@ -17,29 +17,37 @@ import (
 // child's tree becomes our child, so once wait4 says we have no child left,
 // nothing is left below us. It returns when that is so.
 func (s *supervisor) waitAll(sigs <-chan os.Signal) {
-	if len(proctree.Descendants(os.Getpid())) == 0 {
+	left := proctree.Descendants(os.Getpid())
+	if len(left) == 0 {
 		if _, _, none, _ := s.reapAll(); none {
 			return
 		}
 	}
 	began := time.Now()
 	termed := map[int]bool{}
+	if s.ProcessGroup {
+		// finish has sent the child's group its SIGTERM already: a second
+		// one reads as "stop now, skip the clean-up" to many programs.
+		for _, pid := range left {
+			if pgid, err := unix.Getpgid(pid); err == nil && pgid == s.pid {
+				termed[pid] = true
+			}
+		}
+	}
 	// term signals whatever is below us now and was not signalled yet: the
 	// children of a process that just exited were its to end, and are ours
 	// now if they outlived it.
-	term := func() int {
-		n := 0
+	term := func() {
 		for _, pid := range proctree.Descendants(os.Getpid()) {
 			if !termed[pid] {
 				termed[pid] = true
-				n++
 				_ = unix.Kill(pid, syscall.SIGTERM)
 			}
 		}
-		return n
 	}
+	term()
 	s.Logger.Info("the child left processes behind: sending them SIGTERM",
-		"event", "wait_all_started", "processes", term(), "wait_all", s.WaitAll)
+		"event", "wait_all_started", "processes", len(termed), "wait_all", s.WaitAll)
 	deadline := time.NewTimer(s.WaitAll)
 	defer deadline.Stop()
 	for {
