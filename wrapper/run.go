@@ -50,6 +50,7 @@ type supervisor struct {
 	tty    bool // the child's group was handed the terminal on stdin (-g)
 
 	termSent bool        // the termination signal has been delivered
+	stopSent bool        // a SIGSTOP was sent whose stop the child has not reported yet
 	hold     *time.Timer // ends the hold of a SIGTERM (--term-delay); nil when none is held
 	kill     *time.Timer // --kill-after; nil until the termination signal
 	drain    *drainWatch // --drain-quiet; nil when not draining
@@ -156,9 +157,19 @@ func (s *supervisor) sharesForeground() bool {
 // stop signal forwarded to it): proxy-await stops too, so that the shell
 // that started it sees the job stopped and takes the terminal back. SIGCONT
 // resumes proxy-await, which forwards it. As PID 1 there is no shell above
-// to tell, and the kernel would not stop us anyway.
+// to tell, and the kernel would not stop us anyway. A SIGSTOP that did not
+// come through proxy-await froze the child from outside (kill -STOP, a
+// debugger), which thaws it the same way: stopped too, proxy-await would
+// never be resumed, nor see the child exit.
 func (s *supervisor) childStopped(sig syscall.Signal) {
-	if os.Getpid() == 1 {
+	frozen := sig == syscall.SIGSTOP && !s.stopSent
+	s.stopSent = false
+	switch {
+	case os.Getpid() == 1:
+		return
+	case frozen:
+		s.Logger.Debug("child stopped from outside: not stopping too", "event", "child_stopped",
+			"signal", SignalName(sig))
 		return
 	}
 	s.Logger.Debug("child stopped: stopping too", "event", "child_stopped", "signal", SignalName(sig))
@@ -246,6 +257,7 @@ func (s *supervisor) send(sig syscall.Signal) {
 	if sig == 0 {
 		return
 	}
+	s.stopSent = s.stopSent || sig == syscall.SIGSTOP
 	err := unix.Kill(s.target, sig)
 	switch {
 	case errors.Is(err, syscall.ESRCH):

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os/exec"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A child frozen from outside with SIGSTOP (kill -STOP, a debugger) and
+// thawed the same way is no job-control stop: were proxy-await to stop with
+// it, nothing would resume proxy-await, and the child's exit would never be
+// reaped nor the proxy shut down.
+func TestChildFrozenFromOutsideIsNotFollowed(t *testing.T) {
+	cmd := exec.Command(proxyAwaitBin, append([]string{"--proxy", "none", "-v", "--log-format", "json"},
+		child("stop-cont", "5")...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // as a shell runs a job
+	p := startCmd(t, cmd, nil)
+	assert.Equal(t, "ready", p.next())
+	tree := descendants(t, cmd.Process.Pid)
+	require.Len(t, tree, 2, "proxy-await and its child: %+v", tree)
+	kid := tree[1].pid
+
+	require.NoError(t, syscall.Kill(kid, syscall.SIGSTOP))
+	waitStderr(t, p, `"event":"child_stopped"`)
+	require.NoError(t, syscall.Kill(kid, syscall.SIGCONT))
+	assert.Equal(t, "continued", p.next())
+	assert.Equal(t, 5, p.wait(), "proxy-await saw the child exit")
+}
+
+// A SIGSTOP that proxy-await sent itself (--rewrite TSTP:STOP) is job
+// control still: proxy-await stops with the child, as for a SIGTSTP.
+func TestForwardedSigstopIsFollowed(t *testing.T) {
+	cmd := exec.Command(proxyAwaitBin, append([]string{"--proxy", "none", "--rewrite", "TSTP:STOP"},
+		child("stop-cont", "5")...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // as a shell runs a job
+	p := startCmd(t, cmd, nil)
+	assert.Equal(t, "ready", p.next())
+	pa := cmd.Process.Pid
+	tree := descendants(t, pa)
+	require.Len(t, tree, 2, "proxy-await and its child: %+v", tree)
+
+	require.NoError(t, syscall.Kill(pa, syscall.SIGTSTP))
+	waitState(t, tree[1].pid, 'T', "the child")
+	waitState(t, pa, 'T', "proxy-await")
+	require.NoError(t, syscall.Kill(pa, syscall.SIGCONT))
+	assert.Equal(t, "continued", p.next())
+	assert.Equal(t, 5, p.wait())
+}
