@@ -17,7 +17,6 @@ package shutdown
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -245,25 +244,10 @@ func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error)
 		return true, nil
 	case errors.Is(err, syscall.ECONNREFUSED) && t.seen.Load():
 		return false, errGone
-	case errors.Is(err, answer.ErrTooLarge), isTLSFailure(err):
+	case errors.Is(err, answer.ErrTooLarge), answer.IsTLS(err):
 		return false, err
 	}
 	// Timeouts, resets, and a refused connection from a proxy never seen
 	// running: it may still answer.
 	return true, nil
-}
-
-// isTLSFailure reports a TLS handshake or certificate failure: the same
-// certificate would fail again.
-func isTLSFailure(err error) bool {
-	var (
-		certErr  *tls.CertificateVerificationError
-		unknown  x509.UnknownAuthorityError
-		hostname x509.HostnameError
-		invalid  x509.CertificateInvalidError
-		record   tls.RecordHeaderError
-		alert    tls.AlertError
-	)
-	return errors.As(err, &certErr) || errors.As(err, &unknown) || errors.As(err, &hostname) ||
-		errors.As(err, &invalid) || errors.As(err, &record) || errors.As(err, &alert)
 }

@@ -84,16 +84,10 @@ func Plain(err error) error {
 // A timeout is "timed out": the caller knows which bound ran out.
 func Describe(err error) string {
 	var (
-		plain    *Error
-		certErr  *tls.CertificateVerificationError
-		unknown  x509.UnknownAuthorityError
-		hostname x509.HostnameError
-		invalid  x509.CertificateInvalidError
-		record   tls.RecordHeaderError
-		alert    tls.AlertError
-		dnsErr   *net.DNSError
-		netErr   net.Error
-		errno    syscall.Errno
+		plain  *Error
+		dnsErr *net.DNSError
+		netErr net.Error
+		errno  syscall.Errno
 	)
 	switch {
 	case err == nil:
@@ -108,18 +102,8 @@ func Describe(err error) string {
 		return "connection reset"
 	case errors.Is(err, syscall.EPIPE), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return "connection closed before an answer"
-	case errors.As(err, &certErr):
-		return "TLS: " + strings.TrimPrefix(certErr.Err.Error(), "x509: ")
-	case errors.As(err, &unknown):
-		return "TLS: " + strings.TrimPrefix(unknown.Error(), "x509: ")
-	case errors.As(err, &hostname):
-		return "TLS: " + strings.TrimPrefix(hostname.Error(), "x509: ")
-	case errors.As(err, &invalid):
-		return "TLS: " + strings.TrimPrefix(invalid.Error(), "x509: ")
-	case errors.As(err, &record):
-		return "TLS: the server does not speak TLS"
-	case errors.As(err, &alert):
-		return "TLS: the server refused the handshake (" + alert.Error() + ")"
+	case IsTLS(err):
+		return tlsFailure(err)
 	case errors.As(err, &dnsErr):
 		if dnsErr.IsNotFound {
 			return "cannot resolve " + dnsErr.Name + ": no such host"
@@ -133,6 +117,38 @@ func Describe(err error) string {
 		return errno.Error()
 	}
 	return strings.TrimPrefix(innermost(err).Error(), "tls: ")
+}
+
+// IsTLS says whether err is a TLS handshake or certificate failure: the same
+// certificate, or the same server, would fail again.
+func IsTLS(err error) bool { return tlsFailure(err) != "" }
+
+// tlsFailure describes a TLS handshake or certificate failure; "" when err
+// is none.
+func tlsFailure(err error) string {
+	var (
+		certErr  *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		record   tls.RecordHeaderError
+		alert    tls.AlertError
+	)
+	switch {
+	case errors.As(err, &certErr):
+		return "TLS: " + strings.TrimPrefix(certErr.Err.Error(), "x509: ")
+	case errors.As(err, &unknown):
+		return "TLS: " + strings.TrimPrefix(unknown.Error(), "x509: ")
+	case errors.As(err, &hostname):
+		return "TLS: " + strings.TrimPrefix(hostname.Error(), "x509: ")
+	case errors.As(err, &invalid):
+		return "TLS: " + strings.TrimPrefix(invalid.Error(), "x509: ")
+	case errors.As(err, &record):
+		return "TLS: the server does not speak TLS"
+	case errors.As(err, &alert):
+		return "TLS: the server refused the handshake (" + alert.Error() + ")"
+	}
+	return ""
 }
 
 // innermost drops the wrappers that only say which call failed.
