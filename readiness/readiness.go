@@ -164,9 +164,7 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 	for {
 		select {
 		case <-done:
-			mu.Lock()
-			defer mu.Unlock()
-			return result(opts.URLs, states), ctx.Err()
+			return finish(ctx, opts.URLs, &mu, states)
 		case now := <-progress.C:
 			mu.Lock()
 			for _, u := range opts.URLs {
@@ -194,14 +192,16 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 			mu.Unlock()
 		case <-ctx.Done():
 			<-done
-			mu.Lock()
-			defer mu.Unlock()
-			return result(opts.URLs, states), ctx.Err()
+			return finish(ctx, opts.URLs, &mu, states)
 		}
 	}
 }
 
-func result(urls []string, states map[string]*state) Result {
+// finish is Await's outcome once every poller has returned. Every URL that
+// answered 2xx is ready, even when ctx ended at that very moment.
+func finish(ctx context.Context, urls []string, mu *sync.Mutex, states map[string]*state) (Result, error) {
+	mu.Lock()
+	defer mu.Unlock()
 	r := Result{Answered: true}
 	for _, u := range urls {
 		s := states[u]
@@ -210,7 +210,10 @@ func result(urls []string, states map[string]*state) Result {
 			r.Pending = append(r.Pending, Pending{URL: u, Err: s.last})
 		}
 	}
-	return r
+	if len(r.Pending) == 0 {
+		return r, nil
+	}
+	return r, ctx.Err()
 }
 
 // poll probes rawURL until it answers 2xx or ctx ends, reporting each outcome
