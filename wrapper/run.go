@@ -60,7 +60,7 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 	defer s.stopTimers()
 	// Reap first what exited before the loop began: a child that exited at
 	// once, or an orphan whose SIGCHLD is still unread.
-	switch ws, exited, err := s.reap(); {
+	switch ws, exited, _, err := s.reap(); {
 	case err != nil:
 		return 0, err
 	case exited:
@@ -73,7 +73,7 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 				s.handle(sig.(syscall.Signal))
 				continue
 			}
-			ws, exited, err := s.reap()
+			ws, exited, _, err := s.reap()
 			if err != nil {
 				return 0, err
 			}
@@ -269,14 +269,9 @@ func (s *supervisor) send(sig syscall.Signal) {
 }
 
 // reap collects every child that has exited: the main child, whose status it
-// returns, and orphans reparented to us, which it only logs.
-func (s *supervisor) reap() (ws syscall.WaitStatus, exited bool, err error) {
-	ws, exited, _, err = s.reapAll()
-	return ws, exited, err
-}
-
-// reapAll is reap that also says when no child is left at all.
-func (s *supervisor) reapAll() (ws syscall.WaitStatus, exited, none bool, err error) {
+// returns, and orphans reparented to us, which it only logs; none says that
+// no child is left at all.
+func (s *supervisor) reap() (ws syscall.WaitStatus, exited, none bool, err error) {
 	return reap(s.Logger, s.pid, s.childStopped)
 }
 
@@ -339,7 +334,7 @@ func (s *supervisor) finish(ws syscall.WaitStatus, sigs <-chan os.Signal) int {
 	if fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); s.tty && err == nil && fg == s.pid {
 		s.giveTerminal(unix.Getpgrp())
 	}
-	_, _, _ = s.reap()
+	_, _, _, _ = s.reap()
 	if s.WaitAll > 0 {
 		s.waitAll(sigs)
 	}

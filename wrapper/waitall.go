@@ -19,7 +19,7 @@ import (
 func (s *supervisor) waitAll(sigs <-chan os.Signal) {
 	left := proctree.Descendants(os.Getpid())
 	if len(left) == 0 {
-		if _, _, none, _ := s.reapAll(); none {
+		if _, _, none, _ := s.reap(); none {
 			return
 		}
 	}
@@ -51,7 +51,7 @@ func (s *supervisor) waitAll(sigs <-chan os.Signal) {
 	deadline := time.NewTimer(s.WaitAll)
 	defer deadline.Stop()
 	for {
-		if _, _, none, err := s.reapAll(); none || err != nil {
+		if _, _, none, err := s.reap(); none || err != nil {
 			s.Logger.Info("every process left behind has exited", "event", "wait_all_done",
 				"elapsed", time.Since(began).Round(time.Millisecond))
 			return
