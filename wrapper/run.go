@@ -331,8 +331,10 @@ func (s *supervisor) finish(ws syscall.WaitStatus, sigs <-chan os.Signal) int {
 	}
 	// The terminal was handed to the child's group: take it back, or the
 	// shell's next read would find a terminal whose foreground is gone.
-	if fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); s.tty && err == nil && fg == s.pid {
-		s.giveTerminal(unix.Getpgrp())
+	if s.tty {
+		if fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil && fg == s.pid {
+			s.giveTerminal(unix.Getpgrp())
+		}
 	}
 	_, _, _, _ = s.reap()
 	if s.WaitAll > 0 {
