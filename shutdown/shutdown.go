@@ -11,7 +11,8 @@
 // only if it was seen running (it answered a readiness probe, or accepted a
 // connection during this shutdown); otherwise it may not have started yet,
 // and it is asked again until the budget runs out. An answer is read up to
-// 64 KiB; its body is never waited for.
+// 64 KiB; its body is read only after a 404, up to 512 bytes, to tell
+// Linkerd's switched-off endpoint, and otherwise never waited for.
 package shutdown
 
 import (
@@ -241,6 +242,9 @@ func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error)
 	case ctx.Err() != nil:
 		return false, ctx.Err()
 	case err == nil:
+		// The status decides: close the body, which retryablehttp would
+		// otherwise read before the next attempt, however slow it comes.
+		resp.Body.Close()
 		return true, nil
 	case errors.Is(err, syscall.ECONNREFUSED) && t.seen.Load():
 		return false, errGone
