@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -51,6 +54,9 @@ func spawn(cmd *exec.Cmd) (*os.Process, error) {
 	run.Path = path
 	err = run.Start()
 	if errors.Is(err, syscall.ENOEXEC) {
+		if e := binaryError(path, err); e != nil {
+			return nil, e // machine code, which /bin/sh would read as shell
+		}
 		sh := *cmd
 		sh.Path, sh.Args = shell, append([]string{shell, path}, cmd.Args[1:]...)
 		if err = sh.Start(); err == nil {
@@ -154,6 +160,54 @@ func startError(file string, err error) *StartError {
 		e.Hint = "make it executable with chmod +x"
 	}
 	return e
+}
+
+// binaryError explains an ELF file that the kernel refused with ENOEXEC:
+// a binary built for another machine, or a damaged one. It is nil when file
+// is not ELF, a script without "#!" that execvp runs under /bin/sh.
+func binaryError(file string, err error) *StartError {
+	f, ferr := os.Open(file)
+	if ferr != nil {
+		return nil
+	}
+	defer f.Close()
+	var magic [len(elf.ELFMAG)]byte
+	if _, ferr := io.ReadFull(f, magic[:]); ferr != nil || string(magic[:]) != elf.ELFMAG {
+		return nil
+	}
+	e := &StartError{Code: exitcode.NotExecutable, Msg: file + ": a binary this system cannot run (exec format error)", Err: err}
+	if bin, ferr := elf.NewFile(f); ferr == nil {
+		if arch := goarch(bin); arch != runtime.GOARCH {
+			e.Msg = fmt.Sprintf("%s: a binary built for %s; this machine runs %s", file, arch, runtime.GOARCH)
+			e.Hint = "build the image for " + runtime.GOARCH + ", or for several platforms with docker buildx build --platform"
+		}
+	}
+	return e
+}
+
+// goarch names a binary's machine as Go and image platforms do ("arm64"
+// for EM_AARCH64).
+func goarch(bin *elf.File) string {
+	switch bin.Machine {
+	case elf.EM_X86_64:
+		return "amd64"
+	case elf.EM_AARCH64:
+		return "arm64"
+	case elf.EM_386:
+		return "386"
+	case elf.EM_ARM:
+		return "arm"
+	case elf.EM_S390:
+		return "s390x"
+	case elf.EM_RISCV:
+		return "riscv64"
+	case elf.EM_PPC64:
+		if bin.ByteOrder == binary.LittleEndian {
+			return "ppc64le"
+		}
+		return "ppc64"
+	}
+	return strings.ToLower(strings.TrimPrefix(bin.Machine.String(), "EM_"))
 }
 
 // interpreter names what the kernel runs file with: the program on a
