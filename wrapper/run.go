@@ -211,10 +211,7 @@ func (s *supervisor) deliverTerm(why string) {
 	s.drain.stop()
 	s.drain = nil
 	to := s.rewrite(syscall.SIGTERM)
-	attrs := []any{"event", "signal_forwarded", "signal", "SIGTERM", "child_pid", s.pid}
-	if to != syscall.SIGTERM {
-		attrs = append(attrs, "as", SignalName(to))
-	}
+	attrs := s.forwarded(syscall.SIGTERM, to)
 	if why != "" {
 		attrs = append(attrs, "reason", why)
 	}
@@ -233,16 +230,22 @@ func (s *supervisor) forward(sig syscall.Signal) {
 		s.Logger.Debug("dropped signal (rewritten to 0)", "event", "signal_dropped", "signal", SignalName(sig))
 		return
 	}
+	if IsTermination(sig) {
+		s.Logger.Info("forwarding signal", s.forwarded(sig, to)...)
+	} else {
+		s.Logger.Debug("forwarding signal", s.forwarded(sig, to)...)
+	}
+	s.send(to)
+}
+
+// forwarded is the attributes of the line that says sig goes to the child
+// as to.
+func (s *supervisor) forwarded(sig, to syscall.Signal) []any {
 	attrs := []any{"event", "signal_forwarded", "signal", SignalName(sig), "child_pid", s.pid}
 	if to != sig {
 		attrs = append(attrs, "as", SignalName(to))
 	}
-	if IsTermination(sig) {
-		s.Logger.Info("forwarding signal", attrs...)
-	} else {
-		s.Logger.Debug("forwarding signal", attrs...)
-	}
-	s.send(to)
+	return attrs
 }
 
 func (s *supervisor) rewrite(sig syscall.Signal) syscall.Signal {
