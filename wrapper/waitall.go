@@ -16,6 +16,10 @@ import (
 // SIGKILL to the rest. As PID 1 or a child subreaper, every orphan of the
 // child's tree becomes our child, so once wait4 says we have no child left,
 // nothing is left below us. It returns when that is so.
+//
+// Each SIGTERM is followed by a SIGCONT, as systemd sends them: a stopped
+// process (kill -STOP, a job stopped for the terminal) would otherwise hold
+// its SIGTERM unhandled until the SIGKILL.
 func (s *supervisor) waitAll(sigs <-chan os.Signal) {
 	left := proctree.Descendants(os.Getpid())
 	if len(left) == 0 {
@@ -33,6 +37,7 @@ func (s *supervisor) waitAll(sigs <-chan os.Signal) {
 				termed[pid] = true
 			}
 		}
+		_ = unix.Kill(-s.pid, syscall.SIGCONT)
 	}
 	// term signals whatever is below us now and was not signalled yet: the
 	// children of a process that just exited were its to end, and are ours
@@ -42,6 +47,7 @@ func (s *supervisor) waitAll(sigs <-chan os.Signal) {
 			if !termed[pid] {
 				termed[pid] = true
 				_ = unix.Kill(pid, syscall.SIGTERM)
+				_ = unix.Kill(pid, syscall.SIGCONT)
 			}
 		}
 	}
