@@ -63,6 +63,10 @@ const NotEnabledHint = "enable it (Linkerd: annotation config.linkerd.io/proxy-a
 const neverAnsweredHint = "the proxy never answered: is the pod meshed (is the sidecar injected), " +
 	"and is --proxy (or --shutdown-url) right?"
 
+// wrongURLHint follows a 404 or 405: something answers there, but not a
+// shutdown endpoint that takes a POST.
+const wrongURLHint = "is --shutdown-url this proxy's shutdown endpoint, and --proxy the right preset?"
+
 // errGone ends the retries of a URL whose proxy was seen running and now
 // refuses connections: it has exited, which is what the POST was for. Post
 // counts it as success.
@@ -141,8 +145,12 @@ func postOne(ctx context.Context, url string, opts Options) error {
 			"elapsed", elapsed, "hint", NotEnabledHint)
 		return errors.New(msg)
 	}
-	log.Error("proxy shutdown failed", "event", "shutdown_failed", "url", url,
-		"status", resp.StatusCode, "elapsed", elapsed, "error", "answered "+resp.Status)
+	args := []any{"event", "shutdown_failed", "url", url, "status", resp.StatusCode, "elapsed", elapsed,
+		"error", "answered " + resp.Status}
+	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+		args = append(args, "hint", wrongURLHint)
+	}
+	log.Error("proxy shutdown failed", args...)
 	return fmt.Errorf("answered %s", resp.Status)
 }
 

@@ -158,8 +158,12 @@ func TestNotRetried(t *testing.T) {
 			require.Error(t, err)
 			assert.Equal(t, int64(1), a.posts.Load(), "not retried")
 			assert.False(t, followed.Load(), "a redirect is never followed")
-			assert.Regexp(t, fmt.Sprintf(`^proxy-await: error: proxy shutdown failed url=%s status=%d elapsed=\S+ error="answered %d %s"\n$`,
-				url, status, status, http.StatusText(status)), log)
+			hint := ""
+			if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
+				hint = " " + regexpQuote("(hint: "+wrongURLHint+")")
+			}
+			assert.Regexp(t, fmt.Sprintf(`^proxy-await: error: proxy shutdown failed url=%s status=%d elapsed=\S+ error="answered %d %s"%s\n$`,
+				url, status, status, http.StatusText(status), hint), log)
 		})
 	}
 }
