@@ -1,7 +1,6 @@
 package wrapper
 
 import (
-	"errors"
 	"os"
 	"syscall"
 	"time"
@@ -10,6 +9,11 @@ import (
 
 	"github.com/proxy-await/proxy-await/internal/proctree"
 )
+
+// killGrace is how long the processes left behind have to be reaped after
+// their SIGKILL: the kernel ends a process at once unless it is in
+// uninterruptible sleep, or may not be signalled at all.
+const killGrace = 5 * time.Second
 
 // waitAll ends what the main child left behind (--wait-all): SIGTERM to every
 // process still below proxy-await, up to WaitAll for them to exit, then
@@ -71,16 +75,20 @@ func (s *supervisor) waitAll(sigs <-chan os.Signal) {
 			s.Logger.Debug("signal dropped while waiting for the processes left behind",
 				"event", "signal_dropped", "signal", SignalName(sig.(syscall.Signal)))
 		case <-deadline.C:
-			s.killAll()
+			s.killAll(sigs)
 			return
 		}
 	}
 }
 
-// killAll SIGKILLs everything below us and reaps it, one exit at a time,
-// signalling again after each: a process may have forked before its SIGKILL
-// landed, and its child is ours once it is gone.
-func (s *supervisor) killAll() {
+// killAll SIGKILLs everything below us and reaps it, signalling again
+// after each exit: a process may have forked before its SIGKILL landed, and
+// its child is ours once it is gone. What is still there killGrace after
+// the first SIGKILL (a process we may not signal, one in uninterruptible
+// sleep) is left behind, so that the proxy is still shut down.
+func (s *supervisor) killAll(sigs <-chan os.Signal) {
+	grace := time.NewTimer(killGrace)
+	defer grace.Stop()
 	for first := true; ; first = false {
 		left := proctree.Descendants(os.Getpid())
 		for _, pid := range left {
@@ -90,14 +98,20 @@ func (s *supervisor) killAll() {
 			s.Logger.Warn("processes left behind still running after --wait-all: sending SIGKILL",
 				"event", "wait_all_killed", "processes", len(left), "wait_all", s.WaitAll)
 		}
-		var status syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &status, 0, nil)
-		switch {
-		case errors.Is(err, syscall.EINTR):
-		case err != nil: // ECHILD: nothing is left
+		if _, _, none, err := s.reap(); none || err != nil {
 			return
-		default:
-			s.Logger.Debug("reaped orphan", "event", "orphan_reaped", "pid", pid, "exit_code", ExitCode(status))
+		}
+		select {
+		case sig := <-sigs:
+			if sig != syscall.SIGCHLD {
+				s.Logger.Debug("signal dropped while waiting for the processes left behind",
+					"event", "signal_dropped", "signal", SignalName(sig.(syscall.Signal)))
+			}
+		case <-grace.C:
+			s.Logger.Warn("processes left behind survive SIGKILL: going on without them",
+				"event", "wait_all_abandoned", "processes", len(proctree.Descendants(os.Getpid())),
+				"hint", "look for a process in uninterruptible sleep (state D in ps), or one that runs as another user")
+			return
 		}
 	}
 }
