@@ -575,7 +575,7 @@ func TestExamplesValidatorRejectsBroken(t *testing.T) {
 		{"not proxy-await", validJob, "command: [/proxy-await]", "command: [/bin/sh]", "not proxy-await"},
 		{"a flag proxy-await rejects", validDeployment, "--term-delay, 15s", "--term-dealy, 15s", "unknown flag"},
 		{"a bad duration", validDeployment, "--kill-after, 15s", "--kill-after, soon", "--kill-after"},
-		{"no command for proxy-await", validJob, "--shutdown, --, /job", "--shutdown, --", "no command given"},
+		{"no command for proxy-await", validJob, "--shutdown, --, /job", "--shutdown, --", "there is no command to run before the shutdown"},
 		{"Job without --shutdown", validJob, "[--shutdown, --, /job]", "[--, /job]", "must use --shutdown"},
 		{"wrong preset for the mesh", validJob, "[--shutdown,", "[--proxy, istio, --shutdown,", "injected with linkerd"},
 		{"unmeshed pod waits for Linkerd", validDeployment, "--proxy, none, ", "", "not meshed"},
