@@ -496,7 +496,12 @@ func TestScuttleVariables(t *testing.T) {
 		})
 	}
 
-	c, err := parseConfig("scuttle", []string{"app"}, env(map[string]string{
+	c, err := parseConfig("scuttle", nil, env(map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000"}))
+	require.NoError(t, err, "without a command, scuttle's variables only make it wait")
+	assert.Equal(t, []string{"http://127.0.0.1:15000/ready"}, c.readyURLs)
+	assert.False(t, c.shutdown)
+
+	c, err = parseConfig("scuttle", []string{"app"}, env(map[string]string{
 		"WAIT_FOR_ENVOY_TIMEOUT": "30s", "QUIT_WITHOUT_ENVOY_TIMEOUT": "1m", "START_WITHOUT_ENVOY": "true",
 		"NEVER_KILL_ISTIO_ON_FAILURE": "true", "SCUTTLE_LOGGING": "false"}))
 	require.NoError(t, err)

@@ -116,6 +116,7 @@ func parseConfig(name string, args []string, getenv func(string) (string, bool))
 	if envErr != nil {
 		return fail(envErr)
 	}
+	c.command = fs.Args()
 	if name == "scuttle" {
 		if err := applyScuttle(c, fs, getenv); err != nil {
 			return fail(err)
@@ -129,7 +130,6 @@ func parseConfig(name string, args []string, getenv func(string) (string, bool))
 			c.disabled = true
 		}
 	}
-	c.command = fs.Args()
 	c.portSet = fs.Changed("port")
 	if err := c.finish(); err != nil {
 		return fail(err)
