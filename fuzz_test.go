@@ -161,8 +161,8 @@ func FuzzCheckURL(f *testing.F) {
 	})
 }
 
-// loopbackHost is the loopback test of SPEC.md written out again: localhost
-// in any ASCII case, or an address in 127.0.0.0/8 or ::1.
+// loopbackHost is the rule for shutdown URLs written out again: localhost in
+// any ASCII case, or an address in 127.0.0.0/8 or ::1.
 func loopbackHost(host string) bool {
 	if len(host) == len("localhost") && strings.ToLower(host) == "localhost" {
 		return true
