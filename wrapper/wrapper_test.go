@@ -331,6 +331,16 @@ func TestParseSignal(t *testing.T) {
 		{"-1", 0, "out of range"},
 		{"FOO", 0, "unknown signal FOO"},
 		{"", 0, "missing signal"},
+		{"010", syscall.SIGUSR1, ""}, // decimal, not octal
+		{"0x0a", 0, "unknown signal 0x0a"},
+		{"RTMIN", syscall.Signal(34), ""}, // as `kill -l` prints them on Debian
+		{"SIGRTMIN+1", syscall.Signal(35), ""},
+		{"rtmin+15", syscall.Signal(49), ""},
+		{"RTMAX-14", syscall.Signal(50), ""},
+		{"SIGRTMAX", syscall.Signal(64), ""},
+		{"RTMIN+31", 0, "RTMIN+31 is signal 65, outside the real-time signals 34 (SIGRTMIN) to 64 (SIGRTMAX)"},
+		{"RTMIN-1", 0, "unknown signal RTMIN-1"},
+		{"RTMIN+", 0, "unknown signal RTMIN+"},
 	} {
 		got, err := ParseSignal(tc.in, false)
 		if tc.err != "" {
