@@ -62,9 +62,9 @@ type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	lines  chan string
+	lines  *testutil.Lines
 	stderr *testutil.Buffer
-	done   chan struct{}
+	done   chan struct{} // closed once cmd has exited and code is set
 	code   int
 
 	restLines []string // stdout lines read by wait
@@ -106,19 +106,19 @@ func startCmd(t *testing.T, cmd *exec.Cmd, stop func()) *proc {
 			break
 		}
 	}
-	p := &proc{t: t, cmd: cmd, lines: make(chan string, 1024), stderr: &testutil.Buffer{}, done: make(chan struct{})}
+	p := &proc{t: t, cmd: cmd, stderr: &testutil.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	p.stdin, err = cmd.StdinPipe()
 	require.NoError(t, err)
+	// Wait closes stdout, so it waits until the last line has been read.
+	eof := make(chan struct{})
+	p.lines = testutil.NewLines(readUntilEOF(stdout, eof), waitLimit,
+		func() string { return filepath.Base(cmd.Path) + " stderr:\n" + p.stderr.String() })
 	require.NoError(t, cmd.Start())
 	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		close(p.lines)
+		<-eof
 		p.code = exitCode(cmd.Wait())
 		close(p.done)
 	}()
@@ -130,10 +130,7 @@ func startCmd(t *testing.T, cmd *exec.Cmd, stop func()) *proc {
 		case <-p.done:
 		default:
 			stop()
-			go func() {
-				for range p.lines { // drain, so that the reader reaches Wait
-				}
-			}()
+			p.lines.Discard() // so that the reader reaches EOF, and Wait
 			select {
 			case <-p.done:
 			case <-time.After(waitLimit):
@@ -176,59 +173,25 @@ func exitCode(err error) int {
 	return ws.ExitStatus()
 }
 
-// expect waits for the next stdout line starting with prefix, skipping others.
+// expect returns proxy-await's next stdout line, which must start with
+// prefix: not a later one, so that an unexpected line fails the test.
 func (p *proc) expect(prefix string) string {
 	p.t.Helper()
-	deadline := time.After(waitLimit)
-	for {
-		select {
-		case line, ok := <-p.lines:
-			if !ok {
-				p.t.Fatalf("stdout closed before a line starting with %q; stderr:\n%s", prefix, p.stderr.String())
-			}
-			if strings.HasPrefix(line, prefix) {
-				return line
-			}
-		case <-deadline:
-			p.t.Fatalf("no line starting with %q within %s; stderr:\n%s", prefix, waitLimit, p.stderr.String())
-		}
-	}
+	return p.lines.Expect(p.t, prefix)
 }
 
 // silent fails the test if proxy-await's stdout already has a line: the
 // child, which prints as its first act, must not have started.
 func (p *proc) silent(why string) {
 	p.t.Helper()
-	select {
-	case line := <-p.lines:
-		p.t.Fatalf("%s, yet the child printed %q", why, line)
-	default:
-	}
-}
-
-// rest returns every stdout line left, once stdout has closed.
-func (p *proc) rest() []string {
-	p.t.Helper()
-	var out []string
-	deadline := time.After(waitLimit)
-	for {
-		select {
-		case line, ok := <-p.lines:
-			if !ok {
-				return out
-			}
-			out = append(out, line)
-		case <-deadline:
-			p.t.Fatalf("stdout still open after %s", waitLimit)
-		}
-	}
+	p.lines.Silent(p.t, why)
 }
 
 // wait returns proxy-await's exit code; stdout must be read to its end first
 // or be short.
 func (p *proc) wait() int {
 	p.t.Helper()
-	out := p.rest()
+	out := p.lines.Rest(p.t)
 	select {
 	case <-p.done:
 	case <-time.After(waitLimit):
@@ -348,4 +311,26 @@ func (fp *fakeProxy) waitFor(what string, cond func([]request) bool) {
 func (fp *fakeProxy) signal(sig syscall.Signal) {
 	fp.t.Helper()
 	require.NoError(fp.t, fp.cmd.Process.Signal(sig))
+}
+
+// readUntilEOF is r, closing eof once r has returned its last byte.
+func readUntilEOF(r io.Reader, eof chan struct{}) io.Reader {
+	return &eofReader{r: r, eof: eof}
+}
+
+type eofReader struct {
+	r   io.Reader
+	eof chan struct{}
+}
+
+func (e *eofReader) Read(b []byte) (int, error) {
+	n, err := e.r.Read(b)
+	if err != nil {
+		select {
+		case <-e.eof:
+		default:
+			close(e.eof)
+		}
+	}
+	return n, err
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // startAsPID1 runs proxy-await with args as PID 1 of a new PID namespace,
@@ -74,64 +76,24 @@ func nsPID(t *testing.T, pid int) int {
 	return 0
 }
 
-// procStat is what /proc/PID/stat says of a process.
-type procStat struct {
-	pid, ppid int
-	comm      string
-	state     byte // R, S, D, T, Z...
-}
-
-// readStat reads /proc/PID/stat; ok is false once the process is gone
-// (reaped, not merely exited).
-func readStat(pid int) (st procStat, ok bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return st, false
-	}
-	// "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses.
-	s := string(data)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open {
-		return st, false
-	}
-	f := strings.Fields(s[end+1:])
-	if len(f) < 2 {
-		return st, false
-	}
-	st.pid = pid
-	st.comm = s[open+1 : end]
-	st.state = f[0][0]
-	st.ppid, _ = strconv.Atoi(f[1])
-	return st, true
-}
-
 // descendants lists root and every process below it. In a PID namespace
 // whose init is root, that is every process of the namespace, zombies
 // included: orphans are reparented to root.
-func descendants(t *testing.T, root int) []procStat {
+func descendants(t *testing.T, root int) []testutil.Stat {
 	t.Helper()
-	dirs, err := filepath.Glob("/proc/[0-9]*")
-	require.NoError(t, err)
-	kids := map[int][]procStat{}
-	var top procStat
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(filepath.Base(d))
-		if err != nil {
-			continue
-		}
-		st, ok := readStat(pid)
-		switch {
-		case !ok:
-		case pid == root:
+	kids := map[int][]testutil.Stat{}
+	var top testutil.Stat
+	for _, st := range testutil.Processes() {
+		if st.PID == root {
 			top = st
-		default:
-			kids[st.ppid] = append(kids[st.ppid], st)
+		} else {
+			kids[st.PPID] = append(kids[st.PPID], st)
 		}
 	}
-	require.NotZero(t, top.pid, "process %d is gone", root)
-	out := []procStat{top}
+	require.NotZero(t, top.PID, "process %d is gone", root)
+	out := []testutil.Stat{top}
 	for i := 0; i < len(out); i++ {
-		out = append(out, kids[out[i].pid]...)
+		out = append(out, kids[out[i].PID]...)
 	}
 	return out
 }
@@ -141,13 +103,13 @@ func waitState(t *testing.T, pid int, want byte, what string) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
-		st, ok := readStat(pid)
+		st, ok := testutil.ReadStat(pid)
 		require.True(t, ok, "%s (PID %d) is gone while waiting for state %c", what, pid, want)
-		if st.state == want {
+		if st.State == want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s (PID %d) is in state %c, not %c, after %s", what, pid, st.state, want, waitLimit)
+			t.Fatalf("%s (PID %d) is in state %c, not %c, after %s", what, pid, st.State, want, waitLimit)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -178,33 +140,33 @@ func TestPID1ReapsOrphans(t *testing.T) {
 
 	// Find the grandchild from the host, and check that the kernel gave it
 	// to proxy-await when its parent exited.
-	var gc procStat
+	var gc testutil.Stat
 	for _, st := range descendants(t, pa) {
-		if st.pid != pa && nsPID(t, st.pid) == orphan {
+		if st.PID != pa && nsPID(t, st.PID) == orphan {
 			gc = st
 		}
 	}
-	require.NotZero(t, gc.pid, "orphan %d (namespace PID) not found under proxy-await", orphan)
-	require.Equal(t, pa, gc.ppid, "the orphan should have been reparented to PID 1")
+	require.NotZero(t, gc.PID, "orphan %d (namespace PID) not found under proxy-await", orphan)
+	require.Equal(t, pa, gc.PPID, "the orphan should have been reparented to PID 1")
 
 	// It exits at EOF on stdin; the child itself keeps running.
 	require.NoError(t, p.stdin.Close())
 	deadline := time.Now().Add(waitLimit)
 	for {
-		st, ok := readStat(gc.pid)
+		st, ok := testutil.ReadStat(gc.PID)
 		if !ok {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("orphan (host PID %d) still there in state %c after %s: proxy-await did not reap it",
-				gc.pid, st.state, waitLimit)
+				gc.PID, st.State, waitLimit)
 		}
 		time.Sleep(time.Millisecond)
 	}
 	tree := descendants(t, pa)
 	assert.Len(t, tree, 2, "proxy-await and its child should be all that is left: %+v", tree)
 	for _, st := range tree {
-		assert.NotEqual(t, byte('Z'), st.state, "zombie in the namespace: %+v", st)
+		assert.NotEqual(t, byte('Z'), st.State, "zombie in the namespace: %+v", st)
 	}
 
 	require.NoError(t, syscall.Kill(pa, syscall.SIGTERM))
@@ -233,7 +195,7 @@ func TestJobControlStopsBoth(t *testing.T) {
 	pa := cmd.Process.Pid
 	tree := descendants(t, pa)
 	require.Len(t, tree, 2, "proxy-await and its child: %+v", tree)
-	kid := tree[1].pid
+	kid := tree[1].PID
 
 	require.NoError(t, syscall.Kill(pa, syscall.SIGTSTP))
 	waitState(t, kid, 'T', "the child")
@@ -372,8 +334,8 @@ func TestPID1ReapsOrphansLeftDuringTheWait(t *testing.T) {
 	var zombie int
 	for zombie == 0 {
 		for _, st := range descendants(t, pa) {
-			if st.state == 'Z' && st.ppid == pa {
-				zombie = st.pid
+			if st.State == 'Z' && st.PPID == pa {
+				zombie = st.PID
 			}
 		}
 		require.True(t, time.Now().Before(deadline), "no orphan zombie appeared under proxy-await")
@@ -383,7 +345,7 @@ func TestPID1ReapsOrphansLeftDuringTheWait(t *testing.T) {
 	fp.signal(syscall.SIGUSR1)
 	p.expect("ready")
 	for {
-		if _, ok := readStat(zombie); !ok {
+		if _, ok := testutil.ReadStat(zombie); !ok {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "the zombie %d left during the wait was never reaped", zombie)
