@@ -101,17 +101,24 @@ func zombies(pid int) []int {
 
 func TestZombieStorm(t *testing.T) {
 	// Two thousand orphans that exit at once, reparented to proxy-await (a
-	// child subreaper); the child then waits for stdin to close.
-	script := `i=0; while [ $i -lt 2000 ]; do (true &); i=$((i+1)); done; echo done; read x; exit 4`
-	p := startPA(t, nil, "--proxy", "none", "--", "sh", "-c", script)
+	// child subreaper); the child then waits for stdin to close. Every
+	// reap is logged (event orphan_reaped, at debug level): exactly one
+	// each, and no zombie left.
+	const orphans = 2000
+	script := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do (true &); i=$((i+1)); done; echo done; read x; exit 4`, orphans)
+	p := startPA(t, nil, "--proxy", "none", "-v", "--", "sh", "-c", script)
 	p.expect("done")
+	reaped := func() int { return strings.Count(p.stderr.String(), "reaped orphan") }
 	deadline := time.Now().Add(waitLimit)
-	for len(zombies(p.cmd.Process.Pid)) > 0 {
-		require.True(t, time.Now().Before(deadline), "zombies left: %d", len(zombies(p.cmd.Process.Pid)))
+	for reaped() < orphans {
+		require.True(t, time.Now().Before(deadline), "%d orphans reaped of %d; zombies left: %d",
+			reaped(), orphans, len(zombies(p.cmd.Process.Pid)))
 		time.Sleep(10 * time.Millisecond)
 	}
+	assert.Empty(t, zombies(p.cmd.Process.Pid), "zombies left")
 	require.NoError(t, p.stdin.Close())
 	assert.Equal(t, 4, p.wait())
+	assert.Equal(t, orphans, reaped(), "one reap logged for each orphan")
 }
 
 func TestSignalStorm(t *testing.T) {
