@@ -297,13 +297,21 @@ func TestContainer(t *testing.T) {
 		p.expect("got TERM")
 		assert.Equal(t, 7, p.wait())
 	})
-	t.Run("a child that ignores TERM ends with KILL: 137", func(t *testing.T) {
-		p, id := c.run(t, append(entry, `trap 'echo ignoring TERM' TERM; sleep 1000 & echo ready; while :; do wait; done`)...)
+	t.Run("a child that ignores TERM ends with proxy-await's KILL: 137", func(t *testing.T) {
+		// --kill-after: proxy-await itself kills the child and exits 137,
+		// which runc passes on. Nothing else sends KILL: runc's own kill
+		// would read 137 too, without proxy-await's log lines.
+		args := append([]string{"/proxy-await", "--proxy", "none", "--kill-after", "200ms", "--", "/bin/sh", "-c"},
+			`trap 'echo ignoring TERM' TERM; sleep 1000 & echo ready; while :; do wait; done`)
+		p, id := c.run(t, args...)
 		p.expect("ready")
 		c.kill(t, id, "TERM")
 		p.expect("ignoring TERM")
-		c.kill(t, id, "KILL")
 		assert.Equal(t, 137, p.wait())
+		stderr := p.stderr.String()
+		assert.Contains(t, stderr, "sending SIGKILL", "proxy-await sent the KILL")
+		assert.Regexp(t, `child killed by signal child_pid=\d+ signal=SIGKILL exit_code=137\n`, stderr,
+			"proxy-await saw its child die of it, and exits with that status")
 	})
 }
 
