@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,21 +12,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Each preset against the fake proxy on the preset's real ports.
-func TestPresetsOnTheirRealPorts(t *testing.T) {
+// Each preset against the fake proxy of its flavor, on free ports: the
+// paths the preset probes and POSTs are the ones the proxy serves. linkerd
+// and envoy move with -p; istio has no --port, so its preset's URLs are
+// given on the fake proxy's ports.
+func TestPresetsAgainstTheirProxies(t *testing.T) {
 	for _, tc := range []struct {
 		flavor string
-		args   []string // where the fake proxy listens
-		ready  string   // the path probed
-		quit   string   // the path POSTed
+		ready  string // the path probed
+		quit   string // the path POSTed
 	}{
-		{"linkerd", []string{"-addr", "127.0.0.1:4191"}, "/ready", "/shutdown"},
-		{"istio", []string{"-addr", "127.0.0.1:15020", "-ready-addr", "127.0.0.1:15021"}, "/healthz/ready", "/quitquitquit"},
-		{"envoy", []string{"-addr", "127.0.0.1:15000"}, "/ready", "/quitquitquit"},
+		{"linkerd", "/ready", "/shutdown"},
+		{"istio", "/healthz/ready", "/quitquitquit"},
+		{"envoy", "/ready", "/quitquitquit"},
 	} {
 		t.Run(tc.flavor, func(t *testing.T) {
-			fp := startProxy(t, append([]string{"-flavor", tc.flavor, "-ready-after", "never"}, tc.args...)...)
-			p := startPA(t, nil, append([]string{"--proxy", tc.flavor, "-S"}, child("args", "started")...)...)
+			fp := startProxy(t, "-flavor", tc.flavor, "-ready-after", "never")
+			args := []string{"--proxy", tc.flavor, "-S"}
+			if pr := presets[tc.flavor]; pr.port != 0 {
+				_, port, _ := strings.Cut(fp.addr, ":")
+				args = append(args, "-p", port)
+			} else {
+				args = append(args, "--ready-url", onAddr(t, pr.ready, fp.ready), "--shutdown-url", onAddr(t, pr.shutdown, fp.addr))
+			}
+			p := startPA(t, nil, append(args, child("args", "started")...)...)
 			fp.waitFor("a not-ready probe", notReadyProbes(1))
 			fp.signal(syscall.SIGUSR1)
 			p.expect("started")
@@ -34,6 +44,16 @@ func TestPresetsOnTheirRealPorts(t *testing.T) {
 			assert.GreaterOrEqual(t, fp.count("GET", tc.ready), 2)
 		})
 	}
+}
+
+// onAddr is rawURL with its host and port replaced by addr.
+func onAddr(t *testing.T, rawURL, addr string) string {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	require.NoError(t, err)
+	require.NotEmpty(t, addr)
+	u.Host = addr
+	return u.String()
 }
 
 func TestPortFlag(t *testing.T) {
@@ -67,10 +87,11 @@ func link(t *testing.T, name string) string {
 
 func TestAsLinkerdAwait(t *testing.T) {
 	bin := link(t, "linkerd-await")
-	fp := startProxy(t, "-addr", "127.0.0.1:4191", "-ready-after", "never")
+	fp := startProxy(t, "-ready-after", "never")
+	_, port, _ := strings.Cut(fp.addr, ":")
 
-	// Its flags: -b, -t, -v; no shutdown without -S.
-	p := startBinary(t, bin, nil, append([]string{"-v", "-b", "10ms", "-t", "200ms", "--timeout-fatal=false"},
+	// Its flags: -b, -t, -v, -p; no shutdown without -S.
+	p := startBinary(t, bin, nil, append([]string{"-v", "-b", "10ms", "-t", "200ms", "--timeout-fatal=false", "-p", port},
 		child("exit", "3")...)...)
 	assert.Equal(t, 3, p.wait())
 	assert.Equal(t, 0, fp.count("POST", "/shutdown"), "no shutdown unless -S")
@@ -78,7 +99,7 @@ func TestAsLinkerdAwait(t *testing.T) {
 
 	// -S and its environment.
 	fp.signal(syscall.SIGUSR1)
-	p = startBinary(t, bin, nil, append([]string{"-S", "-p", "4191"}, child("exit", "0")...)...)
+	p = startBinary(t, bin, nil, append([]string{"-S", "-p", port}, child("exit", "0")...)...)
 	assert.Equal(t, 0, p.wait())
 	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
 
