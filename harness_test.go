@@ -75,8 +75,8 @@ func child(scenario string, args ...string) []string {
 	return append([]string{"--", testchild.Self(), "@" + scenario}, args...)
 }
 
-// startPA runs proxy-await with args; env entries are added to ours. An
-// argument "@SCENARIO" right after the test binary's path selects the
+// startPA runs proxy-await with args, in cleanEnv's environment plus env.
+// An argument "@SCENARIO" right after the test binary's path selects the
 // scenario the child plays.
 func startPA(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
@@ -92,8 +92,7 @@ func startBinary(t *testing.T, bin string, env []string, args ...string) *proc {
 	return startCmd(t, cmd, nil)
 }
 
-// startCmd runs cmd, with our environment less proxy-await's own variables
-// plus cmd.Env, and reads its stdout line by line. An "@SCENARIO" argument
+// startCmd runs cmd, in cleanEnv's environment plus cmd.Env, and reads its stdout line by line. An "@SCENARIO" argument
 // right after the test binary's path selects the scenario the child plays.
 // At cleanup, if cmd is still running, stop ends it (nil: SIGKILL to cmd).
 func startCmd(t *testing.T, cmd *exec.Cmd, stop func()) *proc {
@@ -144,18 +143,27 @@ func startCmd(t *testing.T, cmd *exec.Cmd, stop func()) *proc {
 	return p
 }
 
-// cleanEnv is our environment without proxy-await's own variables, so that
-// a developer's settings cannot leak into the tests.
+// cleanEnv is our environment without the variables proxy-await reads
+// (its own, linkerd-await's and scuttle's) or the scenario's, so that a
+// developer's settings cannot leak into the tests.
 func cleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, envPrefix) || strings.HasPrefix(kv, "LINKERD_") ||
-			strings.HasPrefix(kv, testchild.Env+"=") {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, envPrefix) || strings.HasPrefix(name, "LINKERD_") ||
+			scuttleVars[name] || name == testchild.Env {
 			continue
 		}
 		env = append(env, kv)
 	}
 	return env
+}
+
+// scuttleVars are the variables proxy-await reads when run as scuttle.
+var scuttleVars = map[string]bool{
+	"ENVOY_ADMIN_API": true, "ISTIO_QUIT_API": true, "GENERIC_QUIT_ENDPOINTS": true,
+	"NEVER_KILL_ISTIO": true, "NEVER_KILL_ISTIO_ON_FAILURE": true, "START_WITHOUT_ENVOY": true,
+	"WAIT_FOR_ENVOY_TIMEOUT": true, "QUIT_WITHOUT_ENVOY_TIMEOUT": true, "SCUTTLE_LOGGING": true,
 }
 
 func exitCode(err error) int {
@@ -187,8 +195,8 @@ func (p *proc) silent(why string) {
 	p.lines.Silent(p.t, why)
 }
 
-// wait returns proxy-await's exit code; stdout must be read to its end first
-// or be short.
+// wait reads what is left of stdout into restLines, until it closes, and
+// returns proxy-await's exit code.
 func (p *proc) wait() int {
 	p.t.Helper()
 	out := p.lines.Rest(p.t)
