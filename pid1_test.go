@@ -151,18 +151,9 @@ func TestPID1ReapsOrphans(t *testing.T) {
 
 	// It exits at EOF on stdin; the child itself keeps running.
 	require.NoError(t, p.stdin.Close())
-	deadline := time.Now().Add(waitLimit)
-	for {
-		st, ok := testutil.ReadStat(gc.PID)
-		if !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("orphan (host PID %d) still there in state %c after %s: proxy-await did not reap it",
-				gc.PID, st.State, waitLimit)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	p.waitLog(fmt.Sprintf("reaped orphan pid=%d ", orphan))
+	st, ok := testutil.ReadStat(gc.PID)
+	require.False(t, ok, "orphan (host PID %d) still there in state %c once reaped", gc.PID, st.State)
 	tree := descendants(t, pa)
 	assert.Len(t, tree, 2, "proxy-await and its child should be all that is left: %+v", tree)
 	for _, st := range tree {
@@ -172,7 +163,7 @@ func TestPID1ReapsOrphans(t *testing.T) {
 	require.NoError(t, syscall.Kill(pa, syscall.SIGTERM))
 	p.expect("signal SIGTERM")
 	assert.Equal(t, 0, p.wait())
-	assert.Contains(t, p.stderr.String(), "reaped orphan")
+	assert.Equal(t, 1, strings.Count(p.stderr.String(), "reaped orphan"), "one orphan, one reap")
 }
 
 func TestPID1ExitCodes(t *testing.T) {
@@ -350,15 +341,13 @@ func TestPID1ReapsOrphansLeftDuringTheWait(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 
+	orphan := nsPID(t, zombie)
+
 	fp.signal(syscall.SIGUSR1)
 	p.expect("ready")
-	for {
-		if _, ok := testutil.ReadStat(zombie); !ok {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the zombie %d left during the wait was never reaped", zombie)
-		time.Sleep(time.Millisecond)
-	}
+	p.waitLog(fmt.Sprintf("reaped orphan pid=%d ", orphan))
+	_, ok := testutil.ReadStat(zombie)
+	require.False(t, ok, "the zombie %d left during the wait is still there once reaped", zombie)
 	require.NoError(t, syscall.Kill(pa, syscall.SIGTERM))
 	p.expect("signal SIGTERM")
 	assert.Equal(t, 0, p.wait())

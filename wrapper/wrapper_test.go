@@ -176,7 +176,7 @@ func TestOrphansAreReaped(t *testing.T) {
 	assert.Equal(t, os.Getpid(), ppid(t, pid), "the orphan is reparented to us, a child subreaper")
 
 	require.NoError(t, r.stdin.Close()) // the orphan exits; the child goes on
-	waitLog(t, r.log, fmt.Sprintf("reaped orphan pid=%d", pid))
+	waitLog(t, r.log, fmt.Sprintf("reaped orphan pid=%d ", pid))
 	_, err = os.Stat(fmt.Sprintf("/proc/%d", pid))
 	assert.True(t, os.IsNotExist(err), "the orphan was reaped, not left a zombie")
 
