@@ -26,7 +26,10 @@ func TestReadinessFaults(t *testing.T) {
 				child("args", "started")...)...)
 			assert.Equal(t, 69, p.wait())
 			assert.Empty(t, p.restLines)
-			assert.Greater(t, len(fp.requests()), 2, "probes go on despite the fault")
+			// Two probes at least, whatever the machine's load: the second
+			// needs the first to end within --probe-timeout (a sixth of -t).
+			// That they go on until the proxy recovers is the next case's.
+			assert.GreaterOrEqual(t, len(fp.requests()), 2, "probes go on despite the fault")
 			assert.Zero(t, fp.count("GET", "/elsewhere"), "a redirect is never followed")
 		})
 		t.Run(fault+" then ready", func(t *testing.T) {
