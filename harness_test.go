@@ -212,13 +212,7 @@ func (p *proc) wait() int {
 // waitLog waits until proxy-await's stderr has want: a log event.
 func (p *proc) waitLog(want string) {
 	p.t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !strings.Contains(p.stderr.String(), want) {
-		if time.Now().After(deadline) {
-			p.t.Fatalf("proxy-await never logged %q within %s; stderr:\n%s", want, waitLimit, p.stderr.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	p.stderr.WaitFor(p.t, want, waitLimit)
 }
 
 func (p *proc) signal(sig syscall.Signal) {

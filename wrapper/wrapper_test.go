@@ -358,9 +358,5 @@ func TestExitCode(t *testing.T) {
 
 func waitLog(t *testing.T, log *testutil.Buffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !strings.Contains(log.String(), want) {
-		require.True(t, time.Now().Before(deadline), "log never said %q:\n%s", want, log.String())
-		time.Sleep(time.Millisecond)
-	}
+	log.WaitFor(t, want, waitLimit)
 }
