@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -10,22 +11,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The presets with an admin port, against the fake proxy of their flavor:
-// the paths probed and POSTed. Their real ports are never bound in tests
-// (another proxy-await or a real proxy may hold them), so -p moves them to a
-// free one; TestPresets checks each preset's URLs as they stand.
-func TestPresetPaths(t *testing.T) {
+// Each preset against the fake proxy of its flavor, on free ports: the
+// paths the preset probes and POSTs are the ones the proxy serves. linkerd
+// and envoy move with -p; istio has no --port, so its preset's URLs are
+// given on the fake proxy's ports.
+func TestPresetsAgainstTheirProxies(t *testing.T) {
 	for _, tc := range []struct {
 		flavor string
 		ready  string // the path probed
 		quit   string // the path POSTed
 	}{
 		{"linkerd", "/ready", "/shutdown"},
+		{"istio", "/healthz/ready", "/quitquitquit"},
 		{"envoy", "/ready", "/quitquitquit"},
 	} {
 		t.Run(tc.flavor, func(t *testing.T) {
 			fp := startProxy(t, "-flavor", tc.flavor, "-ready-after", "never", "-stay-up")
-			p := startPA(t, nil, append([]string{"--proxy", tc.flavor, "-p", portOf(fp), "-S"}, child("args", "started")...)...)
+			args := []string{"--proxy", tc.flavor, "-S"}
+			if pr := presets[tc.flavor]; pr.port != 0 {
+				args = append(args, "-p", portOf(fp))
+			} else {
+				args = append(args, "--ready-url", onAddr(t, pr.ready, fp.ready), "--shutdown-url", onAddr(t, pr.shutdown, fp.addr))
+			}
+			p := startPA(t, nil, append(args, child("args", "started")...)...)
 			fp.waitFor("a not-ready probe", notReadyProbes(1))
 			fp.signal(syscall.SIGUSR1)
 			p.expect("started")
@@ -34,6 +42,16 @@ func TestPresetPaths(t *testing.T) {
 			assert.GreaterOrEqual(t, fp.count("GET", tc.ready), 2)
 		})
 	}
+}
+
+// onAddr is rawURL with its host and port replaced by addr.
+func onAddr(t *testing.T, rawURL, addr string) string {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	require.NoError(t, err)
+	require.NotEmpty(t, addr)
+	u.Host = addr
+	return u.String()
 }
 
 func TestPortFlag(t *testing.T) {

@@ -3,8 +3,10 @@
 // binary with PROXY_AWAIT_TEST_CHILD naming a scenario, and TestMain calls Main
 // first thing, which runs the scenario and exits instead of the tests.
 //
-// Every scenario that waits for the test prints "ready" on stdout once it is
-// set up, so tests never sleep to synchronise.
+// Every scenario that waits for a signal from the test prints "ready" on
+// stdout once its handlers are set, so tests never sleep to synchronise.
+// Scenarios that only wait for stdin to close ("cat", "wait-stdin") print
+// nothing of their own: closing stdin needs no synchronisation.
 package testchild
 
 import (
@@ -68,11 +70,14 @@ var scenarios = map[string]func(args []string){
 	// exit N: exit with status N.
 	"exit": func(args []string) { os.Exit(atoi(args[0])) },
 
-	// signals [EXIT_ON...]: print "signal NAME UNIXNANO" for every signal it
-	// gets; exit 0 after one of EXIT_ON (names such as SIGTERM) or at EOF on stdin.
+	// signals [EXIT_ON...]: catch every signal but SIGKILL, SIGSTOP,
+	// SIGCHLD, SIGURG, SIGPROF and 32 to 34, print "ready", then "signal
+	// NAME UNIXNANO" for each one it gets; exit 0 after one of EXIT_ON
+	// (names such as SIGTERM) or at EOF on stdin.
 	"signals": printSignals,
 
-	// ignore-term: ignore SIGTERM and SIGINT, then wait for stdin to close.
+	// ignore-term: ignore SIGTERM and SIGINT, print "ready", then wait for
+	// stdin to close.
 	"ignore-term": func([]string) {
 		signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
 		fmt.Println("ready")
@@ -97,8 +102,8 @@ var scenarios = map[string]func(args []string){
 	},
 
 	// orphan: start a grandchild through a parent that exits at once, so the
-	// grandchild is orphaned; print "orphan PID", then behave as "signals
-	// SIGTERM" (ignoring EOF). The grandchild exits when stdin closes,
+	// grandchild is orphaned; print "orphan PID" (the grandchild's), then
+	// behave as "until-term". The grandchild exits when stdin closes,
 	// leaving a zombie for the reaper while this process still runs.
 	"orphan": func([]string) {
 		r, w, _ := os.Pipe()
@@ -126,10 +131,10 @@ var scenarios = map[string]func(args []string){
 	// wait-stdin: exit once stdin closes.
 	"wait-stdin": func([]string) { _, _ = io.Copy(io.Discard, os.Stdin) },
 
-	// group: start a "signals" member in our process group, print "member
-	// PID", then behave as "signals". The member prints "ready" and its
-	// signals to our stdout too, and exits on SIGTERM; we exit at EOF on
-	// stdin, leaving it behind.
+	// group: start an "until-term" member in our process group, print
+	// "member PID", then behave as "signals". The member prints "ready" and
+	// its signals to our stdout too, in any order with ours, and exits on
+	// SIGTERM only; we exit at EOF on stdin, leaving it behind.
 	"group": func([]string) {
 		m := Command("until-term")
 		m.Stdout = os.Stdout
@@ -175,9 +180,10 @@ var scenarios = map[string]func(args []string){
 	// until-term: like "signals SIGTERM", but stdin's EOF does not end it.
 	"until-term": untilTerm,
 
-	// listen ADDR-FILE: listen on 127.0.0.1:0, write the address to
-	// ADDR-FILE, accept and close connections; print "signal NAME UNIXNANO"
-	// like "signals" and exit 0 on SIGTERM.
+	// listen ADDR-FILE: listen on 127.0.0.1:0, answer each connection
+	// "hello" and close it; once its signal handlers are set, write the
+	// address to ADDR-FILE and print "ready". Then behave as "signals
+	// SIGTERM": it exits 0 on SIGTERM or at EOF on stdin.
 	"listen": func(args []string) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -193,18 +199,21 @@ var scenarios = map[string]func(args []string){
 				c.Close()
 			}
 		}()
-		if err := os.WriteFile(args[0], []byte(ln.Addr().String()), 0o644); err != nil {
-			panic(err)
-		}
-		printSignals([]string{"SIGTERM"})
+		printSignalsUntil([]string{"SIGTERM"}, true, func() {
+			if err := os.WriteFile(args[0], []byte(ln.Addr().String()), 0o644); err != nil {
+				panic(err)
+			}
+		})
 	},
 }
 
-func untilTerm([]string) { printSignalsUntil([]string{"SIGTERM"}, false) }
+func untilTerm([]string) { printSignalsUntil([]string{"SIGTERM"}, false, nil) }
 
-func printSignals(exitOn []string) { printSignalsUntil(exitOn, true) }
+func printSignals(exitOn []string) { printSignalsUntil(exitOn, true, nil) }
 
-func printSignalsUntil(exitOn []string, exitAtEOF bool) {
+// printSignalsUntil is "signals"; setUp, if any, runs once the signals are
+// caught, before "ready".
+func printSignalsUntil(exitOn []string, exitAtEOF bool, setUp func()) {
 	c := make(chan os.Signal, 64)
 	var all []os.Signal
 	for n := 1; n <= 64; n++ {
@@ -222,6 +231,9 @@ func printSignalsUntil(exitOn []string, exitAtEOF bool) {
 			_, _ = io.Copy(io.Discard, os.Stdin)
 			close(eof)
 		}()
+	}
+	if setUp != nil {
+		setUp()
 	}
 	fmt.Println("ready")
 	for {
