@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/proxy-await/proxy-await/wrapper"
+	"github.com/proxy-await/proxy-await/drain"
 )
 
 // config is everything the command line and the environment say.
@@ -87,7 +87,7 @@ func (c *config) finish() error {
 		}
 	}
 	if c.drainQuiet > 0 {
-		if !wrapper.DrainSupported {
+		if !drain.Supported {
 			return usagef("", "invalid value %q for --drain-quiet: it reads the child's sockets from /proc and works on Linux only", c.drainQuiet.String())
 		}
 		if c.termDelay == 0 {

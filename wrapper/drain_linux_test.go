@@ -110,25 +110,3 @@ func TestDrainQuietEndedBySecondTerm(t *testing.T) {
 	r.expect("signal SIGTERM ")
 	assert.Equal(t, 0, r.wait())
 }
-
-func TestChildListeners(t *testing.T) {
-	ln4, err := net.Listen("tcp4", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln4.Close()
-	ln6, err := net.Listen("tcp", "[::]:0")
-	require.NoError(t, err)
-	defer ln6.Close()
-
-	got, err := childListeners(os.Getpid())
-	require.NoError(t, err)
-	ports := map[uint16]net.IP{}
-	for _, l := range got {
-		ports[l.port] = l.ip
-	}
-	p4 := uint16(ln4.Addr().(*net.TCPAddr).Port)
-	p6 := uint16(ln6.Addr().(*net.TCPAddr).Port)
-	require.Contains(t, ports, p4)
-	require.Contains(t, ports, p6)
-	assert.Equal(t, "127.0.0.1", ports[p4].String())
-	assert.True(t, ports[p6].IsUnspecified())
-}

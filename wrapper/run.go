@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/proxy-await/proxy-await/drain"
 )
 
 // Run starts the child and supervises it until it exits, then returns the
@@ -45,10 +47,10 @@ type supervisor struct {
 	pid    int // the main child
 	target int // where signals go: pid, or -pid for its process group
 
-	termSent bool        // the termination signal has been delivered
-	hold     *time.Timer // ends the hold of a SIGTERM (--term-delay); nil when none is held
-	kill     *time.Timer // --kill-after; nil until the termination signal
-	drain    *drainWatch // --drain-quiet; nil when not draining
+	termSent bool         // the termination signal has been delivered
+	hold     *time.Timer  // ends the hold of a SIGTERM (--term-delay); nil when none is held
+	kill     *time.Timer  // --kill-after; nil until the termination signal
+	drain    *drain.Watch // --drain-quiet; nil when not draining
 }
 
 func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
@@ -78,7 +80,7 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 			}
 		case <-timerC(s.hold):
 			s.deliverTerm("term delay elapsed")
-		case <-s.drain.quiet():
+		case <-s.drain.Quiet():
 			s.deliverTerm("no new connection for " + s.DrainQuiet.String())
 		case <-timerC(s.kill):
 			s.Logger.Warn("child still running after the termination signal: sending SIGKILL",
@@ -120,7 +122,7 @@ func (s *supervisor) onTerm() {
 		s.hold = time.NewTimer(s.TermDelay)
 		attrs := []any{"event", "term_held", "signal", "SIGTERM", "term_delay", s.TermDelay}
 		if s.DrainQuiet > 0 {
-			s.drain = startDrain(s.pid, s.DrainQuiet, s.Logger)
+			s.drain = drain.Start(s.pid, s.DrainQuiet, s.Logger)
 			attrs = append(attrs, "drain_quiet", s.DrainQuiet)
 		}
 		s.Logger.Info("holding SIGTERM while the child keeps serving", attrs...)
@@ -134,7 +136,7 @@ func (s *supervisor) onTerm() {
 func (s *supervisor) deliverTerm(why string) {
 	stopTimer(s.hold)
 	s.hold = nil
-	s.drain.stop()
+	s.drain.Stop()
 	s.drain = nil
 	to := s.rewrite(syscall.SIGTERM)
 	attrs := []any{"event", "signal_forwarded", "signal", "SIGTERM", "child_pid", s.pid}
@@ -236,7 +238,7 @@ func (s *supervisor) finish(ws syscall.WaitStatus) int {
 func (s *supervisor) stopTimers() {
 	stopTimer(s.hold)
 	stopTimer(s.kill)
-	s.drain.stop()
+	s.drain.Stop()
 }
 
 func timerC(t *time.Timer) <-chan time.Time {

@@ -1,4 +1,4 @@
-package wrapper
+package drain
 
 import (
 	"bufio"
@@ -18,8 +18,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DrainSupported says whether --drain-quiet can work on this system.
-const DrainSupported = true
+// Supported says whether the watch works on this system.
+const Supported = true
 
 // How --drain-quiet sees new connections
 //
@@ -46,8 +46,8 @@ const DrainSupported = true
 // Both need no privilege: sock_diag dumps and its destroy groups are open to
 // any process.
 
-// drainWatch tells when the child's listeners have gone quiet.
-type drainWatch struct {
+// Watch tells when the listeners of a process tree have gone quiet.
+type Watch struct {
 	quietC chan struct{}
 	stopC  chan struct{}
 	done   chan struct{}
@@ -59,23 +59,24 @@ type listener struct {
 	port uint16
 }
 
-// startDrain watches the listening TCP sockets of pid's process tree and
-// closes quiet() once no new connection has come for quiet, counting from now.
-func startDrain(pid int, quiet time.Duration, log *slog.Logger) *drainWatch {
-	w := &drainWatch{quietC: make(chan struct{}), stopC: make(chan struct{}), done: make(chan struct{})}
+// Start watches the listening TCP sockets of pid's process tree and closes
+// Quiet() once no new connection has come for quiet, counting from now.
+func Start(pid int, quiet time.Duration, log *slog.Logger) *Watch {
+	w := &Watch{quietC: make(chan struct{}), stopC: make(chan struct{}), done: make(chan struct{})}
 	go w.run(pid, quiet, log)
 	return w
 }
 
-func (w *drainWatch) quiet() <-chan struct{} {
+// Quiet is closed once the listeners have been quiet; nil on a nil Watch.
+func (w *Watch) Quiet() <-chan struct{} {
 	if w == nil {
 		return nil
 	}
 	return w.quietC
 }
 
-// stop ends the watch and waits for its goroutines.
-func (w *drainWatch) stop() {
+// Stop ends the watch and waits for its goroutines. A nil Watch is stopped.
+func (w *Watch) Stop() {
 	if w == nil {
 		return
 	}
@@ -87,7 +88,7 @@ func (w *drainWatch) stop() {
 	<-w.done
 }
 
-func (w *drainWatch) run(pid int, quiet time.Duration, log *slog.Logger) {
+func (w *Watch) run(pid int, quiet time.Duration, log *slog.Logger) {
 	defer close(w.done)
 	// Without its sockets the watch cannot tell quiet from busy: it never
 	// fires, and --term-delay decides.
