@@ -12,11 +12,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -166,6 +168,95 @@ var scenarios = map[string]func(args []string){
 		}
 		printSignals([]string{"SIGTERM"})
 	},
+
+	// http ADDR...: serve HTTP/1.1 (kept alive) and HTTP/2 without TLS (h2c)
+	// on each ADDR, print "listening HOST:PORT" for each, then "ready". A
+	// line "listen ADDR" on stdin opens one more and prints the same. Print
+	// "signal NAME UNIXNANO" for every signal; exit 0 on SIGTERM or at EOF
+	// on stdin.
+	"http": serveHTTP,
+
+	// http-worker ADDR...: run "http ADDR..." as a worker process that owns
+	// the listeners and says "listening" and "ready" itself; print "signal
+	// NAME UNIXNANO" for every signal; on SIGTERM stop the worker and exit 0.
+	"http-worker": func(args []string) {
+		c := make(chan os.Signal, 64)
+		signal.Notify(c, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
+		w := Command("http", args...)
+		w.Stdin, w.Stdout, w.Stderr = os.Stdin, os.Stdout, os.Stderr
+		if err := w.Start(); err != nil {
+			panic(err)
+		}
+		exited := make(chan struct{})
+		go func() {
+			_ = w.Wait()
+			close(exited)
+		}()
+		for {
+			select {
+			case s := <-c:
+				fmt.Printf("signal %s %d\n", sigName(s.(syscall.Signal)), time.Now().UnixNano())
+				if s == syscall.SIGTERM {
+					_ = w.Process.Signal(syscall.SIGKILL)
+					<-exited
+					return
+				}
+			case <-exited:
+				return
+			}
+		}
+	},
+}
+
+func serveHTTP(args []string) {
+	var mu sync.Mutex // one line at a time on stdout
+	say := func(format string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Printf(format+"\n", a...)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "ok %s\n", r.Proto)
+	})}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	listen := func(addr string) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			panic(err)
+		}
+		go func() { _ = srv.Serve(ln) }()
+		say("listening %s", ln.Addr())
+	}
+	c := make(chan os.Signal, 64)
+	signal.Notify(c, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
+	for _, a := range args {
+		listen(a)
+	}
+	eof := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if addr, ok := strings.CutPrefix(sc.Text(), "listen "); ok {
+				listen(addr)
+			}
+		}
+		close(eof)
+	}()
+	say("ready")
+	for {
+		select {
+		case s := <-c:
+			say("signal %s %d", sigName(s.(syscall.Signal)), time.Now().UnixNano())
+			if s == syscall.SIGTERM {
+				return
+			}
+		case <-eof:
+			return
+		}
+	}
 }
 
 func untilTerm([]string) { printSignalsUntil([]string{"SIGTERM"}, false) }
