@@ -46,7 +46,7 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs.VarP(rewriteTable(c.rewrite), "rewrite", "r", "deliver signal TO when FROM arrives (names or numbers), repeatable; TO=0 drops FROM")
 	fs.BoolVarP(&c.processGroup, "process-group", "g", false, "start the command in its own process group and signal the whole group")
 	fs.Var((*duration)(&c.termDelay), "term-delay", "hold a received SIGTERM this long while the command keeps serving")
-	fs.Var((*duration)(&c.drainQuiet), "drain-quiet", "with --term-delay: deliver SIGTERM once no new connection has come for this long")
+	fs.Var((*duration)(&c.drainQuiet), "drain-quiet", "with --term-delay: deliver SIGTERM once the command's listening sockets have had no traffic for this long")
 	fs.Var((*duration)(&c.killAfter), "kill-after", "SIGKILL the command this long after its termination signal; 0 never")
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "debug logging")
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "log errors only")

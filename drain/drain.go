@@ -7,3 +7,13 @@
 // It works on Linux only (Supported); elsewhere Start returns nil, a Watch
 // that is never quiet.
 package drain
+
+import "time"
+
+// Status is what a Watch has seen so far, for the supervisor's logs.
+type Status struct {
+	Armed       bool      // the watch found the sockets and follows them
+	Listeners   int       // listening sockets of the process tree
+	Connections int       // connections open on them at the last look
+	LastTraffic time.Time // the latest traffic, or the start of the watch if none
+}

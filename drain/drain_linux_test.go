@@ -3,30 +3,67 @@ package drain
 import (
 	"net"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestChildListeners(t *testing.T) {
-	ln4, err := net.Listen("tcp4", "127.0.0.1:0")
+func listen(t *testing.T, network, addr string) (net.Listener, uint16) {
+	t.Helper()
+	ln, err := net.Listen(network, addr)
 	require.NoError(t, err)
-	defer ln4.Close()
-	ln6, err := net.Listen("tcp", "[::]:0")
-	require.NoError(t, err)
-	defer ln6.Close()
+	t.Cleanup(func() { ln.Close() })
+	return ln, uint16(ln.Addr().(*net.TCPAddr).Port)
+}
 
-	got, err := childListeners(os.Getpid())
+func TestFindListeners(t *testing.T) {
+	_, p4 := listen(t, "tcp4", "127.0.0.1:0")
+	_, p6 := listen(t, "tcp", "[::]:0")
+	_, p6lo := listen(t, "tcp6", "[::1]:0")
+
+	s := newSockets(os.Getpid())
+	added, err := s.findListeners()
 	require.NoError(t, err)
-	ports := map[uint16]net.IP{}
-	for _, l := range got {
-		ports[l.port] = l.ip
+	assert.Contains(t, added, "127.0.0.1:"+strconv.Itoa(int(p4)))
+	assert.Contains(t, added, "[::]:"+strconv.Itoa(int(p6)))
+	assert.Contains(t, added, "[::1]:"+strconv.Itoa(int(p6lo)))
+
+	// Found once: a second look adds nothing, and a new listener alone.
+	added, err = s.findListeners()
+	require.NoError(t, err)
+	assert.Empty(t, added)
+	_, later := listen(t, "tcp4", "127.0.0.1:0")
+	added, err = s.findListeners()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"127.0.0.1:" + strconv.Itoa(int(later))}, added)
+}
+
+// The kernel accepts the port filter and keeps exactly the sockets on those
+// ports.
+func TestPortFilter(t *testing.T) {
+	var ports []uint16
+	var conns []net.Conn
+	for range 3 {
+		ln, p := listen(t, "tcp4", "127.0.0.1:0")
+		ports = append(ports, p)
+		c, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		conns = append(conns, c)
+		t.Cleanup(func() { c.Close() })
 	}
-	p4 := uint16(ln4.Addr().(*net.TCPAddr).Port)
-	p6 := uint16(ln6.Addr().(*net.TCPAddr).Port)
-	require.Contains(t, ports, p4)
-	require.Contains(t, ports, p6)
-	assert.Equal(t, "127.0.0.1", ports[p4].String())
-	assert.True(t, ports[p6].IsUnspecified())
+	for _, want := range [][]uint16{ports, ports[1:2]} {
+		socks, err := dump(connStates, want)
+		require.NoError(t, err)
+		got := map[uint16]int{}
+		for _, s := range socks {
+			got[s.port]++
+			assert.True(t, s.hasInfo, "tcp_info with every socket")
+		}
+		for _, p := range want {
+			assert.Equal(t, 1, got[p], "the accepted connection on %d", p)
+		}
+		assert.Len(t, got, len(want), "no socket on another port")
+	}
 }

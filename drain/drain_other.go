@@ -20,5 +20,8 @@ func Start(int, time.Duration, *slog.Logger) *Watch { return nil }
 // Quiet is never closed.
 func (*Watch) Quiet() <-chan struct{} { return nil }
 
+// Status is never armed.
+func (*Watch) Status() Status { return Status{} }
+
 // Stop does nothing.
 func (*Watch) Stop() {}

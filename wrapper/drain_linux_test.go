@@ -12,6 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// armed is the message of drain_started: the watch follows the sockets.
+const armed = "holding SIGTERM until the child's listeners have no traffic"
+
 // startListener runs the "listen" child under cfg and returns it with the
 // address it listens on.
 func startListener(t *testing.T, cfg Config) (*running, string) {
@@ -57,7 +60,7 @@ func TestDrainQuietWaitsForTheLastConnection(t *testing.T) {
 
 	sent := time.Now()
 	kill(t, syscall.SIGTERM)
-	waitLog(t, r.log, "holding SIGTERM")
+	waitLog(t, r.log, armed)
 	// Short connections 150ms apart for 1.5s: shorter gaps than --drain-quiet,
 	// so the quiet period must restart with each one.
 	last := connectFor(t, addr, 1500*time.Millisecond, 150*time.Millisecond)
@@ -67,7 +70,7 @@ func TestDrainQuietWaitsForTheLastConnection(t *testing.T) {
 	assert.Greater(t, got.Sub(sent), 1500*time.Millisecond, "not at once")
 	assert.Less(t, got.Sub(sent), upper, "not at the upper bound")
 	assert.Equal(t, 0, r.wait())
-	assert.Contains(t, r.log.String(), "reason=\"no new connection for 400ms\"")
+	assert.Contains(t, r.log.String(), "reason=\"no traffic for 400ms\"")
 }
 
 func TestDrainQuietSeesShortConnectionsBetweenSamples(t *testing.T) {
@@ -77,7 +80,7 @@ func TestDrainQuietSeesShortConnectionsBetweenSamples(t *testing.T) {
 	r, addr := startListener(t, Config{TermDelay: upper, DrainQuiet: quiet})
 
 	kill(t, syscall.SIGTERM)
-	waitLog(t, r.log, "holding SIGTERM")
+	waitLog(t, r.log, armed)
 	time.Sleep(quiet / 2) // the connection must come in the middle of the quiet period
 	last := time.Now()
 	c, err := net.Dial("tcp", addr)
@@ -105,7 +108,7 @@ func TestDrainQuietWithoutListeners(t *testing.T) {
 func TestDrainQuietEndedBySecondTerm(t *testing.T) {
 	r, _ := startListener(t, Config{TermDelay: time.Hour, DrainQuiet: time.Hour})
 	kill(t, syscall.SIGTERM)
-	waitLog(t, r.log, "holding SIGTERM")
+	waitLog(t, r.log, armed)
 	kill(t, syscall.SIGTERM)
 	r.expect("signal SIGTERM ")
 	assert.Equal(t, 0, r.wait())

@@ -81,7 +81,7 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 		case <-timerC(s.hold):
 			s.deliverTerm("term delay elapsed")
 		case <-s.drain.Quiet():
-			s.deliverTerm("no new connection for " + s.DrainQuiet.String())
+			s.deliverTerm("no traffic for " + s.DrainQuiet.String())
 		case <-timerC(s.kill):
 			s.Logger.Warn("child still running after the termination signal: sending SIGKILL",
 				"event", "kill_after", "child_pid", s.pid, "kill_after", s.KillAfter)
@@ -136,6 +136,7 @@ func (s *supervisor) onTerm() {
 func (s *supervisor) deliverTerm(why string) {
 	stopTimer(s.hold)
 	s.hold = nil
+	drained := s.drain.Status()
 	s.drain.Stop()
 	s.drain = nil
 	to := s.rewrite(syscall.SIGTERM)
@@ -145,6 +146,10 @@ func (s *supervisor) deliverTerm(why string) {
 	}
 	if why != "" {
 		attrs = append(attrs, "reason", why)
+	}
+	if drained.Armed {
+		attrs = append(attrs, "connections", drained.Connections,
+			"since_traffic", time.Since(drained.LastTraffic).Round(time.Millisecond))
 	}
 	s.Logger.Info("delivering termination signal", attrs...)
 	s.send(to)
