@@ -87,6 +87,9 @@ func requests(t *testing.T, client *http.Client, url string, d, gap time.Duratio
 				if err == nil {
 					_, err = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
+					if err == nil && resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("status %s", resp.Status)
+					}
 				}
 				errs <- err
 			}()
