@@ -34,7 +34,8 @@ const Supported = true
 // destroy reports in flight arrive for a moment and says quiet. Between those
 // looks it only reads the destroy reports as they come and, every
 // refreshPeriod, the short list of listening sockets, to find listeners
-// opened after the start.
+// opened after the start (with the destroy reports on other ports kept until
+// then, for connections a new listener had before it was found).
 //
 // A socket is known by its cookie, a number the kernel gives it for its whole
 // life. A connection seen before whose byte count has not grown is not looked
@@ -55,10 +56,12 @@ const (
 	maxPending = 4096
 )
 
-// refreshPeriod is how often the watch looks for new listeners: a quarter of
-// the quiet period, from 10 ms to 100 ms.
+// refreshPeriod is how often the watch looks for new listeners: half the
+// quiet period, from 10 ms to 1 s. It bounds how long destroy reports wait
+// for a listener not found yet, not how late traffic is seen: the look at
+// the end of the quiet period finds new listeners too.
 func refreshPeriod(quiet time.Duration) time.Duration {
-	return min(max(quiet/4, 10*time.Millisecond), 100*time.Millisecond)
+	return min(max(quiet/2, 10*time.Millisecond), time.Second)
 }
 
 // Watch tells when the listeners of a process tree have gone quiet.

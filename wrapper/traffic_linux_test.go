@@ -308,3 +308,24 @@ backend app
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func TestDrainQuietShortConnectionOnNewListener(t *testing.T) {
+	// One connection, opened and closed at once on a listener opened after
+	// the SIGTERM: it is usually gone before the watch finds the listener,
+	// and only its destroy report, kept until then, shows it.
+	const quiet = time.Second
+	r, _ := startHTTP(t, Config{TermDelay: time.Minute, DrainQuiet: quiet}, "http", "127.0.0.1:0")
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, armed)
+	time.Sleep(quiet / 2) // the connection comes in the middle of the quiet period
+	_, err := fmt.Fprintln(r.stdin, "listen 127.0.0.1:0")
+	require.NoError(t, err)
+	addr := strings.TrimPrefix(r.next(), "listening ")
+	connected := time.Now()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	got := r.nextSignal("SIGTERM")
+	assert.GreaterOrEqual(t, got.Sub(connected), quiet, "the connection restarted the quiet period")
+	assert.Equal(t, 0, r.wait())
+}

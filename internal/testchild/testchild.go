@@ -176,6 +176,11 @@ var scenarios = map[string]func(args []string){
 	// on stdin.
 	"http": serveHTTP,
 
+	// drain-serve and drain-clients ADDR N GAP DURATION: a server and N
+	// clients, idle and then busy, for the drain benchmark.
+	"drain-serve":   drainServe,
+	"drain-clients": drainClients,
+
 	// http-worker ADDR...: run "http ADDR..." as a worker process that owns
 	// the listeners and says "listening" and "ready" itself; print "signal
 	// NAME UNIXNANO" for every signal; on SIGTERM stop the worker and exit 0.
@@ -206,6 +211,71 @@ var scenarios = map[string]func(args []string){
 			}
 		}
 	},
+}
+
+// drainServe listens on 127.0.0.1, prints "listening ADDR", and echoes back
+// what every connection sends, until stdin closes. drainClients opens N
+// connections to ADDR and keeps them idle, prints "ready", then on a line
+// "go" on stdin sends one byte on one of them (in turn) every GAP for
+// DURATION and reads its echo, and prints "last UNIXNANO", the time the last
+// byte was sent; it exits at EOF on stdin. (The Go runtime raises the
+// open-file limit to its hard limit at start: 10 000 connections fit.)
+func drainServe([]string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(c, c) }()
+		}
+	}()
+	fmt.Printf("listening %s\n", ln.Addr())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+func drainClients(args []string) {
+	addr, n, gap, d := args[0], atoi(args[1]), duration(args[2]), duration(args[3])
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		var err error
+		if conns[i], err = net.Dial("tcp", addr); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	if !in.Scan() || in.Text() != "go" {
+		return
+	}
+	var last time.Time
+	buf := make([]byte, 1)
+	for i, end := 0, time.Now().Add(d); time.Now().Before(end); i++ {
+		c := conns[i%n]
+		last = time.Now()
+		if _, err := c.Write([]byte("x")); err != nil {
+			panic(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			panic(err)
+		}
+		time.Sleep(gap)
+	}
+	fmt.Printf("last %d\n", last.UnixNano())
+	for in.Scan() {
+	}
+}
+
+func duration(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
 }
 
 func serveHTTP(args []string) {
