@@ -112,5 +112,8 @@ go test -run '^$' -bench . -benchmem ./... >"$tmp/gotest.txt" 2>&1 || {
 	exit 1
 }
 
+step "the --drain-quiet watch: CPU and delivery delay, 10 s drains (BENCHMARKS.md, by hand)"
+DRAIN_BENCH_TIME=10s go test -run x -bench Watch ./drain/ | tee "$tmp/drain.txt" >&2
+
 driver -report "$root/BENCHMARKS.md" -syms "$tmp/syms/proxy-await" report
 step "wrote BENCHMARKS.md"
