@@ -3,6 +3,7 @@ package drain
 import (
 	"log/slog"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,7 +117,14 @@ func (w *Watch) Stop() {
 
 func (w *Watch) run(pid int, quiet time.Duration, log *slog.Logger) {
 	defer close(w.done)
-	s := newSockets(pid)
+	d, err := newDiffer()
+	if err != nil {
+		log.Warn("cannot use sock_diag: waiting the whole --term-delay", "event", "drain_failed", "error", err.Error())
+		<-w.stopC
+		return
+	}
+	defer d.close()
+	s := newSockets(pid, d)
 	// Without its sockets the watch cannot tell quiet from busy: it never
 	// fires, and --term-delay decides.
 	giveUp := func(what string, err error) {
@@ -214,15 +222,16 @@ func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisec
 // watch's goroutine touches it.
 type sockets struct {
 	pid       int
-	last      time.Time           // the latest traffic, or the start
-	listeners map[uint16][]net.IP // by port; an unspecified IP for a wildcard bind
-	checked   map[uint32]bool     // listening socket inodes looked for in the tree: true if found
-	conns     map[uint64]uint64   // connections by cookie: bytes received at the last look
-	pending   []destroyed         // reports on other ports since the last look for listeners
+	diag      *differ
+	last      time.Time               // the latest traffic, or the start
+	listeners map[uint16][]netip.Addr // by port; an unspecified address for a wildcard bind
+	checked   map[uint32]bool         // listening socket inodes looked for in the tree: true if found
+	conns     map[uint64]uint64       // connections by cookie: bytes received at the last look
+	pending   []destroyed             // reports on other ports since the last look for listeners
 }
 
-func newSockets(pid int) *sockets {
-	return &sockets{pid: pid, last: time.Now(), listeners: map[uint16][]net.IP{},
+func newSockets(pid int, d *differ) *sockets {
+	return &sockets{pid: pid, diag: d, last: time.Now(), listeners: map[uint16][]netip.Addr{},
 		checked: map[uint32]bool{}, conns: map[uint64]uint64{}}
 }
 
@@ -237,7 +246,7 @@ func (s *sockets) traffic(t time.Time) {
 // yet, and returns them. Listening sockets are few, so the dump is cheap; the
 // process tree's descriptors are read only for an inode not seen before.
 func (s *sockets) findListeners() ([]string, error) {
-	socks, err := dump(listenStates, nil)
+	socks, err := s.diag.dump(listenStates, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +267,7 @@ func (s *sockets) findListeners() ([]string, error) {
 	}
 	var added []string
 	for _, l := range socks {
-		if s.checked[l.inode] && !slices.ContainsFunc(s.listeners[l.port], l.ip.Equal) {
+		if s.checked[l.inode] && !slices.Contains(s.listeners[l.port], l.ip) {
 			s.listeners[l.port] = append(s.listeners[l.port], l.ip)
 			added = append(added, net.JoinHostPort(l.ip.String(), strconv.Itoa(int(l.port))))
 		}
@@ -285,7 +294,7 @@ func (s *sockets) lookAtConnections() error {
 		ports = append(ports, p)
 	}
 	slices.Sort(ports)
-	socks, err := dump(connStates, ports)
+	socks, err := s.diag.dump(connStates, ports)
 	if err != nil {
 		return err
 	}
@@ -334,8 +343,8 @@ func lastData(c sock, at time.Time) time.Time {
 
 // ours reports whether c is a connection on one of the listeners.
 func (s *sockets) ours(c sock) bool {
-	return slices.ContainsFunc(s.listeners[c.port], func(ip net.IP) bool {
-		return ip.IsUnspecified() || ip.Equal(c.ip)
+	return slices.ContainsFunc(s.listeners[c.port], func(ip netip.Addr) bool {
+		return ip.IsUnspecified() || ip == c.ip
 	})
 }
 

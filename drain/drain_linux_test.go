@@ -18,12 +18,20 @@ func listen(t *testing.T, network, addr string) (net.Listener, uint16) {
 	return ln, uint16(ln.Addr().(*net.TCPAddr).Port)
 }
 
+func newTestDiffer(t *testing.T) *differ {
+	t.Helper()
+	d, err := newDiffer()
+	require.NoError(t, err)
+	t.Cleanup(d.close)
+	return d
+}
+
 func TestFindListeners(t *testing.T) {
 	_, p4 := listen(t, "tcp4", "127.0.0.1:0")
 	_, p6 := listen(t, "tcp", "[::]:0")
 	_, p6lo := listen(t, "tcp6", "[::1]:0")
 
-	s := newSockets(os.Getpid())
+	s := newSockets(os.Getpid(), newTestDiffer(t))
 	added, err := s.findListeners()
 	require.NoError(t, err)
 	assert.Contains(t, added, "127.0.0.1:"+strconv.Itoa(int(p4)))
@@ -53,8 +61,9 @@ func TestPortFilter(t *testing.T) {
 		conns = append(conns, c)
 		t.Cleanup(func() { c.Close() })
 	}
+	d := newTestDiffer(t)
 	for _, want := range [][]uint16{ports, ports[1:2]} {
-		socks, err := dump(connStates, want)
+		socks, err := d.dump(connStates, want)
 		require.NoError(t, err)
 		got := map[uint16]int{}
 		for _, s := range socks {

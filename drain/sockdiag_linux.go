@@ -3,7 +3,7 @@ package drain
 import (
 	"encoding/binary"
 	"errors"
-	"net"
+	"net/netip"
 	"os"
 	"syscall"
 	"time"
@@ -45,8 +45,8 @@ var (
 type sock struct {
 	cookie uint64
 	state  uint8
-	ip     net.IP // local address
-	port   uint16 // local port
+	ip     netip.Addr // local address, IPv4 addresses unmapped
+	port   uint16     // local port
 	inode  uint32
 
 	// From tcp_info, when hasInfo.
@@ -67,9 +67,9 @@ func parseSock(msg []byte) (sock, bool) {
 		inode:  binary.NativeEndian.Uint32(msg[68:]),
 	}
 	if msg[0] == unix.AF_INET {
-		s.ip = net.IP(append([]byte(nil), msg[8:12]...))
+		s.ip = netip.AddrFrom4([4]byte(msg[8:12]))
 	} else {
-		s.ip = net.IP(append([]byte(nil), msg[8:24]...))
+		s.ip = netip.AddrFrom16([16]byte(msg[8:24])).Unmap()
 	}
 	attrs := msg[diagMsgLen:]
 	for len(attrs) >= 4 {
@@ -90,19 +90,39 @@ func parseSock(msg []byte) (sock, bool) {
 	return s, true
 }
 
-// dump lists the TCP sockets in states (a bit mask of TCP states), IPv4 and
-// IPv6, with their tcp_info. With ports, the kernel itself leaves out the
-// sockets on other local ports.
-func dump(states uint32, ports []uint16) ([]sock, error) {
+// differ asks sock_diag for dumps on one netlink socket, reusing its buffers.
+type differ struct {
+	fd   int
+	buf  []byte
+	out  []sock
+	req  []byte
+	seen func([]byte)
+}
+
+func newDiffer() (*differ, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
-	defer unix.Close(fd)
+	d := &differ{fd: fd, buf: make([]byte, netlinkBuffer)}
+	d.seen = func(msg []byte) {
+		if s, ok := parseSock(msg); ok {
+			d.out = append(d.out, s)
+		}
+	}
+	return d, nil
+}
+
+func (d *differ) close() { unix.Close(d.fd) }
+
+// dump lists the TCP sockets in states (a bit mask of TCP states), IPv4 and
+// IPv6, with their tcp_info. With ports, the kernel itself leaves out the
+// sockets on other local ports. The result is valid until the next dump.
+func (d *differ) dump(states uint32, ports []uint16) ([]sock, error) {
 	filter := portFilter(ports)
-	var out []sock
+	d.out = d.out[:0]
 	for _, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
-		req := make([]byte, unix.NLMSG_HDRLEN+diagReqLen, unix.NLMSG_HDRLEN+diagReqLen+4+len(filter))
+		req := append(d.req[:0], make([]byte, unix.NLMSG_HDRLEN+diagReqLen)...)
 		binary.NativeEndian.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
 		binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
 		r := req[unix.NLMSG_HDRLEN:]
@@ -111,24 +131,20 @@ func dump(states uint32, ports []uint16) ([]sock, error) {
 		r[2] = 1 << (attrInfo - 1) // idiag_ext: ask for tcp_info
 		binary.NativeEndian.PutUint32(r[4:], states)
 		if len(filter) > 0 {
-			attr := make([]byte, 4)
-			binary.NativeEndian.PutUint16(attr, uint16(4+len(filter)))
-			binary.NativeEndian.PutUint16(attr[2:], attrBytecode)
-			req = append(append(req, attr...), filter...)
+			req = binary.NativeEndian.AppendUint16(req, uint16(4+len(filter)))
+			req = binary.NativeEndian.AppendUint16(req, attrBytecode)
+			req = append(req, filter...)
 		}
 		binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
-		if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		d.req = req
+		if err := unix.Sendto(d.fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 			return nil, os.NewSyscallError("sendto", err)
 		}
-		if err := readDump(fd, func(msg []byte) {
-			if s, ok := parseSock(msg); ok {
-				out = append(out, s)
-			}
-		}); err != nil {
+		if err := readDump(d.fd, d.buf, d.seen); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return d.out, nil
 }
 
 // portFilter is inet_diag bytecode accepting a socket whose local port is one
@@ -161,8 +177,7 @@ func portFilter(ports []uint16) []byte {
 }
 
 // readDump reads a netlink dump to its end, passing each message's payload.
-func readDump(fd int, each func([]byte)) error {
-	buf := make([]byte, netlinkBuffer)
+func readDump(fd int, buf []byte, each func([]byte)) error {
 	for {
 		n, _, err := unix.Recvfrom(fd, buf, 0)
 		if errors.Is(err, unix.EINTR) {

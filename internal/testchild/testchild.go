@@ -243,7 +243,14 @@ func drainClients(args []string) {
 	conns := make([]net.Conn, n)
 	for i := range conns {
 		var err error
-		if conns[i], err = net.Dial("tcp", addr); err != nil {
+		// A full accept queue refuses: let the server catch up.
+		for try := 0; try == 0 || err != nil && try < 1000; try++ {
+			if try > 0 {
+				time.Sleep(time.Millisecond)
+			}
+			conns[i], err = net.Dial("tcp", addr)
+		}
+		if err != nil {
 			panic(err)
 		}
 	}
