@@ -37,6 +37,9 @@ func BenchmarkWatch(b *testing.B) {
 		total = d
 	}
 	const quiet = time.Second
+	if total <= quiet {
+		b.Fatalf("DRAIN_BENCH_TIME=%s: the drain must last longer than the quiet period (%s)", total, quiet)
+	}
 	for _, n := range []int{10, 1000, 10000} {
 		b.Run(strconv.Itoa(n)+"conns", func(b *testing.B) {
 			for range b.N {
