@@ -52,7 +52,7 @@ func BenchmarkWatch(b *testing.B) {
 }
 
 func drainOnce(b *testing.B, n int, quiet, traffic time.Duration) (cpu, late time.Duration) {
-	server, _, serverOut := startLoad(b, "drain-serve")
+	server, _, serverOut := startLoad(b, "drain-serve", strconv.Itoa(n))
 	addr, ok := strings.CutPrefix(serverOut(), "listening ")
 	if !ok {
 		b.Fatal("the server did not say where it listens")

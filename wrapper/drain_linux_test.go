@@ -2,6 +2,7 @@ package wrapper
 
 import (
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -112,4 +113,16 @@ func TestDrainQuietEndedBySecondTerm(t *testing.T) {
 	kill(t, syscall.SIGTERM)
 	r.expect("signal SIGTERM ")
 	assert.Equal(t, 0, r.wait())
+	assert.Regexp(t, `delivering termination signal .*reason="second SIGTERM received" connections=0 since_traffic=\S+`, r.log.String())
+}
+
+func TestDrainQuietEndedByTermDelay(t *testing.T) {
+	// The connection stays open and idle: not traffic, but counted.
+	r, addrs := startHTTP(t, Config{TermDelay: 300 * time.Millisecond, DrainQuiet: time.Hour}, "http", "127.0.0.1:0")
+	_, _ = requests(t, &http.Client{Transport: &http.Transport{}}, "http://"+addrs[0]+"/", 0, 0, 1, nil)
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, armed)
+	r.nextSignal("SIGTERM")
+	assert.Equal(t, 0, r.wait())
+	assert.Regexp(t, `delivering termination signal .*reason="term delay elapsed" connections=1 since_traffic=\S+`, r.log.String())
 }

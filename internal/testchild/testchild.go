@@ -176,7 +176,7 @@ var scenarios = map[string]func(args []string){
 	// on stdin.
 	"http": serveHTTP,
 
-	// drain-serve and drain-clients ADDR N GAP DURATION: a server and N
+	// drain-serve N and drain-clients ADDR N GAP DURATION: a server and N
 	// clients, idle and then busy, for the drain benchmark.
 	"drain-serve":   drainServe,
 	"drain-clients": drainClients,
@@ -218,9 +218,10 @@ var scenarios = map[string]func(args []string){
 // connections to ADDR and keeps them idle, prints "ready", then on a line
 // "go" on stdin sends one byte on one of them (in turn) every GAP for
 // DURATION and reads its echo, and prints "last UNIXNANO", the time the last
-// byte was sent; it exits at EOF on stdin. (The Go runtime raises the
-// open-file limit to its hard limit at start: 10 000 connections fit.)
-func drainServe([]string) {
+// byte was sent; it exits at EOF on stdin. Both raise their open-file limit
+// to fit N connections.
+func drainServe(args []string) {
+	openFiles(atoi(args[0]) + 64)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)
@@ -240,6 +241,7 @@ func drainServe([]string) {
 
 func drainClients(args []string) {
 	addr, n, gap, d := args[0], atoi(args[1]), duration(args[2]), duration(args[3])
+	openFiles(n + 64)
 	// From another loopback address than the server's: a client port that
 	// was an earlier server's listening port would otherwise meet that
 	// run's TIME_WAIT remains, and be refused.
@@ -271,6 +273,20 @@ func drainClients(args []string) {
 	}
 	fmt.Printf("last %d\n", last.UnixNano())
 	for in.Scan() {
+	}
+}
+
+// openFiles raises the open-file limit to n, the hard limit too if it must
+// (which needs CAP_SYS_RESOURCE), or exits saying why it cannot.
+func openFiles(n int) {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Cur >= uint64(n) {
+		return
+	}
+	lim.Cur, lim.Max = uint64(n), max(lim.Max, uint64(n))
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		fmt.Fprintf(os.Stderr, "testchild: cannot raise the open-file limit to %d: %v (the hard limit needs CAP_SYS_RESOURCE)\n", n, err)
+		os.Exit(1)
 	}
 }
 
