@@ -154,6 +154,13 @@ func (w *Watch) run(pid int, quiet time.Duration, log *slog.Logger) {
 			"event", "drain_no_listener")
 	}
 
+	findListeners := func() error {
+		added, err := s.findListeners()
+		if len(added) > 0 {
+			log.Info("the child opened a listening socket", "event", "drain_listener", "listener", strings.Join(added, " "))
+		}
+		return err
+	}
 	timer := time.NewTimer(time.Until(s.last.Add(quiet)))
 	defer timer.Stop()
 	refresh := time.NewTicker(refreshPeriod(quiet))
@@ -172,19 +179,14 @@ func (w *Watch) run(pid int, quiet time.Duration, log *slog.Logger) {
 			}
 			s.destroyed(e)
 		case <-refresh.C:
-			added, err := s.findListeners()
-			if err == nil && len(added) > 0 {
-				log.Info("the child opened a listening socket", "event", "drain_listener", "listener", strings.Join(added, " "))
-			}
+			_ = findListeners()
 		case <-status.C:
 			_ = s.lookAtConnections()
 			log.Info("still holding SIGTERM: the child's listeners have traffic", "event", "drain_waiting",
 				"connections", len(s.conns), "since_traffic", since(s.last))
 		case <-timer.C:
 			if !settling {
-				_, err1 := s.findListeners()
-				err2 := s.lookAtConnections()
-				if err1 != nil || err2 != nil {
+				if err := findListeners(); err != nil || s.lookAtConnections() != nil {
 					timer.Reset(refreshPeriod(quiet)) // look again soon
 					continue
 				}
