@@ -82,7 +82,9 @@ func TestDrainQuietSeesShortConnectionsBetweenSamples(t *testing.T) {
 
 	kill(t, syscall.SIGTERM)
 	waitLog(t, r.log, armed)
-	time.Sleep(quiet / 2) // the connection must come in the middle of the quiet period
+	// The connection comes once the watch is armed, well before the quiet
+	// period ends even on a loaded machine.
+	time.Sleep(quiet / 4)
 	last := time.Now()
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
