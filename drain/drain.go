@@ -13,7 +13,6 @@ import "time"
 // Status is what a Watch has seen so far, for the supervisor's logs.
 type Status struct {
 	Armed       bool      // the watch found the sockets and follows them
-	Listeners   int       // listening sockets of the process tree
-	Connections int       // connections open on them at the last look
+	Connections int       // connections open on the listeners at the last look
 	LastTraffic time.Time // the latest traffic, or the start of the watch if none
 }

@@ -215,7 +215,7 @@ func (w *Watch) run(pid int, quiet time.Duration, log *slog.Logger) {
 func (w *Watch) publish(s *sockets) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.status = Status{Armed: true, Listeners: s.listenerCount(), Connections: len(s.conns), LastTraffic: s.last}
+	w.status = Status{Armed: true, Connections: len(s.conns), LastTraffic: s.last}
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
@@ -348,14 +348,6 @@ func (s *sockets) ours(c sock) bool {
 	return slices.ContainsFunc(s.listeners[c.port], func(ip netip.Addr) bool {
 		return ip.IsUnspecified() || ip == c.ip
 	})
-}
-
-func (s *sockets) listenerCount() int {
-	n := 0
-	for _, ips := range s.listeners {
-		n += len(ips)
-	}
-	return n
 }
 
 // listenerList is "127.0.0.1:8080 [::]:9090", for the logs.
