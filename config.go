@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/proxy-await/proxy-await/wrapper"
+	"github.com/proxy-await/proxy-await/drain"
 )
 
 // config is everything the command line and the environment say.
@@ -126,7 +126,7 @@ func (c *config) finish() error {
 		}
 	}
 	if c.drainQuiet > 0 {
-		if !wrapper.DrainSupported {
+		if !drain.Supported {
 			return c.invalid("drain-quiet", c.drainQuiet.String(), "", "it reads the child's sockets from /proc and works on Linux only")
 		}
 		if c.termDelay == 0 {

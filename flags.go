@@ -50,7 +50,7 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs.VarP(rewriteTable(c.rewrite), "rewrite", "r", "deliver signal TO when FROM arrives (names or numbers), repeatable; TO=0 drops FROM")
 	fs.BoolVarP(&c.processGroup, "process-group", "g", false, "start the command in its own process group and signal the whole group")
 	fs.Var((*duration)(&c.termDelay), "term-delay", "hold a received SIGTERM this long while the command keeps serving")
-	fs.Var((*duration)(&c.drainQuiet), "drain-quiet", "with --term-delay: deliver SIGTERM once no new connection has come for this long")
+	fs.Var((*duration)(&c.drainQuiet), "drain-quiet", "with --term-delay: deliver SIGTERM once the command's listening sockets have had no traffic for this long")
 	fs.Var((*duration)(&c.killAfter), "kill-after", "SIGKILL the command this long after its termination signal; 0 never")
 	fs.Var((*duration)(&c.waitAll), "wait-all", "when the command exits, SIGTERM what it left running and wait this long before SIGKILL; 0 does not wait")
 	fs.Var(exitCodeMap(c.exitCodes), "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")

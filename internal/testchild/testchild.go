@@ -14,11 +14,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -205,6 +207,183 @@ var scenarios = map[string]func(args []string){
 			}
 		})
 	},
+
+	// http ADDR...: serve HTTP/1.1 (kept alive) and HTTP/2 without TLS (h2c)
+	// on each ADDR, print "listening HOST:PORT" for each, then "ready". A
+	// line "listen ADDR" on stdin opens one more and prints the same. Print
+	// "signal NAME UNIXNANO" for every signal; exit 0 on SIGTERM or at EOF
+	// on stdin.
+	"http": serveHTTP,
+
+	// drain-serve N and drain-clients ADDR N GAP DURATION: a server and N
+	// clients, idle and then busy, for the drain benchmark.
+	"drain-serve":   drainServe,
+	"drain-clients": drainClients,
+
+	// http-worker ADDR...: run "http ADDR..." as a worker process that owns
+	// the listeners and says "listening" and "ready" itself; print "signal
+	// NAME UNIXNANO" for every signal; on SIGTERM stop the worker and exit 0.
+	"http-worker": func(args []string) {
+		c := make(chan os.Signal, 64)
+		signal.Notify(c, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
+		w := Command("http", args...)
+		w.Stdin, w.Stdout, w.Stderr = os.Stdin, os.Stdout, os.Stderr
+		if err := w.Start(); err != nil {
+			panic(err)
+		}
+		exited := make(chan struct{})
+		go func() {
+			_ = w.Wait()
+			close(exited)
+		}()
+		for {
+			select {
+			case s := <-c:
+				fmt.Printf("signal %s %d\n", sigName(s.(syscall.Signal)), time.Now().UnixNano())
+				if s == syscall.SIGTERM {
+					_ = w.Process.Signal(syscall.SIGKILL)
+					<-exited
+					return
+				}
+			case <-exited:
+				return
+			}
+		}
+	},
+}
+
+// drainServe listens on 127.0.0.1, prints "listening ADDR", and echoes back
+// what every connection sends, until stdin closes. drainClients opens N
+// connections to ADDR and keeps them idle, prints "ready", then on a line
+// "go" on stdin sends one byte on one of them (in turn) every GAP for
+// DURATION and reads its echo, and prints "last UNIXNANO", the time the last
+// byte was sent; it exits at EOF on stdin. Both raise their open-file limit
+// to fit N connections.
+func drainServe(args []string) {
+	openFiles(atoi(args[0]) + 64)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "testchild: accept: %v\n", err)
+				os.Exit(1)
+			}
+			go echo(c)
+		}
+	}()
+	fmt.Printf("listening %s\n", ln.Addr())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// echo sends back what c receives. Not io.Copy: on Linux it splices
+// through a pipe, two more descriptors for each idle connection.
+func echo(c net.Conn) {
+	buf := make([]byte, 512)
+	for {
+		n, err := c.Read(buf)
+		if err != nil {
+			return
+		}
+		if _, err := c.Write(buf[:n]); err != nil {
+			return
+		}
+	}
+}
+
+func drainClients(args []string) {
+	addr, n, gap, d := args[0], atoi(args[1]), duration(args[2]), duration(args[3])
+	openFiles(n + 64)
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		var err error
+		if conns[i], err = net.Dial("tcp", addr); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	if !in.Scan() || in.Text() != "go" {
+		return
+	}
+	var last time.Time
+	buf := make([]byte, 1)
+	for i, end := 0, time.Now().Add(d); time.Now().Before(end); i++ {
+		c := conns[i%n]
+		last = time.Now()
+		if _, err := c.Write([]byte("x")); err != nil {
+			panic(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			panic(err)
+		}
+		time.Sleep(gap)
+	}
+	fmt.Printf("last %d\n", last.UnixNano())
+	for in.Scan() {
+	}
+}
+
+func duration(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func serveHTTP(args []string) {
+	var mu sync.Mutex // one line at a time on stdout
+	say := func(format string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Printf(format+"\n", a...)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "ok %s\n", r.Proto)
+	})}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	listen := func(addr string) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			panic(err)
+		}
+		go func() { _ = srv.Serve(ln) }()
+		say("listening %s", ln.Addr())
+	}
+	c := make(chan os.Signal, 64)
+	signal.Notify(c, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
+	for _, a := range args {
+		listen(a)
+	}
+	eof := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if addr, ok := strings.CutPrefix(sc.Text(), "listen "); ok {
+				listen(addr)
+			}
+		}
+		close(eof)
+	}()
+	say("ready")
+	for {
+		select {
+		case s := <-c:
+			say("signal %s %d", sigName(s.(syscall.Signal)), time.Now().UnixNano())
+			if s == syscall.SIGTERM {
+				return
+			}
+		case <-eof:
+			return
+		}
+	}
 }
 
 func untilTerm([]string) { printSignalsUntil([]string{"SIGTERM"}, false, nil) }
