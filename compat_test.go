@@ -1,9 +1,9 @@
 package main
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -11,21 +11,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Each preset against the fake proxy on the preset's real ports.
-func TestPresetsOnTheirRealPorts(t *testing.T) {
+// Each preset against the fake proxy of its flavor, on free ports: the
+// paths the preset probes and POSTs are the ones the proxy serves. linkerd
+// and envoy move with -p; istio has no --port, so its preset's URLs are
+// given on the fake proxy's ports.
+func TestPresetsAgainstTheirProxies(t *testing.T) {
 	for _, tc := range []struct {
 		flavor string
-		args   []string // where the fake proxy listens
-		ready  string   // the path probed
-		quit   string   // the path POSTed
+		ready  string // the path probed
+		quit   string // the path POSTed
 	}{
-		{"linkerd", []string{"-addr", "127.0.0.1:4191"}, "/ready", "/shutdown"},
-		{"istio", []string{"-addr", "127.0.0.1:15020", "-ready-addr", "127.0.0.1:15021"}, "/healthz/ready", "/quitquitquit"},
-		{"envoy", []string{"-addr", "127.0.0.1:15000"}, "/ready", "/quitquitquit"},
+		{"linkerd", "/ready", "/shutdown"},
+		{"istio", "/healthz/ready", "/quitquitquit"},
+		{"envoy", "/ready", "/quitquitquit"},
 	} {
 		t.Run(tc.flavor, func(t *testing.T) {
-			fp := startProxy(t, append([]string{"-flavor", tc.flavor, "-ready-after", "never"}, tc.args...)...)
-			p := startPA(t, nil, append([]string{"--proxy", tc.flavor, "-S"}, child("args", "started")...)...)
+			fp := startProxy(t, "-flavor", tc.flavor, "-ready-after", "never", "-stay-up")
+			args := []string{"--proxy", tc.flavor, "-S"}
+			if pr := presets[tc.flavor]; pr.port != 0 {
+				args = append(args, "-p", portOf(fp))
+			} else {
+				args = append(args, "--ready-url", onAddr(t, pr.ready, fp.ready), "--shutdown-url", onAddr(t, pr.shutdown, fp.addr))
+			}
+			p := startPA(t, nil, append(args, child("args", "started")...)...)
 			fp.waitFor("a not-ready probe", notReadyProbes(1))
 			fp.signal(syscall.SIGUSR1)
 			p.expect("started")
@@ -36,10 +44,19 @@ func TestPresetsOnTheirRealPorts(t *testing.T) {
 	}
 }
 
+// onAddr is rawURL with its host and port replaced by addr.
+func onAddr(t *testing.T, rawURL, addr string) string {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	require.NoError(t, err)
+	require.NotEmpty(t, addr)
+	u.Host = addr
+	return u.String()
+}
+
 func TestPortFlag(t *testing.T) {
 	fp := startProxy(t, "-stay-up")
-	_, port, _ := strings.Cut(fp.addr, ":")
-	p := startPA(t, nil, append([]string{"-S", "-p", port}, child("exit", "0")...)...)
+	p := startPA(t, nil, append([]string{"-S", "-p", portOf(fp)}, child("exit", "0")...)...)
 	assert.Equal(t, 0, p.wait())
 	assert.Equal(t, 1, fp.count("GET", "/ready"))
 	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
@@ -63,28 +80,6 @@ func link(t *testing.T, name string) string {
 	path := filepath.Join(t.TempDir(), name)
 	require.NoError(t, os.Symlink(proxyAwaitBin, path))
 	return path
-}
-
-func TestAsLinkerdAwait(t *testing.T) {
-	bin := link(t, "linkerd-await")
-	fp := startProxy(t, "-addr", "127.0.0.1:4191", "-ready-after", "never")
-
-	// Its flags: -b, -t, -v; no shutdown without -S.
-	p := startBinary(t, bin, nil, append([]string{"-v", "-b", "10ms", "-t", "200ms", "--timeout-fatal=false"},
-		child("exit", "3")...)...)
-	assert.Equal(t, 3, p.wait())
-	assert.Equal(t, 0, fp.count("POST", "/shutdown"), "no shutdown unless -S")
-	assert.Contains(t, p.stderr.String(), "debug:")
-
-	// -S and its environment.
-	fp.signal(syscall.SIGUSR1)
-	p = startBinary(t, bin, nil, append([]string{"-S", "-p", "4191"}, child("exit", "0")...)...)
-	assert.Equal(t, 0, p.wait())
-	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
-
-	p = startBinary(t, bin, []string{"LINKERD_AWAIT_DISABLED=yes", "LINKERD_AWAIT_VERBOSE=1"}, "--", "true")
-	assert.Equal(t, 0, p.wait())
-	assert.Contains(t, p.stderr.String(), "readiness wait disabled")
 }
 
 func TestAsScuttle(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,6 +43,12 @@ func TestParseDuration(t *testing.T) {
 		{"1e3d", 0, "not a duration"},
 		{"99999999999999999", 0, "out of range"},
 		{"300000d", 0, "out of range"},
+		// linkerd-await's forms: N with ms, s, m, h or d, a bare 0, spaces around.
+		{"500ms", 500 * time.Millisecond, ""},
+		{"1h", time.Hour, ""},
+		{" \n12s \t", 12 * time.Second, ""},
+		{"  ", 0, "empty duration"},
+		{"1 s", 0, "not a duration"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := parseDuration(tc.in)
@@ -90,8 +97,9 @@ func TestPresets(t *testing.T) {
 		{[]string{"--proxy", "envoy", "--port=9901"}, []string{"http://127.0.0.1:9901/ready"}, []string{"http://127.0.0.1:9901/quitquitquit"}},
 		{[]string{"--proxy", "none"}, nil, nil},
 		{[]string{"--proxy", "none", "--ready-url", "http://127.0.0.1:1/r"}, []string{"http://127.0.0.1:1/r"}, nil},
-		{[]string{"--ready-url", "http://127.0.0.1:1/a", "--ready-url", "http://[::1]:2/b,https://localhost/c"},
+		{[]string{"--ready-url", "http://127.0.0.1:1/a", "--ready-url", "http://[::1]:2/b", "--ready-url", "https://localhost/c"},
 			[]string{"http://127.0.0.1:1/a", "http://[::1]:2/b", "https://localhost/c"}, []string{"http://127.0.0.1:4191/shutdown"}},
+		{[]string{"-p", "010"}, []string{"http://127.0.0.1:10/ready"}, []string{"http://127.0.0.1:10/shutdown"}},
 		{[]string{"--proxy", "istio", "--shutdown-url", "http://127.0.0.2:9/quit"},
 			[]string{"http://127.0.0.1:15021/healthz/ready"}, []string{"http://127.0.0.2:9/quit"}},
 		{[]string{"--proxy", "cloudsql"}, []string{"http://127.0.0.1:9090/startup"}, []string{"http://127.0.0.1:9091/quitquitquit"}},
@@ -146,13 +154,18 @@ func TestUnknownProxyHint(t *testing.T) {
 }
 
 func TestRewriteTable(t *testing.T) {
-	c, err := parseConfig("proxy-await", []string{"-r", "TERM:USR1", "--rewrite", "sigint:0,1:15", "-r", "WINCH:SIGHUP", "app"}, env(nil))
+	c, err := parseConfig("proxy-await", []string{"-r", "TERM:USR1", "--rewrite", "sigint:0,1:15", "-r", "WINCH:SIGHUP",
+		"-r", "010:012", "-r", "RTMIN+1:rtmax", "--rewrite=SIGRTMAX-1:SIGRTMIN+15,RTMAX-14:SIGRTMIN", "app"}, env(nil))
 	require.NoError(t, err)
 	assert.Equal(t, map[syscall.Signal]syscall.Signal{
 		syscall.SIGTERM:  syscall.SIGUSR1,
 		syscall.SIGINT:   0,
 		syscall.SIGHUP:   syscall.SIGTERM,
 		syscall.SIGWINCH: syscall.SIGHUP,
+		10:               12, // decimal, not octal
+		35:               64, // the names `kill -l` prints on Debian: RTMIN is 34, RTMAX 64
+		63:               49,
+		50:               34,
 	}, c.rewrite)
 }
 
@@ -227,69 +240,281 @@ func TestLinkerdAwaitVariables(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, c.disabled, v+" empty")
 	}
-	c, err := parseConfig("proxy-await", []string{"app"}, env(map[string]string{"LINKERD_AWAIT_VERBOSE": "1"}))
+	for v, want := range map[string]bool{"1": true, "true": true, "yes": true, "on": true, "anything": true,
+		"0": false, "false": false, "FALSE": false, "no": false, "off": false, "n": false, "f": false, "": false} {
+		c, err := parseConfig("proxy-await", []string{"app"}, env(map[string]string{"LINKERD_AWAIT_VERBOSE": v}))
+		require.NoError(t, err)
+		assert.Equal(t, want, c.verbose, "LINKERD_AWAIT_VERBOSE=%q", v)
+	}
+	c, err := parseConfig("proxy-await", []string{"--verbose=false", "app"}, env(map[string]string{"LINKERD_AWAIT_VERBOSE": "1"}))
 	require.NoError(t, err)
-	assert.True(t, c.verbose)
+	assert.False(t, c.verbose, "the flag wins")
 }
 
+// Every usage error: its exact message (the first line printed) and hint.
 func TestUsageErrors(t *testing.T) {
+	const duration = "not a duration (use 250ms, 1m30s, 2d or seconds)"
+	const notLoopback = "is not loopback: a proxy accepts shutdown only from inside the pod"
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		msg  string
+		hint string
+	}{
+		{[]string{"--", ""}, nil, "the command is an empty string", "give the command's name or path"},
+		{[]string{"--bogus", "app"}, nil, "unknown flag --bogus", "see --help for the flags"},
+		{[]string{"-x", "app"}, nil, "unknown flag -x", "see --help for the flags"},
+		{[]string{"--timeout"}, nil, "--timeout needs a value", "write --timeout=30s"},
+		{[]string{"--timeout", "5q", "app"}, nil, `invalid value "5q" for --timeout: ` + duration, ""},
+		{[]string{"--term-delay", "-3s", "app"}, nil, `invalid value "-3s" for --term-delay: must not be negative`, ""},
+		{[]string{"--kill-after=", "app"}, nil, `invalid value "" for --kill-after: empty duration`, ""},
+		{[]string{"--backoff", "0", "app"}, nil, `invalid value "0" for --backoff: must be more than 0`, ""},
+		{[]string{"-b0ms", "app"}, nil, `invalid value "0ms" for --backoff: must be more than 0`, ""},
+		{[]string{"--probe-timeout", "0s", "app"}, nil, `invalid value "0s" for --probe-timeout: must be more than 0`, ""},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN_TIMEOUT": "0"},
+			`invalid value "0" for $PROXY_AWAIT_SHUTDOWN_TIMEOUT (--shutdown-timeout): must be more than 0`, ""},
+		{[]string{"-r", "FOO:BAR", "app"}, nil, `invalid value "FOO:BAR" for --rewrite: unknown signal FOO`, ""},
+		{[]string{"-r", "TERM", "app"}, nil, `invalid value "TERM" for --rewrite: want FROM:TO, as in TERM:USR1`, ""},
+		{[]string{"-r", "TERM:", "app"}, nil, `invalid value "TERM:" for --rewrite: missing signal`, ""},
+		{[]string{"-r", ":USR1", "app"}, nil, `invalid value ":USR1" for --rewrite: missing signal`, ""},
+		{[]string{"-r", "TERM:99", "app"}, nil, `invalid value "TERM:99" for --rewrite: signal number 99 out of range 1-64`, ""},
+		{[]string{"-r", "KILL:TERM", "app"}, nil, `invalid value "KILL:TERM" for --rewrite: SIGKILL cannot be caught, so it cannot be rewritten`, ""},
+		{[]string{"-r", "CHLD:TERM", "app"}, nil, `invalid value "CHLD:TERM" for --rewrite: SIGCHLD is not forwarded, so it cannot be rewritten`, ""},
+		{[]string{"-r", "0:TERM", "app"}, nil, `invalid value "0:TERM" for --rewrite: signal number 0 out of range 1-64`, ""},
+		{[]string{"-r", "0x0f:0", "app"}, nil, `invalid value "0x0f:0" for --rewrite: unknown signal 0x0f`, ""},
+		{[]string{"-r", "TERM:USR1,", "app"}, nil, `invalid value "TERM:USR1," for --rewrite: empty item in a comma-separated list`, ""},
+		{[]string{"-r", "RTMIN:0", "app"}, nil, `invalid value "RTMIN:0" for --rewrite: signal 34 is kept by the C library and the Go runtime, so it is not forwarded and cannot be rewritten (the first that is: RTMIN+1, 35)`, ""},
+		{[]string{"-r", "33:0", "app"}, nil, `invalid value "33:0" for --rewrite: signal 33 is kept by the C library and the Go runtime, so it is not forwarded and cannot be rewritten (the first that is: RTMIN+1, 35)`, ""},
+		{[]string{"-r", "RTMIN+31:0", "app"}, nil, `invalid value "RTMIN+31:0" for --rewrite: RTMIN+31 is signal 65, outside the real-time signals 34 (SIGRTMIN) to 64 (SIGRTMAX)`, ""},
+		{[]string{"-r", "TERM:rtmax-31", "app"}, nil, `invalid value "TERM:rtmax-31" for --rewrite: rtmax-31 is signal 33, outside the real-time signals 34 (SIGRTMIN) to 64 (SIGRTMAX)`, ""},
+		{[]string{"-r", "RTMIN+x:0", "app"}, nil, `invalid value "RTMIN+x:0" for --rewrite: unknown signal RTMIN+x`, ""},
+		{[]string{"--proxy", "consol", "app"}, nil, `invalid value "consol" for --proxy: unknown proxy consol`, presetHint},
+		{[]string{"--proxy", "istio,foo", "app"}, nil, `invalid value "istio,foo" for --proxy: unknown proxy foo`, presetHint},
+		{[]string{"--proxy", "istio,", "app"}, nil, `invalid value "istio," for --proxy: empty item in a comma-separated list`, ""},
+		{[]string{"--proxy", "Istio", "app"}, nil, `invalid value "Istio" for --proxy: unknown proxy Istio`, presetHint},
+		{[]string{"--proxy", "istio", "--proxy", "foo", "app"}, nil, `invalid value "foo" for --proxy: unknown proxy foo`, presetHint},
+		{[]string{"--proxy", "none,istio", "app"}, nil, `invalid value "none,istio" for --proxy: none cannot be combined with other proxies`,
+			"give none alone, or only the proxies to await"},
+		{[]string{"--proxy", "istio", "--proxy", "none", "app"}, nil, `invalid value "none" for --proxy: none cannot be combined with other proxies`,
+			"give none alone, or only the proxies to await"},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PROXY": "istio,foo"}, `invalid value "istio,foo" for $PROXY_AWAIT_PROXY (--proxy): unknown proxy foo`, presetHint},
+		{[]string{"--proxy", "linkerd,envoy", "-p", "4191", "app"}, nil, `invalid value "4191" for --port: it applies to one preset, not to linkerd,envoy`,
+			"give each proxy's URLs with --ready-url and --shutdown-url instead"},
+		{[]string{"--proxy", "cloudsql", "-p", "9090", "app"}, nil, `invalid value "9090" for --port: the cloudsql preset has no admin port`,
+			"set the URLs with --ready-url and --shutdown-url instead"},
+		{[]string{"--proxy", "none", "-p", "1", "app"}, nil, `invalid value "1" for --port: the none preset has no admin port`,
+			"set the URLs with --ready-url and --shutdown-url instead"},
+		{[]string{"--proxy", "istio", "app"}, map[string]string{"PROXY_AWAIT_PORT": "4191"},
+			`invalid value "4191" for $PROXY_AWAIT_PORT (--port): the istio preset has no admin port`,
+			"set the URLs with --ready-url and --shutdown-url instead"},
+		{[]string{"-p", "70000", "app"}, nil, `invalid value "70000" for --port: not a port number (1-65535)`, ""},
+		{[]string{"-p", "0", "app"}, nil, `invalid value "0" for --port: not a port number (1-65535)`, ""},
+		{[]string{"-p", "http", "app"}, nil, `invalid value "http" for --port: not a decimal number`, ""},
+		{[]string{"-p", "0x1", "app"}, nil, `invalid value "0x1" for --port: not a decimal number`, ""},
+		{[]string{"-p", "+1", "app"}, nil, `invalid value "+1" for --port: not a decimal number`, ""},
+		{[]string{"-p", "1_0", "app"}, nil, `invalid value "1_0" for --port: not a decimal number`, ""},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "-1"}, `invalid value "-1" for $PROXY_AWAIT_PORT (--port): not a decimal number`, ""},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "0x1"}, `invalid value "0x1" for $PROXY_AWAIT_PORT (--port): not a decimal number`, ""},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "0"}, `invalid value "0" for $PROXY_AWAIT_PORT (--port): not a port number (1-65535)`, ""},
+		{[]string{"--ready-url", "127.0.0.1:4191/ready", "app"}, nil, `invalid value "127.0.0.1:4191/ready" for --ready-url: not an http or https URL`, ""},
+		{[]string{"--ready-url", "http:///ready", "app"}, nil, `invalid value "http:///ready" for --ready-url: URL has no host`, ""},
+		{[]string{"--ready-url", "http://127.0.0.1:99999/", "app"}, nil, `invalid value "http://127.0.0.1:99999/" for --ready-url: not a port number: 99999`, ""},
+		{[]string{"--shutdown-url", "http://example.com/shutdown", "app"}, nil, `invalid value "http://example.com/shutdown" for --shutdown-url: host example.com ` + notLoopback, ""},
+		{[]string{"--shutdown-url", "http://[::2]/q", "app"}, nil, `invalid value "http://[::2]/q" for --shutdown-url: host ::2 ` + notLoopback, ""},
+		{[]string{"--shutdown-url", "http://127.0.0.1/a,http://10.1.1.1/b", "app"}, nil,
+			`invalid value "http://127.0.0.1/a,http://10.1.1.1/b" for --shutdown-url: one URL per use of the flag: a list works only in its environment variable`,
+			"repeat --shutdown-url for each URL"},
+		{[]string{"--ready-url", "http://127.0.0.1/a,HTTPS://127.0.0.1/b", "app"}, nil,
+			`invalid value "http://127.0.0.1/a,HTTPS://127.0.0.1/b" for --ready-url: one URL per use of the flag: a list works only in its environment variable`,
+			"repeat --ready-url for each URL"},
+		{[]string{"--drain-quiet", "1s", "app"}, nil, `invalid value "1s" for --drain-quiet: it needs --term-delay as its upper bound`,
+			"set --term-delay to the longest the hold may last"},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_DRAIN_QUIET": "1000ms"},
+			`invalid value "1000ms" for $PROXY_AWAIT_DRAIN_QUIET (--drain-quiet): it needs --term-delay as its upper bound`,
+			"set --term-delay to the longest the hold may last"},
+		{[]string{"--log-format", "yaml", "app"}, nil, `invalid value "yaml" for --log-format: choose text or json`, ""},
+		{[]string{"--timeout-fatal=maybe", "app"}, nil, `invalid value "maybe" for --timeout-fatal: must be true or false`, ""},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_TIMEOUT": "soon"}, `invalid value "soon" for $PROXY_AWAIT_TIMEOUT (--timeout): ` + duration, ""},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN_URL": "http://127.0.0.1/a,http://10.1.1.1/b"},
+			`invalid value "http://127.0.0.1/a,http://10.1.1.1/b" for $PROXY_AWAIT_SHUTDOWN_URL (--shutdown-url): host 10.1.1.1 ` + notLoopback, ""},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_READY_URL": "http://127.0.0.1/a,,http://127.0.0.1/b"},
+			`invalid value "http://127.0.0.1/a,,http://127.0.0.1/b" for $PROXY_AWAIT_READY_URL (--ready-url): empty item in a comma-separated list`, ""},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN": "yes please"}, `invalid value "yes please" for $PROXY_AWAIT_SHUTDOWN (--shutdown): must be true or false`, ""},
+
+		// Without COMMAND proxy-await only waits: nothing to shut down after.
+		{[]string{"-S"}, nil, `invalid value "true" for --shutdown: there is no command to run before the shutdown`,
+			"put the command after --, or drop --shutdown to only wait for the proxy"},
+		{[]string{"--shutdown=true", "--"}, nil, `invalid value "true" for --shutdown: there is no command to run before the shutdown`,
+			"put the command after --, or drop --shutdown to only wait for the proxy"},
+		{nil, map[string]string{"PROXY_AWAIT_SHUTDOWN": "1"}, `invalid value "1" for $PROXY_AWAIT_SHUTDOWN (--shutdown): there is no command to run before the shutdown`,
+			"put the command after --, or drop --shutdown to only wait for the proxy"},
+	} {
+		_, err := parseConfig("proxy-await", tc.args, env(tc.env))
+		var u *usageError
+		require.True(t, errors.As(err, &u), "%q %v: want a usage error, got %v", tc.args, tc.env, err)
+		assert.Equal(t, tc.msg, u.msg, "%q %v", tc.args, tc.env)
+		assert.Equal(t, tc.hint, u.hint, "%q %v", tc.args, tc.env)
+	}
+}
+
+// A boolean flag takes its value only after "=": the word true or false
+// right after it, without "--" before, would be run as the command.
+func TestBooleanFlagTrap(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		flag, word string
+	}{
+		{[]string{"--proxy", "none", "--timeout-fatal", "false", "--", "echo", "APP-RAN"}, "timeout-fatal", "false"},
+		{[]string{"-S", "false"}, "shutdown", "false"},
+		{[]string{"-S", "true", "app"}, "shutdown", "true"},
+		{[]string{"-gS", "false", "app"}, "shutdown", "false"},
+		{[]string{"-vq", "False"}, "quiet", "False"},
+		{[]string{"--proxy", "none", "-g", "TRUE"}, "process-group", "TRUE"},
+		{[]string{"-t", "1s", "--verbose", "false"}, "verbose", "false"},
+	} {
+		_, err := parseConfig("proxy-await", tc.args, env(nil))
+		var u *usageError
+		require.True(t, errors.As(err, &u), "%q: want a usage error, got %v", tc.args, err)
+		assert.Equal(t, fmt.Sprintf("invalid value %q for --%s: a boolean flag takes its value only after =", tc.word, tc.flag), u.msg, "%q", tc.args)
+		assert.Equal(t, fmt.Sprintf("write --%s=%s, or put -- before a command named %s", tc.flag, strings.ToLower(tc.word), tc.word),
+			u.hint, "%q", tc.args)
+	}
+
+	// Not a trap: "--" comes first, the value is given with "=", or the
+	// flag before takes a value.
+	for _, tc := range []struct {
+		args    []string
+		command []string
+	}{
+		{[]string{"--proxy", "none", "-S", "--", "false"}, []string{"false"}},
+		{[]string{"--proxy", "none", "--timeout-fatal=false", "true"}, []string{"true"}},
+		{[]string{"--proxy", "none", "-S=false", "false"}, []string{"false"}},
+		{[]string{"--proxy", "none", "-gS=true", "true"}, []string{"true"}},
+		{[]string{"--proxy", "none", "-t", "1s", "false"}, []string{"false"}},
+		{[]string{"--proxy", "none", "-t1s", "true"}, []string{"true"}},
+		{[]string{"--proxy", "none", "--", "-S", "false"}, []string{"-S", "false"}},
+		{[]string{"--proxy", "none", "app", "-S", "false"}, []string{"app", "-S", "false"}},
+	} {
+		c, err := parseConfig("proxy-await", tc.args, env(nil))
+		require.NoError(t, err, "%q", tc.args)
+		assert.Equal(t, tc.command, c.command, "%q", tc.args)
+	}
+}
+
+// A flag that needs a value and is followed by "--" or another flag has no
+// value: pflag would take the "--" or the flag as its value.
+func TestFlagNeedsValue(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		msg, hint string
+	}{
+		{[]string{"-t", "--", "true"}, "--timeout needs a value", "write --timeout=30s"},
+		{[]string{"--timeout", "--", "true"}, "--timeout needs a value", "write --timeout=30s"},
+		{[]string{"-vt", "--", "true"}, "--timeout needs a value", "write --timeout=30s"},
+		{[]string{"-t"}, "--timeout needs a value", "write --timeout=30s"},
+		{[]string{"-p", "-S", "app"}, "--port needs a value", "write --port=4191"},
+		{[]string{"--ready-url", "--shutdown", "app"}, "--ready-url needs a value", "write --ready-url=http://127.0.0.1:4191/ready"},
+		{[]string{"-r", "--proxy=none", "app"}, "--rewrite needs a value", "write --rewrite=TERM:USR1"},
+		{[]string{"--proxy", "--", "app"}, "--proxy needs a value", "write --proxy=linkerd"},
+		{[]string{"--log-format"}, "--log-format needs a value", "write --log-format=text"},
+	} {
+		_, err := parseConfig("proxy-await", tc.args, env(nil))
+		var u *usageError
+		require.True(t, errors.As(err, &u), "%q: want a usage error, got %v", tc.args, err)
+		assert.Equal(t, tc.msg, u.msg, "%q", tc.args)
+		assert.Equal(t, tc.hint, u.hint, "%q", tc.args)
+	}
+	// A value that only starts with "-" is still a value.
+	_, err := parseConfig("proxy-await", []string{"-t", "-5s", "app"}, env(nil))
+	assert.EqualError(t, err, `invalid value "-5s" for --timeout: must not be negative`)
+}
+
+// An unknown flag's hint names the closest known one.
+func TestUnknownFlagSuggestion(t *testing.T) {
+	for _, tc := range []struct {
+		arg, msg, hint string
+	}{
+		{"--shutdwon", "unknown flag --shutdwon", "did you mean --shutdown?"},
+		{"--timout=5s", "unknown flag --timout", "did you mean --timeout?"},
+		{"--Shutdown", "unknown flag --Shutdown", "did you mean --shutdown?"},
+		{"--ready", "unknown flag --ready", "did you mean --ready-url?"},
+		{"--termdelay", "unknown flag --termdelay", "did you mean --term-delay?"},
+		{"--proxi", "unknown flag --proxi", "did you mean --proxy?"},
+		{"-shutdown", "unknown flag -shutdown", "did you mean --shutdown?"},
+		{"-timeout=5s", "unknown flag -timeout", "did you mean --timeout?"},
+		{"-shutdwon", "unknown flag -s in -shutdwon", "did you mean --shutdown?"},
+		{"--xyzzy", "unknown flag --xyzzy", "see --help for the flags"},
+		{"-x", "unknown flag -x", "see --help for the flags"},
+		{"-gx", "unknown flag -x in -gx", "see --help for the flags"},
+		{"--a\nb", "unknown flag \"--a\\nb\"", "see --help for the flags"},
+		{"-\xff", `unknown flag "-\xff"`, "see --help for the flags"},
+	} {
+		_, err := parseConfig("proxy-await", []string{tc.arg, "app"}, env(nil))
+		var u *usageError
+		require.True(t, errors.As(err, &u), "%q: want a usage error, got %v", tc.arg, err)
+		assert.Equal(t, tc.msg, u.msg, "%q", tc.arg)
+		assert.Equal(t, tc.hint, u.hint, "%q", tc.arg)
+	}
+	assert.Equal(t, 2, levenshtein("shutdwon", "shutdown"))
+	assert.Equal(t, 0, levenshtein("", ""))
+	assert.Equal(t, 3, levenshtein("", "abc"))
+	assert.Equal(t, 1, levenshtein("timout", "timeout"))
+}
+
+// The log format a usage error is printed in: the command line's
+// --log-format as far as it was read, else the variable's.
+func TestUsageErrorFormat(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		env  map[string]string
 		want string
 	}{
-		{[]string{}, nil, "no command given"},
-		{[]string{"--"}, nil, "no command given"},
-		{[]string{"--", ""}, nil, "the command is an empty string"},
-		{[]string{"--bogus", "app"}, nil, "unknown flag: --bogus"},
-		{[]string{"-x", "app"}, nil, "unknown shorthand flag: 'x' in -x"},
-		{[]string{"--timeout"}, nil, "flag --timeout needs a value"},
-		{[]string{"--timeout", "5q", "app"}, nil, `invalid value "5q" for --timeout: not a duration (use 250ms, 1m30s, 2d or seconds)`},
-		{[]string{"--term-delay", "-3s", "app"}, nil, `invalid value "-3s" for --term-delay: must not be negative`},
-		{[]string{"--kill-after=", "app"}, nil, `invalid value "" for --kill-after: empty duration`},
-		{[]string{"--backoff", "0", "app"}, nil, `invalid value "0s" for --backoff: must be more than 0`},
-		{[]string{"--probe-timeout", "0s", "app"}, nil, `invalid value "0s" for --probe-timeout: must be more than 0`},
-		{[]string{"--shutdown-timeout", "0", "app"}, nil, `invalid value "0s" for --shutdown-timeout: must be more than 0`},
-		{[]string{"-r", "FOO:BAR", "app"}, nil, `invalid value "FOO:BAR" for --rewrite: unknown signal FOO`},
-		{[]string{"-r", "TERM", "app"}, nil, `invalid value "TERM" for --rewrite: want FROM:TO, as in TERM:USR1`},
-		{[]string{"-r", "TERM:", "app"}, nil, `invalid value "TERM:" for --rewrite: missing signal`},
-		{[]string{"-r", ":USR1", "app"}, nil, `invalid value ":USR1" for --rewrite: missing signal`},
-		{[]string{"-r", "TERM:99", "app"}, nil, `invalid value "TERM:99" for --rewrite: signal number 99 out of range 1-64`},
-		{[]string{"-r", "KILL:TERM", "app"}, nil, `invalid value "KILL:TERM" for --rewrite: SIGKILL cannot be caught, so it cannot be rewritten`},
-		{[]string{"-r", "CHLD:TERM", "app"}, nil, `invalid value "CHLD:TERM" for --rewrite: SIGCHLD is not forwarded, so it cannot be rewritten`},
-		{[]string{"-r", "0:TERM", "app"}, nil, `invalid value "0:TERM" for --rewrite: signal number 0 out of range 1-64`},
-		{[]string{"--proxy", "consol", "app"}, nil, `invalid value "consol" for --proxy: unknown proxy consol`},
-		{[]string{"--proxy", "istio,foo", "app"}, nil, `invalid value "istio,foo" for --proxy: unknown proxy foo`},
-		{[]string{"--proxy", "istio,", "app"}, nil, `invalid value "istio," for --proxy: empty proxy name`},
-		{[]string{"--proxy", "Istio", "app"}, nil, `invalid value "Istio" for --proxy: unknown proxy Istio`},
-		{[]string{"--proxy", "istio", "--proxy", "foo", "app"}, nil, `invalid value "foo" for --proxy: unknown proxy foo`},
-		{[]string{"--proxy", "none,istio", "app"}, nil, `invalid value "none,istio" for --proxy: none cannot be combined with other proxies`},
-		{[]string{"--proxy", "istio", "--proxy", "none", "app"}, nil, `invalid value "none" for --proxy: none cannot be combined with other proxies`},
-		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PROXY": "istio,foo"}, `invalid value "istio,foo" for $PROXY_AWAIT_PROXY (--proxy): unknown proxy foo`},
-		{[]string{"--proxy", "linkerd,envoy", "-p", "4191", "app"}, nil, `invalid value "4191" for --port: it applies to one preset, not to linkerd,envoy`},
-		{[]string{"--proxy", "cloudsql", "-p", "9090", "app"}, nil, `invalid value "9090" for --port: the cloudsql preset has no admin port`},
-		{[]string{"--proxy", "none", "-p", "1", "app"}, nil, `invalid value "1" for --port: the none preset has no admin port`},
-		{[]string{"-p", "70000", "app"}, nil, `invalid value "70000" for --port: not a port number (1-65535)`},
-		{[]string{"-p", "0", "app"}, nil, `invalid value "0" for --port: not a port number (1-65535)`},
-		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "-1"}, `invalid value "-1" for --port: not a port number (1-65535)`},
-		{[]string{"-p", "http", "app"}, nil, `invalid value "http" for --port: must be an integer`},
-		{[]string{"--ready-url", "127.0.0.1:4191/ready", "app"}, nil, `invalid value "127.0.0.1:4191/ready" for --ready-url: not an http or https URL`},
-		{[]string{"--ready-url", "http:///ready", "app"}, nil, `invalid value "http:///ready" for --ready-url: URL has no host`},
-		{[]string{"--ready-url", "http://127.0.0.1:99999/", "app"}, nil, `invalid value "http://127.0.0.1:99999/" for --ready-url: not a port number: 99999`},
-		{[]string{"--shutdown-url", "http://example.com/shutdown", "app"}, nil, `invalid value "http://example.com/shutdown" for --shutdown-url: host example.com is not loopback: a proxy accepts shutdown only from inside the pod`},
-		{[]string{"--shutdown-url", "http://[::2]/q", "app"}, nil, `invalid value "http://[::2]/q" for --shutdown-url: host ::2 is not loopback: a proxy accepts shutdown only from inside the pod`},
-		{[]string{"--drain-quiet", "1s", "app"}, nil, `invalid value "1s" for --drain-quiet: it needs --term-delay as its upper bound`},
-		{[]string{"--log-format", "yaml", "app"}, nil, `invalid value "yaml" for --log-format: choose text or json`},
-		{[]string{"--timeout-fatal=maybe", "app"}, nil, `invalid value "maybe" for --timeout-fatal: must be true or false`},
-		{[]string{"app"}, map[string]string{"PROXY_AWAIT_TIMEOUT": "soon"}, `invalid value "soon" for $PROXY_AWAIT_TIMEOUT (--timeout): not a duration (use 250ms, 1m30s, 2d or seconds)`},
-		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN_URL": "http://127.0.0.1/a,http://10.1.1.1/b"}, `invalid value "http://127.0.0.1/a,http://10.1.1.1/b" for $PROXY_AWAIT_SHUTDOWN_URL (--shutdown-url): host 10.1.1.1 is not loopback: a proxy accepts shutdown only from inside the pod`},
-		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN": "yes please"}, `invalid value "yes please" for $PROXY_AWAIT_SHUTDOWN (--shutdown): must be true or false`},
+		{[]string{"--bogus"}, nil, "text"},
+		{[]string{"--log-format", "json", "--bogus"}, nil, "json"},
+		{[]string{"--log-format=json", "-t", "--", "true"}, nil, "json"},
+		{[]string{"--bogus", "--log-format", "json"}, nil, "text"},
+		{[]string{"--timeout", "5q", "--log-format", "json", "app"}, nil, "json"},
+		{[]string{"--log-format", "xml", "app"}, nil, "text"},
+		{[]string{"--log-format", "xml", "app"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json"}, "text"},
+		{[]string{"--bogus"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json"}, "json"},
+		{[]string{"--log-format", "text", "--bogus"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json"}, "text"},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json", "PROXY_AWAIT_TIMEOUT": "soon"}, "json"},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "yaml"}, "text"},
 	} {
 		_, err := parseConfig("proxy-await", tc.args, env(tc.env))
 		var u *usageError
-		require.True(t, errors.As(err, &u), "%v: want a usage error, got %v", tc.args, err)
-		assert.Equal(t, tc.want, u.msg, "%v %v", tc.args, tc.env)
+		require.True(t, errors.As(err, &u), "%q %v: want a usage error, got %v", tc.args, tc.env, err)
+		assert.Equal(t, tc.want, u.format, "%q %v", tc.args, tc.env)
 	}
+}
+
+// Without COMMAND proxy-await only waits.
+func TestNoCommandWaitsOnly(t *testing.T) {
+	for _, args := range [][]string{nil, {"--"}, {"-t", "10s"}, {"--proxy", "none", "--timeout-fatal=false", "--"}} {
+		c, err := parseConfig("proxy-await", args, env(nil))
+		require.NoError(t, err, "%q", args)
+		assert.Empty(t, c.command, "%q", args)
+	}
+}
+
+// On the command line a URL flag takes one URL (commas are legal in URLs);
+// from its variable, a comma-separated list.
+func TestListFlags(t *testing.T) {
+	c, err := parseConfig("proxy-await", []string{"--ready-url", "http://127.0.0.1:1/ready?a=1,2",
+		"--shutdown-url", "http://127.0.0.1:1/quit?x=,", "app"}, env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"http://127.0.0.1:1/ready?a=1,2"}, c.readyURLs)
+	assert.Equal(t, []string{"http://127.0.0.1:1/quit?x=,"}, c.shutdownURLs)
+
+	c, err = parseConfig("proxy-await", []string{"app"}, env(map[string]string{
+		"PROXY_AWAIT_READY_URL":    "http://127.0.0.1:1/a, http://127.0.0.1:2/b?a=1%2C2",
+		"PROXY_AWAIT_SHUTDOWN_URL": " http://localhost:1/q ",
+		"PROXY_AWAIT_REWRITE":      "TERM:USR1, HUP:0",
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"http://127.0.0.1:1/a", "http://127.0.0.1:2/b?a=1%2C2"}, c.readyURLs)
+	assert.Equal(t, []string{"http://localhost:1/q"}, c.shutdownURLs)
+	assert.Equal(t, map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGUSR1, syscall.SIGHUP: 0}, c.rewrite)
 }
 
 func TestScuttleVariables(t *testing.T) {
@@ -327,7 +552,12 @@ func TestScuttleVariables(t *testing.T) {
 		})
 	}
 
-	c, err := parseConfig("scuttle", []string{"app"}, env(map[string]string{
+	c, err := parseConfig("scuttle", nil, env(map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000"}))
+	require.NoError(t, err, "without a command, scuttle's variables only make it wait")
+	assert.Equal(t, []string{"http://127.0.0.1:15000/ready"}, c.readyURLs)
+	assert.False(t, c.shutdown)
+
+	c, err = parseConfig("scuttle", []string{"app"}, env(map[string]string{
 		"WAIT_FOR_ENVOY_TIMEOUT": "30s", "QUIT_WITHOUT_ENVOY_TIMEOUT": "1m", "START_WITHOUT_ENVOY": "true",
 		"NEVER_KILL_ISTIO_ON_FAILURE": "true", "SCUTTLE_LOGGING": "false"}))
 	require.NoError(t, err)

@@ -21,10 +21,10 @@ func TestChildFrozenFromOutsideIsNotFollowed(t *testing.T) {
 	assert.Equal(t, "ready", p.next())
 	tree := descendants(t, cmd.Process.Pid)
 	require.Len(t, tree, 2, "proxy-await and its child: %+v", tree)
-	kid := tree[1].pid
+	kid := tree[1].PID
 
 	require.NoError(t, syscall.Kill(kid, syscall.SIGSTOP))
-	waitStderr(t, p, `"event":"child_stopped"`)
+	p.stderr.WaitFor(t, `"event":"child_stopped"`, waitLimit)
 	require.NoError(t, syscall.Kill(kid, syscall.SIGCONT))
 	assert.Equal(t, "continued", p.next())
 	assert.Equal(t, 5, p.wait(), "proxy-await saw the child exit")
@@ -43,7 +43,7 @@ func TestForwardedSigstopIsFollowed(t *testing.T) {
 	require.Len(t, tree, 2, "proxy-await and its child: %+v", tree)
 
 	require.NoError(t, syscall.Kill(pa, syscall.SIGTSTP))
-	waitState(t, tree[1].pid, 'T', "the child")
+	waitState(t, tree[1].PID, 'T', "the child")
 	waitState(t, pa, 'T', "proxy-await")
 	require.NoError(t, syscall.Kill(pa, syscall.SIGCONT))
 	assert.Equal(t, "continued", p.next())

@@ -30,7 +30,7 @@ var durationSeeds = []string{
 	"106751d", "106752d", "106751d23h47m16.854775807s", "106751d23h47m16.854775808s",
 	"9223372036", "9223372037", "2562047h47m16.854775807s", "2562047h47m16.854775808s",
 	"1h-1m", "1_000", "0x10", "1e3", "Inf", "NaN", "infd", "1µs", "1μs", "1us", ".5s", "5.s",
-	"1.5.5d", " 1s", "1s ", "1\n",
+	"1.5.5d", " 1s", "1s ", "1\n", "1d ", " \n12s \t", "\u00a01s",
 }
 
 // daysForm is "Nd" with an integer N and anything after it.
@@ -50,6 +50,14 @@ func FuzzDuration(f *testing.F) {
 			assert.Zero(t, got, "a failed parse returns 0")
 		} else {
 			require.GreaterOrEqual(t, got, time.Duration(0), "%q parsed to a negative duration", s)
+		}
+
+		// Spaces around a duration do not count, as for linkerd-await.
+		if trimmed := strings.TrimSpace(s); trimmed != s {
+			again, errAgain := parseDuration(trimmed)
+			assert.Equal(t, err == nil, errAgain == nil, "%q and %q", s, trimmed)
+			assert.Equal(t, again, got, "%q and %q", s, trimmed)
+			return
 		}
 
 		// Go syntax means what it means to time.ParseDuration. A leading
@@ -153,8 +161,8 @@ func FuzzCheckURL(f *testing.F) {
 	})
 }
 
-// loopbackHost is the loopback test of SPEC.md written out again: localhost
-// in any ASCII case, or an address in 127.0.0.0/8 or ::1.
+// loopbackHost is the rule for shutdown URLs written out again: localhost in
+// any ASCII case, or an address in 127.0.0.0/8 or ::1.
 func loopbackHost(host string) bool {
 	if len(host) == len("localhost") && strings.ToLower(host) == "localhost" {
 		return true
@@ -202,6 +210,72 @@ func FuzzEnvConfig(f *testing.F) {
 		}
 		c, err := parseConfig("proxy-await", []string{"app"}, env(kv))
 		checkParsed(t, c, err, vars)
+	})
+}
+
+// FuzzCommandLine feeds fuzzed arguments to parseConfig: an error is one
+// line (and a one-line hint), and no boolean flag is ever followed by a
+// command named true or false unless "--" comes between.
+func FuzzCommandLine(f *testing.F) {
+	for _, args := range [][4]string{
+		{"--timeout-fatal", "false", "--", "app"},
+		{"-S", "false", "", ""},
+		{"-S", "--", "false", ""},
+		{"-gS", "true", "", ""},
+		{"-gS=false", "true", "", ""},
+		{"-t", "--", "true", ""},
+		{"-t", "5s", "false", ""},
+		{"--shutdwon", "", "", ""},
+		{"-shutdown", "", "", ""},
+		{"-timeout=5s", "app", "", ""},
+		{"--ready-url", "http://127.0.0.1:1/ready?a=1,2", "app", ""},
+		{"--ready-url", "http://127.0.0.1/a,http://127.0.0.1/b", "", ""},
+		{"-p", "010", "-r", "RTMIN+1:RTMAX-1,TERM:0"},
+		{"-vq", "FALSE", "", ""},
+		{"--log-format", "json", "--bogus", ""},
+		{"-\xff", "", "", ""},
+		{"--a\nb", "", "", ""},
+		{"-p", "-S", "app", ""},
+		{"-", "-S", "false", ""},
+		{"-test.v", "-S", "false", ""},
+	} {
+		f.Add(args[0], args[1], args[2], args[3])
+	}
+	f.Fuzz(func(t *testing.T, a, b, c, d string) {
+		var args []string
+		for _, s := range []string{a, b, c, d} {
+			if s != "" {
+				args = append(args, s)
+			}
+		}
+		cfg, err := parseConfig("proxy-await", args, env(nil))
+		if err != nil {
+			var u *usageError
+			require.True(t, errors.As(err, &u), "want a *usageError, got %T: %v", err, err)
+			require.NotEmpty(t, u.msg)
+			assert.NotContains(t, u.msg, "\n", "usage error on more than one line: %q", u.msg)
+			assert.NotContains(t, u.hint, "\n", "hint on more than one line: %q", u.hint)
+			return
+		}
+		require.NotNil(t, cfg)
+		if cfg.help || cfg.version {
+			return
+		}
+		n := len(args) - len(cfg.command)
+		require.GreaterOrEqual(t, n, 0)
+		assert.Equal(t, strings.Join(args[n:], "\x00"), strings.Join(cfg.command, "\x00"), "the command is what follows the flags")
+		if len(cfg.command) == 0 || n == 0 {
+			return
+		}
+		w, before := strings.ToLower(cfg.command[0]), args[n-1]
+		if w != "true" && w != "false" {
+			return
+		}
+		if name, ok := strings.CutPrefix(before, "--"); ok && !strings.Contains(name, "=") {
+			if fl := flagSet(&config{}).Lookup(name); fl != nil {
+				assert.NotEqual(t, "bool", fl.Value.Type(), "%q ran the command %q", args, cfg.command[0])
+			}
+		}
 	})
 }
 

@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // The README's HAProxy example, for real: HAProxy stops hard on SIGTERM and
@@ -214,21 +216,11 @@ func (hp *haproxy) waitSignalsHandled(t *testing.T, master bool) {
 
 // childPID finds a child of pid in /proc.
 func childPID(pid int) (int, bool) {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, f := range stats {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		i := bytes.LastIndexByte(data, ')')
-		fields := strings.Fields(string(data[i+1:]))
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-			return child, true
-		}
+	kids := testutil.Children(pid)
+	if len(kids) == 0 {
+		return 0, false
 	}
-	return 0, false
+	return kids[0].PID, true
 }
 
 // catches reports whether process pid has a handler for sig.

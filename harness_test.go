@@ -63,9 +63,9 @@ type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	lines  chan string
+	lines  *testutil.Lines
 	stderr *testutil.Buffer
-	done   chan struct{}
+	done   chan struct{} // closed once cmd has exited and code is set
 	code   int
 
 	restLines []string // stdout lines read by wait
@@ -76,8 +76,8 @@ func child(scenario string, args ...string) []string {
 	return append([]string{"--", testchild.Self(), "@" + scenario}, args...)
 }
 
-// startPA runs proxy-await with args; env entries are added to ours. An
-// argument "@SCENARIO" right after the test binary's path selects the
+// startPA runs proxy-await with args, in cleanEnv's environment plus env.
+// An argument "@SCENARIO" right after the test binary's path selects the
 // scenario the child plays.
 func startPA(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
@@ -93,8 +93,7 @@ func startBinary(t *testing.T, bin string, env []string, args ...string) *proc {
 	return startCmd(t, cmd, nil)
 }
 
-// startCmd runs cmd, with our environment less proxy-await's own variables
-// plus cmd.Env, and reads its stdout line by line. An "@SCENARIO" argument
+// startCmd runs cmd, in cleanEnv's environment plus cmd.Env, and reads its stdout line by line. An "@SCENARIO" argument
 // right after the test binary's path selects the scenario the child plays.
 // At cleanup, if cmd is still running, stop ends it (nil: SIGKILL to cmd).
 func startCmd(t *testing.T, cmd *exec.Cmd, stop func()) *proc {
@@ -107,7 +106,7 @@ func startCmd(t *testing.T, cmd *exec.Cmd, stop func()) *proc {
 			break
 		}
 	}
-	p := &proc{t: t, cmd: cmd, lines: make(chan string, 1024), stderr: &testutil.Buffer{}, done: make(chan struct{})}
+	p := &proc{t: t, cmd: cmd, stderr: &testutil.Buffer{}, done: make(chan struct{})}
 	if cmd.Stderr == nil { // else the test's own, such as a pipe with no reader
 		cmd.Stderr = p.stderr
 	}
@@ -117,13 +116,13 @@ func startCmd(t *testing.T, cmd *exec.Cmd, stop func()) *proc {
 		p.stdin, err = cmd.StdinPipe()
 		require.NoError(t, err)
 	}
+	// Wait closes stdout, so it waits until the last line has been read.
+	eof := make(chan struct{})
+	p.lines = testutil.NewLines(readUntilEOF(stdout, eof), waitLimit,
+		func() string { return filepath.Base(cmd.Path) + " stderr:\n" + p.stderr.String() })
 	require.NoError(t, cmd.Start())
 	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		close(p.lines)
+		<-eof
 		p.code = exitCode(cmd.Wait())
 		close(p.done)
 	}()
@@ -135,10 +134,7 @@ func startCmd(t *testing.T, cmd *exec.Cmd, stop func()) *proc {
 		case <-p.done:
 		default:
 			stop()
-			go func() {
-				for range p.lines { // drain, so that the reader reaches Wait
-				}
-			}()
+			p.lines.Discard() // so that the reader reaches EOF, and Wait
 			select {
 			case <-p.done:
 			case <-time.After(waitLimit):
@@ -152,18 +148,27 @@ func startCmd(t *testing.T, cmd *exec.Cmd, stop func()) *proc {
 	return p
 }
 
-// cleanEnv is our environment without proxy-await's own variables, so that
-// a developer's settings cannot leak into the tests.
+// cleanEnv is our environment without the variables proxy-await reads
+// (its own, linkerd-await's and scuttle's) or the scenario's, so that a
+// developer's settings cannot leak into the tests.
 func cleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, envPrefix) || strings.HasPrefix(kv, "LINKERD_") ||
-			strings.HasPrefix(kv, testchild.Env+"=") {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, envPrefix) || strings.HasPrefix(name, "LINKERD_") ||
+			scuttleVars[name] || name == testchild.Env {
 			continue
 		}
 		env = append(env, kv)
 	}
 	return env
+}
+
+// scuttleVars are the variables proxy-await reads when run as scuttle.
+var scuttleVars = map[string]bool{
+	"ENVOY_ADMIN_API": true, "ISTIO_QUIT_API": true, "GENERIC_QUIT_ENDPOINTS": true,
+	"NEVER_KILL_ISTIO": true, "NEVER_KILL_ISTIO_ON_FAILURE": true, "START_WITHOUT_ENVOY": true,
+	"WAIT_FOR_ENVOY_TIMEOUT": true, "QUIT_WITHOUT_ENVOY_TIMEOUT": true, "SCUTTLE_LOGGING": true,
 }
 
 func exitCode(err error) int {
@@ -181,74 +186,31 @@ func exitCode(err error) int {
 	return ws.ExitStatus()
 }
 
-// expect waits for the next stdout line starting with prefix, skipping others.
+// expect returns proxy-await's next stdout line, which must start with
+// prefix: not a later one, so that an unexpected line fails the test.
 func (p *proc) expect(prefix string) string {
 	p.t.Helper()
-	deadline := time.After(waitLimit)
-	for {
-		select {
-		case line, ok := <-p.lines:
-			if !ok {
-				p.t.Fatalf("stdout closed before a line starting with %q; stderr:\n%s", prefix, p.stderr.String())
-			}
-			if strings.HasPrefix(line, prefix) {
-				return line
-			}
-		case <-deadline:
-			p.t.Fatalf("no line starting with %q within %s; stderr:\n%s", prefix, waitLimit, p.stderr.String())
-		}
-	}
+	return p.lines.Expect(p.t, prefix)
 }
 
 // next returns the next stdout line, whatever it is.
 func (p *proc) next() string {
 	p.t.Helper()
-	select {
-	case line, ok := <-p.lines:
-		if !ok {
-			p.t.Fatalf("stdout closed before the next line; stderr:\n%s", p.stderr.String())
-		}
-		return line
-	case <-time.After(waitLimit):
-		p.t.Fatalf("no line within %s; stderr:\n%s", waitLimit, p.stderr.String())
-	}
-	return ""
+	return p.lines.Next(p.t, "the next line")
 }
 
 // silent fails the test if proxy-await's stdout already has a line: the
 // child, which prints as its first act, must not have started.
 func (p *proc) silent(why string) {
 	p.t.Helper()
-	select {
-	case line := <-p.lines:
-		p.t.Fatalf("%s, yet the child printed %q", why, line)
-	default:
-	}
+	p.lines.Silent(p.t, why)
 }
 
-// rest returns every stdout line left, once stdout has closed.
-func (p *proc) rest() []string {
-	p.t.Helper()
-	var out []string
-	deadline := time.After(waitLimit)
-	for {
-		select {
-		case line, ok := <-p.lines:
-			if !ok {
-				return out
-			}
-			out = append(out, line)
-		case <-deadline:
-			p.t.Fatalf("stdout still open after %s", waitLimit)
-		}
-	}
-}
-
-// wait returns proxy-await's exit code; stdout must be read to its end first
-// or be short.
+// wait reads what is left of stdout into restLines, until it closes, and
+// returns proxy-await's exit code.
 func (p *proc) wait() int {
 	p.t.Helper()
-	out := p.rest()
+	out := p.lines.Rest(p.t)
 	select {
 	case <-p.done:
 	case <-time.After(waitLimit):
@@ -256,6 +218,12 @@ func (p *proc) wait() int {
 	}
 	p.restLines = out
 	return p.code
+}
+
+// waitLog waits until proxy-await's stderr has want: a log event.
+func (p *proc) waitLog(want string) {
+	p.t.Helper()
+	p.stderr.WaitFor(p.t, want, waitLimit)
 }
 
 func (p *proc) signal(sig syscall.Signal) {
@@ -369,4 +337,26 @@ func (fp *fakeProxy) waitFor(what string, cond func([]request) bool) {
 func (fp *fakeProxy) signal(sig syscall.Signal) {
 	fp.t.Helper()
 	require.NoError(fp.t, fp.cmd.Process.Signal(sig))
+}
+
+// readUntilEOF is r, closing eof once r has returned its last byte.
+func readUntilEOF(r io.Reader, eof chan struct{}) io.Reader {
+	return &eofReader{r: r, eof: eof}
+}
+
+type eofReader struct {
+	r   io.Reader
+	eof chan struct{}
+}
+
+func (e *eofReader) Read(b []byte) (int, error) {
+	n, err := e.r.Read(b)
+	if err != nil {
+		select {
+		case <-e.eof:
+		default:
+			close(e.eof)
+		}
+	}
+	return n, err
 }

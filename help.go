@@ -18,12 +18,14 @@ var (
 
 const helpHead = `proxy-await waits for a service-mesh proxy to be ready, runs COMMAND as its
 child with init-grade signal handling and zombie reaping, and can tell the
-proxy to shut down when COMMAND exits.
+proxy to shut down when COMMAND exits. Without COMMAND it only waits, and exits
+0 once the proxy is ready (for init containers and postStart hooks).
 
-usage: proxy-await [FLAGS] [--] COMMAND [ARG...]
+usage: proxy-await [FLAGS] [--] [COMMAND [ARG...]]
 
-Flags stop at COMMAND, so its own flags pass through. Each flag can also be set
-from the environment variable shown; the command line wins.
+Flags stop at COMMAND, so its own flags pass through. A boolean flag takes a
+value only after "=" (--timeout-fatal=false). Each flag can also be set from
+the environment variable shown; the command line wins.
 
 flags:
 `
@@ -33,8 +35,10 @@ environment:
   PROXY_AWAIT_DISABLED, LINKERD_AWAIT_DISABLED, LINKERD_DISABLED
       any non-empty value skips the readiness wait
   LINKERD_AWAIT_VERBOSE
-      any non-empty value turns on debug logging (as --verbose)
-  A repeatable flag takes a comma-separated list: PROXY_AWAIT_READY_URL=URL1,URL2
+      turns on debug logging (as --verbose), unless 0, false, no or off
+  A repeatable flag's variable takes a comma-separated list:
+  PROXY_AWAIT_READY_URL=URL1,URL2. On the command line give a URL flag once
+  per URL (a URL may hold a comma); --rewrite takes a list there too.
 
 presets:
   linkerd  ready http://127.0.0.1:4191/ready          shutdown http://127.0.0.1:4191/shutdown
@@ -48,8 +52,11 @@ presets:
   Several at once: --proxy istio,cloudsql awaits both and shuts both down.
 
 durations: Go syntax (250ms, 1m30s), d for days (2d), or a bare number of seconds.
+signals: names (TERM, SIGTERM, RTMIN+1, RTMAX-2) or decimal numbers. Ports are
+decimal too.
 
 exit codes:
+  0        without COMMAND: the proxy is ready
   N        the command exited with N
   128+N    the command was killed by signal N, or signal N ended the wait
   2        usage error

@@ -225,7 +225,7 @@ func TestUsageErrorsStartNothing(t *testing.T) {
 		args []string
 		want string // the first line on stderr
 	}{
-		{[]string{"--no-such-flag"}, `proxy-await: unknown flag: --no-such-flag`},
+		{[]string{"--no-such-flag"}, `proxy-await: unknown flag --no-such-flag`},
 		{[]string{"--rewrite", "FOO:BAR"}, `proxy-await: invalid value "FOO:BAR" for --rewrite: unknown signal FOO`},
 		{[]string{"--timeout", "soon"}, `proxy-await: invalid value "soon" for --timeout: not a duration (use 250ms, 1m30s, 2d or seconds)`},
 		{[]string{"--backoff", "-1s"}, `proxy-await: invalid value "-1s" for --backoff: must not be negative`},
@@ -245,10 +245,10 @@ func TestUsageErrorsStartNothing(t *testing.T) {
 			assert.Equal(t, tc.want, strings.SplitN(p.stderr.String(), "\n", 2)[0])
 		})
 	}
-	t.Run("no command", func(t *testing.T) {
-		p := startPA(t, nil, "--proxy", "none")
+	t.Run("-S and no command", func(t *testing.T) {
+		p := startPA(t, nil, "--proxy", "none", "-S")
 		assert.Equal(t, 2, p.wait())
-		assert.True(t, strings.HasPrefix(p.stderr.String(), "proxy-await: no command given\n"))
+		assert.True(t, strings.HasPrefix(p.stderr.String(), `proxy-await: invalid value "true" for --shutdown: there is no command`))
 	})
 	assert.Empty(t, fp.requests(), "a usage error sends nothing to the proxy")
 }

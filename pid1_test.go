@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // startAsPID1 runs proxy-await with args as PID 1 of a new PID namespace,
@@ -74,64 +76,24 @@ func nsPID(t *testing.T, pid int) int {
 	return 0
 }
 
-// procStat is what /proc/PID/stat says of a process.
-type procStat struct {
-	pid, ppid int
-	comm      string
-	state     byte // R, S, D, T, Z...
-}
-
-// readStat reads /proc/PID/stat; ok is false once the process is gone
-// (reaped, not merely exited).
-func readStat(pid int) (st procStat, ok bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return st, false
-	}
-	// "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses.
-	s := string(data)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open {
-		return st, false
-	}
-	f := strings.Fields(s[end+1:])
-	if len(f) < 2 {
-		return st, false
-	}
-	st.pid = pid
-	st.comm = s[open+1 : end]
-	st.state = f[0][0]
-	st.ppid, _ = strconv.Atoi(f[1])
-	return st, true
-}
-
 // descendants lists root and every process below it. In a PID namespace
 // whose init is root, that is every process of the namespace, zombies
 // included: orphans are reparented to root.
-func descendants(t *testing.T, root int) []procStat {
+func descendants(t *testing.T, root int) []testutil.Stat {
 	t.Helper()
-	dirs, err := filepath.Glob("/proc/[0-9]*")
-	require.NoError(t, err)
-	kids := map[int][]procStat{}
-	var top procStat
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(filepath.Base(d))
-		if err != nil {
-			continue
-		}
-		st, ok := readStat(pid)
-		switch {
-		case !ok:
-		case pid == root:
+	kids := map[int][]testutil.Stat{}
+	var top testutil.Stat
+	for _, st := range testutil.Processes() {
+		if st.PID == root {
 			top = st
-		default:
-			kids[st.ppid] = append(kids[st.ppid], st)
+		} else {
+			kids[st.PPID] = append(kids[st.PPID], st)
 		}
 	}
-	require.NotZero(t, top.pid, "process %d is gone", root)
-	out := []procStat{top}
+	require.NotZero(t, top.PID, "process %d is gone", root)
+	out := []testutil.Stat{top}
 	for i := 0; i < len(out); i++ {
-		out = append(out, kids[out[i].pid]...)
+		out = append(out, kids[out[i].PID]...)
 	}
 	return out
 }
@@ -141,13 +103,13 @@ func waitState(t *testing.T, pid int, want byte, what string) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
-		st, ok := readStat(pid)
+		st, ok := testutil.ReadStat(pid)
 		require.True(t, ok, "%s (PID %d) is gone while waiting for state %c", what, pid, want)
-		if st.state == want {
+		if st.State == want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s (PID %d) is in state %c, not %c, after %s", what, pid, st.state, want, waitLimit)
+			t.Fatalf("%s (PID %d) is in state %c, not %c, after %s", what, pid, st.State, want, waitLimit)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -178,39 +140,30 @@ func TestPID1ReapsOrphans(t *testing.T) {
 
 	// Find the grandchild from the host, and check that the kernel gave it
 	// to proxy-await when its parent exited.
-	var gc procStat
+	var gc testutil.Stat
 	for _, st := range descendants(t, pa) {
-		if st.pid != pa && nsPID(t, st.pid) == orphan {
+		if st.PID != pa && nsPID(t, st.PID) == orphan {
 			gc = st
 		}
 	}
-	require.NotZero(t, gc.pid, "orphan %d (namespace PID) not found under proxy-await", orphan)
-	require.Equal(t, pa, gc.ppid, "the orphan should have been reparented to PID 1")
+	require.NotZero(t, gc.PID, "orphan %d (namespace PID) not found under proxy-await", orphan)
+	require.Equal(t, pa, gc.PPID, "the orphan should have been reparented to PID 1")
 
 	// It exits at EOF on stdin; the child itself keeps running.
 	require.NoError(t, p.stdin.Close())
-	deadline := time.Now().Add(waitLimit)
-	for {
-		st, ok := readStat(gc.pid)
-		if !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("orphan (host PID %d) still there in state %c after %s: proxy-await did not reap it",
-				gc.pid, st.state, waitLimit)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	p.waitLog(fmt.Sprintf("reaped orphan pid=%d ", orphan))
+	st, ok := testutil.ReadStat(gc.PID)
+	require.False(t, ok, "orphan (host PID %d) still there in state %c once reaped", gc.PID, st.State)
 	tree := descendants(t, pa)
 	assert.Len(t, tree, 2, "proxy-await and its child should be all that is left: %+v", tree)
 	for _, st := range tree {
-		assert.NotEqual(t, byte('Z'), st.state, "zombie in the namespace: %+v", st)
+		assert.NotEqual(t, byte('Z'), st.State, "zombie in the namespace: %+v", st)
 	}
 
 	require.NoError(t, syscall.Kill(pa, syscall.SIGTERM))
 	p.expect("signal SIGTERM")
 	assert.Equal(t, 0, p.wait())
-	assert.Contains(t, p.stderr.String(), "reaped orphan")
+	assert.Equal(t, 1, strings.Count(p.stderr.String(), "reaped orphan"), "one orphan, one reap")
 }
 
 func TestPID1ExitCodes(t *testing.T) {
@@ -233,7 +186,7 @@ func TestJobControlStopsBoth(t *testing.T) {
 	pa := cmd.Process.Pid
 	tree := descendants(t, pa)
 	require.Len(t, tree, 2, "proxy-await and its child: %+v", tree)
-	kid := tree[1].pid
+	kid := tree[1].PID
 
 	require.NoError(t, syscall.Kill(pa, syscall.SIGTSTP))
 	waitState(t, kid, 'T', "the child")
@@ -255,9 +208,9 @@ func TestJobControlRewrittenToNothing(t *testing.T) {
 	p.signal(syscall.SIGTSTP)
 	p.signal(syscall.SIGUSR1)
 	assert.Equal(t, "SIGUSR1", p.nextSignal(), "the dropped SIGTSTP stopped nothing")
-	st, ok := readStat(cmd.Process.Pid)
+	st, ok := testutil.ReadStat(cmd.Process.Pid)
 	require.True(t, ok)
-	assert.NotEqual(t, byte('T'), st.state, "proxy-await must not stop itself")
+	assert.NotEqual(t, byte('T'), st.State, "proxy-await must not stop itself")
 	p.signal(syscall.SIGTERM)
 	assert.Equal(t, "SIGTERM", p.nextSignal())
 	assert.Equal(t, 0, p.wait())
@@ -354,13 +307,21 @@ func TestContainer(t *testing.T) {
 		p.expect("got TERM")
 		assert.Equal(t, 7, p.wait())
 	})
-	t.Run("a child that ignores TERM ends with KILL: 137", func(t *testing.T) {
-		p, id := c.run(t, append(entry, `trap 'echo ignoring TERM' TERM; sleep 1000 & echo ready; while :; do wait; done`)...)
+	t.Run("a child that ignores TERM ends with proxy-await's KILL: 137", func(t *testing.T) {
+		// --kill-after: proxy-await itself kills the child and exits 137,
+		// which runc passes on. Nothing else sends KILL: runc's own kill
+		// would read 137 too, without proxy-await's log lines.
+		args := append([]string{"/proxy-await", "--proxy", "none", "--kill-after", "200ms", "--", "/bin/sh", "-c"},
+			`trap 'echo ignoring TERM' TERM; sleep 1000 & echo ready; while :; do wait; done`)
+		p, id := c.run(t, args...)
 		p.expect("ready")
 		c.kill(t, id, "TERM")
 		p.expect("ignoring TERM")
-		c.kill(t, id, "KILL")
 		assert.Equal(t, 137, p.wait())
+		stderr := p.stderr.String()
+		assert.Contains(t, stderr, "sending SIGKILL", "proxy-await sent the KILL")
+		assert.Regexp(t, `child killed by signal child_pid=\d+ signal=SIGKILL exit_code=137\n`, stderr,
+			"proxy-await saw its child die of it, and exits with that status")
 	})
 }
 
@@ -389,10 +350,10 @@ func TestPID1ReapsOrphansDuringTheWait(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 
-	waitStderr(t, p, "reaped orphan pid="+orphan+" ")
+	p.waitLog("reaped orphan pid=" + orphan + " ")
 	p.silent("the proxy is still not ready")
 	for _, st := range descendants(t, pa) {
-		assert.NotEqual(t, byte('Z'), st.state, "zombie in the namespace while waiting: %+v", st)
+		assert.NotEqual(t, byte('Z'), st.State, "zombie in the namespace while waiting: %+v", st)
 	}
 
 	fp.signal(syscall.SIGUSR1)
@@ -400,14 +361,4 @@ func TestPID1ReapsOrphansDuringTheWait(t *testing.T) {
 	require.NoError(t, syscall.Kill(pa, syscall.SIGTERM))
 	p.expect("signal SIGTERM")
 	assert.Equal(t, 0, p.wait())
-}
-
-// waitStderr waits until proxy-await's stderr holds want: a log event.
-func waitStderr(t *testing.T, p *proc, want string) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !strings.Contains(p.stderr.String(), want) {
-		require.True(t, time.Now().Before(deadline), "stderr never said %q:\n%s", want, p.stderr.String())
-		time.Sleep(time.Millisecond)
-	}
 }

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,33 +39,31 @@ func presetURL(format string, port int) string {
 	return format
 }
 
-// proxyList is the --proxy flag: preset names, comma-separated. The first
-// value set replaces the default; a name given twice counts once, so that
-// no proxy is awaited or shut down twice; "none" stands alone.
+// proxyList is the --proxy flag: preset names, comma-separated on the
+// command line too. The first name given replaces the default; a name given
+// twice counts once, so that no proxy is awaited or shut down twice; "none"
+// stands alone.
 type proxyList struct {
 	names *[]string
 	set   bool
 }
 
-func (p *proxyList) String() string { return strings.Join(*p.names, ",") }
-func (p *proxyList) Type() string   { return "NAME[,NAME]" }
-func (p *proxyList) Set(s string) error {
+func (p *proxyList) String() string            { return strings.Join(*p.names, ",") }
+func (p *proxyList) Type() string              { return "NAME[,NAME]" }
+func (p *proxyList) Set(s string) error        { return addItems(p, s, p.splitsOnCommandLine()) }
+func (p *proxyList) splitsOnCommandLine() bool { return true }
+func (p *proxyList) add(name string) error {
 	if !p.set {
 		*p.names, p.set = nil, true
 	}
-	for _, name := range strings.Split(s, ",") {
-		if name == "" {
-			return usagef(presetHint, "empty proxy name")
-		}
-		if _, ok := presets[name]; !ok {
-			return usagef(presetHint, "unknown proxy %s", name)
-		}
-		if !slices.Contains(*p.names, name) {
-			*p.names = append(*p.names, name)
-		}
+	if _, ok := presets[name]; !ok {
+		return &hinted{fmt.Errorf("unknown proxy %s", name), presetHint}
+	}
+	if !slices.Contains(*p.names, name) {
+		*p.names = append(*p.names, name)
 	}
 	if len(*p.names) > 1 && slices.Contains(*p.names, "none") {
-		return usagef("give none alone, or only the proxies to await", "none cannot be combined with other proxies")
+		return &hinted{errors.New("none cannot be combined with other proxies"), "give none alone, or only the proxies to await"}
 	}
 	return nil
 }

@@ -27,7 +27,8 @@ func ownSignal(sig syscall.Signal) bool {
 }
 
 // run is the lifecycle after configuration: await the proxy, run the child,
-// shut the proxy down, and return the exit code.
+// shut the proxy down, and return the exit code. Without a command it only
+// awaits the proxy.
 func run(c *config, log *slog.Logger) int {
 	// Subscribe before anything else, so that no signal goes unhandled. The
 	// subscription is never undone: the process exits right after run, and
@@ -35,7 +36,7 @@ func run(c *config, log *slog.Logger) int {
 	sigs := wrapper.Notify()
 
 	code, start, answered := awaitProxy(c, log, sigs)
-	if start {
+	if start && len(c.command) > 0 { // no command: only wait
 		code = runChild(c, log, sigs)
 	}
 	switch {

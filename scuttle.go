@@ -92,7 +92,7 @@ func applyScuttle(c *config, fs *pflag.FlagSet, getenv func(string) (string, boo
 		return err
 	}
 	if !explicit("shutdown") {
-		c.shutdown = len(quit) > 0 && !never
+		c.shutdown = len(quit) > 0 && !never && len(c.command) > 0 // without a command: only wait
 	}
 	if c.shutdownOnlyOK, err = boolean("NEVER_KILL_ISTIO_ON_FAILURE"); err != nil {
 		return err

@@ -111,7 +111,7 @@ func TestCtrlCReachesTheChildOnce(t *testing.T) {
 			s.typeKeys("\x03")
 			assert.Equal(t, "SIGINT", s.nextSignal())
 			if tc.log != "" {
-				waitStderr(t, s.proc, tc.log)
+				s.proc.waitLog(tc.log)
 			}
 			require.NoError(t, syscall.Kill(pa, syscall.SIGUSR1))
 			assert.Equal(t, "SIGUSR1", s.nextSignal(), "SIGINT came once; the next signal is the one sent after it")
@@ -145,7 +145,7 @@ func TestCtrlZStopsTheJob(t *testing.T) {
 			tree := descendants(t, pa)
 			require.Len(t, tree, 2, "proxy-await and its child: %+v", tree)
 			for _, st := range tree {
-				assert.Equal(t, byte('T'), st.state, "stopped: %+v", st)
+				assert.Equal(t, byte('T'), st.State, "stopped: %+v", st)
 			}
 			_, err := s.commands.WriteString("fg\n")
 			require.NoError(t, err)

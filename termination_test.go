@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/proxy-await/proxy-await/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -74,8 +75,8 @@ func TestKillAfterEndsWithTheMainChild(t *testing.T) {
 	p.signal(syscall.SIGTERM)
 	assert.Equal(t, "SIGTERM", p.nextSignal())
 	assert.Equal(t, 0, p.wait(), "the main child's own status, at once")
-	st, ok := readStat(member)
+	st, ok := testutil.ReadStat(member)
 	require.True(t, ok, "the member was killed")
-	assert.NotEqual(t, byte('Z'), st.state, "the member is still running")
+	assert.NotEqual(t, byte('Z'), st.State, "the member is still running")
 	assert.NotContains(t, p.stderr.String(), "sending SIGKILL")
 }

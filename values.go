@@ -1,5 +1,5 @@
-// values.go: the flag value types (durations, URL lists, signal rewrites)
-// and their parsers.
+// values.go: the flag value types (durations, ports, URL lists, signal
+// rewrites) and their parsers.
 
 package main
 
@@ -14,11 +14,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/proxy-await/proxy-await/wrapper"
 )
 
 // duration is a flag value in Go syntax ("250ms", "1m30s") that also takes
-// "d" for days and a bare integer for seconds.
+// "d" for days and a bare integer for seconds. Spaces around it are dropped,
+// as linkerd-await drops them (its only bare integer is 0).
 type duration time.Duration
 
 func (d *duration) String() string { return time.Duration(*d).String() }
@@ -35,6 +38,7 @@ func (d *duration) Set(s string) error {
 const day = 24 * time.Hour
 
 func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, errors.New("empty duration")
 	}
@@ -58,7 +62,6 @@ func parseDuration(s string) (time.Duration, error) {
 			return 0, fmt.Errorf("not a duration (use 250ms, 1m30s, 2d or seconds)")
 		}
 		if n*float64(day) >= 1<<63 { // float64(1<<63-1) rounds up to 1<<63
-
 			return 0, errors.New("duration out of range")
 		}
 		days, rest = time.Duration(n*float64(day)), s[i+1:]
@@ -79,22 +82,63 @@ func parseDuration(s string) (time.Duration, error) {
 	return days + v, nil
 }
 
-// urlList is a repeatable URL flag; a comma-separated value adds several.
-// The first value set replaces the preset's list.
+// listValue is the value of a repeatable flag: every use adds to it. From
+// its environment variable it always takes a comma-separated list; on the
+// command line, one use is a list only when splitsOnCommandLine says so (a
+// comma is legal inside a URL, so a URL flag takes one URL per use).
+type listValue interface {
+	pflag.Value
+	add(item string) error
+	splitsOnCommandLine() bool
+}
+
+// addItems adds s to v: as one item, or as a comma-separated list when
+// split. Spaces around a list's items are dropped; an empty item is an error.
+func addItems(v listValue, s string, split bool) error {
+	if !split {
+		return v.add(s)
+	}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			return errors.New("empty item in a comma-separated list")
+		}
+		if err := v.add(item); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hinted is a value's error with a hint; FLAG in the hint stands for the
+// flag's name.
+type hinted struct {
+	error
+	hint string
+}
+
+// urlList is a repeatable URL flag. The first URL given replaces the
+// preset's list.
 type urlList struct {
 	urls     *[]string
 	loopback bool // shutdown URLs must stay inside the pod
 }
 
-func (u *urlList) String() string { return strings.Join(*u.urls, ",") }
-func (u *urlList) Type() string   { return "URL" }
-func (u *urlList) Set(s string) error {
-	for _, raw := range strings.Split(s, ",") {
-		if err := checkURL(raw, u.loopback); err != nil {
-			return err
-		}
-		*u.urls = append(*u.urls, raw)
+func (u *urlList) String() string            { return strings.Join(*u.urls, ",") }
+func (u *urlList) Type() string              { return "URL" }
+func (u *urlList) Set(s string) error        { return addItems(u, s, u.splitsOnCommandLine()) }
+func (u *urlList) splitsOnCommandLine() bool { return false }
+func (u *urlList) add(raw string) error {
+	if err := checkURL(raw, u.loopback); err != nil {
+		return err
 	}
+	if l := strings.ToLower(raw); strings.Contains(l, ",http://") || strings.Contains(l, ",https://") {
+		// Legal, but a list written where one URL goes: it would be
+		// probed, or POSTed, as one URL with a strange path.
+		return &hinted{errors.New("one URL per use of the flag: a list works only in its environment variable"),
+			"repeat FLAG for each URL"}
+	}
+	*u.urls = append(*u.urls, raw)
 	return nil
 }
 
@@ -140,31 +184,50 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// rewriteTable is the --rewrite flag: FROM:TO rules, repeatable, comma-separated.
+// rewriteTable is the --rewrite flag: FROM:TO rules, repeatable, and
+// comma-separated on the command line too.
 type rewriteTable map[syscall.Signal]syscall.Signal
 
 func (r rewriteTable) Type() string { return "FROM:TO" }
 func (r rewriteTable) String() string {
 	var rules []string
 	for from, to := range r {
-		rules = append(rules, fmt.Sprintf("%s:%d", wrapper.SignalName(from), int(to)))
+		rules = append(rules, fmt.Sprintf("%d:%d", int(from), int(to)))
 	}
 	slices.Sort(rules)
 	return strings.Join(rules, ",")
 }
-func (r rewriteTable) Set(s string) error {
-	for _, rule := range strings.Split(s, ",") {
-		from, to, err := wrapper.ParseRewrite(rule)
-		if err != nil {
-			return err
-		}
-		r[from] = to
+func (r rewriteTable) Set(s string) error        { return addItems(r, s, r.splitsOnCommandLine()) }
+func (r rewriteTable) splitsOnCommandLine() bool { return true }
+func (r rewriteTable) add(rule string) error {
+	from, to, err := wrapper.ParseRewrite(rule)
+	if err != nil {
+		return err
 	}
+	r[from] = to
 	return nil
 }
 
-// exitCodeMap is the --exit-code-map flag: FROM:TO rules, repeatable,
-// comma-separated, codes 0-255.
+// port is a TCP port number, 1-65535, in decimal: pflag's IntVar reads
+// numbers as Go literals, so "010" would be port 8 and "0x1" port 1.
+type port int
+
+func (p *port) String() string { return strconv.Itoa(int(*p)) }
+func (p *port) Type() string   { return "port" }
+func (p *port) Set(s string) error {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return errors.New("not a decimal number")
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n < 1 || n > 65535 {
+		return errors.New("not a port number (1-65535)")
+	}
+	*p = port(n)
+	return nil
+}
+
+// exitCodeMap is the --exit-code-map flag: FROM:TO rules, repeatable, and
+// comma-separated on the command line too; codes 0-255.
 type exitCodeMap map[int]int
 
 func (m exitCodeMap) Type() string { return "FROM:TO" }
@@ -176,22 +239,22 @@ func (m exitCodeMap) String() string {
 	slices.Sort(rules)
 	return strings.Join(rules, ",")
 }
-func (m exitCodeMap) Set(s string) error {
-	for _, rule := range strings.Split(s, ",") {
-		f, t, ok := strings.Cut(rule, ":")
-		if !ok {
-			return errors.New("want FROM:TO, as in 143:0")
-		}
-		from, err := exitCodeValue(f)
-		if err != nil {
-			return err
-		}
-		to, err := exitCodeValue(t)
-		if err != nil {
-			return err
-		}
-		m[from] = to
+func (m exitCodeMap) Set(s string) error        { return addItems(m, s, m.splitsOnCommandLine()) }
+func (m exitCodeMap) splitsOnCommandLine() bool { return true }
+func (m exitCodeMap) add(rule string) error {
+	f, t, ok := strings.Cut(rule, ":")
+	if !ok {
+		return errors.New("want FROM:TO, as in 143:0")
 	}
+	from, err := exitCodeValue(f)
+	if err != nil {
+		return err
+	}
+	to, err := exitCodeValue(t)
+	if err != nil {
+		return err
+	}
+	m[from] = to
 	return nil
 }
 

@@ -176,7 +176,7 @@ func TestWaitAllAndExitCodeMapUsageErrors(t *testing.T) {
 		{[]string{"--exit-code-map", "256:0", "app"}, nil, `invalid value "256:0" for --exit-code-map: exit code "256" is not a number from 0 to 255`},
 		{[]string{"--exit-code-map", "0x8f:0", "app"}, nil, `invalid value "0x8f:0" for --exit-code-map: exit code "0x8f" is not a number from 0 to 255`},
 		{[]string{"--exit-code-map", "+1:0", "app"}, nil, `invalid value "+1:0" for --exit-code-map: exit code "+1" is not a number from 0 to 255`},
-		{[]string{"--exit-code-map", "143:0,", "app"}, nil, `invalid value "143:0," for --exit-code-map: want FROM:TO, as in 143:0`},
+		{[]string{"--exit-code-map", "143:0,", "app"}, nil, `invalid value "143:0," for --exit-code-map: empty item in a comma-separated list`},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_EXIT_CODE_MAP": "143:0,1:300"},
 			`invalid value "143:0,1:300" for $PROXY_AWAIT_EXIT_CODE_MAP (--exit-code-map): exit code "300" is not a number from 0 to 255`},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_WAIT_ALL": "-5s"},

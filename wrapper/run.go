@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/proxy-await/proxy-await/drain"
 )
 
 // Run starts the child and supervises it until it exits, then returns the
@@ -49,11 +51,11 @@ type supervisor struct {
 	target int  // where signals go: pid, or -pid for its process group
 	tty    bool // the child's group was handed the terminal on stdin (-g)
 
-	termSent bool        // the termination signal has been delivered
-	stopSent bool        // a SIGSTOP was sent whose stop the child has not reported yet
-	hold     *time.Timer // ends the hold of a SIGTERM (--term-delay); nil when none is held
-	kill     *time.Timer // --kill-after; nil until the termination signal
-	drain    *drainWatch // --drain-quiet; nil when not draining
+	termSent bool         // the termination signal has been delivered
+	stopSent bool         // a SIGSTOP was sent whose stop the child has not reported yet
+	hold     *time.Timer  // ends the hold of a SIGTERM (--term-delay); nil when none is held
+	kill     *time.Timer  // --kill-after; nil until the termination signal
+	drain    *drain.Watch // --drain-quiet; nil when not draining
 }
 
 func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
@@ -82,8 +84,8 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 			}
 		case <-timerC(s.hold):
 			s.deliverTerm("term delay elapsed")
-		case <-s.drain.quiet():
-			s.deliverTerm("no new connection for " + s.DrainQuiet.String())
+		case <-s.drain.Quiet():
+			s.deliverTerm("no traffic for " + s.DrainQuiet.String())
 		case <-timerC(s.kill):
 			s.Logger.Warn("child still running after the termination signal: sending SIGKILL",
 				"event", "kill_after", "child_pid", s.pid, "kill_after", s.KillAfter)
@@ -194,7 +196,7 @@ func (s *supervisor) onTerm() {
 		s.hold = time.NewTimer(s.TermDelay)
 		attrs := []any{"event", "term_held", "signal", "SIGTERM", "term_delay", s.TermDelay}
 		if s.DrainQuiet > 0 {
-			s.drain = startDrain(s.pid, s.DrainQuiet, s.Logger)
+			s.drain = drain.Start(s.pid, s.DrainQuiet, s.Logger)
 			attrs = append(attrs, "drain_quiet", s.DrainQuiet)
 		}
 		s.Logger.Info("holding SIGTERM while the child keeps serving", attrs...)
@@ -208,12 +210,17 @@ func (s *supervisor) onTerm() {
 func (s *supervisor) deliverTerm(why string) {
 	stopTimer(s.hold)
 	s.hold = nil
-	s.drain.stop()
+	drained := s.drain.Status()
+	s.drain.Stop()
 	s.drain = nil
 	to := s.rewrite(syscall.SIGTERM)
 	attrs := s.forwarded(syscall.SIGTERM, to)
 	if why != "" {
 		attrs = append(attrs, "reason", why)
+	}
+	if drained.Armed {
+		attrs = append(attrs, "connections", drained.Connections,
+			"since_traffic", time.Since(drained.LastTraffic).Round(time.Millisecond))
 	}
 	s.Logger.Info("delivering termination signal", attrs...)
 	s.send(to)
@@ -349,7 +356,7 @@ func (s *supervisor) finish(ws syscall.WaitStatus, sigs <-chan os.Signal) int {
 func (s *supervisor) stopTimers() {
 	stopTimer(s.hold)
 	stopTimer(s.kill)
-	s.drain.stop()
+	s.drain.Stop()
 }
 
 func timerC(t *time.Timer) <-chan time.Time {

@@ -62,8 +62,9 @@ func Notify() chan os.Signal {
 // Stop undoes Notify.
 func Stop(c chan os.Signal) { signal.Stop(c) }
 
-// ParseSignal reads a signal as a name ("TERM", "SIGTERM", "term") or a
-// number. allowZero admits 0, which means "no signal" as a rewrite target.
+// ParseSignal reads a signal as a name ("TERM", "SIGTERM", "term",
+// "RTMIN+2") or a decimal number. allowZero admits 0, which means "no
+// signal" as a rewrite target.
 func ParseSignal(s string, allowZero bool) (syscall.Signal, error) {
 	if s == "" {
 		return 0, fmt.Errorf("missing signal")
@@ -87,7 +88,48 @@ func ParseSignal(s string, allowZero bool) (syscall.Signal, error) {
 	if sig := unix.SignalNum(name); sig != 0 {
 		return sig, nil
 	}
+	if sig, ok, err := realtime(name, s); ok {
+		return sig, err
+	}
 	return 0, fmt.Errorf("unknown signal %s", s)
+}
+
+// rtMin is SIGRTMIN as glibc gives it to programs and as `kill -l` prints it
+// on Debian: 34. The kernel's real-time signals start at 32, but glibc keeps
+// 32 and 33 for itself (and musl 34), and the Go runtime cannot catch them
+// either, so reserved() excludes 32-34 from forwarding.
+const rtMin = 34
+
+// realtime reads SIGRTMIN, SIGRTMIN+N, SIGRTMAX-N and SIGRTMAX (ok is false
+// for any other name), numbered from rtMin and maxSignal as `kill -l` does.
+// name is upper case with "SIG"; errors quote it as written.
+func realtime(name, written string) (sig syscall.Signal, ok bool, err error) {
+	if maxSignal < rtMin {
+		return 0, false, nil // no real-time signals here
+	}
+	base, sign, n := 0, 0, ""
+	switch {
+	case name == "SIGRTMIN":
+		return rtMin, true, nil
+	case name == "SIGRTMAX":
+		return maxSignal, true, nil
+	case strings.HasPrefix(name, "SIGRTMIN+"):
+		base, sign, n = rtMin, 1, name[len("SIGRTMIN+"):]
+	case strings.HasPrefix(name, "SIGRTMAX-"):
+		base, sign, n = maxSignal, -1, name[len("SIGRTMAX-"):]
+	default:
+		return 0, false, nil
+	}
+	if n == "" || len(n) > 2 || strings.Trim(n, "0123456789") != "" {
+		return 0, true, fmt.Errorf("unknown signal %s", written)
+	}
+	off, _ := strconv.Atoi(n)
+	num := base + sign*off
+	if num < rtMin || num > maxSignal {
+		return 0, true, fmt.Errorf("%s is signal %d, outside the real-time signals %d (SIGRTMIN) to %d (SIGRTMAX)",
+			written, num, rtMin, maxSignal)
+	}
+	return syscall.Signal(num), true, nil
 }
 
 // ParseRewrite reads one FROM:TO rule of --rewrite.
@@ -102,7 +144,11 @@ func ParseRewrite(rule string) (from, to syscall.Signal, err error) {
 	if from == syscall.SIGKILL || from == syscall.SIGSTOP {
 		return 0, 0, fmt.Errorf("%s cannot be caught, so it cannot be rewritten", SignalName(from))
 	}
-	if notForwarded[from] || reserved(from) {
+	if reserved(from) {
+		return 0, 0, fmt.Errorf("signal %d is kept by the C library and the Go runtime, so it is not forwarded "+
+			"and cannot be rewritten (the first that is: RTMIN+1, %d)", int(from), rtMin+1)
+	}
+	if notForwarded[from] {
 		return 0, 0, fmt.Errorf("%s is not forwarded, so it cannot be rewritten", SignalName(from))
 	}
 	if to, err = ParseSignal(t, true); err != nil {
@@ -113,12 +159,12 @@ func ParseRewrite(rule string) (from, to syscall.Signal, err error) {
 
 func signalName(sig syscall.Signal) string { return unix.SignalName(sig) }
 
-// plainName says whether s can be a signal name: ASCII letters, digits and
-// "+" only, so that no other text is case-folded into a name or echoed
-// unquoted into a message.
+// plainName says whether s can be a signal name: ASCII letters, digits, "+"
+// and "-" only (as in RTMIN+1 and RTMAX-1), so that no other text is
+// case-folded into a name or echoed unquoted into a message.
 func plainName(s string) bool {
 	for _, r := range s {
-		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+') {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+' || r == '-') {
 			return false
 		}
 	}

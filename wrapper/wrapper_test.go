@@ -1,7 +1,6 @@
 package wrapper
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"strconv"
@@ -34,7 +33,7 @@ const waitLimit = 20 * time.Second
 type running struct {
 	t     *testing.T
 	stdin *os.File
-	lines chan string
+	lines *testutil.Lines
 	done  chan result
 	log   *testutil.Buffer
 }
@@ -52,7 +51,8 @@ func start(t *testing.T, cfg Config, scenario string, args ...string) *running {
 	require.NoError(t, err)
 	outR, outW, err := os.Pipe()
 	require.NoError(t, err)
-	r := &running{t: t, stdin: inW, lines: make(chan string, 256), done: make(chan result, 1), log: &testutil.Buffer{}}
+	r := &running{t: t, stdin: inW, done: make(chan result, 1), log: &testutil.Buffer{}}
+	r.lines = testutil.NewLines(outR, waitLimit, func() string { return "log:\n" + r.log.String() })
 	cfg.Args = append([]string{testchild.Self()}, args...)
 	cfg.Stdin, cfg.Stdout = inR, outW
 	cfg.Logger = logging.New(r.log, "text", -4)
@@ -65,13 +65,6 @@ func start(t *testing.T, cfg Config, scenario string, args ...string) *running {
 		outW.Close()
 		r.done <- result{code, err}
 	}()
-	go func() {
-		sc := bufio.NewScanner(outR)
-		for sc.Scan() {
-			r.lines <- sc.Text()
-		}
-		close(r.lines)
-	}()
 	t.Cleanup(func() {
 		inW.Close()
 		if t.Failed() {
@@ -81,20 +74,12 @@ func start(t *testing.T, cfg Config, scenario string, args ...string) *running {
 	return r
 }
 
+// expect returns the child's next line, which must start with prefix: not a
+// later one, so that an unexpected line (a signal that should have been
+// dropped) fails the test.
 func (r *running) expect(prefix string) string {
 	r.t.Helper()
-	deadline := time.After(waitLimit)
-	for {
-		select {
-		case line, ok := <-r.lines:
-			require.True(r.t, ok, "output closed before %q; log:\n%s", prefix, r.log.String())
-			if strings.HasPrefix(line, prefix) {
-				return line
-			}
-		case <-deadline:
-			r.t.Fatalf("no line starting with %q within %s; log:\n%s", prefix, waitLimit, r.log.String())
-		}
-	}
+	return r.lines.Expect(r.t, prefix)
 }
 
 // signalTime reads "signal NAME UNIXNANO" for NAME and returns the time.
@@ -156,16 +141,23 @@ func TestRewrite(t *testing.T) {
 		syscall.SIGINT:  0,
 	}}, "signals", "SIGQUIT")
 	r.expect("ready")
-	kill(t, syscall.SIGINT) // dropped
-	kill(t, syscall.SIGTERM)
+
+	// TO=0 drops FROM. A forwarded SIGINT would come before the marker,
+	// SIGWINCH: it is sent first, and of two pending signals the lower
+	// number is delivered first.
+	kill(t, syscall.SIGINT)
+	kill(t, syscall.SIGWINCH)
+	r.expect("signal SIGWINCH ")
+	waitLog(t, r.log, "dropped signal (rewritten to 0)")
+
+	kill(t, syscall.SIGTERM) // by name
 	r.expect("signal SIGUSR1 ")
-	kill(t, syscall.SIGHUP)
+	kill(t, syscall.SIGHUP) // by number
 	r.expect("signal SIGUSR2 ")
 	kill(t, syscall.SIGQUIT)
-	line := r.expect("signal ")
-	assert.Equal(t, "signal SIGQUIT", line[:len("signal SIGQUIT")], "SIGINT was dropped, so the next signal seen is SIGQUIT")
+	r.expect("signal SIGQUIT ")
 	assert.Equal(t, 0, r.wait())
-	assert.Contains(t, r.log.String(), "dropped signal (rewritten to 0)")
+	assert.Empty(t, r.lines.Rest(t), "nothing after SIGQUIT")
 }
 
 func TestChildKilledBySignal(t *testing.T) {
@@ -185,7 +177,7 @@ func TestOrphansAreReaped(t *testing.T) {
 	assert.Equal(t, os.Getpid(), ppid(t, pid), "the orphan is reparented to us, a child subreaper")
 
 	require.NoError(t, r.stdin.Close()) // the orphan exits; the child goes on
-	waitLog(t, r.log, fmt.Sprintf("reaped orphan pid=%d", pid))
+	waitLog(t, r.log, fmt.Sprintf("reaped orphan pid=%d ", pid))
 	_, err = os.Stat(fmt.Sprintf("/proc/%d", pid))
 	assert.True(t, os.IsNotExist(err), "the orphan was reaped, not left a zombie")
 
@@ -195,21 +187,28 @@ func TestOrphansAreReaped(t *testing.T) {
 
 // ppid reads a process's parent from /proc.
 func ppid(t *testing.T, pid int) int {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	require.NoError(t, err)
-	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
-	n, err := strconv.Atoi(f[1])
-	require.NoError(t, err)
-	return n
+	st, ok := testutil.ReadStat(pid)
+	require.True(t, ok, "process %d is gone", pid)
+	return st.PPID
 }
 
 func TestProcessGroup(t *testing.T) {
 	r := start(t, Config{ProcessGroup: true}, "group")
-	line := r.expect("member ")
-	r.expect("ready")
-	r.expect("ready") // both print it
-	member, err := strconv.Atoi(strings.TrimPrefix(line, "member "))
-	require.NoError(t, err)
+	// The leader says "member PID" and "ready", the member "ready", in
+	// whatever order the two processes get to it.
+	var member int
+	var first []string
+	for range 3 {
+		line := r.lines.Next(t, `"member PID" or "ready"`)
+		if pid, ok := strings.CutPrefix(line, "member "); ok {
+			var err error
+			member, err = strconv.Atoi(pid)
+			require.NoError(t, err)
+			line = "member"
+		}
+		first = append(first, line)
+	}
+	require.ElementsMatch(t, []string{"member", "ready", "ready"}, first)
 	kill(t, syscall.SIGHUP)
 	r.expect("signal SIGHUP ")
 	r.expect("signal SIGHUP ")
@@ -331,6 +330,16 @@ func TestParseSignal(t *testing.T) {
 		{"-1", 0, "out of range"},
 		{"FOO", 0, "unknown signal FOO"},
 		{"", 0, "missing signal"},
+		{"010", syscall.SIGUSR1, ""}, // decimal, not octal
+		{"0x0a", 0, "unknown signal 0x0a"},
+		{"RTMIN", syscall.Signal(34), ""}, // as `kill -l` prints them on Debian
+		{"SIGRTMIN+1", syscall.Signal(35), ""},
+		{"rtmin+15", syscall.Signal(49), ""},
+		{"RTMAX-14", syscall.Signal(50), ""},
+		{"SIGRTMAX", syscall.Signal(64), ""},
+		{"RTMIN+31", 0, "RTMIN+31 is signal 65, outside the real-time signals 34 (SIGRTMIN) to 64 (SIGRTMAX)"},
+		{"RTMIN-1", 0, "unknown signal RTMIN-1"},
+		{"RTMIN+", 0, "unknown signal RTMIN+"},
 	} {
 		got, err := ParseSignal(tc.in, false)
 		if tc.err != "" {
@@ -360,9 +369,5 @@ func TestExitCode(t *testing.T) {
 
 func waitLog(t *testing.T, log *testutil.Buffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !strings.Contains(log.String(), want) {
-		require.True(t, time.Now().Before(deadline), "log never said %q:\n%s", want, log.String())
-		time.Sleep(time.Millisecond)
-	}
+	log.WaitFor(t, want, waitLimit)
 }

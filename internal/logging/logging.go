@@ -1,8 +1,9 @@
 // Package logging builds proxy-await's logger: one line a record on stderr,
 // either "proxy-await: message key=value" text or one JSON object a line.
 //
-// A "url" attribute is logged without its user information, should a URL
-// carry credentials.
+// A "url" attribute (one URL or a comma-separated list) is logged with its
+// password replaced by "xxxxx", should a URL carry credentials; the user name
+// stays, so that a reader can tell which credentials were used.
 //
 // Every record carries an "event" attribute, a stable name that log pipelines
 // can match on (the JSON output shows it; the text output leaves it out because

@@ -3,8 +3,10 @@
 // binary with PROXY_AWAIT_TEST_CHILD naming a scenario, and TestMain calls Main
 // first thing, which runs the scenario and exits instead of the tests.
 //
-// Every scenario that waits for the test prints "ready" on stdout once it is
-// set up, so tests never sleep to synchronise.
+// Every scenario that waits for a signal from the test prints "ready" on
+// stdout once its handlers are set, so tests never sleep to synchronise.
+// Scenarios that only wait for stdin to close ("cat", "wait-stdin") print
+// nothing of their own: closing stdin needs no synchronisation.
 package testchild
 
 import (
@@ -12,11 +14,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -68,11 +72,14 @@ var scenarios = map[string]func(args []string){
 	// exit N: exit with status N.
 	"exit": func(args []string) { os.Exit(atoi(args[0])) },
 
-	// signals [EXIT_ON...]: print "signal NAME UNIXNANO" for every signal it
-	// gets; exit 0 after one of EXIT_ON (names such as SIGTERM) or at EOF on stdin.
+	// signals [EXIT_ON...]: catch every signal but SIGKILL, SIGSTOP,
+	// SIGCHLD, SIGURG, SIGPROF and 32 to 34, print "ready", then "signal
+	// NAME UNIXNANO" for each one it gets; exit 0 after one of EXIT_ON
+	// (names such as SIGTERM) or at EOF on stdin.
 	"signals": printSignals,
 
-	// ignore-term: ignore SIGTERM and SIGINT, then wait for stdin to close.
+	// ignore-term: ignore SIGTERM and SIGINT, print "ready", then wait for
+	// stdin to close.
 	"ignore-term": func([]string) {
 		signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
 		fmt.Println("ready")
@@ -97,8 +104,8 @@ var scenarios = map[string]func(args []string){
 	},
 
 	// orphan: start a grandchild through a parent that exits at once, so the
-	// grandchild is orphaned; print "orphan PID", then behave as "signals
-	// SIGTERM" (ignoring EOF). The grandchild exits when stdin closes,
+	// grandchild is orphaned; print "orphan PID" (the grandchild's), then
+	// behave as "until-term". The grandchild exits when stdin closes,
 	// leaving a zombie for the reaper while this process still runs.
 	"orphan": func([]string) {
 		r, w, _ := os.Pipe()
@@ -126,10 +133,10 @@ var scenarios = map[string]func(args []string){
 	// wait-stdin: exit once stdin closes.
 	"wait-stdin": func([]string) { _, _ = io.Copy(io.Discard, os.Stdin) },
 
-	// group: start a "signals" member in our process group, print "member
-	// PID", then behave as "signals". The member prints "ready" and its
-	// signals to our stdout too, and exits on SIGTERM; we exit at EOF on
-	// stdin, leaving it behind.
+	// group: start an "until-term" member in our process group, print
+	// "member PID", then behave as "signals". The member prints "ready" and
+	// its signals to our stdout too, in any order with ours, and exits on
+	// SIGTERM only; we exit at EOF on stdin, leaving it behind.
 	"group": func([]string) {
 		m := Command("until-term")
 		m.Stdout = os.Stdout
@@ -175,9 +182,10 @@ var scenarios = map[string]func(args []string){
 	// until-term: like "signals SIGTERM", but stdin's EOF does not end it.
 	"until-term": untilTerm,
 
-	// listen ADDR-FILE: listen on 127.0.0.1:0, write the address to
-	// ADDR-FILE, accept and close connections; print "signal NAME UNIXNANO"
-	// like "signals" and exit 0 on SIGTERM.
+	// listen ADDR-FILE: listen on 127.0.0.1:0, answer each connection
+	// "hello" and close it; once its signal handlers are set, write the
+	// address to ADDR-FILE and print "ready". Then behave as "signals
+	// SIGTERM": it exits 0 on SIGTERM or at EOF on stdin.
 	"listen": func(args []string) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -193,18 +201,198 @@ var scenarios = map[string]func(args []string){
 				c.Close()
 			}
 		}()
-		if err := os.WriteFile(args[0], []byte(ln.Addr().String()), 0o644); err != nil {
+		printSignalsUntil([]string{"SIGTERM"}, true, func() {
+			if err := os.WriteFile(args[0], []byte(ln.Addr().String()), 0o644); err != nil {
+				panic(err)
+			}
+		})
+	},
+
+	// http ADDR...: serve HTTP/1.1 (kept alive) and HTTP/2 without TLS (h2c)
+	// on each ADDR, print "listening HOST:PORT" for each, then "ready". A
+	// line "listen ADDR" on stdin opens one more and prints the same. Print
+	// "signal NAME UNIXNANO" for every signal; exit 0 on SIGTERM or at EOF
+	// on stdin.
+	"http": serveHTTP,
+
+	// drain-serve N and drain-clients ADDR N GAP DURATION: a server and N
+	// clients, idle and then busy, for the drain benchmark.
+	"drain-serve":   drainServe,
+	"drain-clients": drainClients,
+
+	// http-worker ADDR...: run "http ADDR..." as a worker process that owns
+	// the listeners and says "listening" and "ready" itself; print "signal
+	// NAME UNIXNANO" for every signal; on SIGTERM stop the worker and exit 0.
+	"http-worker": func(args []string) {
+		c := make(chan os.Signal, 64)
+		signal.Notify(c, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
+		w := Command("http", args...)
+		w.Stdin, w.Stdout, w.Stderr = os.Stdin, os.Stdout, os.Stderr
+		if err := w.Start(); err != nil {
 			panic(err)
 		}
-		printSignals([]string{"SIGTERM"})
+		exited := make(chan struct{})
+		go func() {
+			_ = w.Wait()
+			close(exited)
+		}()
+		for {
+			select {
+			case s := <-c:
+				fmt.Printf("signal %s %d\n", sigName(s.(syscall.Signal)), time.Now().UnixNano())
+				if s == syscall.SIGTERM {
+					_ = w.Process.Signal(syscall.SIGKILL)
+					<-exited
+					return
+				}
+			case <-exited:
+				return
+			}
+		}
 	},
 }
 
-func untilTerm([]string) { printSignalsUntil([]string{"SIGTERM"}, false) }
+// drainServe listens on 127.0.0.1, prints "listening ADDR", and echoes back
+// what every connection sends, until stdin closes. drainClients opens N
+// connections to ADDR and keeps them idle, prints "ready", then on a line
+// "go" on stdin sends one byte on one of them (in turn) every GAP for
+// DURATION and reads its echo, and prints "last UNIXNANO", the time the last
+// byte was sent; it exits at EOF on stdin. Both raise their open-file limit
+// to fit N connections.
+func drainServe(args []string) {
+	openFiles(atoi(args[0]) + 64)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "testchild: accept: %v\n", err)
+				os.Exit(1)
+			}
+			go echo(c)
+		}
+	}()
+	fmt.Printf("listening %s\n", ln.Addr())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
 
-func printSignals(exitOn []string) { printSignalsUntil(exitOn, true) }
+// echo sends back what c receives. Not io.Copy: on Linux it splices
+// through a pipe, two more descriptors for each idle connection.
+func echo(c net.Conn) {
+	buf := make([]byte, 512)
+	for {
+		n, err := c.Read(buf)
+		if err != nil {
+			return
+		}
+		if _, err := c.Write(buf[:n]); err != nil {
+			return
+		}
+	}
+}
 
-func printSignalsUntil(exitOn []string, exitAtEOF bool) {
+func drainClients(args []string) {
+	addr, n, gap, d := args[0], atoi(args[1]), duration(args[2]), duration(args[3])
+	openFiles(n + 64)
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		var err error
+		if conns[i], err = net.Dial("tcp", addr); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	if !in.Scan() || in.Text() != "go" {
+		return
+	}
+	var last time.Time
+	buf := make([]byte, 1)
+	for i, end := 0, time.Now().Add(d); time.Now().Before(end); i++ {
+		c := conns[i%n]
+		last = time.Now()
+		if _, err := c.Write([]byte("x")); err != nil {
+			panic(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			panic(err)
+		}
+		time.Sleep(gap)
+	}
+	fmt.Printf("last %d\n", last.UnixNano())
+	for in.Scan() {
+	}
+}
+
+func duration(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func serveHTTP(args []string) {
+	var mu sync.Mutex // one line at a time on stdout
+	say := func(format string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Printf(format+"\n", a...)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "ok %s\n", r.Proto)
+	})}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	listen := func(addr string) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			panic(err)
+		}
+		go func() { _ = srv.Serve(ln) }()
+		say("listening %s", ln.Addr())
+	}
+	c := make(chan os.Signal, 64)
+	signal.Notify(c, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
+	for _, a := range args {
+		listen(a)
+	}
+	eof := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if addr, ok := strings.CutPrefix(sc.Text(), "listen "); ok {
+				listen(addr)
+			}
+		}
+		close(eof)
+	}()
+	say("ready")
+	for {
+		select {
+		case s := <-c:
+			say("signal %s %d", sigName(s.(syscall.Signal)), time.Now().UnixNano())
+			if s == syscall.SIGTERM {
+				return
+			}
+		case <-eof:
+			return
+		}
+	}
+}
+
+func untilTerm([]string) { printSignalsUntil([]string{"SIGTERM"}, false, nil) }
+
+func printSignals(exitOn []string) { printSignalsUntil(exitOn, true, nil) }
+
+// printSignalsUntil is "signals"; setUp, if any, runs once the signals are
+// caught, before "ready".
+func printSignalsUntil(exitOn []string, exitAtEOF bool, setUp func()) {
 	c := make(chan os.Signal, 64)
 	var all []os.Signal
 	for n := 1; n <= 64; n++ {
@@ -222,6 +410,9 @@ func printSignalsUntil(exitOn []string, exitAtEOF bool) {
 			_, _ = io.Copy(io.Discard, os.Stdin)
 			close(eof)
 		}()
+	}
+	if setUp != nil {
+		setUp()
 	}
 	fmt.Println("ready")
 	for {

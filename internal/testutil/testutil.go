@@ -4,7 +4,10 @@ package testutil
 
 import (
 	"bytes"
+	"strings"
 	"sync"
+	"testing"
+	"time"
 )
 
 // Buffer is a bytes.Buffer that one goroutine may write while another reads,
@@ -24,4 +27,17 @@ func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// WaitFor waits until the buffer holds want, for at most limit: a log
+// event, in tests that read a program's log as it is written.
+func (s *Buffer) WaitFor(t testing.TB, want string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !strings.Contains(s.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never logged %q within %s; log:\n%s", want, limit, s.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

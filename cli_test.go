@@ -1,0 +1,264 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The command line end to end, through the built binary.
+
+// portOf is the port a fake proxy's admin listener took.
+func portOf(fp *fakeProxy) string {
+	_, port, _ := strings.Cut(fp.addr, ":")
+	return port
+}
+
+// Without COMMAND, proxy-await waits for the proxy and exits: 0 once it is
+// ready, 69 on a fatal timeout, 128+N on a termination signal. Nothing is
+// shut down.
+func TestWaitOnly(t *testing.T) {
+	t.Run("ready: 0", func(t *testing.T) {
+		fp := startProxy(t, "-ready-after", "never", "-stay-up")
+		p := startPA(t, nil, "-p", portOf(fp))
+		fp.waitFor("a not-ready probe", notReadyProbes(1))
+		fp.signal(syscall.SIGUSR1)
+		assert.Equal(t, 0, p.wait())
+		assert.Empty(t, p.restLines, "stdout carries nothing")
+		assert.Contains(t, p.stderr.String(), "proxy-await: proxy is ready")
+		assert.Equal(t, 0, fp.count("POST", "/shutdown"), "the proxy stays up")
+	})
+	t.Run("-- and no command: 0", func(t *testing.T) {
+		fp := startProxy(t, "-stay-up")
+		p := startPA(t, nil, "--ready-url", fp.url("/ready"), "--")
+		assert.Equal(t, 0, p.wait())
+		assert.Equal(t, 1, fp.count("GET", "/ready"))
+	})
+	t.Run("fatal timeout: 69", func(t *testing.T) {
+		fp := startProxy(t, "-ready-after", "never", "-stay-up")
+		p := startPA(t, nil, "-p", portOf(fp), "-t", "100ms")
+		assert.Equal(t, 69, p.wait())
+		assert.Contains(t, p.stderr.String(), "proxy not ready: giving up")
+		assert.Equal(t, 0, fp.count("POST", "/shutdown"))
+	})
+	t.Run("timeout not fatal: 0", func(t *testing.T) {
+		fp := startProxy(t, "-ready-after", "never", "-stay-up")
+		p := startPA(t, nil, "-p", portOf(fp), "-t", "100ms", "--timeout-fatal=false")
+		assert.Equal(t, 0, p.wait())
+	})
+	t.Run("SIGTERM while waiting: 143", func(t *testing.T) {
+		fp := startProxy(t, "-ready-after", "never", "-stay-up")
+		p := startPA(t, nil, "-p", portOf(fp))
+		fp.waitFor("a not-ready probe", notReadyProbes(1))
+		p.signal(syscall.SIGTERM)
+		assert.Equal(t, 143, p.wait())
+		assert.Equal(t, 0, fp.count("POST", "/shutdown"))
+	})
+	t.Run("-S without a command is a usage error", func(t *testing.T) {
+		fp := startProxy(t, "-stay-up")
+		p := startPA(t, nil, "-S", "-p", portOf(fp))
+		assert.Equal(t, 2, p.wait())
+		assert.Equal(t, "proxy-await: invalid value \"true\" for --shutdown: there is no command to run before the shutdown\n"+
+			"proxy-await: hint: put the command after --, or drop --shutdown to only wait for the proxy\n", p.stderr.String())
+		assert.Empty(t, fp.requests(), "a usage error sends nothing to the proxy")
+	})
+}
+
+// `--timeout-fatal false` must not run the command false: it is a usage
+// error, and nothing starts.
+func TestBooleanFlagTrapStartsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		args []string // before the command
+		flag string
+	}{
+		{[]string{"--proxy", "none", "--timeout-fatal", "false"}, "timeout-fatal"},
+		{[]string{"--proxy", "none", "-S", "false"}, "shutdown"},
+		{[]string{"--proxy", "none", "-gS", "false"}, "shutdown"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			ran := filepath.Join(t.TempDir(), "ran")
+			p := startPA(t, nil, append(tc.args, "--", "touch", ran)...)
+			assert.Equal(t, 2, p.wait())
+			assert.Equal(t, "proxy-await: invalid value \"false\" for --"+tc.flag+": a boolean flag takes its value only after =\n"+
+				"proxy-await: hint: write --"+tc.flag+"=false, or put -- before a command named false\n", p.stderr.String())
+			assert.NoFileExists(t, ran, "nothing may start")
+		})
+	}
+	t.Run("-S false alone", func(t *testing.T) {
+		p := startPA(t, nil, "--proxy", "none", "-S", "false")
+		assert.Equal(t, 2, p.wait())
+		assert.True(t, strings.HasPrefix(p.stderr.String(), `proxy-await: invalid value "false" for --shutdown:`), p.stderr.String())
+	})
+	t.Run("-S -- false runs false", func(t *testing.T) {
+		p := startPA(t, nil, "--proxy", "none", "-S", "--", "false")
+		assert.Equal(t, 1, p.wait())
+	})
+	t.Run("--timeout-fatal=false runs the command", func(t *testing.T) {
+		ran := filepath.Join(t.TempDir(), "ran")
+		p := startPA(t, nil, "--proxy", "none", "--timeout-fatal=false", "--", "touch", ran)
+		assert.Equal(t, 0, p.wait())
+		assert.FileExists(t, ran)
+	})
+}
+
+// A URL flag on the command line takes one URL, commas and all.
+func TestURLWithCommaEndToEnd(t *testing.T) {
+	fp := startProxy(t)
+	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready?a=1,2"), "--shutdown-url", fp.url("/shutdown?b=3,4")},
+		child("args", "started")...)...)
+	p.expect("started")
+	assert.Equal(t, 0, p.wait())
+	assert.Equal(t, 1, fp.count("GET", "/ready"))
+	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+}
+
+// Under --log-format json a usage error is one JSON object with an event,
+// once the format is known.
+func TestJSONUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		env       []string
+		args      []string
+		msg, hint string
+	}{
+		{nil, []string{"--log-format", "json", "--shutdwon"}, "unknown flag --shutdwon", "did you mean --shutdown?"},
+		{[]string{"PROXY_AWAIT_LOG_FORMAT=json"}, []string{"-t", "--", "true"}, "--timeout needs a value", "write --timeout=30s"},
+		{[]string{"PROXY_AWAIT_LOG_FORMAT=json"}, []string{"--proxy", "none", "--timeout-fatal", "false"},
+			`invalid value "false" for --timeout-fatal: a boolean flag takes its value only after =`,
+			"write --timeout-fatal=false, or put -- before a command named false"},
+		{[]string{"PROXY_AWAIT_LOG_FORMAT=json", "PROXY_AWAIT_PORT=0x1"}, []string{"true"},
+			`invalid value "0x1" for $PROXY_AWAIT_PORT (--port): not a decimal number`, ""},
+	} {
+		t.Run(tc.msg, func(t *testing.T) {
+			p := startPA(t, tc.env, tc.args...)
+			assert.Equal(t, 2, p.wait())
+			lines := strings.Split(strings.TrimSuffix(p.stderr.String(), "\n"), "\n")
+			require.Len(t, lines, 1, "one line: %q", p.stderr.String())
+			var rec map[string]any
+			require.NoError(t, json.Unmarshal([]byte(lines[0]), &rec), "%q", lines[0])
+			assert.Equal(t, "usage_error", rec["event"])
+			assert.Equal(t, "error", rec["level"])
+			assert.Equal(t, tc.msg, rec["msg"])
+			if tc.hint == "" {
+				assert.NotContains(t, rec, "hint")
+			} else {
+				assert.Equal(t, tc.hint, rec["hint"])
+			}
+			assert.Contains(t, rec, "time")
+		})
+	}
+	t.Run("the format is not known: text", func(t *testing.T) {
+		p := startPA(t, nil, "--bogus", "--log-format", "json")
+		assert.Equal(t, 2, p.wait())
+		assert.Equal(t, "proxy-await: unknown flag --bogus\nproxy-await: hint: see --help for the flags\n", p.stderr.String())
+	})
+}
+
+// Installed as linkerd-await, each use its README and --help document works
+// (linkerd/linkerd-await 0.3: -p/--port, -b/--backoff, -S/--shutdown,
+// -t/--timeout, --timeout-fatal[=BOOL], -v/--verbose with
+// LINKERD_AWAIT_VERBOSE, -h, -V, LINKERD_AWAIT_DISABLED and LINKERD_DISABLED,
+// ENTRYPOINT ["/linkerd-await", "--shutdown", "--"]). Its fixed port 4191 is
+// never bound here: -p or PROXY_AWAIT_PORT points at a free one.
+func TestAsLinkerdAwait(t *testing.T) {
+	bin := link(t, "linkerd-await")
+
+	t.Run("--shutdown -- CMD: wait, run, shut down", func(t *testing.T) {
+		fp := startProxy(t, "-ready-after", "never")
+		p := startBinary(t, bin, []string{"PROXY_AWAIT_PORT=" + portOf(fp)}, append([]string{"--shutdown"}, child("args", "started")...)...)
+		fp.waitFor("a not-ready probe", notReadyProbes(1))
+		p.silent("the proxy is not ready")
+		fp.signal(syscall.SIGUSR1)
+		p.expect("started")
+		assert.Equal(t, 0, p.wait())
+		assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+	})
+	t.Run("-S -p PORT -- CMD: the command's exit code", func(t *testing.T) {
+		fp := startProxy(t)
+		p := startBinary(t, bin, nil, append([]string{"-S", "-p", portOf(fp)}, child("exit", "3")...)...)
+		assert.Equal(t, 3, p.wait())
+		assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+	})
+	t.Run("--port PORT -- CMD: no shutdown without -S", func(t *testing.T) {
+		fp := startProxy(t, "-stay-up")
+		p := startBinary(t, bin, nil, append([]string{"--port", portOf(fp)}, child("exit", "0")...)...)
+		assert.Equal(t, 0, p.wait())
+		assert.Equal(t, 1, fp.count("GET", "/ready"))
+		assert.Equal(t, 0, fp.count("POST", "/shutdown"))
+	})
+	t.Run("no command: wait only", func(t *testing.T) {
+		fp := startProxy(t, "-stay-up")
+		p := startBinary(t, bin, nil, "-p", portOf(fp))
+		assert.Equal(t, 0, p.wait())
+		assert.Equal(t, 1, fp.count("GET", "/ready"))
+	})
+	t.Run("-t, --timeout and -b with each duration form", func(t *testing.T) {
+		fp := startProxy(t, "-stay-up")
+		for _, d := range []string{"0", "0s", "500ms", "10s", "1m", "1h", "1d", " 12s "} {
+			p := startBinary(t, bin, nil, append([]string{"-p", portOf(fp), "-t", d}, child("exit", "0")...)...)
+			assert.Equal(t, 0, p.wait(), "-t %q", d)
+			p = startBinary(t, bin, nil, append([]string{"-p", portOf(fp), "--timeout=" + d}, child("exit", "0")...)...)
+			assert.Equal(t, 0, p.wait(), "--timeout=%q", d)
+		}
+		for _, d := range []string{"1ms", "1s", "1m"} {
+			p := startBinary(t, bin, nil, append([]string{"-p", portOf(fp), "-b", d, "--backoff", d}, child("exit", "0")...)...)
+			assert.Equal(t, 0, p.wait(), "-b %q", d)
+		}
+	})
+	t.Run("--timeout: 69, or the command with --timeout-fatal=false", func(t *testing.T) {
+		fp := startProxy(t, "-ready-after", "never", "-stay-up")
+		p := startBinary(t, bin, nil, append([]string{"-p", portOf(fp), "--timeout", "100ms"}, child("args", "started")...)...)
+		assert.Equal(t, 69, p.wait())
+		assert.Empty(t, p.restLines, "the command never started")
+		p = startBinary(t, bin, nil, append([]string{"-p", portOf(fp), "--timeout", "100ms", "--timeout-fatal=false"},
+			child("exit", "4")...)...)
+		assert.Equal(t, 4, p.wait())
+		p = startBinary(t, bin, nil, append([]string{"-p", portOf(fp), "--timeout", "100ms", "--timeout-fatal"},
+			child("exit", "4")...)...)
+		assert.Equal(t, 69, p.wait())
+	})
+	t.Run("LINKERD_AWAIT_DISABLED and LINKERD_DISABLED", func(t *testing.T) {
+		fp := startProxy(t, "-ready-after", "never", "-stay-up")
+		for _, v := range []string{"LINKERD_AWAIT_DISABLED=Linkerd is disabled ;(", "LINKERD_DISABLED=1"} {
+			p := startBinary(t, bin, []string{v}, append([]string{"-p", portOf(fp)}, child("exit", "0")...)...)
+			assert.Equal(t, 0, p.wait(), v)
+			assert.Contains(t, p.stderr.String(), "readiness wait disabled", v)
+		}
+		assert.Equal(t, 0, fp.count("GET", "/ready"), "nothing probed")
+	})
+	t.Run("-v and LINKERD_AWAIT_VERBOSE", func(t *testing.T) {
+		fp := startProxy(t, "-stay-up")
+		for _, tc := range []struct {
+			env   []string
+			args  []string
+			debug bool
+		}{
+			{nil, []string{"-v"}, true},
+			{nil, []string{"--verbose"}, true},
+			{[]string{"LINKERD_AWAIT_VERBOSE=1"}, nil, true},
+			{[]string{"LINKERD_AWAIT_VERBOSE=false"}, nil, false},
+			{nil, nil, false},
+		} {
+			p := startBinary(t, bin, tc.env, append(append(tc.args, "-p", portOf(fp)), child("exit", "0")...)...)
+			assert.Equal(t, 0, p.wait())
+			assert.Equal(t, tc.debug, strings.Contains(p.stderr.String(), "proxy-await: debug: "), "%v %v", tc.env, tc.args)
+		}
+	})
+	t.Run("-h and -V", func(t *testing.T) {
+		p := startBinary(t, bin, nil, "-h")
+		assert.Equal(t, 0, p.wait())
+		assert.Contains(t, strings.Join(p.restLines, "\n"), "usage: proxy-await")
+		p = startBinary(t, bin, nil, "-V")
+		assert.Equal(t, 0, p.wait())
+		require.NotEmpty(t, p.restLines)
+		assert.True(t, strings.HasPrefix(p.restLines[0], "proxy-await "), p.restLines[0])
+	})
+	t.Run("--shutdown without a command is a usage error", func(t *testing.T) {
+		p := startBinary(t, bin, nil, "--shutdown")
+		assert.Equal(t, 2, p.wait())
+	})
+}

@@ -1,0 +1,145 @@
+package drain
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/proxy-await/proxy-await/internal/testchild"
+)
+
+// BenchmarkWatch measures what the watch costs during a drain and how late it
+// says quiet: a child holds N connections open and sends one request on one
+// of them (in turn) every 100 ms for DRAIN_BENCH_TIME less the quiet period
+// (10s for `make bench`; 2s by default), then stops. The load runs in the
+// child, so this process's CPU time is the watch's. It reports the CPU used
+// as a share of one core over the whole drain, and how long after the last
+// request's quiet period ended the watch said quiet.
+//
+//	DRAIN_BENCH_TIME=10s go test -run x -bench Watch ./drain/
+func BenchmarkWatch(b *testing.B) {
+	total := 2 * time.Second
+	if v := os.Getenv("DRAIN_BENCH_TIME"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("DRAIN_BENCH_TIME=%q: %v", v, err)
+		}
+		total = d
+	}
+	const quiet = time.Second
+	if total <= quiet {
+		b.Fatalf("DRAIN_BENCH_TIME=%s: the drain must last longer than the quiet period (%s)", total, quiet)
+	}
+	for _, n := range []int{10, 1000, 10000} {
+		b.Run(strconv.Itoa(n)+"conns", func(b *testing.B) {
+			for range b.N {
+				cpu, late := drainOnce(b, n, quiet, total-quiet)
+				b.ReportMetric(100*cpu.Seconds()/total.Seconds(), "%cpu")
+				b.ReportMetric(float64(late.Microseconds())/1000, "ms-late")
+			}
+		})
+	}
+}
+
+func drainOnce(b *testing.B, n int, quiet, traffic time.Duration) (cpu, late time.Duration) {
+	server, _, serverOut := startLoad(b, "drain-serve", strconv.Itoa(n))
+	addr, ok := strings.CutPrefix(serverOut(), "listening ")
+	if !ok {
+		b.Fatal("the server did not say where it listens")
+	}
+	_, clients, clientsOut := startLoad(b, "drain-clients", addr, strconv.Itoa(n), "100ms", traffic.String())
+	if got := clientsOut(); got != "ready" {
+		b.Fatalf("the clients said %q", got)
+	}
+
+	armed := make(chan struct{})
+	before := cpuTime()
+	w := Start(server.Process.Pid, quiet, slog.New(onEvent{"drain_started", armed}))
+	defer w.Stop()
+	<-armed
+	fmt.Fprintln(clients, "go")
+	var ns int64
+	if _, err := fmt.Sscanf(clientsOut(), "last %d", &ns); err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case <-w.Quiet():
+	case <-time.After(traffic + time.Minute):
+		b.Fatal("the watch never said quiet")
+	}
+	quietAt := time.Now()
+	cpu = cpuTime() - before
+	return cpu, quietAt.Sub(time.Unix(0, ns).Add(quiet))
+}
+
+// startLoad runs a testchild scenario until the benchmark ends, and returns
+// it with a function reading its next line.
+func startLoad(b *testing.B, scenario string, args ...string) (*exec.Cmd, io.Writer, func() string) {
+	cmd := testchild.Command(scenario, args...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		in.Close()
+		_ = cmd.Wait()
+	})
+	out := bufio.NewScanner(outR)
+	return cmd, in, func() string {
+		if !out.Scan() {
+			b.Fatalf("%s ended: %v", scenario, out.Err())
+		}
+		return out.Text()
+	}
+}
+
+// cpuTime is the user and system time this process has used.
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// onEvent is a log handler that closes c at the first record of event.
+type onEvent struct {
+	event string
+	c     chan struct{}
+}
+
+func (h onEvent) Enabled(context.Context, slog.Level) bool { return true }
+func (h onEvent) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h onEvent) WithGroup(string) slog.Handler            { return h }
+func (h onEvent) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "event" && a.Value.String() == h.event {
+			select {
+			case <-h.c:
+			default:
+				close(h.c)
+			}
+			return false
+		}
+		return true
+	})
+	return nil
+}

@@ -1,0 +1,329 @@
+package wrapper
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// --drain-quiet against real HTTP traffic: the "http" child serves HTTP/1.1
+// and h2c, and the clients keep their connections open, as a mesh proxy's
+// pool, HTTP/2 and gRPC clients do.
+
+const (
+	drainQuiet = 500 * time.Millisecond
+	// lateBound is how late after the quiet period's end the SIGTERM may come
+	// on a loaded machine; the benchmark measures the real figure.
+	lateBound = 1500 * time.Millisecond
+)
+
+// startHTTP runs scenario ("http" or "http-worker") on addrs under cfg and
+// returns it with the addresses it listens on, in order.
+func startHTTP(t *testing.T, cfg Config, scenario string, addrs ...string) (*running, []string) {
+	t.Helper()
+	r := start(t, cfg, scenario, addrs...)
+	var got []string
+	for range addrs {
+		got = append(got, strings.TrimPrefix(r.next(), "listening "))
+	}
+	require.Equal(t, "ready", r.next())
+	return r, got
+}
+
+// next is the child's next line, whatever it is.
+func (r *running) next() string {
+	r.t.Helper()
+	return r.lines.Next(r.t, "the next line")
+}
+
+// nextSignal reads the child's next line, which must be "signal NAME
+// UNIXNANO", and returns the time.
+func (r *running) nextSignal(name string) time.Time {
+	r.t.Helper()
+	var ns int64
+	line := r.next()
+	_, err := fmt.Sscanf(line, "signal "+name+" %d", &ns)
+	require.NoError(r.t, err, "next line %q", line)
+	return time.Unix(0, ns)
+}
+
+// requests sends GET / with client every gap until d has passed since the
+// first, calling between (if not nil) after the first. It returns when the
+// last request was sent and when its response had been read. With parallel
+// > 1, each round sends that many at once (HTTP/2 multiplexes them on one
+// connection).
+func requests(t *testing.T, client *http.Client, url string, d, gap time.Duration, parallel int, between func()) (sent, answered time.Time) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for first := true; first || time.Now().Before(end); first = false {
+		sent = time.Now()
+		var wg sync.WaitGroup
+		errs := make(chan error, parallel)
+		for range parallel {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := client.Get(url)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if err == nil && resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("status %s", resp.Status)
+					}
+				}
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err, "the child must keep serving while the SIGTERM is held")
+		}
+		answered = time.Now()
+		if first && between != nil {
+			between()
+		}
+		time.Sleep(gap)
+	}
+	return sent, answered
+}
+
+// connCounter counts the connections an http.Client opens.
+type connCounter struct {
+	mu  sync.Mutex
+	new int
+}
+
+func (c *connCounter) client(tr *http.Transport) *http.Client {
+	dial := (&net.Dialer{}).DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c.mu.Lock()
+		c.new++
+		c.mu.Unlock()
+		return dial(ctx, network, addr)
+	}
+	return &http.Client{Transport: tr}
+}
+
+// termDuringRequests is the common case: requests every 100 ms for 2 s
+// through client, the pod's SIGTERM after the first 0.5 s. The child's
+// SIGTERM must come after the last request's answer, quiet after the last
+// request was sent, and not much later.
+func termDuringRequests(t *testing.T, r *running, client *http.Client, url string, parallel int) {
+	t.Helper()
+	var termAt time.Time
+	sent, answered := requests(t, client, url, 2*time.Second, 100*time.Millisecond, parallel, func() {
+		// The first request is done: 0.5 s of them, then the SIGTERM.
+		_, _ = requests(t, client, url, 500*time.Millisecond, 100*time.Millisecond, parallel, nil)
+		termAt = time.Now()
+		kill(t, syscall.SIGTERM)
+		waitLog(t, r.log, armed)
+	})
+	got := r.nextSignal("SIGTERM")
+	assert.True(t, got.After(answered), "SIGTERM %s before the last answer", answered.Sub(got))
+	assert.GreaterOrEqual(t, got.Sub(sent), drainQuiet, "SIGTERM only --drain-quiet after the last request")
+	assert.Less(t, got.Sub(sent), drainQuiet+lateBound, "SIGTERM soon after the quiet period")
+	assert.Greater(t, got.Sub(termAt), time.Second, "the requests held the drain")
+	assert.Equal(t, 0, r.wait())
+	assert.Contains(t, r.log.String(), `reason="no traffic for 500ms"`)
+}
+
+func TestDrainQuietKeepAliveRequests(t *testing.T) {
+	r, addrs := startHTTP(t, Config{TermDelay: time.Minute, DrainQuiet: drainQuiet}, "http", "127.0.0.1:0")
+	var cc connCounter
+	client := cc.client(&http.Transport{MaxConnsPerHost: 1})
+	termDuringRequests(t, r, client, "http://"+addrs[0]+"/", 1)
+	assert.Equal(t, 1, cc.new, "every request on one kept-alive connection")
+}
+
+func TestDrainQuietHTTP2Multiplexed(t *testing.T) {
+	// A wildcard IPv6 bind, reached over IPv4.
+	r, addrs := startHTTP(t, Config{TermDelay: time.Minute, DrainQuiet: drainQuiet}, "http", "[::]:0")
+	_, port, err := net.SplitHostPort(addrs[0])
+	require.NoError(t, err)
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	var cc connCounter
+	client := cc.client(tr)
+	url := "http://127.0.0.1:" + port + "/"
+	_, _ = requests(t, client, url, 0, 0, 1, nil) // the connection, before streams share it
+	termDuringRequests(t, r, client, url, 3)
+	assert.Equal(t, 1, cc.new, "every stream on one HTTP/2 connection")
+}
+
+func TestDrainQuietIPv6Loopback(t *testing.T) {
+	r, addrs := startHTTP(t, Config{TermDelay: time.Minute, DrainQuiet: drainQuiet}, "http", "[::1]:0")
+	termDuringRequests(t, r, &http.Client{Transport: &http.Transport{}}, "http://"+addrs[0]+"/", 1)
+}
+
+func TestDrainQuietWorkerOwnsTheListener(t *testing.T) {
+	r, addrs := startHTTP(t, Config{TermDelay: time.Minute, DrainQuiet: drainQuiet}, "http-worker", "127.0.0.1:0")
+	termDuringRequests(t, r, &http.Client{Transport: &http.Transport{}}, "http://"+addrs[0]+"/", 1)
+}
+
+func TestDrainQuietListenerOpenedAfterTerm(t *testing.T) {
+	// Short connections (a new one for each request, closed at once) on a
+	// listener the child opens once the SIGTERM is held: the watch must find
+	// the listener and the connections it had before finding it.
+	const quiet = time.Second
+	r, _ := startHTTP(t, Config{TermDelay: time.Minute, DrainQuiet: quiet}, "http", "127.0.0.1:0")
+	termAt := time.Now()
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, armed)
+	_, err := fmt.Fprintln(r.stdin, "listen 127.0.0.1:0")
+	require.NoError(t, err)
+	addr := strings.TrimPrefix(r.next(), "listening ")
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	sent, answered := requests(t, client, "http://"+addr+"/", 2*time.Second, 100*time.Millisecond, 1, nil)
+
+	got := r.nextSignal("SIGTERM")
+	assert.True(t, got.After(answered), "SIGTERM %s before the last answer", answered.Sub(got))
+	assert.GreaterOrEqual(t, got.Sub(sent), quiet, "SIGTERM only --drain-quiet after the last request")
+	assert.Less(t, got.Sub(sent), quiet+lateBound)
+	assert.Greater(t, got.Sub(termAt), 2*time.Second)
+	assert.Equal(t, 0, r.wait())
+	assert.Contains(t, r.log.String(), "the child opened a listening socket")
+}
+
+func TestDrainQuietIdleConnectionsDoNotHold(t *testing.T) {
+	r, addrs := startHTTP(t, Config{TermDelay: time.Minute, DrainQuiet: drainQuiet}, "http", "127.0.0.1:0")
+	// Five kept-alive connections, each used once, then idle.
+	for range 5 {
+		client := &http.Client{Transport: &http.Transport{}}
+		_, _ = requests(t, client, "http://"+addrs[0]+"/", 0, 0, 1, nil)
+	}
+	termAt := time.Now()
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, armed)
+	got := r.nextSignal("SIGTERM")
+	assert.GreaterOrEqual(t, got.Sub(termAt), drainQuiet)
+	assert.Less(t, got.Sub(termAt), drainQuiet+lateBound, "idle connections are not traffic")
+	assert.Equal(t, 0, r.wait())
+	assert.Contains(t, r.log.String(), "connections=5")
+}
+
+func TestDrainQuietNewConnectionResets(t *testing.T) {
+	// Idle connections, then one new connection that sends nothing.
+	const quiet = time.Second
+	r, addrs := startHTTP(t, Config{TermDelay: time.Minute, DrainQuiet: quiet}, "http", "127.0.0.1:0")
+	for range 5 {
+		client := &http.Client{Transport: &http.Transport{}}
+		_, _ = requests(t, client, "http://"+addrs[0]+"/", 0, 0, 1, nil)
+	}
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, armed)
+	// The connection comes once the watch is armed, well before the quiet
+	// period ends even on a loaded machine.
+	time.Sleep(quiet / 5)
+	connected := time.Now()
+	c, err := net.Dial("tcp", addrs[0])
+	require.NoError(t, err)
+	defer c.Close()
+	got := r.nextSignal("SIGTERM")
+	assert.GreaterOrEqual(t, got.Sub(connected), quiet, "the new connection restarted the quiet period")
+	assert.Equal(t, 0, r.wait())
+}
+
+func TestDrainQuietThroughHAProxyPool(t *testing.T) {
+	// Short-lived clients to HAProxy, which sends their requests to the child
+	// over one pooled backend connection, as a mesh proxy does.
+	r, addrs := startHTTP(t, Config{TermDelay: time.Minute, DrainQuiet: drainQuiet}, "http", "127.0.0.1:0")
+	front := startPoolingHAProxy(t, addrs[0])
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	termDuringRequests(t, r, client, "http://"+front+"/", 1)
+}
+
+// startPoolingHAProxy runs HAProxy in front of backend, reusing its backend
+// connections across clients, and returns its address once it answers.
+func startPoolingHAProxy(t *testing.T, backend string) string {
+	t.Helper()
+	bin, err := exec.LookPath("haproxy")
+	if err != nil {
+		for _, dir := range []string{"/usr/sbin", "/usr/local/sbin", "/sbin"} {
+			if _, err2 := os.Stat(filepath.Join(dir, "haproxy")); err2 == nil {
+				bin, err = filepath.Join(dir, "haproxy"), nil
+			}
+		}
+	}
+	require.NoError(t, err, "haproxy is needed: make deps installs it (apt-get install haproxy)")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	front := ln.Addr().String()
+	ln.Close()
+	cfg := filepath.Join(t.TempDir(), "haproxy.cfg")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`global
+    maxconn 100
+
+defaults
+    mode http
+    timeout connect 10s
+    timeout client 1m
+    timeout server 1m
+    timeout http-keep-alive 1m
+
+frontend web
+    bind %s
+    default_backend app
+
+backend app
+    http-reuse always
+    server app1 %s
+`, front, backend)), 0o644))
+	cmd := exec.Command(bin, "-db", "-f", cfg)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	deadline := time.Now().Add(waitLimit)
+	for {
+		resp, err := client.Get("http://" + front + "/")
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return front
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "HAProxy did not serve on %s: %v", front, err)
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestDrainQuietShortConnectionOnNewListener(t *testing.T) {
+	// One connection, opened and closed at once on a listener opened after
+	// the SIGTERM: it is usually gone before the watch finds the listener,
+	// and only its destroy report, kept until then, shows it.
+	const quiet = time.Second
+	r, _ := startHTTP(t, Config{TermDelay: time.Minute, DrainQuiet: quiet}, "http", "127.0.0.1:0")
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, armed)
+	// The listener and its connection come well before the quiet period
+	// ends, even on a loaded machine.
+	time.Sleep(quiet / 5)
+	_, err := fmt.Fprintln(r.stdin, "listen 127.0.0.1:0")
+	require.NoError(t, err)
+	addr := strings.TrimPrefix(r.next(), "listening ")
+	connected := time.Now()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	got := r.nextSignal("SIGTERM")
+	assert.GreaterOrEqual(t, got.Sub(connected), quiet, "the connection restarted the quiet period")
+	assert.Equal(t, 0, r.wait())
+}
