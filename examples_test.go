@@ -705,18 +705,6 @@ func readDockerfile(t *testing.T, name string) ([]dockerInstr, string) {
 	return instrs, string(data)
 }
 
-// TestDockerfile checks the release image: the static binary alone on
-// scratch, run as the entrypoint.
-func TestDockerfile(t *testing.T) {
-	instrs, text := readDockerfile(t, "Dockerfile")
-	assert.Equal(t, []dockerInstr{
-		{"FROM", "scratch"},
-		{"COPY", "proxy-await /proxy-await"},
-		{"ENTRYPOINT", `["/proxy-await"]`},
-	}, instrs)
-	assert.Contains(t, text, "make build && cp bin/proxy-await . && docker build", "the comment says how to build it")
-}
-
 const proxyAwaitImage = "ghcr.io/proxy-await/proxy-await:v1"
 
 // imageOf checks a Dockerfile that builds an application image with
