@@ -36,16 +36,27 @@ export PATH
 tmp="$(mktemp -d)"
 registry_pid="" containerd_pid="" created_run_containerd=""
 ns=proxy-await-release-check
+# running PID: the process exists and has not exited (a zombie has).
+running() {
+	state="$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)"
+	[ -n "$state" ] && [ "$state" != Z ]
+}
+# stop PID: TERM, then KILL if it is still running after 5 s (a signal that
+# lands between fork and exec is lost), and reap it.
+stop() {
+	kill "$1" 2>/dev/null || return 0
+	i=0
+	while running "$1" && [ "$i" -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -KILL "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
 cleanup() {
 	status=$?
-	if [ -n "$containerd_pid" ]; then
-		kill "$containerd_pid" 2>/dev/null || true
-		wait "$containerd_pid" 2>/dev/null || true
-	fi
-	if [ -n "$registry_pid" ]; then
-		kill "$registry_pid" 2>/dev/null || true
-		wait "$registry_pid" 2>/dev/null || true
-	fi
+	[ -z "$containerd_pid" ] || stop "$containerd_pid"
+	[ -z "$registry_pid" ] || stop "$registry_pid"
 	# containerd 1.6 keeps its shims' sockets in /run/containerd/s whatever
 	# its state directory is; rmdir leaves it to any other containerd that
 	# has started using it since.
@@ -133,6 +144,7 @@ index="$(jq -r '.manifests[0].digest' dist/image/index.json)"
 [ "$(jq -r '.manifests[0].annotations["io.containerd.image.name"]' dist/image/index.json)" = "$image" ] ||
 	fail "dist/image is not named $image"
 step "registry on loopback"
+: >"$tmp/registry.log"
 crane registry serve --address 127.0.0.1:0 2>"$tmp/registry.log" &
 registry_pid=$!
 port=""
@@ -160,8 +172,7 @@ cosign_offline sign --yes --key "$tmp/cosign.key" --tlog-upload=false "$repo@$in
 	fail "cosign sign $repo@$index"
 cosign_offline verify --key "$tmp/cosign.pub" --insecure-ignore-tlog=true "$repo@$index" >/dev/null ||
 	fail "the image's signature does not verify"
-kill "$registry_pid"
-wait "$registry_pid" 2>/dev/null || true
+stop "$registry_pid"
 registry_pid=""
 
 # 6. The amd64 image runs in containerd: a private daemon in $tmp.
