@@ -67,10 +67,8 @@ clean:
 e2e:
 	@e2e/run.sh
 
-# goreleaser: validate .goreleaser.yaml and build every release target.
-GORELEASER ?= $(shell command -v goreleaser || echo $(shell $(GO) env GOPATH)/bin/goreleaser)
-
+# A full snapshot release (archives, image, SBOMs, signed checksums) and
+# checks of it: scripts/release-check.sh. Tools are installed once, pinned, in
+# ~/.cache/proxy-await/tools (scripts/release-tools.sh).
 release-check:
-	@test -x "$(GORELEASER)" || { echo "installing goreleaser"; GOFLAGS=-mod=mod $(GO) install github.com/goreleaser/goreleaser/v2@v2.12.0; }
-	$(GORELEASER) check
-	$(GORELEASER) build --snapshot --clean
+	@scripts/release-check.sh
