@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -136,10 +137,27 @@ func TestAwaitSaysWhetherTheProxyAnswered(t *testing.T) {
 		{"one of two refused", []string{notReady, refused}, false, "answered 503 Service Unavailable; connection refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			// End the wait once every URL has failed a probe: the debug
+			// line each first failure logs is the event to wait for.
+			var log testutil.Buffer
+			o := opts(tc.urls...)
+			o.Logger = logging.New(&log, "text", slog.LevelDebug)
+			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			res, err := Await(ctx, opts(tc.urls...))
-			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			go func() {
+				defer cancel()
+				for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+					all := true
+					for _, u := range tc.urls {
+						all = all && strings.Contains(log.String(), "url="+u+" ")
+					}
+					if all {
+						return
+					}
+				}
+			}()
+			res, err := Await(ctx, o)
+			assert.ErrorIs(t, err, context.Canceled)
 			assert.Equal(t, tc.answered, res.Answered)
 			assert.Equal(t, strings.Join(tc.urls, ","), res.URLs())
 			assert.Equal(t, tc.errors, res.Errors())
