@@ -425,7 +425,7 @@ func TestEnvironmentProxyIgnored(t *testing.T) {
 	url := strings.Replace(server(t, a), "127.0.0.1", "0.0.0.0", 1)
 
 	// The control: Go's default rules proxy this URL.
-	resp, err := (&http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}).Post(url, "", nil)
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: testutil.EnvironmentProxy}}).Post(url, "", nil)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, int64(1), proxied.Load(), "Go's default client goes through the proxy for %s", url)

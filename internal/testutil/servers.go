@@ -5,8 +5,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync/atomic"
 	"testing"
+
+	"golang.org/x/net/http/httpproxy"
 )
 
 // RawServer accepts TCP connections on a free loopback port and hands each to
@@ -60,4 +63,11 @@ func CountingProxy(t testing.TB) (string, *atomic.Int64) {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL, &n
+}
+
+// EnvironmentProxy is http.ProxyFromEnvironment without its cache: Go reads
+// the proxy variables once per process, so a test run again (-count) would
+// see the first run's proxy, long gone.
+func EnvironmentProxy(r *http.Request) (*url.URL, error) {
+	return httpproxy.FromEnvironment().ProxyFunc()(r.URL)
 }
