@@ -57,7 +57,7 @@ func (p *proxyList) add(name string) error {
 		*p.names, p.set = nil, true
 	}
 	if _, ok := presets[name]; !ok {
-		return &hinted{fmt.Errorf("unknown proxy %s", name), presetHint}
+		return &hinted{fmt.Errorf("unknown proxy %s", shown(name)), presetHint}
 	}
 	if !slices.Contains(*p.names, name) {
 		*p.names = append(*p.names, name)
