@@ -1,7 +1,6 @@
 package testchild
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/signal"
@@ -12,22 +11,7 @@ import (
 func init() {
 	// leave-root-worker: start a "root-worker" that outlives us, wait
 	// until it runs as root, print "worker PID" and exit 0.
-	scenarios["leave-root-worker"] = func([]string) {
-		r, w, err := os.Pipe()
-		if err != nil {
-			panic(err)
-		}
-		worker := Command("root-worker")
-		worker.ExtraFiles = []*os.File{w} // its fd 3
-		if err := worker.Start(); err != nil {
-			panic(err)
-		}
-		w.Close()
-		if _, err := bufio.NewReader(r).ReadString('\n'); err != nil {
-			panic(err)
-		}
-		fmt.Printf("worker %d\n", worker.Process.Pid)
-	}
+	scenarios["leave-root-worker"] = func([]string) { leaveWorker("root-worker") }
 
 	// root-worker: become root in every uid (it needs CAP_SETUID), so that
 	// a supervisor running as another user may not signal it; ignore

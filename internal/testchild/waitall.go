@@ -13,22 +13,7 @@ import (
 func init() {
 	// leave-worker LOG MODE: start a "worker LOG MODE" that outlives us,
 	// wait until it is set up, print "worker PID" and exit 0.
-	scenarios["leave-worker"] = func(args []string) {
-		r, w, err := os.Pipe()
-		if err != nil {
-			panic(err)
-		}
-		worker := Command("worker", args...)
-		worker.ExtraFiles = []*os.File{w} // its fd 3
-		if err := worker.Start(); err != nil {
-			panic(err)
-		}
-		w.Close()
-		if _, err := bufio.NewReader(r).ReadString('\n'); err != nil {
-			panic(err)
-		}
-		fmt.Printf("worker %d\n", worker.Process.Pid)
-	}
+	scenarios["leave-worker"] = func(args []string) { leaveWorker("worker", args...) }
 
 	// worker LOG MODE: append "signal SIGTERM UNIXNANO" to LOG on SIGTERM,
 	// then, with MODE "slow-term", finish a 300 ms handler, append "done
@@ -53,4 +38,23 @@ func init() {
 			}
 		}
 	}
+}
+
+// leaveWorker starts scenario as a worker that outlives us, waits until it
+// says "ready" on its fd 3, and prints "worker PID".
+func leaveWorker(scenario string, args ...string) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		panic(err)
+	}
+	worker := Command(scenario, args...)
+	worker.ExtraFiles = []*os.File{w} // its fd 3
+	if err := worker.Start(); err != nil {
+		panic(err)
+	}
+	w.Close()
+	if _, err := bufio.NewReader(r).ReadString('\n'); err != nil {
+		panic(err)
+	}
+	fmt.Printf("worker %d\n", worker.Process.Pid)
 }
