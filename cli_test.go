@@ -50,6 +50,8 @@ func TestWaitOnly(t *testing.T) {
 		fp := startProxy(t, "-ready-after", "never", "-stay-up")
 		p := startPA(t, nil, "-p", portOf(fp), "-t", "100ms", "--timeout-fatal=false")
 		assert.Equal(t, 0, p.wait())
+		assert.Contains(t, p.stderr.String(), "warning: proxy not ready: done waiting", "there is no command to start")
+		assert.NotContains(t, p.stderr.String(), "starting the command")
 	})
 	t.Run("SIGTERM while waiting: 143", func(t *testing.T) {
 		fp := startProxy(t, "-ready-after", "never", "-stay-up")

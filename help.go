@@ -35,10 +35,11 @@ environment:
   PROXY_AWAIT_DISABLED, LINKERD_AWAIT_DISABLED, LINKERD_DISABLED
       any non-empty value skips the readiness wait
   LINKERD_AWAIT_VERBOSE
-      turns on debug logging (as --verbose), unless 0, false, no or off
+      turns on debug logging (as --verbose), unless 0, f, false, n, no or off
   A repeatable flag's variable takes a comma-separated list:
   PROXY_AWAIT_READY_URL=URL1,URL2. On the command line give a URL flag once
-  per URL (a URL may hold a comma); --rewrite takes a list there too.
+  per URL (a URL may hold a comma); --proxy, --rewrite and --exit-code-map
+  take a list there too.
 
 presets:
   linkerd  ready http://127.0.0.1:4191/ready          shutdown http://127.0.0.1:4191/shutdown

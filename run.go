@@ -145,9 +145,12 @@ func logTimeout(c *config, log *slog.Logger, res readiness.Result) {
 	case c.timeoutFatal:
 		args = append(args, "hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
 	}
-	if c.timeoutFatal {
+	switch {
+	case c.timeoutFatal:
 		log.Error("proxy not ready: giving up", args...)
-	} else {
+	case len(c.command) == 0:
+		log.Warn("proxy not ready: done waiting", args...)
+	default:
 		log.Warn("proxy not ready: starting the command anyway", args...)
 	}
 }
