@@ -41,14 +41,22 @@ func TestReadmeConformanceTable(t *testing.T) {
 		"copy docs/conformance.md's table into README.md")
 }
 
+// readmeSection is the text of the README's top-level section heading, up
+// to the next one.
+func readmeSection(t *testing.T, heading string) string {
+	t.Helper()
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(readme), "\n## "+heading+"\n")
+	require.True(t, ok, "README.md has no %s section", heading)
+	section, _, _ = strings.Cut(section, "\n## ")
+	return section
+}
+
 // Every event name the code logs is in the README's Logs table, so that a
 // log pipeline author finds each one there.
 func TestReadmeListsEveryEvent(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	_, logs, ok := strings.Cut(string(readme), "\n## Logs\n")
-	require.True(t, ok, "README.md has no Logs section")
-	logs, _, _ = strings.Cut(logs, "\n## ")
+	logs := readmeSection(t, "Logs")
 	for _, name := range loggedEvents(t) {
 		assert.Contains(t, logs, "`"+name+"`", "README.md's Logs table has no row for the event %s", name)
 	}

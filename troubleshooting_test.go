@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -21,11 +20,7 @@ import (
 // (usagef), and the start errors of the command, and looks for the fixed
 // text of each in the section.
 func TestTroubleshootingListsEveryMessage(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(readme), "\n## Troubleshooting\n")
-	require.True(t, ok, "README.md has no Troubleshooting section")
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := readmeSection(t, "Troubleshooting")
 	msgs := userMessages(t)
 	require.NotEmpty(t, msgs)
 	for _, m := range msgs {

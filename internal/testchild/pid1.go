@@ -35,11 +35,17 @@ func init() {
 	// once continued by SIGCONT, print "continued" and exit N.
 	scenarios["stop-cont"] = func(args []string) {
 		code := atoi(args[0])
-		c := make(chan os.Signal, 1)
-		signal.Notify(c, syscall.SIGCONT)
-		fmt.Println("ready")
-		<-c
-		fmt.Println("continued")
+		untilContinued()
 		os.Exit(code)
 	}
+}
+
+// untilContinued prints "ready", waits for SIGCONT and prints "continued".
+// SIGTSTP keeps its default action meanwhile: it stops the process.
+func untilContinued() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGCONT)
+	fmt.Println("ready")
+	<-c
+	fmt.Println("continued")
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"strings"
 	"syscall"
@@ -23,11 +22,7 @@ func init() {
 	// foreground is another group would stop it instead.
 	scenarios["stop-cont-read"] = func(args []string) {
 		code := atoi(args[0])
-		c := make(chan os.Signal, 1)
-		signal.Notify(c, syscall.SIGCONT)
-		fmt.Println("ready")
-		<-c
-		fmt.Println("continued")
+		untilContinued()
 		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
 		fmt.Printf("read %s\n", strings.TrimSpace(line))
 		os.Exit(code)
