@@ -194,54 +194,55 @@ func TestLinkerdShutdownEndpointNotEnabled(t *testing.T) {
 	assert.Equal(t, NotEnabledHint, rec["hint"])
 }
 
+// exitsOnPOST is the URL of a proxy that takes one POST, stops listening and
+// ends that connection with end: every later connection is refused.
+func exitsOnPOST(t *testing.T, end func(net.Conn)) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		testutil.ReadRequest(bufio.NewReader(conn))
+		ln.Close()
+		end(conn)
+	}()
+	return "http://" + ln.Addr().String() + "/shutdown"
+}
+
 // A refused connection means the proxy has exited only if it was seen
 // running: it answered the readiness probes, or this shutdown reached it.
 func TestRefused(t *testing.T) {
+	const gone = `^proxy-await: proxy already gone, nothing to shut down url=\S+ elapsed=\S+\n$`
 	t.Run("after readiness answered", func(t *testing.T) {
 		start := time.Now()
 		err, log := post(t, Options{URLs: []string{closedPort(t)}, Timeout: bound, ProxyAnswered: true})
 		require.NoError(t, err, "a proxy that is gone already needs no shutdown")
 		assert.Less(t, time.Since(start), bound, "not retried until the deadline")
-		assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=\S+ elapsed=\S+\n$`, log)
+		assert.Regexp(t, gone, log)
 	})
 	t.Run("after the shutdown reached the proxy", func(t *testing.T) {
 		// The proxy answers 503 and exits: its port refuses from then on.
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		go func() {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer conn.Close()
-			testutil.ReadRequest(bufio.NewReader(conn))
-			ln.Close()
+		url := exitsOnPOST(t, func(conn net.Conn) {
 			_, _ = conn.Write([]byte("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"))
-		}()
-		t.Cleanup(func() { ln.Close() })
-		err, log := post(t, opts(bound, "http://"+ln.Addr().String()+"/shutdown"))
+			conn.Close()
+		})
+		err, log := post(t, opts(bound, url))
 		require.NoError(t, err)
-		assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=\S+ elapsed=\S+\n$`, log)
+		assert.Regexp(t, gone, log)
 	})
 	t.Run("after the proxy reset the shutdown's connection", func(t *testing.T) {
-		// The proxy accepts the POST's connection, exits without an
-		// answer (a reset), and its port refuses from then on.
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		go func() {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			testutil.ReadRequest(bufio.NewReader(conn))
-			ln.Close()
-			conn.(*net.TCPConn).SetLinger(0)
+		// The proxy exits without an answer (a reset), and its port
+		// refuses from then on.
+		url := exitsOnPOST(t, func(conn net.Conn) {
+			_ = conn.(*net.TCPConn).SetLinger(0)
 			conn.Close()
-		}()
-		t.Cleanup(func() { ln.Close() })
-		err, log := post(t, opts(bound, "http://"+ln.Addr().String()+"/shutdown"))
+		})
+		err, log := post(t, opts(bound, url))
 		require.NoError(t, err)
-		assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=\S+ elapsed=\S+\n$`, log)
+		assert.Regexp(t, gone, log)
 	})
 	t.Run("from a proxy never seen", func(t *testing.T) {
 		// The proxy starts late: the first POSTs are refused, a later
