@@ -264,6 +264,29 @@ func TestProbeEndsWithItsContext(t *testing.T) {
 	assert.Less(t, time.Since(start), bound, "a cancelled wait does not sit out --probe-timeout")
 }
 
+// deadlineOnly is a context whose deadline has passed while Err and Done do
+// not show it yet: the moment between a timer's expiry and its context's
+// cancellation, which a dial can see on a loaded machine.
+type deadlineOnly struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c deadlineOnly) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// A probe cut by the wait's own deadline (--timeout) is not a probe that got
+// no answer within --probe-timeout: the wait ended, and it says so.
+func TestProbeCutByTheWaitDeadline(t *testing.T) {
+	url, _ := countingServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	p, err := newProber(url, time.Hour)
+	require.NoError(t, err)
+	defer p.close()
+	ctx := deadlineOnly{context.Background(), time.Now().Add(-time.Millisecond)}
+	assert.Equal(t, context.DeadlineExceeded, p.probe(ctx))
+}
+
 func TestHTTPSProbes(t *testing.T) {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "not ready", http.StatusServiceUnavailable)

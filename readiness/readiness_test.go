@@ -181,6 +181,18 @@ func TestAwaitSaysWhetherTheProxyAnswered(t *testing.T) {
 	}
 }
 
+// A wait that ends before any probe has ended says that nothing answered
+// yet, not that the port refused or that a probe timed out.
+func TestWaitEndsBeforeAnyProbe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	res, err := Await(ctx, opts("http://"+testutil.RefusingAddr(t)+"/ready"))
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, "no answer yet", res.Errors())
+	assert.False(t, res.Refused())
+	assert.False(t, res.Answered)
+}
+
 func TestProbeTimeout(t *testing.T) {
 	var probes atomic.Int64
 	hang := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {

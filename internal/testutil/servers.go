@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"sync/atomic"
 	"testing"
 
 	"golang.org/x/net/http/httpproxy"
+	"golang.org/x/sys/unix"
 )
 
 // RawServer accepts TCP connections on a free loopback port and hands each to
@@ -70,4 +72,24 @@ func CountingProxy(t testing.TB) (string, *atomic.Int64) {
 // see the first run's proxy, long gone.
 func EnvironmentProxy(r *http.Request) (*url.URL, error) {
 	return httpproxy.FromEnvironment().ProxyFunc()(r.URL)
+}
+
+// RefusingAddr is a loopback address where every connection is refused: a
+// TCP socket bound to it and never listening keeps the port from anyone
+// else until the test ends, which a closed listener would not.
+func RefusingAddr(t testing.TB) string {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("socket: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatalf("bind: %v", err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatalf("getsockname: %v", err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*unix.SockaddrInet4).Port))
 }
