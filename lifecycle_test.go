@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/proxy-await/proxy-await/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -93,38 +93,45 @@ func TestNoShutdownWithoutFlag(t *testing.T) {
 	assert.Equal(t, 1, fp.count("GET", "/ready"))
 }
 
+// Tests of the line that ends a wait on --timeout or --shutdown-timeout give
+// it 2 s, so that a probe or a POST has ended by then even on a loaded
+// machine: the line reports the last one's outcome ("no answer yet" for a
+// readiness wait when none has ended). They run in parallel, so the 2 s are
+// spent once.
+const waitForAProbe = "2s"
+
 func TestReadinessTimeout(t *testing.T) {
+	t.Parallel()
 	fp := startProxy(t, "-ready-after", "never", "-stay-up")
-	p := startPA(t, nil, append([]string{"-S", "-t", "150ms", "--ready-url", fp.url("/ready"),
+	p := startPA(t, nil, append([]string{"-S", "-t", waitForAProbe, "--ready-url", fp.url("/ready"),
 		"--shutdown-url", fp.url("/shutdown")}, child("args", "started")...)...)
 	assert.Equal(t, 69, p.wait())
 	assert.Empty(t, p.restLines, "the child must not start")
 	assert.Equal(t, 1, fp.count("POST", "/shutdown"), "shutdown is POSTed on the timeout path too")
 	// The timeout line says why, even when the wait was too short for a
 	// progress line.
-	assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout=150ms url="+fp.url("/ready")+
+	assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout="+waitForAProbe+" url="+fp.url("/ready")+
 		` error="answered 503 Service Unavailable" (hint: raise --timeout, or set --timeout-fatal=false to start the command anyway)`+"\n")
 }
 
 func TestReadinessTimeoutNotFatal(t *testing.T) {
+	t.Parallel()
 	fp := startProxy(t, "-ready-after", "never")
-	p := startPA(t, nil, append([]string{"-t", "100ms", "--timeout-fatal=false", "--ready-url", fp.url("/ready")},
+	p := startPA(t, nil, append([]string{"-t", waitForAProbe, "--timeout-fatal=false", "--ready-url", fp.url("/ready")},
 		child("exit", "4")...)...)
 	assert.Equal(t, 4, p.wait())
-	assert.Contains(t, p.stderr.String(), "proxy-await: warning: proxy not ready: starting the command anyway timeout=100ms url="+
+	assert.Contains(t, p.stderr.String(), "proxy-await: warning: proxy not ready: starting the command anyway timeout="+waitForAProbe+" url="+
 		fp.url("/ready")+` error="answered 503 Service Unavailable"`+"\n")
 }
 
 // A readiness port that refused every connection: the timeout line asks
 // whether the proxy is there at all.
 func TestReadinessTimeoutRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	url := "http://" + ln.Addr().String() + "/ready"
-	require.NoError(t, ln.Close())
-	p := startPA(t, nil, append([]string{"-t", "100ms", "--ready-url", url}, child("args", "started")...)...)
+	t.Parallel()
+	url := "http://" + testutil.RefusingAddr(t) + "/ready"
+	p := startPA(t, nil, append([]string{"-t", waitForAProbe, "--ready-url", url}, child("args", "started")...)...)
 	assert.Equal(t, 69, p.wait())
-	assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout=100ms url="+url+
+	assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout="+waitForAProbe+" url="+url+
 		` error="connection refused" (hint: connection refused for the whole wait: is the pod meshed (is the sidecar injected), and is --proxy the right preset?)`+"\n")
 }
 

@@ -66,10 +66,11 @@ func TestJSONLogs(t *testing.T) {
 }
 
 func TestJSONLogsOnFailure(t *testing.T) {
+	t.Parallel()
 	fp := startProxy(t, "-ready-after", "never", "-shutdown-fault", "500")
 	// -v: the debug lines of every probe and every shutdown attempt are
 	// JSON objects with an event too.
-	p := startPA(t, nil, append([]string{"--log-format=json", "-v", "-S", "-t", "100ms", "--shutdown-timeout", "300ms",
+	p := startPA(t, nil, append([]string{"--log-format=json", "-v", "-S", "-t", waitForAProbe, "--shutdown-timeout", waitForAProbe,
 		"--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")}, child("exit", "0")...)...)
 	assert.Equal(t, 69, p.wait())
 	recs := records(t, p.stderr.String())

@@ -82,10 +82,7 @@ func server(t *testing.T, h http.Handler) string {
 
 // closedPort is a loopback URL where nothing listens.
 func closedPort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	require.NoError(t, ln.Close())
-	return "http://" + ln.Addr().String() + "/shutdown"
+	return "http://" + testutil.RefusingAddr(t) + "/shutdown"
 }
 
 func TestAccepted(t *testing.T) {
@@ -131,11 +128,15 @@ func TestOutOfTimeSaysWhatHappenedLast(t *testing.T) {
 			` (hint: the proxy never answered: is the pod meshed (is the sidecar injected), and is --proxy (or --shutdown-url) right?)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// 2 s, so that one attempt has ended by then even on a loaded
+			// machine: the line reports the last one. In parallel, the
+			// 2 s are spent once.
+			t.Parallel()
 			start := time.Now()
-			err, log := post(t, Options{URLs: []string{tc.url}, Timeout: 300 * time.Millisecond, ProxyAnswered: tc.answered})
+			err, log := post(t, Options{URLs: []string{tc.url}, Timeout: 2 * time.Second, ProxyAnswered: tc.answered})
 			require.Error(t, err)
 			assert.Less(t, time.Since(start), bound, "gives up at --shutdown-timeout")
-			assert.Regexp(t, `^proxy-await: error: proxy did not shut down within 300ms url=`+tc.url+
+			assert.Regexp(t, `^proxy-await: error: proxy did not shut down within 2s url=`+tc.url+
 				` elapsed=\S+ `+regexpQuote(tc.last+tc.hint)+`\n$`, log)
 		})
 	}
@@ -397,9 +398,10 @@ func TestEveryURLIsPosted(t *testing.T) {
 // Under --log-format json every line is one JSON object with an event,
 // debug lines included; none is the HTTP library's own.
 func TestEveryLineHasAnEvent(t *testing.T) {
+	t.Parallel()
 	var buf testutil.Buffer
 	a := &answers{statuses: []int{503, 500, 200}}
-	_ = Post(context.Background(), Options{URLs: []string{server(t, a), closedPort(t)}, Timeout: 300 * time.Millisecond,
+	_ = Post(context.Background(), Options{URLs: []string{server(t, a), closedPort(t)}, Timeout: 2 * time.Second,
 		Logger: logging.New(&buf, "json", -4)})
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	assert.Greater(t, len(lines), 4)
