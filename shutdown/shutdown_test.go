@@ -115,6 +115,7 @@ func TestServerErrorsAreRetried(t *testing.T) {
 // happened last.
 func TestOutOfTimeSaysWhatHappenedLast(t *testing.T) {
 	hang := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	var first atomic.Bool
 	for _, tc := range []struct {
 		name     string
 		url      string
@@ -124,6 +125,13 @@ func TestOutOfTimeSaysWhatHappenedLast(t *testing.T) {
 	}{
 		{"503", server(t, &answers{statuses: []int{503}}), false, `last="503 Service Unavailable"`, ""},
 		{"hang", server(t, hang), false, `last="no answer"`, ""},
+		{"503, then an attempt cut by the deadline", server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if first.CompareAndSwap(false, true) {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			<-r.Context().Done()
+		})), false, `last="503 Service Unavailable"`, ""},
 		{"refused from a proxy never seen", closedPort(t), false, `last="connection refused"`,
 			` (hint: the proxy never answered: is the pod meshed (is the sidecar injected), and is --proxy (or --shutdown-url) right?)`},
 	} {
