@@ -98,7 +98,7 @@ func main() {
 		if d == 0 {
 			p.ready.Store(true)
 		} else {
-			time.AfterFunc(d, func() { p.ready.Store(true); p.record("-", "-", "-", "turned ready", 0) })
+			time.AfterFunc(d, p.turnReady)
 		}
 	}
 
@@ -135,8 +135,7 @@ func main() {
 			switch s {
 			case syscall.SIGUSR1:
 				p.readyFault.Store("")
-				p.ready.Store(true)
-				p.record("-", "-", "-", "turned ready", 0)
+				p.turnReady()
 			case syscall.SIGUSR2:
 				p.ready.Store(false)
 			default:
@@ -225,12 +224,26 @@ func (p *proxy) readyHandler(w http.ResponseWriter, r *http.Request) {
 		p.answer(w, r, http.StatusMethodNotAllowed, "method not allowed\n")
 		return
 	}
-	a := readyAnswers[p.flavor]
-	if !p.ready.Load() {
-		p.answer(w, r, a[1].status, a[1].body)
-		return
+	// The state is read and the probe logged under the log's lock, which
+	// turnReady holds too: the log shows every ready answer after the
+	// "turned ready" line, and every not-ready answer before it.
+	p.logMu.Lock()
+	a := readyAnswers[p.flavor][1]
+	if p.ready.Load() {
+		a = readyAnswers[p.flavor][0]
 	}
-	p.answer(w, r, a[0].status, a[0].body)
+	p.recordLocked(r.Method, r.URL.Path, r.RemoteAddr, "", a.status)
+	p.logMu.Unlock()
+	reply(w, a.status, a.body)
+}
+
+// turnReady makes the proxy ready and logs "turned ready", as one step for
+// anyone reading the log.
+func (p *proxy) turnReady() {
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	p.ready.Store(true)
+	p.recordLocked("-", "-", "-", "turned ready", 0)
 }
 
 func (p *proxy) shutdownHandler(w http.ResponseWriter, r *http.Request) {
@@ -289,6 +302,10 @@ func (p *proxy) fault(w http.ResponseWriter, r *http.Request, fault string) bool
 
 func (p *proxy) answer(w http.ResponseWriter, r *http.Request, status int, body string) {
 	p.record(r.Method, r.URL.Path, r.RemoteAddr, "", status)
+	reply(w, status, body)
+}
+
+func reply(w http.ResponseWriter, status int, body string) {
 	switch {
 	case strings.HasPrefix(body, "{"):
 		w.Header().Set("Content-Type", "application/json")
@@ -310,11 +327,16 @@ type entry struct {
 }
 
 func (p *proxy) record(method, path, remote, note string, status int) {
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	p.recordLocked(method, path, remote, note, status)
+}
+
+// recordLocked is record for a caller that holds logMu.
+func (p *proxy) recordLocked(method, path, remote, note string, status int) {
 	if p.log == nil {
 		return
 	}
-	p.logMu.Lock()
-	defer p.logMu.Unlock()
 	_ = p.log.Encode(entry{Time: time.Now(), Method: method, Path: path, Remote: remote, Status: status, Note: note})
 }
 
