@@ -100,7 +100,8 @@ await_file() {
 
 # recorder DIR TAG EXIT_SIGNALS: a child that appends "TAG SIG" to DIR/got
 # for each of HUP USR1 USR2 WINCH TERM it receives, exits 0 after one of
-# EXIT_SIGNALS, and writes its PID to DIR/TAG.ready once its traps are set.
+# EXIT_SIGNALS, writing the time in ms to DIR/TAG.exit first, and writes its
+# PID to DIR/TAG.ready once its traps are set.
 # It waits on a sleep that ignores the signals it records, so that signals
 # sent to the whole process group do not end it.
 export RECORDER='
@@ -109,7 +110,7 @@ d=$1 tag=$2 exits=$3
 s=$!
 for sig in HUP USR1 USR2 WINCH TERM; do
 	case " $exits " in
-	*" $sig "*) trap "echo $tag $sig >>$d/got; kill -9 $s 2>/dev/null; exit 0" "$sig" ;;
+	*" $sig "*) trap "echo $tag $sig >>$d/got; date +%s%3N >$d/$tag.exit; kill -9 $s 2>/dev/null; exit 0" "$sig" ;;
 	*) trap "echo $tag $sig >>$d/got" "$sig" ;;
 	esac
 done
@@ -268,9 +269,14 @@ term_delay() {
 	t0=$(now_ms)
 	kill -TERM "$pid"
 	finish
-	t1=$(now_ms)
-	# Whole seconds, rounded down, so that the table is the same from one run
-	# to the next: a 1 s hold reads "1 s" however slow the machine is.
+	if [ ! -s "$d/main.exit" ]; then
+		cell delay "$w" "error: the child got no TERM"
+		return
+	fi
+	# Until the child's TERM, not the wrapper's exit, which a loaded machine
+	# may delay; in whole seconds, rounded down, so that a 1 s hold reads
+	# "1 s" from one run to the next.
+	t1=$(cat "$d/main.exit")
 	cell delay "$w" "$(((t1 - t0) / 1000)) s"
 }
 
