@@ -200,7 +200,7 @@ func TestAsLinkerdAwait(t *testing.T) {
 	})
 	t.Run("-t, --timeout and -b with each duration form", func(t *testing.T) {
 		fp := startProxy(t, "-stay-up")
-		for _, d := range []string{"0", "0s", "500ms", "10s", "1m", "1h", "1d", " 12s "} {
+		for _, d := range []string{"0", "0s", "5000ms", "10s", "1m", "1h", "1d", " 12s "} {
 			p := startBinary(t, bin, nil, append([]string{"-p", portOf(fp), "-t", d}, child("exit", "0")...)...)
 			assert.Equal(t, 0, p.wait(), "-t %q", d)
 			p = startBinary(t, bin, nil, append([]string{"-p", portOf(fp), "--timeout=" + d}, child("exit", "0")...)...)

@@ -58,7 +58,7 @@ func TestProxyGoesAwayAndComesBack(t *testing.T) {
 
 // timerSlack is how late a timer may fire on a loaded machine, for the
 // bounds that check a duration proxy-await promises.
-const timerSlack = time.Second
+const timerSlack = 2 * time.Second
 
 // logTime is the time of a JSON log record.
 func logTime(t *testing.T, rec map[string]any) time.Time {
@@ -80,13 +80,16 @@ func TestShutdownFaults(t *testing.T) {
 		key     string // and what it says happened last
 		value   string
 	}{
-		{"hang", 1, "proxy did not shut down within 1.5s", "last", "no answer"},
-		{"500", 2, "proxy did not shut down within 1.5s", "last", "500 Internal Server Error"},
-		{"reset", 2, "proxy did not shut down within 1.5s", "last", "connection reset"},
+		{"hang", 1, "proxy did not shut down within 3s", "last", "no answer"},
+		{"500", 2, "proxy did not shut down within 3s", "last", "500 Internal Server Error"},
+		{"reset", 2, "proxy did not shut down within 3s", "last", "connection reset"},
 		{"redirect", 1, "proxy shutdown failed", "error", "answered 302 Found"},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
-			const budget = 1500 * time.Millisecond
+			// 3 s: room for two POSTs and their outcomes on a loaded
+			// machine. In parallel, the 3 s are spent once.
+			t.Parallel()
+			const budget = 3 * time.Second
 			fp := startProxy(t, "-shutdown-fault", tc.fault)
 			p := startPA(t, nil, append([]string{"-S", "--log-format", "json", "--shutdown-timeout", budget.String(),
 				"--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")}, child("exit", "3")...)...)

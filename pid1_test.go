@@ -311,7 +311,7 @@ func TestContainer(t *testing.T) {
 		// --kill-after: proxy-await itself kills the child and exits 137,
 		// which runc passes on. Nothing else sends KILL: runc's own kill
 		// would read 137 too, without proxy-await's log lines.
-		args := append([]string{"/proxy-await", "--proxy", "none", "--kill-after", "200ms", "--", "/bin/sh", "-c"},
+		args := append([]string{"/proxy-await", "--proxy", "none", "--kill-after", "3s", "--", "/bin/sh", "-c"},
 			`trap 'echo ignoring TERM' TERM; sleep 1000 & echo ready; while :; do wait; done`)
 		p, id := c.run(t, args...)
 		p.expect("ready")

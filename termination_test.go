@@ -66,7 +66,10 @@ func TestTermDelayFromTheCommandLine(t *testing.T) {
 // SIGTERM is left running, never killed (README, Signals). --wait-all is
 // what waits for such processes and kills them.
 func TestKillAfterEndsWithTheMainChild(t *testing.T) {
-	p := startPA(t, nil, append([]string{"--proxy", "none", "-g", "--kill-after", "100ms"},
+	// 10 s: far longer than the main child takes to exit on SIGTERM, on any
+	// machine. A proxy-await that went on waiting for the member would
+	// SIGKILL it at the 10 s.
+	p := startPA(t, nil, append([]string{"--proxy", "none", "-g", "--kill-after", "10s"},
 		child("stubborn-group")...)...)
 	member, err := strconv.Atoi(strings.TrimPrefix(p.expect("member "), "member "))
 	require.NoError(t, err)
