@@ -35,7 +35,7 @@ func TestWaitOnly(t *testing.T) {
 	})
 	t.Run("-- and no command: 0", func(t *testing.T) {
 		fp := startProxy(t, "-stay-up")
-		p := startPA(t, nil, "--ready-url", fp.url("/ready"), "--")
+		p := startPA(t, nil, steadyProbe, "10s", "--ready-url", fp.url("/ready"), "--")
 		assert.Equal(t, 0, p.wait())
 		assert.Equal(t, 1, fp.count("GET", "/ready"))
 	})
@@ -111,7 +111,7 @@ func TestBooleanFlagTrapStartsNothing(t *testing.T) {
 // A URL flag on the command line takes one URL, commas and all.
 func TestURLWithCommaEndToEnd(t *testing.T) {
 	fp := startProxy(t)
-	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready?a=1,2"), "--shutdown-url", fp.url("/shutdown?b=3,4")},
+	p := startPA(t, nil, append([]string{steadyProbe, "10s", "-S", "--ready-url", fp.url("/ready?a=1,2"), "--shutdown-url", fp.url("/shutdown?b=3,4")},
 		child("args", "started")...)...)
 	p.expect("started")
 	assert.Equal(t, 0, p.wait())

@@ -56,7 +56,7 @@ func onAddr(t *testing.T, rawURL, addr string) string {
 
 func TestPortFlag(t *testing.T) {
 	fp := startProxy(t, "-stay-up")
-	p := startPA(t, nil, append([]string{"-S", "-p", portOf(fp)}, child("exit", "0")...)...)
+	p := startPA(t, nil, append([]string{steadyProbe, "10s", "-S", "-p", portOf(fp)}, child("exit", "0")...)...)
 	assert.Equal(t, 0, p.wait())
 	assert.Equal(t, 1, fp.count("GET", "/ready"))
 	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
@@ -65,7 +65,7 @@ func TestPortFlag(t *testing.T) {
 func TestEveryReadinessURLMustBeReady(t *testing.T) {
 	a := startProxy(t, "-stay-up")
 	b := startProxy(t, "-ready-after", "never")
-	p := startPA(t, nil, append([]string{"--ready-url", a.url("/ready"), "--ready-url", b.url("/ready")},
+	p := startPA(t, nil, append([]string{steadyProbe, "10s", "--ready-url", a.url("/ready"), "--ready-url", b.url("/ready")},
 		child("args", "started")...)...)
 	b.waitFor("b not ready", notReadyProbes(3))
 	p.silent("only one of two URLs is ready")

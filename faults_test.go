@@ -44,7 +44,7 @@ func TestReadinessFaults(t *testing.T) {
 func TestProxyGoesAwayAndComesBack(t *testing.T) {
 	first := startProxy(t, "-ready-after", "never")
 	addr := first.addr
-	p := startPA(t, nil, append([]string{"--ready-url", first.url("/ready")}, child("args", "started")...)...)
+	p := startPA(t, nil, append([]string{steadyProbe, "10s", "--ready-url", first.url("/ready")}, child("args", "started")...)...)
 	first.waitFor("a not-ready probe", notReadyProbes(1))
 	require.NoError(t, first.cmd.Process.Kill())
 	_ = first.cmd.Wait()

@@ -29,6 +29,11 @@ var (
 // of hanging; it is never how long a test expects something to take.
 const waitLimit = 20 * time.Second
 
+// steadyProbe, with a long value, is for tests that count probes: a probe
+// that a loaded machine slows past the default --probe-timeout of 1 s would
+// be sent again, and counted twice.
+const steadyProbe = "--probe-timeout"
+
 func TestMain(m *testing.M) {
 	testchild.Main()
 	testchild.NoRaceExitSleep()

@@ -86,7 +86,7 @@ func TestShutdownPostedOnceWithShutdownFlag(t *testing.T) {
 
 func TestNoShutdownWithoutFlag(t *testing.T) {
 	fp := startProxy(t)
-	p := startPA(t, nil, append([]string{"--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
+	p := startPA(t, nil, append([]string{steadyProbe, "10s", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
 		child("exit", "0")...)...)
 	assert.Equal(t, 0, p.wait())
 	assert.Equal(t, 0, fp.count("POST", "/shutdown"))
@@ -212,7 +212,7 @@ func TestEnvironmentConfiguration(t *testing.T) {
 	t.Run("the flag wins", func(t *testing.T) {
 		fp := startProxy(t)
 		p := startPA(t, []string{"PROXY_AWAIT_READY_URL=" + fp.url("/ready"), "PROXY_AWAIT_SHUTDOWN_URL=" + fp.url("/shutdown"),
-			"PROXY_AWAIT_SHUTDOWN=true"}, append([]string{"--shutdown=false"}, child("exit", "0")...)...)
+			"PROXY_AWAIT_SHUTDOWN=true"}, append([]string{steadyProbe, "10s", "--shutdown=false"}, child("exit", "0")...)...)
 		assert.Equal(t, 0, p.wait())
 		assert.Equal(t, 0, fp.count("POST", "/shutdown"))
 		assert.Equal(t, 1, fp.count("GET", "/ready"))

@@ -122,7 +122,7 @@ func TestSeveralSidecars(t *testing.T) {
 	istioReady, istioQuit := sidecarURLs(t, istio, "istio")
 	sqlReady, sqlQuit := sidecarURLs(t, cloudsql, "cloudsql")
 
-	p := startPA(t, nil, append([]string{"-S",
+	p := startPA(t, nil, append([]string{steadyProbe, "10s", "-S",
 		"--ready-url", istioReady, "--ready-url", sqlReady,
 		"--shutdown-url", istioQuit, "--shutdown-url", sqlQuit},
 		startedThenExit3...)...)
