@@ -239,11 +239,7 @@ func TestProbeTimeoutMessage(t *testing.T) {
 }
 
 func TestProbeErrorsInPlainWords(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	refused := "http://" + ln.Addr().String() + "/ready"
-	require.NoError(t, ln.Close())
-	assert.EqualError(t, probeOnce(t, refused, bound), "connection refused")
+	assert.EqualError(t, probeOnce(t, refusingURL(t), bound), "connection refused")
 
 	addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
 		testutil.ReadRequest(r)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -46,12 +45,10 @@ func serve(t *testing.T, h http.Handler) string {
 	return srv.URL + "/ready"
 }
 
-// closedPort is a loopback URL where nothing listens.
-func closedPort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	require.NoError(t, ln.Close())
-	return "http://" + ln.Addr().String() + "/ready"
+// refusingURL is a loopback URL that refuses every connection until the
+// test ends: a port merely closed could be taken by anyone meanwhile.
+func refusingURL(t *testing.T) string {
+	return "http://" + testutil.RefusingAddr(t) + "/ready"
 }
 
 // cancelWhen is a context cancelled once cond holds (polled), or after 20 s
@@ -140,7 +137,7 @@ func TestEveryURLMustBeReady(t *testing.T) {
 // The shutdown reads "connection refused" as "the proxy has exited" only if
 // the proxy answered: Await says whether it did.
 func TestAwaitSaysWhetherTheProxyAnswered(t *testing.T) {
-	notReady, refused := serve(t, &endpoint{notReady: 1 << 30}), closedPort(t)
+	notReady, refused := serve(t, &endpoint{notReady: 1 << 30}), refusingURL(t)
 	for _, tc := range []struct {
 		name     string
 		urls     []string
@@ -186,7 +183,7 @@ func TestAwaitSaysWhetherTheProxyAnswered(t *testing.T) {
 func TestWaitEndsBeforeAnyProbe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 0)
 	defer cancel()
-	res, err := Await(ctx, opts("http://"+testutil.RefusingAddr(t)+"/ready"))
+	res, err := Await(ctx, opts(refusingURL(t)))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, "no answer yet", res.Errors())
 	assert.False(t, res.Refused())
@@ -290,7 +287,7 @@ func regexpQuote(s string) string {
 // refusals reaches that length.
 func TestRefusedHint(t *testing.T) {
 	var buf testutil.Buffer
-	url := closedPort(t)
+	url := refusingURL(t)
 	o := opts(url)
 	o.ProgressEvery = 20 * time.Millisecond
 	o.RefusedHintAfter = 40 * time.Millisecond
