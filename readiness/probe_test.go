@@ -71,7 +71,7 @@ func TestProbesShareOneConnection(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			url, conns := countingServer(t, h)
-			p, err := newProber(url, time.Second)
+			p, err := newProber(url, bound)
 			require.NoError(t, err)
 			defer p.close()
 			for range 5 {
@@ -87,7 +87,7 @@ func TestProbeReconnectsWhenTheServerCloses(t *testing.T) {
 		w.Header().Set("Connection", "close")
 		http.Error(w, "not ready", http.StatusServiceUnavailable)
 	}))
-	p, err := newProber(url, time.Second)
+	p, err := newProber(url, bound)
 	require.NoError(t, err)
 	defer p.close()
 	for range 3 {
