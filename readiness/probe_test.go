@@ -248,13 +248,26 @@ func TestProbeErrorsInPlainWords(t *testing.T) {
 	assert.EqualError(t, probeOnce(t, "http://"+addr+"/ready", bound), "connection reset")
 }
 
+// A context that ends while the probe waits for its answer ends the probe:
+// the context ends once the request has arrived, so the probe is under way.
 func TestProbeEndsWithItsContext(t *testing.T) {
-	url, _ := countingServer(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
-	p, err := newProber(url, time.Hour)
+	arrived := make(chan struct{})
+	url, _ := countingServer(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-r.Context().Done()
+	}))
+	p, err := newProber(url, bound)
 	require.NoError(t, err)
 	defer p.close()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(20*time.Millisecond, cancel)
+	defer cancel()
+	go func() {
+		select {
+		case <-arrived:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	start := time.Now()
 	assert.ErrorIs(t, p.probe(ctx), context.Canceled)
 	assert.Less(t, time.Since(start), bound, "a cancelled wait does not sit out --probe-timeout")
