@@ -71,7 +71,7 @@ func TestProbesShareOneConnection(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			url, conns := countingServer(t, h)
-			p, err := newProber(url, time.Second)
+			p, err := newProber(url, bound)
 			require.NoError(t, err)
 			defer p.close()
 			for range 5 {
@@ -87,7 +87,7 @@ func TestProbeReconnectsWhenTheServerCloses(t *testing.T) {
 		w.Header().Set("Connection", "close")
 		http.Error(w, "not ready", http.StatusServiceUnavailable)
 	}))
-	p, err := newProber(url, time.Second)
+	p, err := newProber(url, bound)
 	require.NoError(t, err)
 	defer p.close()
 	for range 3 {
@@ -239,11 +239,7 @@ func TestProbeTimeoutMessage(t *testing.T) {
 }
 
 func TestProbeErrorsInPlainWords(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	refused := "http://" + ln.Addr().String() + "/ready"
-	require.NoError(t, ln.Close())
-	assert.EqualError(t, probeOnce(t, refused, bound), "connection refused")
+	assert.EqualError(t, probeOnce(t, refusingURL(t), bound), "connection refused")
 
 	addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
 		testutil.ReadRequest(r)
@@ -252,13 +248,26 @@ func TestProbeErrorsInPlainWords(t *testing.T) {
 	assert.EqualError(t, probeOnce(t, "http://"+addr+"/ready", bound), "connection reset")
 }
 
+// A context that ends while the probe waits for its answer ends the probe:
+// the context ends once the request has arrived, so the probe is under way.
 func TestProbeEndsWithItsContext(t *testing.T) {
-	url, _ := countingServer(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
-	p, err := newProber(url, time.Hour)
+	arrived := make(chan struct{})
+	url, _ := countingServer(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-r.Context().Done()
+	}))
+	p, err := newProber(url, bound)
 	require.NoError(t, err)
 	defer p.close()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(20*time.Millisecond, cancel)
+	defer cancel()
+	go func() {
+		select {
+		case <-arrived:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	start := time.Now()
 	assert.ErrorIs(t, p.probe(ctx), context.Canceled)
 	assert.Less(t, time.Since(start), bound, "a cancelled wait does not sit out --probe-timeout")

@@ -2,12 +2,14 @@ package readiness
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,12 +48,10 @@ func serve(t *testing.T, h http.Handler) string {
 	return srv.URL + "/ready"
 }
 
-// closedPort is a loopback URL where nothing listens.
-func closedPort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	require.NoError(t, ln.Close())
-	return "http://" + ln.Addr().String() + "/ready"
+// refusingURL is a loopback URL that refuses every connection until the
+// test ends: a port merely closed could be taken by anyone meanwhile.
+func refusingURL(t *testing.T) string {
+	return "http://" + testutil.RefusingAddr(t) + "/ready"
 }
 
 // cancelWhen is a context cancelled once cond holds (polled), or after 20 s
@@ -69,8 +69,14 @@ func cancelWhen(t *testing.T, cond func() bool) context.Context {
 	return ctx
 }
 
+// opts polls urls with a probe timeout no probe reaches on a loaded machine:
+// a probe timed out would be sent again, and a test that counts probes, or
+// reads the last error, would see one it did not expect. No progress line
+// comes either, in the log of a test that reads it line by line, unless the
+// test asks for them.
 func opts(urls ...string) Options {
-	return Options{URLs: urls, MaxInterval: 20 * time.Millisecond, ProbeTimeout: time.Second, Logger: logging.Discard()}
+	return Options{URLs: urls, MaxInterval: 20 * time.Millisecond, ProbeTimeout: bound,
+		ProgressEvery: time.Hour, Logger: logging.Discard()}
 }
 
 func TestFirstProbeAtOnce(t *testing.T) {
@@ -140,7 +146,7 @@ func TestEveryURLMustBeReady(t *testing.T) {
 // The shutdown reads "connection refused" as "the proxy has exited" only if
 // the proxy answered: Await says whether it did.
 func TestAwaitSaysWhetherTheProxyAnswered(t *testing.T) {
-	notReady, refused := serve(t, &endpoint{notReady: 1 << 30}), closedPort(t)
+	notReady, refused := serve(t, &endpoint{notReady: 1 << 30}), refusingURL(t)
 	for _, tc := range []struct {
 		name     string
 		urls     []string
@@ -164,7 +170,7 @@ func TestAwaitSaysWhetherTheProxyAnswered(t *testing.T) {
 				for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 					all := true
 					for _, u := range tc.urls {
-						all = all && strings.Contains(log.String(), "url="+u+" ")
+						all = all && strings.Contains(log.String(), "probe failed url="+u+" ")
 					}
 					if all {
 						return
@@ -186,7 +192,7 @@ func TestAwaitSaysWhetherTheProxyAnswered(t *testing.T) {
 func TestWaitEndsBeforeAnyProbe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 0)
 	defer cancel()
-	res, err := Await(ctx, opts("http://"+testutil.RefusingAddr(t)+"/ready"))
+	res, err := Await(ctx, opts(refusingURL(t)))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, "no answer yet", res.Errors())
 	assert.False(t, res.Refused())
@@ -233,18 +239,63 @@ func TestDistinctProbeErrorsAtDebug(t *testing.T) {
 	}, strings.Split(strings.TrimSpace(buf.String()), "\n"))
 }
 
-// progressLines waits for n progress lines in buf, then returns them.
-func progressLines(t *testing.T, buf *testutil.Buffer, n int) []string {
+// logWatch reads a log as Await writes it, and notes when it first saw each
+// line: a line seen at T was written at T or before.
+type logWatch struct {
+	buf   testutil.Buffer
+	lines []string
+	seen  []time.Time
+}
+
+// until waits, at most bound, for done to hold for the lines seen so far.
+func (w *logWatch) until(t *testing.T, what string, done func(lines []string) bool) {
+	t.Helper()
 	deadline := time.Now().Add(bound)
 	for {
-		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-		if len(lines) >= n && lines[0] != "" {
-			return lines[:n]
+		s, now := w.buf.String(), time.Now()
+		complete := strings.Split(s[:strings.LastIndex(s, "\n")+1], "\n")
+		for _, line := range complete[len(w.lines) : len(complete)-1] {
+			w.lines = append(w.lines, line)
+			w.seen = append(w.seen, now)
 		}
-		require.True(t, time.Now().Before(deadline), "%d progress lines: %q", n, buf.String())
+		if done(w.lines) {
+			return
+		}
+		if now.After(deadline) {
+			t.Fatalf("no %s within %s; log:\n%s", what, bound, s)
+		}
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// after waits for the first line that starts with mark and n lines after
+// it, and returns the index of that line.
+func (w *logWatch) after(t *testing.T, mark string, n int) int {
+	t.Helper()
+	i := -1
+	w.until(t, fmt.Sprintf("line %q and %d after it", mark, n), func(lines []string) bool {
+		i = slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, mark) })
+		return i >= 0 && len(lines) > i+n
+	})
+	return i
+}
+
+// progressLine matches a progress line about url, whatever its elapsed time
+// (the first submatch), with its last error and hint ("" for none).
+func progressLine(url, lastErr, hint string) *regexp.Regexp {
+	re := `^proxy-await: still waiting for the proxy url=` + regexp.QuoteMeta(url) +
+		` elapsed=(\S+) error="` + regexp.QuoteMeta(lastErr) + `"`
+	if hint != "" {
+		re += regexp.QuoteMeta(` (hint: ` + hint + `)`)
+	}
+	return regexp.MustCompile(re + `$`)
+}
+
+// probeFailed is the start of the debug line of a URL's first failed probe.
+// The wait logs it as it sets the URL's last error, under the lock that a
+// progress tick takes: every progress line before it says "no answer yet",
+// every one after it reports that error.
+const probeFailed = `proxy-await: debug: probe failed url=`
 
 func awaitInBackground(t *testing.T, o Options) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -259,63 +310,119 @@ func awaitInBackground(t *testing.T, o Options) {
 // The hint of the progress line fits the flags: "set --timeout" only when
 // there is no --timeout.
 func TestProgressHintFitsTheFlags(t *testing.T) {
-	url := serve(t, &endpoint{notReady: 1 << 30})
 	for _, tc := range []struct {
 		timeout time.Duration
 		hint    string
 	}{
-		{0, ` (hint: set --timeout to stop waiting forever)`},
-		{time.Hour, ``},
+		{0, "set --timeout to stop waiting forever"},
+		{time.Hour, ""},
 	} {
 		t.Run(tc.timeout.String(), func(t *testing.T) {
-			var buf testutil.Buffer
+			// The first answer waits for a progress line: the hint is on
+			// lines with no answer yet and on lines with one.
+			answer := make(chan struct{})
+			url := serve(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				select {
+				case <-answer:
+					rw.WriteHeader(http.StatusServiceUnavailable)
+				case <-r.Context().Done():
+				}
+			}))
+			w := &logWatch{}
 			o := opts(url)
 			o.ProgressEvery = 20 * time.Millisecond
 			o.Timeout = tc.timeout
-			o.Logger = logging.New(&buf, "text", 0)
+			o.Logger = logging.New(&w.buf, "text", slog.LevelDebug)
 			awaitInBackground(t, o)
-			line := progressLines(t, &buf, 1)[0]
-			assert.Regexp(t, `^proxy-await: still waiting for the proxy url=`+url+
-				` elapsed=\S+ error="answered 503 Service Unavailable"`+regexpQuote(tc.hint)+`$`, line)
+			w.after(t, "proxy-await: still waiting for the proxy ", 0)
+			close(answer)
+			i := w.after(t, probeFailed, 1)
+			require.Positive(t, i)
+			for _, line := range w.lines[:i] {
+				assert.Regexp(t, progressLine(url, "no answer yet", tc.hint), line)
+			}
+			assert.Equal(t, probeFailed+url+` error="answered 503 Service Unavailable"`, w.lines[i])
+			assert.Regexp(t, progressLine(url, "answered 503 Service Unavailable", tc.hint), w.lines[i+1])
 		})
 	}
 }
 
-func regexpQuote(s string) string {
-	return strings.NewReplacer("(", `\(`, ")", `\)`, "-", `\-`).Replace(s)
-}
-
 // A port that refuses connections for RefusedHintAfter gets one hint asking
-// whether the proxy is there at all, on the progress line where the run of
-// refusals reaches that length.
+// whether the proxy is there at all, on the first progress line where the
+// run of refusals is that long, less half a period of slack.
 func TestRefusedHint(t *testing.T) {
-	var buf testutil.Buffer
-	url := closedPort(t)
+	const every, hintAfter = 200 * time.Millisecond, time.Second
+	url := refusingURL(t)
+	w := &logWatch{}
 	o := opts(url)
-	o.ProgressEvery = 20 * time.Millisecond
-	o.RefusedHintAfter = 40 * time.Millisecond
+	o.ProgressEvery = every
+	o.RefusedHintAfter = hintAfter
 	o.Timeout = time.Hour
-	o.Logger = logging.New(&buf, "text", 0)
+	o.Logger = logging.New(&w.buf, "text", slog.LevelDebug)
+	// The run of refusals begins after this (the first probe is sent once
+	// Await has started), and before its first refusal is seen in the log.
+	begun := time.Now()
 	awaitInBackground(t, o)
-	lines := progressLines(t, &buf, 4)
-	hint := `error="connection refused" (hint: connection refused for 40ms: is the pod meshed (is the sidecar injected), and is --proxy the right preset?)`
-	assert.True(t, strings.HasSuffix(lines[0], `error="connection refused"`), lines[0])
-	assert.True(t, strings.HasSuffix(lines[1], hint), lines[1])
-	assert.True(t, strings.HasSuffix(lines[2], `error="connection refused"`), lines[2])
-	assert.True(t, strings.HasSuffix(lines[3], `error="connection refused"`), lines[3])
+	i := w.after(t, probeFailed, 0)
+	require.Equal(t, probeFailed+url+` error="connection refused"`, w.lines[i])
+	refused := w.seen[i]
+
+	plain := progressLine(url, "connection refused", "")
+	hinted := progressLine(url, "connection refused", "connection refused for 1s: "+RefusedHint)
+	// Ten lines without the hint are well past its time: each line is a
+	// later tick, a period after the one before.
+	h := -1
+	w.until(t, "the hint and two lines after it", func(lines []string) bool {
+		h = slices.IndexFunc(lines[i+1:], hinted.MatchString)
+		if h >= 0 {
+			return len(lines) >= i+1+h+3
+		}
+		return len(lines) >= i+1+10
+	})
+	for _, line := range w.lines[:i] {
+		assert.Regexp(t, progressLine(url, "no answer yet", ""), line)
+	}
+	lines, seen := w.lines[i+1:], w.seen[i+1:]
+	require.GreaterOrEqual(t, h, 0, "no hint in %d progress lines:\n%s", len(lines), strings.Join(lines, "\n"))
+	for k, line := range lines[:h+3] {
+		if k == h {
+			// Its tick came once the run had lasted long enough, and the run
+			// began after begun.
+			assert.GreaterOrEqual(t, seen[k].Sub(begun), hintAfter-every/2, "the hint came early: %s", line)
+			continue
+		}
+		if !assert.Regexp(t, plain, line, "line %d after the first refusal", k) || k > h {
+			continue
+		}
+		// A line before the hint: its tick came before the run had lasted
+		// long enough. The tick came at begun+elapsed or later (elapsed is
+		// rounded to the millisecond), and the run began before refused.
+		elapsed, err := time.ParseDuration(plain.FindStringSubmatch(line)[1])
+		require.NoError(t, err)
+		assert.Less(t, begun.Add(elapsed).Sub(refused), hintAfter-every/2+time.Millisecond/2,
+			"the hint came late, after %s", line)
+	}
 }
 
 func TestPasswordsAreNotLogged(t *testing.T) {
-	var buf testutil.Buffer
 	srv := httptest.NewServer(&endpoint{notReady: 1 << 30})
 	t.Cleanup(srv.Close)
-	o := opts(strings.Replace(srv.URL, "://", "://probe:s3cret@", 1) + "/ready")
+	url := func(password string) string {
+		return strings.Replace(srv.URL, "://", "://probe:"+password+"@", 1) + "/ready"
+	}
+	w := &logWatch{}
+	o := opts(url("s3cret"))
 	o.ProgressEvery = 20 * time.Millisecond
-	o.Logger = logging.New(&buf, "text", -4)
+	o.Logger = logging.New(&w.buf, "text", slog.LevelDebug)
 	awaitInBackground(t, o)
-	lines := progressLines(t, &buf, 2)
-	assert.Contains(t, lines[1], "still waiting for the proxy url=http://probe:xxxxx@")
-	assert.NotContains(t, buf.String(), "s3cret")
+	i := w.after(t, probeFailed, 1)
+	hint := "set --timeout to stop waiting forever"
+	for _, line := range w.lines[:i] {
+		assert.Regexp(t, progressLine(url("xxxxx"), "no answer yet", hint), line)
+	}
+	assert.Equal(t, probeFailed+url("xxxxx")+` error="answered 503 Service Unavailable"`, w.lines[i])
+	assert.Regexp(t, progressLine(url("xxxxx"), "answered 503 Service Unavailable", hint), w.lines[i+1])
+	assert.NotContains(t, w.buf.String(), "s3cret")
 }
 
 // Go's HTTP client would send a probe of http://0.0.0.0:PORT through the
