@@ -121,8 +121,11 @@ func TestDrainQuietEndedBySecondTerm(t *testing.T) {
 }
 
 func TestDrainQuietEndedByTermDelay(t *testing.T) {
-	// The connection stays open and idle: not traffic, but counted.
-	r, addrs := startHTTP(t, Config{TermDelay: 300 * time.Millisecond, DrainQuiet: time.Hour}, "http", "127.0.0.1:0")
+	// The connection stays open and idle: not traffic, but counted. The
+	// reason line counts the connections only once the watch is armed: the
+	// term delay is long beside the time the watch takes to arm, even when
+	// the process stalls for a second.
+	r, addrs := startHTTP(t, Config{TermDelay: 2 * time.Second, DrainQuiet: time.Hour}, "http", "127.0.0.1:0")
 	_, _ = requests(t, &http.Client{Transport: &http.Transport{}}, "http://"+addrs[0]+"/", 0, 0, 1)
 	kill(t, syscall.SIGTERM)
 	waitLog(t, r.log, armed)
