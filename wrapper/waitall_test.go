@@ -13,10 +13,12 @@ import (
 
 // With -g, what the main child leaves in its process group gets the group's
 // SIGTERM when the child exits; --wait-all must not send it a second one,
-// which many programs read as "stop now, skip the clean-up".
+// which many programs read as "stop now, skip the clean-up". The worker
+// must log its SIGTERM before --wait-all's SIGKILL: the wait is long beside
+// that, even if the worker stalls for a second.
 func TestWaitAllSignalsTheGroupOnce(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "worker.log")
-	r := start(t, Config{ProcessGroup: true, WaitAll: time.Second}, "leave-worker", log, "ignore-term")
+	r := start(t, Config{ProcessGroup: true, WaitAll: 3 * time.Second}, "leave-worker", log, "ignore-term")
 	r.expect("worker ")
 	assert.Equal(t, 0, r.wait())
 	data, err := os.ReadFile(log)

@@ -234,11 +234,15 @@ func unreaped(pid int) int {
 }
 
 func TestTermDelay(t *testing.T) {
-	const delay = 300 * time.Millisecond
+	// The SIGHUP must be forwarded while the SIGTERM is held: the delay is
+	// long beside the test's steps between the two, even if it stalls for a
+	// second.
+	const delay = 2 * time.Second
 	r := start(t, Config{TermDelay: delay}, "signals", "SIGTERM")
 	r.expect("ready")
 	sent := time.Now()
 	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, "holding SIGTERM")
 	kill(t, syscall.SIGHUP) // the child keeps getting other signals meanwhile
 	r.expect("signal SIGHUP ")
 	got := r.signalTime("SIGTERM")
