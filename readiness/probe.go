@@ -143,21 +143,12 @@ func (p *prober) failure(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case ended(ctx):
-		// The dial honours the context's deadline (--timeout) on its own
-		// clock and can give up a moment before the context says so.
+	case answer.Expired(ctx): // cut by --timeout, not --probe-timeout
 		return context.DeadlineExceeded
 	case errors.As(err, &ne) && ne.Timeout():
 		return &answer.Error{Msg: fmt.Sprintf("no answer within --probe-timeout %s", p.timeout), Err: err}
 	}
 	return answer.Plain(err)
-}
-
-// ended says whether ctx's deadline has passed, whether or not ctx has
-// noticed yet.
-func ended(ctx context.Context) bool {
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
 }
 
 // exchange writes the request and reads the answer's status, skipping 1xx

@@ -226,13 +226,6 @@ func (t *target) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 	return answer.NewConn(tc), nil
 }
 
-// ended says whether ctx's deadline has passed, whether or not ctx has
-// noticed yet.
-func ended(ctx context.Context) bool {
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
-}
-
 // checkRetry is the retry policy of the package comment. It also keeps the
 // last outcome, for the line that reports a shutdown that ran out of time,
 // and logs each attempt at debug level.
@@ -244,10 +237,9 @@ func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error)
 		t.last = resp.Status
 		t.log.Debug("shutdown POST answered", "event", "shutdown_attempt", "url", t.url,
 			"attempt", t.n, "status", resp.StatusCode)
-	case ctx.Err() != nil || ended(ctx):
+	case ctx.Err() != nil || answer.Expired(ctx):
 		// An attempt cut by the deadline says nothing of the proxy: the
-		// last outcome stands. (A dial gives up on the deadline by its own
-		// clock, a moment before ctx reports it.)
+		// last outcome stands.
 		if t.last == "" {
 			t.last = "no answer"
 		}

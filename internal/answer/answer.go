@@ -18,7 +18,17 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
+	"time"
 )
+
+// Expired says whether ctx's deadline has passed, whether or not ctx has
+// noticed yet: a dial gives up on the deadline by its own clock, a moment
+// before ctx reports it, and that failure is the wait's end, not the
+// proxy's.
+func Expired(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
 
 // Max is the most of one answer that is read: a readiness or shutdown
 // endpoint answers in a few hundred bytes.
