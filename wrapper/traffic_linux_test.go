@@ -68,6 +68,16 @@ func (r *running) nextSignal(name string) time.Time {
 	return time.Unix(0, ns)
 }
 
+// idleConnections opens n kept-alive connections to addr, sends one request
+// on each, and leaves them open and idle.
+func idleConnections(t *testing.T, addr string, n int) {
+	t.Helper()
+	for range n {
+		client := &http.Client{Transport: &http.Transport{}}
+		_, _ = requests(t, client, "http://"+addr+"/", 0, 0, 1)
+	}
+}
+
 // requests sends GET / with client every gap until d has passed since the
 // first, and returns when the last request was sent and when its response
 // had been read. With parallel > 1, each round sends that many at once
@@ -206,11 +216,7 @@ func TestDrainQuietIdleConnectionsDoNotHold(t *testing.T) {
 	// Nothing the test does races the quiet period: it may be short.
 	const quiet = 500 * time.Millisecond
 	r, addrs := startHTTP(t, Config{TermDelay: time.Minute, DrainQuiet: quiet}, "http", "127.0.0.1:0")
-	// Five kept-alive connections, each used once, then idle.
-	for range 5 {
-		client := &http.Client{Transport: &http.Transport{}}
-		_, _ = requests(t, client, "http://"+addrs[0]+"/", 0, 0, 1)
-	}
+	idleConnections(t, addrs[0], 5)
 	termAt := time.Now()
 	kill(t, syscall.SIGTERM)
 	waitLog(t, r.log, armed)
@@ -225,10 +231,7 @@ func TestDrainQuietNewConnectionResets(t *testing.T) {
 	// Idle connections, then one new connection that sends nothing.
 	const quiet = 2 * time.Second
 	r, addrs := startHTTP(t, Config{TermDelay: time.Minute, DrainQuiet: quiet}, "http", "127.0.0.1:0")
-	for range 5 {
-		client := &http.Client{Transport: &http.Transport{}}
-		_, _ = requests(t, client, "http://"+addrs[0]+"/", 0, 0, 1)
-	}
+	idleConnections(t, addrs[0], 5)
 	kill(t, syscall.SIGTERM)
 	waitLog(t, r.log, armed)
 	// The connection comes once the watch is armed, late enough that a
