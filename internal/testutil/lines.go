@@ -39,7 +39,14 @@ func NewLines(r io.Reader, limit time.Duration, context func() string) *Lines {
 // no line comes within the limit.
 func (l *Lines) Next(t testing.TB, what string) string {
 	t.Helper()
-	timer := time.NewTimer(l.limit)
+	return l.NextWithin(t, what, l.limit)
+}
+
+// NextWithin is Next with its own limit, for a line that comes after work
+// whose length grows with the machine's load (thousands of forks, say).
+func (l *Lines) NextWithin(t testing.TB, what string, limit time.Duration) string {
+	t.Helper()
+	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	select {
 	case line, ok := <-l.c:
@@ -48,7 +55,7 @@ func (l *Lines) Next(t testing.TB, what string) string {
 		}
 		return line
 	case <-timer.C:
-		t.Fatalf("no line within %s, expecting %s\n%s", l.limit, what, l.context())
+		t.Fatalf("no line within %s, expecting %s\n%s", limit, what, l.context())
 	}
 	return ""
 }
