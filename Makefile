@@ -36,8 +36,9 @@ demo: build
 	@scripts/demo.sh
 
 # Installs what the tests need when it is missing, then runs every test with
-# the race detector.
+# the race detector. No compiled file may be tracked by git.
 test: deps
+	@scripts/no-binaries.sh
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 
