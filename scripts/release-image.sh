@@ -4,7 +4,7 @@
 #
 #   release-image.sh PLATFORM=SBOM... -- OCIIMAGE-FLAGS...
 #
-# writes the image from the linux binaries with internal/ociimage (the flags
+# writes the image from the linux binaries with scripts/ociimage (the flags
 # say where and what), then each platform's SPDX SBOM with syft.
 set -eu
 
@@ -30,7 +30,7 @@ fi
 
 # goreleaser's build directories are NAME_OS_ARCH[_VARIANT]; ociimage reads
 # each binary's platform from the binary itself.
-go run ../internal/ociimage "$@" ./*_linux_*/proxy-await
+go run ../scripts/ociimage "$@" ./*_linux_*/proxy-await
 
 for pair in $sboms; do
 	platform="${pair%%=*}" sbom="${pair#*=}"
