@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/config"
 )
 
 // Each preset against the fake proxy of its flavor, on free ports: the
@@ -28,10 +30,10 @@ func TestPresetsAgainstTheirProxies(t *testing.T) {
 		t.Run(tc.flavor, func(t *testing.T) {
 			fp := startProxy(t, "-flavor", tc.flavor, "-ready-after", "never", "-stay-up")
 			args := []string{"--proxy", tc.flavor, "-S"}
-			if pr := presets[tc.flavor]; pr.port != 0 {
+			if pr, _ := config.LookupPreset(tc.flavor); pr.Port != 0 {
 				args = append(args, "-p", portOf(fp))
 			} else {
-				args = append(args, "--ready-url", onAddr(t, pr.ready, fp.ready), "--shutdown-url", onAddr(t, pr.shutdown, fp.addr))
+				args = append(args, "--ready-url", onAddr(t, pr.Ready, fp.ready), "--shutdown-url", onAddr(t, pr.Shutdown, fp.addr))
 			}
 			p := startPA(t, nil, append(args, child("args", "started")...)...)
 			fp.waitFor("a not-ready probe", notReadyProbes(1))

@@ -24,6 +24,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,8 @@ import (
 	"k8s.io/pod-security-admission/policy"
 	k8sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/proxy-await/proxy-await/config"
 )
 
 // graceMargin is what the examples leave between term-delay + kill-after and
@@ -169,15 +172,15 @@ func checkPod(t require.TestingT, tpl *corev1.PodTemplateSpec, entrypoint []stri
 			continue
 		}
 		runs++
-		cfg, err := parseConfig("proxy-await", argv[1:], containerEnv(c))
+		cfg, err := config.Parse("proxy-await", argv[1:], containerEnv(c))
 		if !assert.NoError(t, err, "container %q: proxy-await %s", c.Name, strings.Join(argv[1:], " ")) {
 			continue
 		}
-		if cfg.termDelay > 0 {
-			need := cfg.termDelay + cfg.killAfter + graceMargin
+		if cfg.TermDelay > 0 {
+			need := cfg.TermDelay + cfg.KillAfter + graceMargin
 			assert.Less(t, need, grace, "container %q: terminationGracePeriodSeconds must be more than "+
-				"--term-delay %s + --kill-after %s + margin %s", c.Name, cfg.termDelay, cfg.killAfter, graceMargin)
-			assert.NotZero(t, cfg.killAfter, "container %q: --term-delay without --kill-after leaves the stop unbounded", c.Name)
+				"--term-delay %s + --kill-after %s + margin %s", c.Name, cfg.TermDelay, cfg.KillAfter, graceMargin)
+			assert.NotZero(t, cfg.KillAfter, "container %q: --term-delay without --kill-after leaves the stop unbounded", c.Name)
 		}
 	}
 	return runs
@@ -304,8 +307,8 @@ func TestReadmeMinimalJob(t *testing.T) {
 	require.True(t, ok)
 	c := tpl.Spec.Containers[0]
 	argv := append(slices.Clone(c.Command), c.Args...)
-	cfg, err := parseConfig("proxy-await", argv[1:], containerEnv(c))
+	cfg, err := config.Parse("proxy-await", argv[1:], containerEnv(c))
 	require.NoError(t, err)
-	assert.True(t, cfg.shutdown)
+	assert.True(t, cfg.Shutdown)
 	assert.Equal(t, "enabled", tpl.Annotations["config.linkerd.io/proxy-admin-shutdown"])
 }

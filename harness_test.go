@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/testchild"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
@@ -160,7 +161,7 @@ func cleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, envPrefix) || strings.HasPrefix(name, "LINKERD_") ||
+		if strings.HasPrefix(name, config.EnvPrefix) || strings.HasPrefix(name, "LINKERD_") ||
 			scuttleVars[name] || name == testchild.Env {
 			continue
 		}

@@ -6,9 +6,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/proxy-await/proxy-await/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 func notReadyProbes(n int) func([]request) bool {

@@ -12,13 +12,14 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/logging"
 )
 
 func main() {
-	cfg, err := parseConfig(filepath.Base(os.Args[0]), os.Args[1:], os.LookupEnv)
-	var usage *usageError
+	cfg, err := config.Parse(filepath.Base(os.Args[0]), os.Args[1:], os.LookupEnv)
+	var usage *config.UsageError
 	switch {
 	case errors.As(err, &usage):
 		reportUsage(usage)
@@ -26,11 +27,11 @@ func main() {
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "%s%v\n", logging.Prefix, err)
 		os.Exit(exitcode.Internal)
-	case cfg.help:
-		printHelp(os.Stdout)
+	case cfg.Help:
+		config.PrintHelp(os.Stdout)
 		os.Exit(0)
-	case cfg.version:
-		printVersion(os.Stdout)
+	case cfg.Version:
+		config.PrintVersion(os.Stdout)
 		os.Exit(0)
 	}
 	os.Exit(run(cfg, newLogger(cfg)))
@@ -38,17 +39,17 @@ func main() {
 
 // reportUsage prints a usage error: under --log-format json one record with
 // the event usage_error, else the message and a hint line.
-func reportUsage(u *usageError) {
-	if u.format == "json" {
+func reportUsage(u *config.UsageError) {
+	if u.Format == "json" {
 		attrs := []any{"event", "usage_error"}
-		if u.hint != "" {
-			attrs = append(attrs, "hint", u.hint)
+		if u.Hint != "" {
+			attrs = append(attrs, "hint", u.Hint)
 		}
-		logging.New(os.Stderr, "json", slog.LevelError).Error(u.msg, attrs...)
+		logging.New(os.Stderr, "json", slog.LevelError).Error(u.Msg, attrs...)
 		return
 	}
-	fmt.Fprintf(os.Stderr, "%s%s\n", logging.Prefix, u.msg)
-	if u.hint != "" {
-		fmt.Fprintf(os.Stderr, "%shint: %s\n", logging.Prefix, u.hint)
+	fmt.Fprintf(os.Stderr, "%s%s\n", logging.Prefix, u.Msg)
+	if u.Hint != "" {
+		fmt.Fprintf(os.Stderr, "%shint: %s\n", logging.Prefix, u.Hint)
 	}
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/config"
 )
 
 // The README's usage block is the real --help, word for word.
@@ -23,7 +25,7 @@ func TestReadmeUsageIsHelp(t *testing.T) {
 	block, _, ok := strings.Cut(after, "```\n")
 	require.True(t, ok)
 	var help bytes.Buffer
-	printHelp(&help)
+	config.PrintHelp(&help)
 	assert.Equal(t, help.String(), block, "update README.md's usage block from `proxy-await --help`")
 }
 

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/logging"
 	"github.com/proxy-await/proxy-await/readiness"
@@ -16,8 +17,8 @@ import (
 	"github.com/proxy-await/proxy-await/wrapper"
 )
 
-func newLogger(c *config) *slog.Logger {
-	return logging.New(logging.Stderr, c.logFormat, logging.Level(c.verbose, c.quiet))
+func newLogger(c *config.Config) *slog.Logger {
+	return logging.New(logging.Stderr, c.LogFormat, logging.Level(c.Verbose, c.Quiet))
 }
 
 // ownSignal says whether sig is one proxy-await raised itself: a SIGPIPE from
@@ -29,28 +30,28 @@ func ownSignal(sig syscall.Signal) bool {
 // run is the lifecycle after configuration: await the proxy, run the child,
 // shut the proxy down, and return the exit code. Without a command it only
 // awaits the proxy.
-func run(c *config, log *slog.Logger) int {
+func run(c *config.Config, log *slog.Logger) int {
 	// Subscribe before anything else, so that no signal goes unhandled. The
 	// subscription is never undone: the process exits right after run, and
 	// undoing it costs half a millisecond on every exit.
 	sigs := wrapper.Notify()
 
 	code, start, answered := awaitProxy(c, log, sigs)
-	if start && len(c.command) > 0 { // no command: only wait
+	if start && len(c.Command) > 0 { // no command: only wait
 		code = runChild(c, log, sigs)
 	}
 	switch {
-	case c.shutdown && c.shutdownOnlyOK && code != 0:
+	case c.Shutdown && c.ShutdownOnlyOK && code != 0:
 		log.Info("command failed: leaving the proxy running", "event", "shutdown_skipped", "exit_code", code)
-	case c.shutdown:
+	case c.Shutdown:
 		shutdownProxy(c, log, answered)
 	}
 	return mapExitCode(c, log, code)
 }
 
 // mapExitCode applies --exit-code-map, last, to the code the run ends with.
-func mapExitCode(c *config, log *slog.Logger, code int) int {
-	to, ok := c.exitCodes[code]
+func mapExitCode(c *config.Config, log *slog.Logger, code int) int {
+	to, ok := c.ExitCodes[code]
 	if !ok {
 		return code
 	}
@@ -61,26 +62,26 @@ func mapExitCode(c *config, log *slog.Logger, code int) int {
 // awaitProxy waits for readiness. It says whether to start the child and, if
 // not, the exit code; and whether the proxy answered at all, which tells the
 // shutdown what a refused connection means.
-func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, start, answered bool) {
+func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code int, start, answered bool) {
 	switch {
-	case c.disabled:
+	case c.Disabled:
 		log.Info("readiness wait disabled by the environment", "event", "readiness_skipped")
 		return 0, true, false
-	case len(c.readyURLs) == 0:
+	case len(c.ReadyURLs) == 0:
 		log.Debug("no readiness URL: not waiting", "event", "readiness_skipped")
 		return 0, true, false
 	}
 	// cancel ends the wait on a termination signal; --timeout on its own.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if c.timeout > 0 {
+	if c.Timeout > 0 {
 		var stop context.CancelFunc
-		ctx, stop = context.WithTimeout(ctx, c.timeout)
+		ctx, stop = context.WithTimeout(ctx, c.Timeout)
 		defer stop()
 	}
 
 	began := time.Now()
-	log.Info("waiting for the proxy", "event", "readiness_started", "url", strings.Join(c.readyURLs, ","))
+	log.Info("waiting for the proxy", "event", "readiness_started", "url", strings.Join(c.ReadyURLs, ","))
 	type outcome struct {
 		res readiness.Result
 		err error
@@ -88,10 +89,10 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 	done := make(chan outcome, 1)
 	go func() {
 		res, err := readiness.Await(ctx, readiness.Options{
-			URLs:         c.readyURLs,
-			MaxInterval:  c.backoff,
-			ProbeTimeout: c.probeTimeout,
-			Timeout:      c.timeout,
+			URLs:         c.ReadyURLs,
+			MaxInterval:  c.Backoff,
+			ProbeTimeout: c.ProbeTimeout,
+			Timeout:      c.Timeout,
 			Logger:       log,
 		})
 		done <- outcome{res, err}
@@ -108,7 +109,7 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 				return exitcode.Internal, false, o.res.Answered
 			}
 			logTimeout(c, log, o.res)
-			if c.timeoutFatal {
+			if c.TimeoutFatal {
 				return exitcode.Unavailable, false, o.res.Answered
 			}
 			return 0, true, o.res.Answered
@@ -137,18 +138,18 @@ func awaitProxy(c *config, log *slog.Logger, sigs <-chan os.Signal) (code int, s
 }
 
 // logTimeout says that --timeout ran out, with what the probes got last.
-func logTimeout(c *config, log *slog.Logger, res readiness.Result) {
-	args := []any{"event", "readiness_timeout", "timeout", c.timeout, "url", res.URLs(), "error", res.Errors()}
+func logTimeout(c *config.Config, log *slog.Logger, res readiness.Result) {
+	args := []any{"event", "readiness_timeout", "timeout", c.Timeout, "url", res.URLs(), "error", res.Errors()}
 	switch {
 	case res.Refused():
 		args = append(args, "hint", "connection refused for the whole wait: "+readiness.RefusedHint)
-	case c.timeoutFatal:
+	case c.TimeoutFatal:
 		args = append(args, "hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
 	}
 	switch {
-	case c.timeoutFatal:
+	case c.TimeoutFatal:
 		log.Error("proxy not ready: giving up", args...)
-	case len(c.command) == 0:
+	case len(c.Command) == 0:
 		log.Warn("proxy not ready: done waiting", args...)
 	default:
 		log.Warn("proxy not ready: starting the command anyway", args...)
@@ -156,15 +157,15 @@ func logTimeout(c *config, log *slog.Logger, res readiness.Result) {
 }
 
 // runChild runs the command to its end and returns its exit code.
-func runChild(c *config, log *slog.Logger, sigs <-chan os.Signal) int {
+func runChild(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) int {
 	code, err := wrapper.Run(wrapper.Config{
-		Args:         c.command,
-		Rewrite:      c.rewrite,
-		ProcessGroup: c.processGroup,
-		TermDelay:    c.termDelay,
-		DrainQuiet:   c.drainQuiet,
-		KillAfter:    c.killAfter,
-		WaitAll:      c.waitAll,
+		Args:         c.Command,
+		Rewrite:      c.Rewrite,
+		ProcessGroup: c.ProcessGroup,
+		TermDelay:    c.TermDelay,
+		DrainQuiet:   c.DrainQuiet,
+		KillAfter:    c.KillAfter,
+		WaitAll:      c.WaitAll,
 		Logger:       log,
 		OwnSignal:    ownSignal,
 	}, sigs)
@@ -187,14 +188,14 @@ func runChild(c *config, log *slog.Logger, sigs <-chan os.Signal) int {
 // shutdownProxy POSTs the shutdown URLs; its outcome is logged, never fatal.
 // answered says that the proxy answered the readiness probes: a refused
 // connection then means that it has exited already.
-func shutdownProxy(c *config, log *slog.Logger, answered bool) {
-	if len(c.shutdownURLs) == 0 {
+func shutdownProxy(c *config.Config, log *slog.Logger, answered bool) {
+	if len(c.ShutdownURLs) == 0 {
 		log.Debug("no shutdown URL: nothing to POST", "event", "shutdown_skipped")
 		return
 	}
 	_ = shutdown.Post(context.Background(), shutdown.Options{
-		URLs:          c.shutdownURLs,
-		Timeout:       c.shutdownTimeout,
+		URLs:          c.ShutdownURLs,
+		Timeout:       c.ShutdownTimeout,
 		ProxyAnswered: answered,
 		Logger:        log,
 	})

@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/proxy-await/proxy-await/internal/testutil"
+
+	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/logging"
 	"github.com/proxy-await/proxy-await/internal/testchild"
 	"github.com/proxy-await/proxy-await/wrapper"
@@ -41,8 +44,8 @@ func noGoroutinesLeft(t *testing.T, before int) {
 
 func TestNoGoroutineLeftAfterRun(t *testing.T) {
 	fp := startProxy(t, "-stay-up", "-ready-after", "50ms")
-	c, err := parseConfig("proxy-await", []string{"-S", "--ready-url", fp.url("/ready"),
-		"--shutdown-url", fp.url("/shutdown"), "--", "true"}, env(nil))
+	c, err := config.Parse("proxy-await", []string{"-S", "--ready-url", fp.url("/ready"),
+		"--shutdown-url", fp.url("/shutdown"), "--", "true"}, testutil.Getenv(nil))
 	require.NoError(t, err)
 	before := goroutinesBefore()
 	assert.Equal(t, 0, run(c, logging.Discard()))
@@ -53,8 +56,8 @@ func TestNoGoroutineLeftAfterRun(t *testing.T) {
 func TestNoGoroutineLeftAfterDrain(t *testing.T) {
 	addrFile := filepath.Join(t.TempDir(), "addr")
 	t.Setenv(testchild.Env, "listen")
-	c, err := parseConfig("proxy-await", []string{"--proxy", "none", "--term-delay", "20s", "--drain-quiet", "100ms",
-		"--", testchild.Self(), addrFile}, env(nil))
+	c, err := config.Parse("proxy-await", []string{"--proxy", "none", "--term-delay", "20s", "--drain-quiet", "100ms",
+		"--", testchild.Self(), addrFile}, testutil.Getenv(nil))
 	require.NoError(t, err)
 	before := goroutinesBefore()
 	done := make(chan int, 1)

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
@@ -28,9 +29,9 @@ import (
 // startedThenExit3 is a job that says it started, then fails with 3.
 var startedThenExit3 = []string{"--", "sh", "-c", "echo started; exit 3"}
 
-func presetPath(t *testing.T, format string) string {
+func presetPath(t *testing.T, rawURL string) string {
 	t.Helper()
-	u, err := url.Parse(presetURL(format, 1))
+	u, err := url.Parse(rawURL)
 	require.NoError(t, err)
 	return u.Path
 }
@@ -64,7 +65,7 @@ func notReady(rs []request) []request {
 // the preset name, on the fake's own ports.
 func sidecarURLs(t *testing.T, fp *fakeProxy, name string) (ready, shutdown string) {
 	t.Helper()
-	p := presets[name]
+	p, _ := config.LookupPreset(name)
 	readyAddr, shutdownAddr := fp.addr, fp.addr
 	switch name {
 	case "istio", "cloudsql":
@@ -74,7 +75,7 @@ func sidecarURLs(t *testing.T, fp *fakeProxy, name string) (ready, shutdown stri
 	}
 	require.NotEmpty(t, readyAddr)
 	require.NotEmpty(t, shutdownAddr)
-	return "http://" + readyAddr + presetPath(t, p.ready), "http://" + shutdownAddr + presetPath(t, p.shutdown)
+	return "http://" + readyAddr + presetPath(t, p.Ready), "http://" + shutdownAddr + presetPath(t, p.Shutdown)
 }
 
 func TestEachSidecarPreset(t *testing.T) {
@@ -94,7 +95,7 @@ func TestEachSidecarPreset(t *testing.T) {
 			ready, shutdown := sidecarURLs(t, fp, tc.name)
 			p := startPA(t, nil, append([]string{"-S", "--ready-url", ready, "--shutdown-url", shutdown},
 				startedThenExit3...)...)
-			readyPath, shutdownPath := presetPath(t, presets[tc.name].ready), presetPath(t, presets[tc.name].shutdown)
+			readyPath, shutdownPath := presetPath(t, preset(tc.name).Ready), presetPath(t, preset(tc.name).Shutdown)
 			fp.waitFor("a not-ready probe", notReadyAnswers(readyPath, 1))
 			p.silent("the sidecar is not ready")
 			fp.signal(syscall.SIGUSR1)
@@ -185,10 +186,10 @@ func TestRealCloudSQLProxy(t *testing.T) {
 	_, httpPort, _ := strings.Cut(httpAddr, ":")
 	_, adminPort, _ := strings.Cut(adminAddr, ":")
 	_, dbPort, _ := strings.Cut(freeAddr(t), ":")
-	startup := "http://" + httpAddr + presetPath(t, presets["cloudsql"].ready)
+	startup := "http://" + httpAddr + presetPath(t, preset("cloudsql").Ready)
 
 	p := startPA(t, nil, "-S", "--ready-url", startup,
-		"--shutdown-url", "http://"+adminAddr+presetPath(t, presets["cloudsql"].shutdown),
+		"--shutdown-url", "http://"+adminAddr+presetPath(t, preset("cloudsql").Shutdown),
 		"--", "sh", "-c", "busybox wget -q -O - "+startup+" && echo; exit 3")
 	deadline := time.Now().Add(waitLimit)
 	for !strings.Contains(p.stderr.String(), "waiting for the proxy") {
@@ -292,4 +293,13 @@ func TestFakeProxyAnswersAsEachSidecar(t *testing.T) {
 			}
 		})
 	}
+}
+
+// preset is the named preset, which must exist.
+func preset(name string) config.Preset {
+	p, ok := config.LookupPreset(name)
+	if !ok {
+		panic("no preset " + name)
+	}
+	return p
 }

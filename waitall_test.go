@@ -165,33 +165,6 @@ func TestExitCodeMap(t *testing.T) {
 	}
 }
 
-func TestWaitAllAndExitCodeMapUsageErrors(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		env  map[string]string
-		want string
-	}{
-		{[]string{"--wait-all", "-1s", "app"}, nil, `invalid value "-1s" for --wait-all: must not be negative`},
-		{[]string{"--wait-all", "soon", "app"}, nil, `invalid value "soon" for --wait-all: not a duration (use 250ms, 1m30s, 2d or seconds)`},
-		{[]string{"--exit-code-map", "143", "app"}, nil, `invalid value "143" for --exit-code-map: want FROM:TO, as in 143:0`},
-		{[]string{"--exit-code-map", "143:x", "app"}, nil, `invalid value "143:x" for --exit-code-map: exit code "x" is not a number from 0 to 255`},
-		{[]string{"--exit-code-map", "-1:0", "app"}, nil, `invalid value "-1:0" for --exit-code-map: exit code "-1" is not a number from 0 to 255`},
-		{[]string{"--exit-code-map", "256:0", "app"}, nil, `invalid value "256:0" for --exit-code-map: exit code "256" is not a number from 0 to 255`},
-		{[]string{"--exit-code-map", "0x8f:0", "app"}, nil, `invalid value "0x8f:0" for --exit-code-map: exit code "0x8f" is not a number from 0 to 255`},
-		{[]string{"--exit-code-map", "+1:0", "app"}, nil, `invalid value "+1:0" for --exit-code-map: exit code "+1" is not a number from 0 to 255`},
-		{[]string{"--exit-code-map", "143:0,", "app"}, nil, `invalid value "143:0," for --exit-code-map: empty item in a comma-separated list`},
-		{[]string{"app"}, map[string]string{"PROXY_AWAIT_EXIT_CODE_MAP": "143:0,1:300"},
-			`invalid value "143:0,1:300" for $PROXY_AWAIT_EXIT_CODE_MAP (--exit-code-map): exit code "300" is not a number from 0 to 255`},
-		{[]string{"app"}, map[string]string{"PROXY_AWAIT_WAIT_ALL": "-5s"},
-			`invalid value "-5s" for $PROXY_AWAIT_WAIT_ALL (--wait-all): must not be negative`},
-	} {
-		_, err := parseConfig("proxy-await", tc.args, env(tc.env))
-		var u *usageError
-		require.ErrorAs(t, err, &u, "%v %v", tc.args, tc.env)
-		assert.Equal(t, tc.want, u.msg, "%v %v", tc.args, tc.env)
-	}
-}
-
 // A bad value starts nothing: the command's side effect never happens.
 func TestBadExitCodeMapStartsNothing(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
@@ -200,13 +173,4 @@ func TestBadExitCodeMapStartsNothing(t *testing.T) {
 	assert.NoFileExists(t, marker)
 	assert.Equal(t, `proxy-await: invalid value "256:0" for --exit-code-map: exit code "256" is not a number from 0 to 255`,
 		strings.SplitN(p.stderr.String(), "\n", 2)[0])
-}
-
-func TestExitCodeMapConfig(t *testing.T) {
-	c, err := parseConfig("proxy-await", []string{"--exit-code-map", "143:0,3:4", "--exit-code-map", "3:5", "app"}, env(nil))
-	require.NoError(t, err)
-	assert.Equal(t, map[int]int{143: 0, 3: 5}, c.exitCodes, "a later rule for the same code wins")
-	c, err = parseConfig("proxy-await", []string{"app"}, env(map[string]string{"PROXY_AWAIT_WAIT_ALL": "2s"}))
-	require.NoError(t, err)
-	assert.Equal(t, 2*time.Second, c.waitAll)
 }

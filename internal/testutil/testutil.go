@@ -41,3 +41,11 @@ func (s *Buffer) WaitFor(t testing.TB, want string, limit time.Duration) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// Getenv is a lookup of the variables in kv, standing in for os.LookupEnv.
+func Getenv(kv map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := kv[k]
+		return v, ok
+	}
+}

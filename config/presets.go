@@ -1,7 +1,7 @@
 // presets.go: the admin endpoints of each proxy that --proxy names, and the
 // --proxy value itself, a list of them.
 
-package main
+package config
 
 import (
 	"errors"
@@ -66,4 +66,18 @@ func (p *proxyList) add(name string) error {
 		return &hinted{errors.New("none cannot be combined with other proxies"), "give none alone, or only the proxies to await"}
 	}
 	return nil
+}
+
+// Preset is a proxy's admin endpoints as --proxy NAME sets them, with the
+// default port.
+type Preset struct {
+	Port     int    // the admin port that --port replaces; 0 when it does not apply
+	Ready    string // readiness URL; "" for none
+	Shutdown string // shutdown URL; "" for none
+}
+
+// LookupPreset is the preset called name.
+func LookupPreset(name string) (Preset, bool) {
+	p, ok := presets[name]
+	return Preset{Port: p.port, Ready: presetURL(p.ready, p.port), Shutdown: presetURL(p.shutdown, p.port)}, ok
 }

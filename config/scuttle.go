@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"net/url"
@@ -30,7 +30,7 @@ import (
 // down on every exit path (scuttle leaves it running when the command cannot
 // start or the wait times out), a timeout exits 69 (scuttle: 1), and quit
 // answers of 5xx are retried.
-func applyScuttle(c *config, fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
+func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
 	env := func(name string) string {
 		v, _ := getenv(name)
 		return strings.TrimSpace(v)
@@ -49,7 +49,7 @@ func applyScuttle(c *config, fs *pflag.FlagSet, getenv func(string) (string, boo
 	explicit := fs.Changed
 
 	if !explicit("proxy") {
-		c.proxies = []string{"none"} // scuttle does nothing special without ENVOY_ADMIN_API
+		c.Proxies = []string{"none"} // scuttle does nothing special without ENVOY_ADMIN_API
 	}
 	var ready, quit []string
 	if admin := strings.TrimSuffix(env("ENVOY_ADMIN_API"), "/"); admin != "" {
@@ -81,10 +81,10 @@ func applyScuttle(c *config, fs *pflag.FlagSet, getenv func(string) (string, boo
 		}
 	}
 	if !explicit("ready-url") && ready != nil {
-		c.readyURLs = ready
+		c.ReadyURLs = ready
 	}
 	if !explicit("shutdown-url") && quit != nil {
-		c.shutdownURLs = quit
+		c.ShutdownURLs = quit
 	}
 
 	never, err := boolean("NEVER_KILL_ISTIO")
@@ -92,16 +92,16 @@ func applyScuttle(c *config, fs *pflag.FlagSet, getenv func(string) (string, boo
 		return err
 	}
 	if !explicit("shutdown") {
-		c.shutdown = len(quit) > 0 && !never && len(c.command) > 0 // without a command: only wait
+		c.Shutdown = len(quit) > 0 && !never && len(c.Command) > 0 // without a command: only wait
 	}
-	if c.shutdownOnlyOK, err = boolean("NEVER_KILL_ISTIO_ON_FAILURE"); err != nil {
+	if c.ShutdownOnlyOK, err = boolean("NEVER_KILL_ISTIO_ON_FAILURE"); err != nil {
 		return err
 	}
 	startWithout, err := boolean("START_WITHOUT_ENVOY")
 	if err != nil {
 		return err
 	}
-	c.disabled = c.disabled || startWithout
+	c.Disabled = c.Disabled || startWithout
 
 	for _, t := range []struct {
 		name  string
@@ -116,10 +116,10 @@ func applyScuttle(c *config, fs *pflag.FlagSet, getenv func(string) (string, boo
 			return usagef("", "invalid value %q for $%s: %v", v, t.name, err)
 		}
 		if !explicit("timeout") {
-			c.timeout = d
+			c.Timeout = d
 		}
 		if !explicit("timeout-fatal") {
-			c.timeoutFatal = t.fatal
+			c.TimeoutFatal = t.fatal
 		}
 	}
 
@@ -128,7 +128,7 @@ func applyScuttle(c *config, fs *pflag.FlagSet, getenv func(string) (string, boo
 		if err != nil {
 			return err
 		}
-		c.quiet = !on
+		c.Quiet = !on
 	}
 	return nil
 }

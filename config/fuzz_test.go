@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 
 	"github.com/proxy-await/proxy-await/wrapper"
 )
@@ -208,7 +210,7 @@ func FuzzEnvConfig(f *testing.F) {
 		for i, v := range vars {
 			kv[v] = values[i]
 		}
-		c, err := parseConfig("proxy-await", []string{"app"}, env(kv))
+		c, err := Parse("proxy-await", []string{"app"}, testutil.Getenv(kv))
 		checkParsed(t, c, err, vars)
 	})
 }
@@ -248,32 +250,32 @@ func FuzzCommandLine(f *testing.F) {
 				args = append(args, s)
 			}
 		}
-		cfg, err := parseConfig("proxy-await", args, env(nil))
+		cfg, err := Parse("proxy-await", args, testutil.Getenv(nil))
 		if err != nil {
-			var u *usageError
+			var u *UsageError
 			require.True(t, errors.As(err, &u), "want a *usageError, got %T: %v", err, err)
-			require.NotEmpty(t, u.msg)
-			assert.NotContains(t, u.msg, "\n", "usage error on more than one line: %q", u.msg)
-			assert.NotContains(t, u.hint, "\n", "hint on more than one line: %q", u.hint)
+			require.NotEmpty(t, u.Msg)
+			assert.NotContains(t, u.Msg, "\n", "usage error on more than one line: %q", u.Msg)
+			assert.NotContains(t, u.Hint, "\n", "hint on more than one line: %q", u.Hint)
 			return
 		}
 		require.NotNil(t, cfg)
-		if cfg.help || cfg.version {
+		if cfg.Help || cfg.Version {
 			return
 		}
-		n := len(args) - len(cfg.command)
+		n := len(args) - len(cfg.Command)
 		require.GreaterOrEqual(t, n, 0)
-		assert.Equal(t, strings.Join(args[n:], "\x00"), strings.Join(cfg.command, "\x00"), "the command is what follows the flags")
-		if len(cfg.command) == 0 || n == 0 {
+		assert.Equal(t, strings.Join(args[n:], "\x00"), strings.Join(cfg.Command, "\x00"), "the command is what follows the flags")
+		if len(cfg.Command) == 0 || n == 0 {
 			return
 		}
-		w, before := strings.ToLower(cfg.command[0]), args[n-1]
+		w, before := strings.ToLower(cfg.Command[0]), args[n-1]
 		if w != "true" && w != "false" {
 			return
 		}
 		if name, ok := strings.CutPrefix(before, "--"); ok && !strings.Contains(name, "=") {
-			if fl := flagSet(&config{}).Lookup(name); fl != nil {
-				assert.NotEqual(t, "bool", fl.Value.Type(), "%q ran the command %q", args, cfg.command[0])
+			if fl := flagSet(&Config{}).Lookup(name); fl != nil {
+				assert.NotEqual(t, "bool", fl.Value.Type(), "%q ran the command %q", args, cfg.Command[0])
 			}
 		}
 	})
@@ -316,64 +318,64 @@ func FuzzScuttleEnv(f *testing.F) {
 		for i, v := range vars {
 			kv[v] = values[i]
 		}
-		c, err := parseConfig("scuttle", []string{"app"}, env(kv))
+		c, err := Parse("scuttle", []string{"app"}, testutil.Getenv(kv))
 		checkParsed(t, c, err, vars)
 	})
 }
 
 // checkParsed holds parseConfig to its contract: a one-line usage error that
 // names one of vars or its flag, or a config whose invariants hold.
-func checkParsed(t *testing.T, c *config, err error, vars []string) {
+func checkParsed(t *testing.T, c *Config, err error, vars []string) {
 	t.Helper()
 	if err != nil {
-		var u *usageError
+		var u *UsageError
 		require.True(t, errors.As(err, &u), "want a *usageError, got %T: %v", err, err)
-		require.NotEmpty(t, u.msg)
-		assert.NotContains(t, u.msg, "\n", "usage error on more than one line: %q", u.msg)
-		assert.NotContains(t, u.msg, "\r", "usage error on more than one line: %q", u.msg)
+		require.NotEmpty(t, u.Msg)
+		assert.NotContains(t, u.Msg, "\n", "usage error on more than one line: %q", u.Msg)
+		assert.NotContains(t, u.Msg, "\r", "usage error on more than one line: %q", u.Msg)
 		named := false
 		for _, v := range vars {
-			flag := "--" + strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(v, envPrefix), "_", "-"))
-			if strings.Contains(u.msg, "$"+v) || (strings.HasPrefix(v, envPrefix) && strings.Contains(u.msg, flag)) {
+			flag := "--" + strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(v, EnvPrefix), "_", "-"))
+			if strings.Contains(u.Msg, "$"+v) || (strings.HasPrefix(v, EnvPrefix) && strings.Contains(u.Msg, flag)) {
 				named = true
 			}
 		}
-		assert.True(t, named, "usage error names none of %v: %q", vars, u.msg)
+		assert.True(t, named, "usage error names none of %v: %q", vars, u.Msg)
 		return
 	}
 	require.NotNil(t, c)
-	for _, s := range c.shutdownURLs {
+	for _, s := range c.ShutdownURLs {
 		assert.NoError(t, checkURL(s, true), "shutdown URL %q", s)
 	}
-	for _, r := range c.readyURLs {
+	for _, r := range c.ReadyURLs {
 		assert.NoError(t, checkURL(r, false), "readiness URL %q", r)
 	}
 	for name, d := range map[string]time.Duration{
-		"timeout": c.timeout, "term-delay": c.termDelay, "drain-quiet": c.drainQuiet, "kill-after": c.killAfter,
+		"timeout": c.Timeout, "term-delay": c.TermDelay, "drain-quiet": c.DrainQuiet, "kill-after": c.KillAfter,
 	} {
 		assert.GreaterOrEqual(t, d, time.Duration(0), "--%s", name)
 	}
 	for name, d := range map[string]time.Duration{
-		"backoff": c.backoff, "probe-timeout": c.probeTimeout, "shutdown-timeout": c.shutdownTimeout,
+		"backoff": c.Backoff, "probe-timeout": c.ProbeTimeout, "shutdown-timeout": c.ShutdownTimeout,
 	} {
 		assert.Greater(t, d, time.Duration(0), "--%s", name)
 	}
-	if c.drainQuiet > 0 {
-		assert.Greater(t, c.termDelay, time.Duration(0), "--drain-quiet needs --term-delay")
+	if c.DrainQuiet > 0 {
+		assert.Greater(t, c.TermDelay, time.Duration(0), "--drain-quiet needs --term-delay")
 	}
-	require.NotEmpty(t, c.proxies)
-	for _, name := range c.proxies {
+	require.NotEmpty(t, c.Proxies)
+	for _, name := range c.Proxies {
 		assert.Contains(t, presets, name)
 	}
-	if len(c.proxies) > 1 {
-		assert.NotContains(t, c.proxies, "none")
+	if len(c.Proxies) > 1 {
+		assert.NotContains(t, c.Proxies, "none")
 	}
-	assert.True(t, c.port >= 0 && c.port <= 65535, "port %d", c.port)
-	assert.Contains(t, []string{"text", "json"}, c.logFormat)
-	for from, to := range c.rewrite {
+	assert.True(t, c.Port >= 0 && c.Port <= 65535, "port %d", c.Port)
+	assert.Contains(t, []string{"text", "json"}, c.LogFormat)
+	for from, to := range c.Rewrite {
 		f, tt, err := wrapper.ParseRewrite(fmt.Sprintf("%d:%d", from, to))
 		assert.NoError(t, err, "rewrite %d:%d", from, to)
 		assert.Equal(t, [2]int{int(from), int(to)}, [2]int{int(f), int(tt)})
 	}
-	assert.NotEmpty(t, c.command)
+	assert.NotEmpty(t, c.Command)
 }

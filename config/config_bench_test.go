@@ -1,6 +1,10 @@
-package main
+package config
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
+)
 
 // parseConfig runs once per start, before anything else.
 func BenchmarkParseConfig(b *testing.B) {
@@ -15,10 +19,10 @@ func BenchmarkParseConfig(b *testing.B) {
 			map[string]string{"PROXY_AWAIT_PORT": "4191", "PROXY_AWAIT_LOG_FORMAT": "json"}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			getenv := env(bc.env)
+			getenv := testutil.Getenv(bc.env)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := parseConfig("proxy-await", bc.args, getenv); err != nil {
+				if _, err := Parse("proxy-await", bc.args, getenv); err != nil {
 					b.Fatal(err)
 				}
 			}

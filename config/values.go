@@ -1,7 +1,7 @@
 // values.go: the flag value types (durations, ports, URL lists, signal
 // rewrites) and their parsers.
 
-package main
+package config
 
 import (
 	"errors"

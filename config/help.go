@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -75,14 +75,14 @@ examples:
   proxy-await --proxy none --term-delay 20s --rewrite TERM:USR1 -- haproxy -f /etc/haproxy.cfg
 `
 
-func printHelp(w io.Writer) {
-	c := &config{}
+func PrintHelp(w io.Writer) {
+	c := &Config{}
 	fmt.Fprint(w, helpHead)
 	fmt.Fprint(w, flagSet(c).FlagUsagesWrapped(100))
 	fmt.Fprint(w, helpTail)
 }
 
-func printVersion(w io.Writer) {
+func PrintVersion(w io.Writer) {
 	v, rev, when := version, known(commit), known(date)
 	if info, ok := debug.ReadBuildInfo(); ok {
 		if v == "" {

@@ -1,7 +1,7 @@
 // flags.go: the flags, their environment variables, and how the command
 // line and the environment become a config.
 
-package main
+package config
 
 import (
 	"errors"
@@ -15,50 +15,50 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// envPrefix starts the environment variable of every flag.
-const envPrefix = "PROXY_AWAIT_"
+// EnvPrefix starts the environment variable of every flag.
+const EnvPrefix = "PROXY_AWAIT_"
 
 // disableVars skip the readiness wait when set to a non-empty value; the last
 // two are linkerd-await's.
 var disableVars = []string{"PROXY_AWAIT_DISABLED", "LINKERD_AWAIT_DISABLED", "LINKERD_DISABLED"}
 
 // flagSet declares proxy-await's flags on a new FlagSet bound to c.
-func flagSet(c *config) *pflag.FlagSet {
+func flagSet(c *Config) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("proxy-await", pflag.ContinueOnError)
 	fs.SetInterspersed(false)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 
-	c.backoff = 20 * time.Millisecond
-	c.probeTimeout = time.Second
-	c.shutdownTimeout = 5 * time.Second
-	c.rewrite = map[syscall.Signal]syscall.Signal{}
-	c.exitCodes = map[int]int{}
+	c.Backoff = 20 * time.Millisecond
+	c.ProbeTimeout = time.Second
+	c.ShutdownTimeout = 5 * time.Second
+	c.Rewrite = map[syscall.Signal]syscall.Signal{}
+	c.ExitCodes = map[int]int{}
 
-	c.proxies = []string{"linkerd"}
-	fs.Var(&proxyList{names: &c.proxies}, "proxy", "presets for readiness and shutdown URLs, comma-separated: linkerd, istio, envoy, cloudsql, dapr, consul or none")
-	fs.VarP((*port)(&c.port), "port", "p", "admin `port` of the linkerd (default 4191) and envoy (default 15000) presets")
-	fs.Var(&urlList{urls: &c.readyURLs}, "ready-url", "readiness `URL`, repeatable, replacing the preset's; all must answer 2xx")
-	fs.Var(&urlList{urls: &c.shutdownURLs, loopback: true}, "shutdown-url", "shutdown `URL` (loopback only), repeatable, replacing the preset's")
-	fs.VarP((*duration)(&c.backoff), "backoff", "b", "longest interval between two readiness probes")
-	fs.Var((*duration)(&c.probeTimeout), "probe-timeout", "timeout of one readiness probe")
-	fs.VarP((*duration)(&c.timeout), "timeout", "t", "give up waiting for readiness after this long; 0 waits forever")
-	fs.BoolVar(&c.timeoutFatal, "timeout-fatal", true, "on readiness timeout exit 69; with =false start the command anyway")
-	fs.BoolVarP(&c.shutdown, "shutdown", "S", false, "POST the shutdown URLs when proxy-await exits (for Jobs and CronJobs)")
-	fs.Var((*duration)(&c.shutdownTimeout), "shutdown-timeout", "total time for the shutdown POSTs, retries included")
-	fs.VarP(rewriteTable(c.rewrite), "rewrite", "r", "deliver signal TO when FROM arrives (names or numbers), repeatable; TO=0 drops FROM")
-	fs.BoolVarP(&c.processGroup, "process-group", "g", false, "start the command in its own process group and signal the whole group")
-	fs.Var((*duration)(&c.termDelay), "term-delay", "hold a received SIGTERM this long while the command keeps serving")
-	fs.Var((*duration)(&c.drainQuiet), "drain-quiet", "with --term-delay: deliver SIGTERM once the command's listening sockets have had no traffic for this long")
-	fs.Var((*duration)(&c.killAfter), "kill-after", "SIGKILL the command this long after its termination signal; 0 never")
-	fs.Var((*duration)(&c.waitAll), "wait-all", "when the command exits, SIGTERM what it left running and wait this long before SIGKILL; 0 does not wait")
-	fs.Var(exitCodeMap(c.exitCodes), "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")
-	fs.BoolVarP(&c.verbose, "verbose", "v", false, "debug logging")
-	fs.BoolVarP(&c.quiet, "quiet", "q", false, "log errors only")
-	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
-	fs.BoolVarP(&c.version, "version", "V", false, "print version, commit and Go version, then exit")
-	fs.BoolVarP(&c.help, "help", "h", false, "print this help, then exit")
+	c.Proxies = []string{"linkerd"}
+	fs.Var(&proxyList{names: &c.Proxies}, "proxy", "presets for readiness and shutdown URLs, comma-separated: linkerd, istio, envoy, cloudsql, dapr, consul or none")
+	fs.VarP((*port)(&c.Port), "port", "p", "admin `port` of the linkerd (default 4191) and envoy (default 15000) presets")
+	fs.Var(&urlList{urls: &c.ReadyURLs}, "ready-url", "readiness `URL`, repeatable, replacing the preset's; all must answer 2xx")
+	fs.Var(&urlList{urls: &c.ShutdownURLs, loopback: true}, "shutdown-url", "shutdown `URL` (loopback only), repeatable, replacing the preset's")
+	fs.VarP((*duration)(&c.Backoff), "backoff", "b", "longest interval between two readiness probes")
+	fs.Var((*duration)(&c.ProbeTimeout), "probe-timeout", "timeout of one readiness probe")
+	fs.VarP((*duration)(&c.Timeout), "timeout", "t", "give up waiting for readiness after this long; 0 waits forever")
+	fs.BoolVar(&c.TimeoutFatal, "timeout-fatal", true, "on readiness timeout exit 69; with =false start the command anyway")
+	fs.BoolVarP(&c.Shutdown, "shutdown", "S", false, "POST the shutdown URLs when proxy-await exits (for Jobs and CronJobs)")
+	fs.Var((*duration)(&c.ShutdownTimeout), "shutdown-timeout", "total time for the shutdown POSTs, retries included")
+	fs.VarP(rewriteTable(c.Rewrite), "rewrite", "r", "deliver signal TO when FROM arrives (names or numbers), repeatable; TO=0 drops FROM")
+	fs.BoolVarP(&c.ProcessGroup, "process-group", "g", false, "start the command in its own process group and signal the whole group")
+	fs.Var((*duration)(&c.TermDelay), "term-delay", "hold a received SIGTERM this long while the command keeps serving")
+	fs.Var((*duration)(&c.DrainQuiet), "drain-quiet", "with --term-delay: deliver SIGTERM once the command's listening sockets have had no traffic for this long")
+	fs.Var((*duration)(&c.KillAfter), "kill-after", "SIGKILL the command this long after its termination signal; 0 never")
+	fs.Var((*duration)(&c.WaitAll), "wait-all", "when the command exits, SIGTERM what it left running and wait this long before SIGKILL; 0 does not wait")
+	fs.Var(exitCodeMap(c.ExitCodes), "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")
+	fs.BoolVarP(&c.Verbose, "verbose", "v", false, "debug logging")
+	fs.BoolVarP(&c.Quiet, "quiet", "q", false, "log errors only")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
+	fs.BoolVarP(&c.Version, "version", "V", false, "print version, commit and Go version, then exit")
+	fs.BoolVarP(&c.Help, "help", "h", false, "print this help, then exit")
 
 	fs.VisitAll(func(f *pflag.Flag) {
 		if env := envName(f); env != "" {
@@ -74,21 +74,21 @@ func envName(f *pflag.Flag) string {
 	if f.Name == "help" || f.Name == "version" {
 		return ""
 	}
-	return envPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 }
 
-// parseConfig reads args (without the program name) and the environment.
+// Parse reads args (without the program name) and the environment.
 // The command line wins over the environment; a bad value anywhere is a
 // *usageError naming it. name is the name proxy-await was invoked by: as
 // "scuttle" it also reads scuttle's variables (see scuttle.go).
-func parseConfig(name string, args []string, getenv func(string) (string, bool)) (*config, error) {
-	c := &config{given: map[string]given{}}
+func Parse(name string, args []string, getenv func(string) (string, bool)) (*Config, error) {
+	c := &Config{given: map[string]given{}}
 	fs := flagSet(c)
 	scan := scanArgs(fs, args)
-	fail := func(err error) (*config, error) {
-		var u *usageError
+	fail := func(err error) (*Config, error) {
+		var u *UsageError
 		if errors.As(err, &u) {
-			u.format = knownFormat(scan, getenv)
+			u.Format = knownFormat(scan, getenv)
 		}
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func parseConfig(name string, args []string, getenv func(string) (string, bool))
 	if err := fs.Parse(args); err != nil {
 		return fail(flagError(err))
 	}
-	if c.help || c.version {
+	if c.Help || c.Version {
 		return c, nil
 	}
 	for flag, value := range scan.values {
@@ -120,21 +120,21 @@ func parseConfig(name string, args []string, getenv func(string) (string, bool))
 	if envErr != nil {
 		return fail(envErr)
 	}
-	c.command = fs.Args()
+	c.Command = fs.Args()
 	if name == "scuttle" {
 		if err := applyScuttle(c, fs, getenv); err != nil {
 			return fail(err)
 		}
 	}
 	if v, ok := getenv("LINKERD_AWAIT_VERBOSE"); ok && v != "" && !fs.Changed("verbose") {
-		c.verbose = !falsy(v)
+		c.Verbose = !falsy(v)
 	}
 	for _, name := range disableVars {
 		if v, ok := getenv(name); ok && v != "" {
-			c.disabled = true
+			c.Disabled = true
 		}
 	}
-	c.portSet = fs.Changed("port")
+	c.PortSet = fs.Changed("port")
 	if err := c.finish(); err != nil {
 		return fail(err)
 	}
@@ -166,7 +166,7 @@ func falsy(v string) bool {
 func knownFormat(scan scanned, getenv func(string) (string, bool)) string {
 	v, given := scan.values["log-format"]
 	if !given {
-		v, _ = getenv(envPrefix + "LOG_FORMAT")
+		v, _ = getenv(EnvPrefix + "LOG_FORMAT")
 	}
 	if v == "json" {
 		return "json"

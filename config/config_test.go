@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -10,14 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-func env(kv map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) {
-		v, ok := kv[k]
-		return v, ok
-	}
-}
+	"github.com/proxy-await/proxy-await/internal/testutil"
+)
 
 func TestParseDuration(t *testing.T) {
 	for _, tc := range []struct {
@@ -64,25 +59,25 @@ func TestParseDuration(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
-	c, err := parseConfig("proxy-await", []string{"app"}, env(nil))
+	c, err := Parse("proxy-await", []string{"app"}, testutil.Getenv(nil))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"linkerd"}, c.proxies)
-	assert.Equal(t, 4191, c.port)
-	assert.Equal(t, []string{"http://127.0.0.1:4191/ready"}, c.readyURLs)
-	assert.Equal(t, []string{"http://127.0.0.1:4191/shutdown"}, c.shutdownURLs)
-	assert.Equal(t, 20*time.Millisecond, c.backoff)
-	assert.Equal(t, time.Second, c.probeTimeout)
-	assert.Equal(t, time.Duration(0), c.timeout)
-	assert.True(t, c.timeoutFatal)
-	assert.False(t, c.shutdown)
-	assert.Equal(t, 5*time.Second, c.shutdownTimeout)
-	assert.Empty(t, c.rewrite)
-	assert.False(t, c.processGroup)
-	assert.Zero(t, c.termDelay)
-	assert.Zero(t, c.drainQuiet)
-	assert.Zero(t, c.killAfter)
-	assert.Equal(t, "text", c.logFormat)
-	assert.Equal(t, []string{"app"}, c.command)
+	assert.Equal(t, []string{"linkerd"}, c.Proxies)
+	assert.Equal(t, 4191, c.Port)
+	assert.Equal(t, []string{"http://127.0.0.1:4191/ready"}, c.ReadyURLs)
+	assert.Equal(t, []string{"http://127.0.0.1:4191/shutdown"}, c.ShutdownURLs)
+	assert.Equal(t, 20*time.Millisecond, c.Backoff)
+	assert.Equal(t, time.Second, c.ProbeTimeout)
+	assert.Equal(t, time.Duration(0), c.Timeout)
+	assert.True(t, c.TimeoutFatal)
+	assert.False(t, c.Shutdown)
+	assert.Equal(t, 5*time.Second, c.ShutdownTimeout)
+	assert.Empty(t, c.Rewrite)
+	assert.False(t, c.ProcessGroup)
+	assert.Zero(t, c.TermDelay)
+	assert.Zero(t, c.DrainQuiet)
+	assert.Zero(t, c.KillAfter)
+	assert.Equal(t, "text", c.LogFormat)
+	assert.Equal(t, []string{"app"}, c.Command)
 }
 
 func TestPresets(t *testing.T) {
@@ -118,23 +113,23 @@ func TestPresets(t *testing.T) {
 			[]string{"http://127.0.0.1:1/r"}, []string{"http://127.0.0.1:15000/quitquitquit", "http://127.0.0.1:20300/graceful_shutdown"}},
 		{[]string{"--proxy", "none,none"}, nil, nil},
 	} {
-		c, err := parseConfig("proxy-await", append(tc.args, "app"), env(nil))
+		c, err := Parse("proxy-await", append(tc.args, "app"), testutil.Getenv(nil))
 		require.NoError(t, err, "%v", tc.args)
-		assert.Equal(t, tc.ready, c.readyURLs, "%v", tc.args)
-		assert.Equal(t, tc.shutdown, c.shutdownURLs, "%v", tc.args)
+		assert.Equal(t, tc.ready, c.ReadyURLs, "%v", tc.args)
+		assert.Equal(t, tc.shutdown, c.ShutdownURLs, "%v", tc.args)
 	}
 }
 
 func TestProxyListFromTheEnvironment(t *testing.T) {
-	c, err := parseConfig("proxy-await", []string{"app"}, env(map[string]string{"PROXY_AWAIT_PROXY": "istio,cloudsql"}))
+	c, err := Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_PROXY": "istio,cloudsql"}))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"istio", "cloudsql"}, c.proxies)
-	assert.Equal(t, []string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"}, c.readyURLs)
-	assert.Equal(t, []string{"http://127.0.0.1:15020/quitquitquit", "http://127.0.0.1:9091/quitquitquit"}, c.shutdownURLs)
+	assert.Equal(t, []string{"istio", "cloudsql"}, c.Proxies)
+	assert.Equal(t, []string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"}, c.ReadyURLs)
+	assert.Equal(t, []string{"http://127.0.0.1:15020/quitquitquit", "http://127.0.0.1:9091/quitquitquit"}, c.ShutdownURLs)
 
-	c, err = parseConfig("proxy-await", []string{"--proxy", "dapr", "app"}, env(map[string]string{"PROXY_AWAIT_PROXY": "istio,cloudsql"}))
+	c, err = Parse("proxy-await", []string{"--proxy", "dapr", "app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_PROXY": "istio,cloudsql"}))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"dapr"}, c.proxies, "the command line replaces the variable's list")
+	assert.Equal(t, []string{"dapr"}, c.Proxies, "the command line replaces the variable's list")
 }
 
 // An unknown proxy's hint lists every preset.
@@ -144,18 +139,18 @@ func TestUnknownProxyHint(t *testing.T) {
 		if e == nil {
 			args = []string{"--proxy", "istio,foo", "app"}
 		}
-		_, err := parseConfig("proxy-await", args, env(e))
-		var u *usageError
+		_, err := Parse("proxy-await", args, testutil.Getenv(e))
+		var u *UsageError
 		require.ErrorAs(t, err, &u)
 		for _, name := range presetNames {
-			assert.Contains(t, u.hint, name)
+			assert.Contains(t, u.Hint, name)
 		}
 	}
 }
 
 func TestRewriteTable(t *testing.T) {
-	c, err := parseConfig("proxy-await", []string{"-r", "TERM:USR1", "--rewrite", "sigint:0,1:15", "-r", "WINCH:SIGHUP",
-		"-r", "010:012", "-r", "RTMIN+1:rtmax", "--rewrite=SIGRTMAX-1:SIGRTMIN+15,RTMAX-14:SIGRTMIN", "app"}, env(nil))
+	c, err := Parse("proxy-await", []string{"-r", "TERM:USR1", "--rewrite", "sigint:0,1:15", "-r", "WINCH:SIGHUP",
+		"-r", "010:012", "-r", "RTMIN+1:rtmax", "--rewrite=SIGRTMAX-1:SIGRTMIN+15,RTMAX-14:SIGRTMIN", "app"}, testutil.Getenv(nil))
 	require.NoError(t, err)
 	assert.Equal(t, map[syscall.Signal]syscall.Signal{
 		syscall.SIGTERM:  syscall.SIGUSR1,
@@ -166,7 +161,7 @@ func TestRewriteTable(t *testing.T) {
 		35:               64, // the names `kill -l` prints on Debian: RTMIN is 34, RTMAX 64
 		63:               49,
 		50:               34,
-	}, c.rewrite)
+	}, c.Rewrite)
 }
 
 func TestEnvironmentAndPrecedence(t *testing.T) {
@@ -186,69 +181,69 @@ func TestEnvironmentAndPrecedence(t *testing.T) {
 		"PROXY_AWAIT_LOG_FORMAT":       "json",
 		"PROXY_AWAIT_QUIET":            "true",
 	}
-	c, err := parseConfig("proxy-await", []string{"app"}, env(vars))
+	c, err := Parse("proxy-await", []string{"app"}, testutil.Getenv(vars))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"envoy"}, c.proxies)
-	assert.Equal(t, []string{"http://127.0.0.1:9901/ready"}, c.readyURLs)
-	assert.Equal(t, 100*time.Millisecond, c.backoff)
-	assert.Equal(t, 2*time.Second, c.probeTimeout)
-	assert.Equal(t, time.Minute, c.timeout)
-	assert.False(t, c.timeoutFatal)
-	assert.True(t, c.shutdown)
-	assert.Equal(t, 3*time.Second, c.shutdownTimeout)
-	assert.Equal(t, map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGUSR1, syscall.SIGHUP: 0}, c.rewrite)
-	assert.True(t, c.processGroup)
-	assert.Equal(t, 20*time.Second, c.termDelay)
-	assert.Equal(t, 24*time.Hour, c.killAfter)
-	assert.Equal(t, "json", c.logFormat)
-	assert.True(t, c.quiet)
+	assert.Equal(t, []string{"envoy"}, c.Proxies)
+	assert.Equal(t, []string{"http://127.0.0.1:9901/ready"}, c.ReadyURLs)
+	assert.Equal(t, 100*time.Millisecond, c.Backoff)
+	assert.Equal(t, 2*time.Second, c.ProbeTimeout)
+	assert.Equal(t, time.Minute, c.Timeout)
+	assert.False(t, c.TimeoutFatal)
+	assert.True(t, c.Shutdown)
+	assert.Equal(t, 3*time.Second, c.ShutdownTimeout)
+	assert.Equal(t, map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGUSR1, syscall.SIGHUP: 0}, c.Rewrite)
+	assert.True(t, c.ProcessGroup)
+	assert.Equal(t, 20*time.Second, c.TermDelay)
+	assert.Equal(t, 24*time.Hour, c.KillAfter)
+	assert.Equal(t, "json", c.LogFormat)
+	assert.True(t, c.Quiet)
 
 	// The command line wins, flag by flag.
-	c, err = parseConfig("proxy-await", []string{"--proxy", "linkerd", "-p", "4192", "-b", "5ms", "--timeout-fatal", "-S=false",
-		"-r", "TERM:INT", "--log-format", "text", "app"}, env(vars))
+	c, err = Parse("proxy-await", []string{"--proxy", "linkerd", "-p", "4192", "-b", "5ms", "--timeout-fatal", "-S=false",
+		"-r", "TERM:INT", "--log-format", "text", "app"}, testutil.Getenv(vars))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"http://127.0.0.1:4192/ready"}, c.readyURLs)
-	assert.Equal(t, 5*time.Millisecond, c.backoff)
-	assert.True(t, c.timeoutFatal)
-	assert.False(t, c.shutdown)
-	assert.Equal(t, map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGINT}, c.rewrite,
+	assert.Equal(t, []string{"http://127.0.0.1:4192/ready"}, c.ReadyURLs)
+	assert.Equal(t, 5*time.Millisecond, c.Backoff)
+	assert.True(t, c.TimeoutFatal)
+	assert.False(t, c.Shutdown)
+	assert.Equal(t, map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGINT}, c.Rewrite,
 		"a flag replaces the variable's list, it does not add to it")
-	assert.Equal(t, "text", c.logFormat)
-	assert.Equal(t, time.Minute, c.timeout, "what the command line does not say still comes from the environment")
+	assert.Equal(t, "text", c.LogFormat)
+	assert.Equal(t, time.Minute, c.Timeout, "what the command line does not say still comes from the environment")
 
 	// The list variables take comma-separated lists.
-	c, err = parseConfig("proxy-await", []string{"app"}, env(map[string]string{
+	c, err = Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{
 		"PROXY_AWAIT_READY_URL":    "http://127.0.0.1:1/a,http://127.0.0.1:2/b",
 		"PROXY_AWAIT_SHUTDOWN_URL": "http://localhost:1/q",
 	}))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"http://127.0.0.1:1/a", "http://127.0.0.1:2/b"}, c.readyURLs)
-	assert.Equal(t, []string{"http://localhost:1/q"}, c.shutdownURLs)
+	assert.Equal(t, []string{"http://127.0.0.1:1/a", "http://127.0.0.1:2/b"}, c.ReadyURLs)
+	assert.Equal(t, []string{"http://localhost:1/q"}, c.ShutdownURLs)
 
 	// An empty variable is as good as unset.
-	c, err = parseConfig("proxy-await", []string{"app"}, env(map[string]string{"PROXY_AWAIT_TIMEOUT": ""}))
+	c, err = Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_TIMEOUT": ""}))
 	require.NoError(t, err)
-	assert.Zero(t, c.timeout)
+	assert.Zero(t, c.Timeout)
 }
 
 func TestLinkerdAwaitVariables(t *testing.T) {
 	for _, v := range []string{"PROXY_AWAIT_DISABLED", "LINKERD_AWAIT_DISABLED", "LINKERD_DISABLED"} {
-		c, err := parseConfig("proxy-await", []string{"app"}, env(map[string]string{v: "true"}))
+		c, err := Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{v: "true"}))
 		require.NoError(t, err)
-		assert.True(t, c.disabled, v)
-		c, err = parseConfig("proxy-await", []string{"app"}, env(map[string]string{v: ""}))
+		assert.True(t, c.Disabled, v)
+		c, err = Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{v: ""}))
 		require.NoError(t, err)
-		assert.False(t, c.disabled, v+" empty")
+		assert.False(t, c.Disabled, v+" empty")
 	}
 	for v, want := range map[string]bool{"1": true, "true": true, "yes": true, "on": true, "anything": true,
 		"0": false, "false": false, "FALSE": false, "no": false, "off": false, "n": false, "f": false, "": false} {
-		c, err := parseConfig("proxy-await", []string{"app"}, env(map[string]string{"LINKERD_AWAIT_VERBOSE": v}))
+		c, err := Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{"LINKERD_AWAIT_VERBOSE": v}))
 		require.NoError(t, err)
-		assert.Equal(t, want, c.verbose, "LINKERD_AWAIT_VERBOSE=%q", v)
+		assert.Equal(t, want, c.Verbose, "LINKERD_AWAIT_VERBOSE=%q", v)
 	}
-	c, err := parseConfig("proxy-await", []string{"--verbose=false", "app"}, env(map[string]string{"LINKERD_AWAIT_VERBOSE": "1"}))
+	c, err := Parse("proxy-await", []string{"--verbose=false", "app"}, testutil.Getenv(map[string]string{"LINKERD_AWAIT_VERBOSE": "1"}))
 	require.NoError(t, err)
-	assert.False(t, c.verbose, "the flag wins")
+	assert.False(t, c.Verbose, "the flag wins")
 }
 
 // Every usage error: its exact message (the first line printed) and hint.
@@ -349,11 +344,11 @@ func TestUsageErrors(t *testing.T) {
 		{nil, map[string]string{"PROXY_AWAIT_SHUTDOWN": "1"}, `invalid value "1" for $PROXY_AWAIT_SHUTDOWN (--shutdown): there is no command to run before the shutdown`,
 			"put the command after --, or drop --shutdown to only wait for the proxy"},
 	} {
-		_, err := parseConfig("proxy-await", tc.args, env(tc.env))
-		var u *usageError
+		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
+		var u *UsageError
 		require.True(t, errors.As(err, &u), "%q %v: want a usage error, got %v", tc.args, tc.env, err)
-		assert.Equal(t, tc.msg, u.msg, "%q %v", tc.args, tc.env)
-		assert.Equal(t, tc.hint, u.hint, "%q %v", tc.args, tc.env)
+		assert.Equal(t, tc.msg, u.Msg, "%q %v", tc.args, tc.env)
+		assert.Equal(t, tc.hint, u.Hint, "%q %v", tc.args, tc.env)
 	}
 }
 
@@ -372,12 +367,12 @@ func TestBooleanFlagTrap(t *testing.T) {
 		{[]string{"--proxy", "none", "-g", "TRUE"}, "process-group", "TRUE"},
 		{[]string{"-t", "1s", "--verbose", "false"}, "verbose", "false"},
 	} {
-		_, err := parseConfig("proxy-await", tc.args, env(nil))
-		var u *usageError
+		_, err := Parse("proxy-await", tc.args, testutil.Getenv(nil))
+		var u *UsageError
 		require.True(t, errors.As(err, &u), "%q: want a usage error, got %v", tc.args, err)
-		assert.Equal(t, fmt.Sprintf("invalid value %q for --%s: a boolean flag takes its value only after =", tc.word, tc.flag), u.msg, "%q", tc.args)
+		assert.Equal(t, fmt.Sprintf("invalid value %q for --%s: a boolean flag takes its value only after =", tc.word, tc.flag), u.Msg, "%q", tc.args)
 		assert.Equal(t, fmt.Sprintf("write --%s=%s, or put -- before a command named %s", tc.flag, strings.ToLower(tc.word), tc.word),
-			u.hint, "%q", tc.args)
+			u.Hint, "%q", tc.args)
 	}
 
 	// Not a trap: "--" comes first, the value is given with "=", or the
@@ -395,9 +390,9 @@ func TestBooleanFlagTrap(t *testing.T) {
 		{[]string{"--proxy", "none", "--", "-S", "false"}, []string{"-S", "false"}},
 		{[]string{"--proxy", "none", "app", "-S", "false"}, []string{"app", "-S", "false"}},
 	} {
-		c, err := parseConfig("proxy-await", tc.args, env(nil))
+		c, err := Parse("proxy-await", tc.args, testutil.Getenv(nil))
 		require.NoError(t, err, "%q", tc.args)
-		assert.Equal(t, tc.command, c.command, "%q", tc.args)
+		assert.Equal(t, tc.command, c.Command, "%q", tc.args)
 	}
 }
 
@@ -418,14 +413,14 @@ func TestFlagNeedsValue(t *testing.T) {
 		{[]string{"--proxy", "--", "app"}, "--proxy needs a value", "write --proxy=linkerd"},
 		{[]string{"--log-format"}, "--log-format needs a value", "write --log-format=text"},
 	} {
-		_, err := parseConfig("proxy-await", tc.args, env(nil))
-		var u *usageError
+		_, err := Parse("proxy-await", tc.args, testutil.Getenv(nil))
+		var u *UsageError
 		require.True(t, errors.As(err, &u), "%q: want a usage error, got %v", tc.args, err)
-		assert.Equal(t, tc.msg, u.msg, "%q", tc.args)
-		assert.Equal(t, tc.hint, u.hint, "%q", tc.args)
+		assert.Equal(t, tc.msg, u.Msg, "%q", tc.args)
+		assert.Equal(t, tc.hint, u.Hint, "%q", tc.args)
 	}
 	// A value that only starts with "-" is still a value.
-	_, err := parseConfig("proxy-await", []string{"-t", "-5s", "app"}, env(nil))
+	_, err := Parse("proxy-await", []string{"-t", "-5s", "app"}, testutil.Getenv(nil))
 	assert.EqualError(t, err, `invalid value "-5s" for --timeout: must not be negative`)
 }
 
@@ -449,11 +444,11 @@ func TestUnknownFlagSuggestion(t *testing.T) {
 		{"--a\nb", "unknown flag \"--a\\nb\"", "see --help for the flags"},
 		{"-\xff", `unknown flag "-\xff"`, "see --help for the flags"},
 	} {
-		_, err := parseConfig("proxy-await", []string{tc.arg, "app"}, env(nil))
-		var u *usageError
+		_, err := Parse("proxy-await", []string{tc.arg, "app"}, testutil.Getenv(nil))
+		var u *UsageError
 		require.True(t, errors.As(err, &u), "%q: want a usage error, got %v", tc.arg, err)
-		assert.Equal(t, tc.msg, u.msg, "%q", tc.arg)
-		assert.Equal(t, tc.hint, u.hint, "%q", tc.arg)
+		assert.Equal(t, tc.msg, u.Msg, "%q", tc.arg)
+		assert.Equal(t, tc.hint, u.Hint, "%q", tc.arg)
 	}
 	assert.Equal(t, 2, levenshtein("shutdwon", "shutdown"))
 	assert.Equal(t, 0, levenshtein("", ""))
@@ -481,40 +476,40 @@ func TestUsageErrorFormat(t *testing.T) {
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json", "PROXY_AWAIT_TIMEOUT": "soon"}, "json"},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "yaml"}, "text"},
 	} {
-		_, err := parseConfig("proxy-await", tc.args, env(tc.env))
-		var u *usageError
+		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
+		var u *UsageError
 		require.True(t, errors.As(err, &u), "%q %v: want a usage error, got %v", tc.args, tc.env, err)
-		assert.Equal(t, tc.want, u.format, "%q %v", tc.args, tc.env)
+		assert.Equal(t, tc.want, u.Format, "%q %v", tc.args, tc.env)
 	}
 }
 
 // Without COMMAND proxy-await only waits.
 func TestNoCommandWaitsOnly(t *testing.T) {
 	for _, args := range [][]string{nil, {"--"}, {"-t", "10s"}, {"--proxy", "none", "--timeout-fatal=false", "--"}} {
-		c, err := parseConfig("proxy-await", args, env(nil))
+		c, err := Parse("proxy-await", args, testutil.Getenv(nil))
 		require.NoError(t, err, "%q", args)
-		assert.Empty(t, c.command, "%q", args)
+		assert.Empty(t, c.Command, "%q", args)
 	}
 }
 
 // On the command line a URL flag takes one URL (commas are legal in URLs);
 // from its variable, a comma-separated list.
 func TestListFlags(t *testing.T) {
-	c, err := parseConfig("proxy-await", []string{"--ready-url", "http://127.0.0.1:1/ready?a=1,2",
-		"--shutdown-url", "http://127.0.0.1:1/quit?x=,", "app"}, env(nil))
+	c, err := Parse("proxy-await", []string{"--ready-url", "http://127.0.0.1:1/ready?a=1,2",
+		"--shutdown-url", "http://127.0.0.1:1/quit?x=,", "app"}, testutil.Getenv(nil))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"http://127.0.0.1:1/ready?a=1,2"}, c.readyURLs)
-	assert.Equal(t, []string{"http://127.0.0.1:1/quit?x=,"}, c.shutdownURLs)
+	assert.Equal(t, []string{"http://127.0.0.1:1/ready?a=1,2"}, c.ReadyURLs)
+	assert.Equal(t, []string{"http://127.0.0.1:1/quit?x=,"}, c.ShutdownURLs)
 
-	c, err = parseConfig("proxy-await", []string{"app"}, env(map[string]string{
+	c, err = Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{
 		"PROXY_AWAIT_READY_URL":    "http://127.0.0.1:1/a, http://127.0.0.1:2/b?a=1%2C2",
 		"PROXY_AWAIT_SHUTDOWN_URL": " http://localhost:1/q ",
 		"PROXY_AWAIT_REWRITE":      "TERM:USR1, HUP:0",
 	}))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"http://127.0.0.1:1/a", "http://127.0.0.1:2/b?a=1%2C2"}, c.readyURLs)
-	assert.Equal(t, []string{"http://localhost:1/q"}, c.shutdownURLs)
-	assert.Equal(t, map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGUSR1, syscall.SIGHUP: 0}, c.rewrite)
+	assert.Equal(t, []string{"http://127.0.0.1:1/a", "http://127.0.0.1:2/b?a=1%2C2"}, c.ReadyURLs)
+	assert.Equal(t, []string{"http://localhost:1/q"}, c.ShutdownURLs)
+	assert.Equal(t, map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGUSR1, syscall.SIGHUP: 0}, c.Rewrite)
 }
 
 func TestScuttleVariables(t *testing.T) {
@@ -544,28 +539,28 @@ func TestScuttleVariables(t *testing.T) {
 			[]string{"http://127.0.0.1:9901/ready"}, []string{"http://127.0.0.1:9901/quitquitquit"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := parseConfig("scuttle", append(tc.args, "app"), env(tc.env))
+			c, err := Parse("scuttle", append(tc.args, "app"), testutil.Getenv(tc.env))
 			require.NoError(t, err)
-			assert.Equal(t, tc.ready, c.readyURLs)
-			assert.Equal(t, tc.shutdown, c.shutdownURLs)
-			assert.Equal(t, tc.doShut, c.shutdown)
+			assert.Equal(t, tc.ready, c.ReadyURLs)
+			assert.Equal(t, tc.shutdown, c.ShutdownURLs)
+			assert.Equal(t, tc.doShut, c.Shutdown)
 		})
 	}
 
-	c, err := parseConfig("scuttle", nil, env(map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000"}))
+	c, err := Parse("scuttle", nil, testutil.Getenv(map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000"}))
 	require.NoError(t, err, "without a command, scuttle's variables only make it wait")
-	assert.Equal(t, []string{"http://127.0.0.1:15000/ready"}, c.readyURLs)
-	assert.False(t, c.shutdown)
+	assert.Equal(t, []string{"http://127.0.0.1:15000/ready"}, c.ReadyURLs)
+	assert.False(t, c.Shutdown)
 
-	c, err = parseConfig("scuttle", []string{"app"}, env(map[string]string{
+	c, err = Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{
 		"WAIT_FOR_ENVOY_TIMEOUT": "30s", "QUIT_WITHOUT_ENVOY_TIMEOUT": "1m", "START_WITHOUT_ENVOY": "true",
 		"NEVER_KILL_ISTIO_ON_FAILURE": "true", "SCUTTLE_LOGGING": "false"}))
 	require.NoError(t, err)
-	assert.Equal(t, time.Minute, c.timeout)
-	assert.True(t, c.timeoutFatal)
-	assert.True(t, c.disabled)
-	assert.True(t, c.shutdownOnlyOK)
-	assert.True(t, c.quiet)
+	assert.Equal(t, time.Minute, c.Timeout)
+	assert.True(t, c.TimeoutFatal)
+	assert.True(t, c.Disabled)
+	assert.True(t, c.ShutdownOnlyOK)
+	assert.True(t, c.Quiet)
 
 	for v, want := range map[string]string{
 		"ENVOY_ADMIN_API":            `invalid value "127.0.0.1:15000" for $ENVOY_ADMIN_API: not an http or https URL`,
@@ -574,17 +569,17 @@ func TestScuttleVariables(t *testing.T) {
 		"NEVER_KILL_ISTIO":           `invalid value "127.0.0.1:15000" for $NEVER_KILL_ISTIO: must be true or false`,
 		"QUIT_WITHOUT_ENVOY_TIMEOUT": `invalid value "127.0.0.1:15000" for $QUIT_WITHOUT_ENVOY_TIMEOUT: not a duration (use 250ms, 1m30s, 2d or seconds)`,
 	} {
-		_, err := parseConfig("scuttle", []string{"app"}, env(map[string]string{v: "127.0.0.1:15000"}))
-		var u *usageError
+		_, err := Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{v: "127.0.0.1:15000"}))
+		var u *UsageError
 		require.ErrorAs(t, err, &u, v)
-		assert.Equal(t, want, u.msg)
+		assert.Equal(t, want, u.Msg)
 	}
 }
 
 // --help lists every preset with its URLs.
 func TestHelpListsEveryPreset(t *testing.T) {
 	var help strings.Builder
-	printHelp(&help)
+	PrintHelp(&help)
 	require.Len(t, presetNames, len(presets))
 	for _, name := range presetNames {
 		p, ok := presets[name]
@@ -594,4 +589,40 @@ func TestHelpListsEveryPreset(t *testing.T) {
 			assert.Contains(t, help.String(), presetURL(u, p.port))
 		}
 	}
+}
+
+func TestWaitAllAndExitCodeMapUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--wait-all", "-1s", "app"}, nil, `invalid value "-1s" for --wait-all: must not be negative`},
+		{[]string{"--wait-all", "soon", "app"}, nil, `invalid value "soon" for --wait-all: not a duration (use 250ms, 1m30s, 2d or seconds)`},
+		{[]string{"--exit-code-map", "143", "app"}, nil, `invalid value "143" for --exit-code-map: want FROM:TO, as in 143:0`},
+		{[]string{"--exit-code-map", "143:x", "app"}, nil, `invalid value "143:x" for --exit-code-map: exit code "x" is not a number from 0 to 255`},
+		{[]string{"--exit-code-map", "-1:0", "app"}, nil, `invalid value "-1:0" for --exit-code-map: exit code "-1" is not a number from 0 to 255`},
+		{[]string{"--exit-code-map", "256:0", "app"}, nil, `invalid value "256:0" for --exit-code-map: exit code "256" is not a number from 0 to 255`},
+		{[]string{"--exit-code-map", "0x8f:0", "app"}, nil, `invalid value "0x8f:0" for --exit-code-map: exit code "0x8f" is not a number from 0 to 255`},
+		{[]string{"--exit-code-map", "+1:0", "app"}, nil, `invalid value "+1:0" for --exit-code-map: exit code "+1" is not a number from 0 to 255`},
+		{[]string{"--exit-code-map", "143:0,", "app"}, nil, `invalid value "143:0," for --exit-code-map: empty item in a comma-separated list`},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_EXIT_CODE_MAP": "143:0,1:300"},
+			`invalid value "143:0,1:300" for $PROXY_AWAIT_EXIT_CODE_MAP (--exit-code-map): exit code "300" is not a number from 0 to 255`},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_WAIT_ALL": "-5s"},
+			`invalid value "-5s" for $PROXY_AWAIT_WAIT_ALL (--wait-all): must not be negative`},
+	} {
+		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
+		var u *UsageError
+		require.ErrorAs(t, err, &u, "%v %v", tc.args, tc.env)
+		assert.Equal(t, tc.want, u.Msg, "%v %v", tc.args, tc.env)
+	}
+}
+
+func TestExitCodeMapConfig(t *testing.T) {
+	c, err := Parse("proxy-await", []string{"--exit-code-map", "143:0,3:4", "--exit-code-map", "3:5", "app"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	assert.Equal(t, map[int]int{143: 0, 3: 5}, c.ExitCodes, "a later rule for the same code wins")
+	c, err = Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_WAIT_ALL": "2s"}))
+	require.NoError(t, err)
+	assert.Equal(t, 2*time.Second, c.WaitAll)
 }
