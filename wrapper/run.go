@@ -146,28 +146,26 @@ func (s *supervisor) sharesForeground() bool {
 	if s.ProcessGroup {
 		return false
 	}
-	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false // no controlling terminal
-	}
-	defer unix.Close(fd)
-	pgrp := unix.Getpgrp()
-	fg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
-	if err != nil || fg != pgrp {
+	fg, ok := terminalForeground()
+	if !ok || fg != unix.Getpgrp() {
 		return false
 	}
 	child, err := unix.Getpgid(s.pid)
-	return err == nil && child == pgrp
+	return err == nil && child == fg
 }
 
 // childStopped follows the child into a job-control stop (Ctrl-Z, or a
 // stop signal forwarded to it): proxy-await stops too, so that the shell
 // that started it sees the job stopped and takes the terminal back. SIGCONT
-// resumes proxy-await, which forwards it. As PID 1 there is no shell above
-// to tell, and the kernel would not stop us anyway. A SIGSTOP that did not
-// come through proxy-await froze the child from outside (kill -STOP, a
-// debugger), which thaws it the same way: stopped too, proxy-await would
-// never be resumed, nor see the child exit.
+// resumes proxy-await, which forwards it. It does so only under job control,
+// where a shell resumes it: without a controlling terminal whose foreground
+// group is proxy-await's (or, with -g, the child's that it handed the
+// terminal to) nothing would (under setsid, tini -s, docker --init,
+// shareProcessNamespace), and a stopped proxy-await would ignore the
+// kubelet's SIGTERM until its SIGKILL. As PID 1 the kernel would not stop us
+// anyway. A SIGSTOP that did not come through proxy-await froze the child
+// from outside (kill -STOP, a debugger), which thaws it the same way:
+// stopped too, proxy-await would never be resumed, nor see the child exit.
 func (s *supervisor) childStopped(sig syscall.Signal) {
 	frozen := sig == syscall.SIGSTOP && !s.sentSIGSTOP
 	s.sentSIGSTOP = false
@@ -178,9 +176,33 @@ func (s *supervisor) childStopped(sig syscall.Signal) {
 		s.Logger.Debug("child stopped from outside: not stopping too", "event", "child_stopped",
 			"signal", SignalName(sig))
 		return
+	case !s.jobControl():
+		s.Logger.Debug("child stopped: not stopping too, as no job control would resume proxy-await",
+			"event", "child_stopped", "signal", SignalName(sig))
+		return
 	}
 	s.Logger.Debug("child stopped: stopping too", "event", "child_stopped", "signal", SignalName(sig))
 	_ = unix.Kill(os.Getpid(), syscall.SIGSTOP)
+}
+
+// jobControl says whether a shell can resume proxy-await once it stops: its
+// controlling terminal's foreground group is its own, or the child's group
+// that it handed the terminal to.
+func (s *supervisor) jobControl() bool {
+	fg, ok := terminalForeground()
+	return ok && (fg == unix.Getpgrp() || s.ProcessGroup && fg == s.pid)
+}
+
+// terminalForeground is the foreground process group of our controlling
+// terminal; false without one.
+func terminalForeground() (int, bool) {
+	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(fd)
+	fg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return fg, err == nil
 }
 
 // giveTerminal makes pgrp the foreground group of the terminal on stdin.
