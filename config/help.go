@@ -38,8 +38,8 @@ environment:
       turns on debug logging (as --verbose), unless 0, f, false, n, no or off
   A repeatable flag's variable takes a comma-separated list:
   PROXY_AWAIT_READY_URL=URL1,URL2. On the command line give a URL flag once
-  per URL (a URL may hold a comma); --proxy, --rewrite and --exit-code-map
-  take a list there too.
+  per URL (a URL may hold a comma); --proxy, --rewrite, --exit-code-map and
+  --drain-ports take a list there too.
 
 presets:
   linkerd  ready http://127.0.0.1:4191/ready          shutdown http://127.0.0.1:4191/shutdown

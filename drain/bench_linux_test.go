@@ -64,7 +64,7 @@ func drainOnce(b *testing.B, n int, quiet, traffic time.Duration) (cpu, late tim
 
 	armed := make(chan struct{})
 	before := cpuTime()
-	w := Start(server.Process.Pid, quiet, slog.New(onEvent{"drain_started", armed}))
+	w := Start(Options{Root: server.Process.Pid, Quiet: quiet, Logger: slog.New(onEvent{"drain_started", armed})})
 	defer w.Stop()
 	<-armed
 	fmt.Fprintln(clients, "go")
@@ -82,9 +82,9 @@ func drainOnce(b *testing.B, n int, quiet, traffic time.Duration) (cpu, late tim
 	return cpu, quietAt.Sub(time.Unix(0, ns).Add(quiet))
 }
 
-// startLoad runs a testchild scenario until the benchmark ends, and returns
-// it with a function reading its next line.
-func startLoad(b *testing.B, scenario string, args ...string) (*exec.Cmd, io.Writer, func() string) {
+// startLoad runs a testchild scenario until the test or benchmark ends, and
+// returns it with a function reading its next line.
+func startLoad(b testing.TB, scenario string, args ...string) (*exec.Cmd, io.Writer, func() string) {
 	cmd := testchild.Command(scenario, args...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()

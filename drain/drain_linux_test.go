@@ -31,7 +31,7 @@ func TestFindListeners(t *testing.T) {
 	_, p6 := listen(t, "tcp", "[::]:0")
 	_, p6lo := listen(t, "tcp6", "[::1]:0")
 
-	s := newSockets(os.Getpid(), newTestDiffer(t))
+	s := newSockets(Options{Root: os.Getpid()}, newTestDiffer(t), nil)
 	added, err := s.findListeners()
 	require.NoError(t, err)
 	assert.Contains(t, added, "127.0.0.1:"+strconv.Itoa(int(p4)))

@@ -256,7 +256,9 @@ func (s *supervisor) holdStop() {
 	}
 	s.Logger.Info("holding "+name+" while the child keeps serving", attrs...)
 	if s.DrainQuiet > 0 {
-		s.drain = drain.Start(s.pid, s.DrainQuiet, s.Logger)
+		// Every process below proxy-await: the child's tree, and the
+		// orphans reparented to proxy-await (a server that daemonized).
+		s.drain = drain.Start(drain.Options{Root: os.Getpid(), Ports: s.DrainPorts, Quiet: s.DrainQuiet, Logger: s.Logger})
 	}
 }
 
@@ -265,8 +267,7 @@ func (s *supervisor) holdStop() {
 func (s *supervisor) deliverStop(why string) {
 	stopTimer(s.hold)
 	s.hold = nil
-	drained := s.drain.Status()
-	s.drain.Stop()
+	drained := s.drain.Stop() // a fresh look at the connections
 	s.drain = nil
 	to := s.rewrite(s.stop)
 	attrs := s.forwarded(s.stop, to)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -209,7 +210,7 @@ func TestDrainQuietListenerOpenedAfterTerm(t *testing.T) {
 	assert.GreaterOrEqual(t, got.Sub(sent), quiet, "SIGTERM only --drain-quiet after the last request")
 	assert.Less(t, got.Sub(sent), quiet+lateBound)
 	assert.Equal(t, 0, r.wait())
-	assert.Contains(t, r.log.String(), "the child opened a listening socket")
+	assert.Contains(t, r.log.String(), "a process below proxy-await opened a listening socket")
 }
 
 func TestDrainQuietIdleConnectionsDoNotHold(t *testing.T) {
@@ -339,4 +340,43 @@ func TestDrainQuietShortConnectionOnNewListener(t *testing.T) {
 	got := r.nextSignal("SIGTERM")
 	assert.GreaterOrEqual(t, got.Sub(connected), quiet, "the connection restarted the quiet period")
 	assert.Equal(t, 0, r.wait())
+}
+
+// A server that daemonized (a double fork) has left the child's tree: it is
+// reparented to proxy-await, and the watch follows it there.
+func TestDrainQuietDaemonizedServer(t *testing.T) {
+	r := start(t, Config{TermDelay: time.Minute, DrainQuiet: drainQuiet}, "daemonize", "http", "127.0.0.1:0")
+	addr := strings.TrimPrefix(r.expect("listening "), "listening ")
+	r.expect("ready")
+	termDuringRequests(t, r, &http.Client{Transport: &http.Transport{}}, "http://"+addr+"/", 1)
+}
+
+// The line that delivers the stop signal says how long ago the last traffic
+// was at that moment: the connections are looked at again then, not taken
+// from an earlier look, seconds old. The hold's line comes before the
+// watch's.
+func TestDrainDeliveryLineIsFresh(t *testing.T) {
+	r, addrs := startHTTP(t, Config{TermDelay: 3 * time.Second, DrainQuiet: time.Hour}, "http", "127.0.0.1:0")
+	client := &http.Client{Transport: &http.Transport{}}
+	url := "http://" + addrs[0] + "/"
+	_, _ = requests(t, client, url, 0, 0, 1) // the kept-alive connection
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, armed)
+	sent, _ := requests(t, client, url, busyFor, requestGap, 1)
+	got := r.nextSignal("SIGTERM")
+	assert.Equal(t, 0, r.wait())
+
+	log := r.log.String()
+	m := regexp.MustCompile(`delivering termination signal .*reason="term delay elapsed" connections=1 since_traffic=(\S+)`).
+		FindStringSubmatch(log)
+	require.NotNil(t, m, "the delivery line")
+	since, err := time.ParseDuration(m[1])
+	require.NoError(t, err)
+	// The last request arrived after it was sent, and the line was written
+	// before the child got the signal: since_traffic is at most got-sent
+	// (plus the millisecond it is rounded to). A figure from the look when
+	// the watch was armed would be larger by busyFor at least.
+	assert.LessOrEqual(t, since, got.Sub(sent)+time.Millisecond, "since_traffic measured at the delivery")
+	assert.Less(t, strings.Index(log, "holding SIGTERM while the child keeps serving"), strings.Index(log, armed),
+		"the hold is logged before the watch")
 }

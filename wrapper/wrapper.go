@@ -27,6 +27,7 @@ type Config struct {
 	ProcessGroup bool                              // child in its own group; signal the group
 	TermDelay    time.Duration                     // hold the stop signal (the first SIGTERM, SIGINT or SIGQUIT) this long
 	DrainQuiet   time.Duration                     // deliver the held stop signal after this long without traffic
+	DrainPorts   []uint16                          // with DrainQuiet: watch these ports, not the listeners below proxy-await
 	KillAfter    time.Duration                     // SIGKILL this long after the stop signal is delivered
 	WaitAll      time.Duration                     // after the child exits, end what it left behind within this long
 	Logger       *slog.Logger
