@@ -84,6 +84,28 @@ func init() {
 		serveHTTPOn([]net.Listener{ln})
 	}
 
+	// with-helper ADDR SCENARIO ARG...: start a helper serving as "http"
+	// on ADDR (sharing our stdin, and no other descriptor: it exits at EOF
+	// on stdin, not with us), wait until it is ready, then become
+	// SCENARIO: a server with a metrics endpoint beside it.
+	scenarios["with-helper"] = func(args []string) {
+		helper := Command("http", args[0])
+		helper.Stdin = os.Stdin
+		out, err := helper.StdoutPipe()
+		if err != nil {
+			panic(err)
+		}
+		if err := helper.Start(); err != nil {
+			panic(err)
+		}
+		lines := bufio.NewScanner(out)
+		for lines.Scan() && lines.Text() != "ready" {
+		}
+		go func() { _, _ = io.Copy(io.Discard, out) }()
+		env := append(os.Environ(), Env+"="+args[1])
+		panic(syscall.Exec(Self(), append([]string{Self()}, args[2:]...), env))
+	}
+
 	// churn ADDR DURATION: connect to ADDR and close at once, from a few
 	// goroutines, as fast as the machine allows, for DURATION; then print
 	// "connections N".
