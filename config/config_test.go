@@ -626,3 +626,49 @@ func TestExitCodeMapConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2*time.Second, c.WaitAll)
 }
+
+// Every value from the environment is read without the white space around
+// it: a YAML block scalar (`value: |`) leaves a newline at the end, and
+// " true" is as easy to write as "true".
+func TestEnvironmentValuesAreTrimmed(t *testing.T) {
+	c, err := Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{
+		"PROXY_AWAIT_PROXY":         " envoy\n",
+		"PROXY_AWAIT_PORT":          "\t9901 ",
+		"PROXY_AWAIT_SHUTDOWN":      " true",
+		"PROXY_AWAIT_TIMEOUT_FATAL": "false\n",
+		"PROXY_AWAIT_PROCESS_GROUP": "1\r\n",
+		"PROXY_AWAIT_LOG_FORMAT":    "json\n",
+		"PROXY_AWAIT_TERM_DELAY":    " 20s\n",
+		"PROXY_AWAIT_EXIT_CODE_MAP": "143:0\n",
+		"LINKERD_AWAIT_VERBOSE":     " off\n",
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"envoy"}, c.Proxies)
+	assert.Equal(t, []string{"http://127.0.0.1:9901/ready"}, c.ReadyURLs)
+	assert.True(t, c.Shutdown)
+	assert.False(t, c.TimeoutFatal)
+	assert.True(t, c.ProcessGroup)
+	assert.Equal(t, "json", c.LogFormat)
+	assert.Equal(t, 20*time.Second, c.TermDelay)
+	assert.Equal(t, map[int]int{143: 0}, c.ExitCodes)
+	assert.False(t, c.Verbose)
+
+	// White space alone is as good as unset.
+	c, err = Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{
+		"PROXY_AWAIT_PORT": " ", "PROXY_AWAIT_DISABLED": "\n", "PROXY_AWAIT_LOG_FORMAT": " \t"}))
+	require.NoError(t, err)
+	assert.Equal(t, 4191, c.Port)
+	assert.False(t, c.Disabled)
+	assert.Equal(t, "text", c.LogFormat)
+
+	// A usage error from a variable is printed in JSON when its format
+	// variable says json, newline or not.
+	_, err = Parse("proxy-await", []string{"--bogus"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json\n"}))
+	var u *UsageError
+	require.ErrorAs(t, err, &u)
+	assert.Equal(t, "json", u.Format)
+
+	// The reason quotes the value as read.
+	_, err = Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_PORT": " 0x1\n"}))
+	assert.EqualError(t, err, `invalid value "0x1" for $PROXY_AWAIT_PORT (--port): not a decimal number`)
+}

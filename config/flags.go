@@ -82,6 +82,7 @@ func envName(f *pflag.Flag) string {
 // *usageError naming it. name is the name proxy-await was invoked by: as
 // "scuttle" it also reads scuttle's variables (see scuttle.go).
 func Parse(name string, args []string, getenv func(string) (string, bool)) (*Config, error) {
+	getenv = trimmed(getenv)
 	c := &Config{given: map[string]given{}}
 	fs := flagSet(c)
 	scan := scanArgs(fs, args)
@@ -141,6 +142,16 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 	return c, nil
 }
 
+// trimmed is getenv with every value trimmed of the white space around it:
+// a YAML block scalar ends a value with a newline, and a space after "=" is
+// easy to miss.
+func trimmed(getenv func(string) (string, bool)) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok := getenv(name)
+		return strings.TrimSpace(v), ok
+	}
+}
+
 // setFromEnv sets f from its environment variable, where a repeatable flag
 // always takes a comma-separated list.
 func setFromEnv(f *pflag.Flag, v string) error {
@@ -153,7 +164,7 @@ func setFromEnv(f *pflag.Flag, v string) error {
 // falsy reads LINKERD_AWAIT_VERBOSE as linkerd-await does: these words turn
 // it off, any other non-empty value on.
 func falsy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
+	switch strings.ToLower(v) {
 	case "0", "f", "false", "n", "no", "off":
 		return true
 	}

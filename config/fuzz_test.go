@@ -212,6 +212,15 @@ func FuzzEnvConfig(f *testing.F) {
 		}
 		c, err := Parse("proxy-await", []string{"app"}, testutil.Getenv(kv))
 		checkParsed(t, c, err, vars)
+
+		// White space around a value does not count.
+		padded := map[string]string{}
+		for k, v := range kv {
+			padded[k] = " " + v + "\n"
+		}
+		again, errAgain := Parse("proxy-await", []string{"app"}, testutil.Getenv(padded))
+		assert.Equal(t, fmt.Sprint(err), fmt.Sprint(errAgain), "the same values with white space around them")
+		assert.Equal(t, c, again, "the same values with white space around them")
 	})
 }
 

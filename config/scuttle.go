@@ -33,7 +33,7 @@ import (
 func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
 	env := func(name string) string {
 		v, _ := getenv(name)
-		return strings.TrimSpace(v)
+		return v
 	}
 	boolean := func(name string) (bool, error) {
 		v := env(name)
