@@ -134,6 +134,9 @@ func TestJSONUsageErrors(t *testing.T) {
 			"write --timeout-fatal=false, or put -- before a command named false"},
 		{[]string{"PROXY_AWAIT_LOG_FORMAT=json", "PROXY_AWAIT_PORT=0x1"}, []string{"true"},
 			`invalid value "0x1" for $PROXY_AWAIT_PORT (--port): not a decimal number`, ""},
+		// The format flag after the mistake counts as well.
+		{nil, []string{"--bogus", "--log-format", "json"}, "unknown flag --bogus", "see --help for the flags"},
+		{nil, []string{"-t", "--log-format=json"}, "--timeout needs a value", "write --timeout=30s"},
 	} {
 		t.Run(tc.msg, func(t *testing.T) {
 			p := startPA(t, tc.env, tc.args...)
@@ -153,10 +156,10 @@ func TestJSONUsageErrors(t *testing.T) {
 			assert.Contains(t, rec, "time")
 		})
 	}
-	t.Run("the format is not known: text", func(t *testing.T) {
-		p := startPA(t, nil, "--bogus", "--log-format", "json")
+	t.Run("json only among the command's arguments: text", func(t *testing.T) {
+		p := startPA(t, nil, "--timeout", "5q", "app", "--log-format", "json")
 		assert.Equal(t, 2, p.wait())
-		assert.Equal(t, "proxy-await: unknown flag --bogus\nproxy-await: hint: see --help for the flags\n", p.stderr.String())
+		assert.Equal(t, "proxy-await: invalid value \"5q\" for --timeout: not a duration (use 250ms, 1m30s, 2d or seconds)\n", p.stderr.String())
 	})
 }
 

@@ -457,7 +457,8 @@ func TestUnknownFlagSuggestion(t *testing.T) {
 }
 
 // The log format a usage error is printed in: the command line's
-// --log-format as far as it was read, else the variable's.
+// --log-format, wherever it is among the flags (after the mistake too),
+// else the variable's. The command's own arguments do not count.
 func TestUsageErrorFormat(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -467,7 +468,13 @@ func TestUsageErrorFormat(t *testing.T) {
 		{[]string{"--bogus"}, nil, "text"},
 		{[]string{"--log-format", "json", "--bogus"}, nil, "json"},
 		{[]string{"--log-format=json", "-t", "--", "true"}, nil, "json"},
-		{[]string{"--bogus", "--log-format", "json"}, nil, "text"},
+		{[]string{"--bogus", "--log-format", "json"}, nil, "json"},
+		{[]string{"--bogus", "--log-format=json", "app"}, nil, "json"},
+		{[]string{"-t", "--", "--log-format", "json"}, nil, "text"},
+		{[]string{"--timeout-fatal", "false", "--log-format", "json"}, nil, "json"},
+		{[]string{"--log-format", "json", "--bogus", "--log-format", "text"}, nil, "text"},
+		{[]string{"--bogus", "--log-format", "json"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "text"}, "json"},
+		{[]string{"--timeout", "5q", "app", "--log-format", "json"}, nil, "text"},
 		{[]string{"--timeout", "5q", "--log-format", "json", "app"}, nil, "json"},
 		{[]string{"--log-format", "xml", "app"}, nil, "text"},
 		{[]string{"--log-format", "xml", "app"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json"}, "text"},

@@ -89,7 +89,7 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 	fail := func(err error) (*Config, error) {
 		var u *UsageError
 		if errors.As(err, &u) {
-			u.Format = knownFormat(scan, getenv)
+			u.Format = knownFormat(args, scan, getenv)
 		}
 		return nil, err
 	}
@@ -173,9 +173,21 @@ func falsy(v string) bool {
 
 // knownFormat is the log format a usage error is printed in: --log-format's
 // value if the command line gives one, else $PROXY_AWAIT_LOG_FORMAT's; a value
-// that is not text or json (the error may be about it) means text.
-func knownFormat(scan scanned, getenv func(string) (string, bool)) string {
+// that is not text or json (the error may be about it) means text. When the
+// reading of the command line stopped at a mistake, a --log-format after the
+// mistake counts too: where the flags end is then unknown, and a log
+// pipeline that reads JSON gets JSON whatever the order of the flags.
+func knownFormat(args []string, scan scanned, getenv func(string) (string, bool)) string {
 	v, given := scan.values["log-format"]
+	if scan.err != nil {
+		for i := 0; i < len(args) && args[i] != "--"; i++ {
+			if value, ok := strings.CutPrefix(args[i], "--log-format="); ok {
+				v, given = value, true
+			} else if args[i] == "--log-format" && i+1 < len(args) {
+				v, given = args[i+1], true
+			}
+		}
+	}
 	if !given {
 		v, _ = getenv(EnvPrefix + "LOG_FORMAT")
 	}
