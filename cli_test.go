@@ -267,3 +267,30 @@ func TestAsLinkerdAwait(t *testing.T) {
 		assert.Equal(t, 2, p.wait())
 	})
 }
+
+// A misspelt PROXY_AWAIT_ variable is one warning at the start, in the log
+// format chosen, naming the variable meant; the run goes on, and the
+// variable still reaches the command.
+func TestUnknownVariableWarning(t *testing.T) {
+	env := []string{"PROXY_AWAIT_TERMDELAY=20s"}
+	t.Run("text", func(t *testing.T) {
+		p := startPA(t, env, append([]string{"--proxy", "none"}, child("env", "PROXY_AWAIT_TERMDELAY")...)...)
+		p.expect("PROXY_AWAIT_TERMDELAY=20s")
+		assert.Equal(t, 0, p.wait())
+		lines := strings.Split(p.stderr.String(), "\n")
+		assert.Equal(t, "proxy-await: warning: unknown variable $PROXY_AWAIT_TERMDELAY: ignored "+
+			"(hint: did you mean $PROXY_AWAIT_TERM_DELAY?)", lines[0])
+		assert.Equal(t, 1, strings.Count(p.stderr.String(), "PROXY_AWAIT_TERMDELAY"), "one warning")
+	})
+	t.Run("json", func(t *testing.T) {
+		p := startPA(t, env, append([]string{"--proxy", "none", "--log-format", "json"}, child("exit", "3")...)...)
+		assert.Equal(t, 3, p.wait())
+		first, _, _ := strings.Cut(p.stderr.String(), "\n")
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(first), &rec), "%q", first)
+		assert.Equal(t, "config_warning", rec["event"])
+		assert.Equal(t, "warn", rec["level"])
+		assert.Equal(t, "unknown variable $PROXY_AWAIT_TERMDELAY: ignored", rec["msg"])
+		assert.Equal(t, "did you mean $PROXY_AWAIT_TERM_DELAY?", rec["hint"])
+	})
+}

@@ -36,6 +36,7 @@ func run(c *config.Config, log *slog.Logger) int {
 	// undoing it costs half a millisecond on every exit.
 	sigs := wrapper.Notify()
 
+	warn(c, log)
 	code, start, answered := awaitProxy(c, log, sigs)
 	if start && len(c.Command) > 0 { // no command: only wait
 		code = runChild(c, log, sigs)
@@ -47,6 +48,18 @@ func run(c *config.Config, log *slog.Logger) int {
 		shutdownProxy(c, log, answered)
 	}
 	return mapExitCode(c, log, code)
+}
+
+// warn logs what the configuration ignored, once, now that the logger
+// exists.
+func warn(c *config.Config, log *slog.Logger) {
+	for _, w := range c.Warnings {
+		attrs := []any{"event", "config_warning"}
+		if w.Hint != "" {
+			attrs = append(attrs, "hint", w.Hint)
+		}
+		log.Warn(w.Msg, attrs...)
+	}
 }
 
 // mapExitCode applies --exit-code-map, last, to the code the run ends with.

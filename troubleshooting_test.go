@@ -17,7 +17,8 @@ import (
 // Every warning and error proxy-await can print is in the README's
 // Troubleshooting section, with what it means and what to do. The test finds
 // them in the source: the messages of Warn and Error log calls, usage errors
-// (usagef), and the start errors of the command, and looks for the fixed
+// (usagef), configuration warnings (warnf), and the start errors of the
+// command, and looks for the fixed
 // text of each in the section.
 func TestTroubleshootingListsEveryMessage(t *testing.T) {
 	section := readmeSection(t, "Troubleshooting")
@@ -65,7 +66,7 @@ func userMessages(t *testing.T) []message {
 							if len(n.Args) > 0 {
 								arg = n.Args[0]
 							}
-						case "usagef":
+						case "usagef", "warnf":
 							arg = n.Args[1]
 						case "invalid": // c.invalid(flag, value, hint, reason)
 							arg = n.Args[3]

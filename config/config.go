@@ -46,6 +46,7 @@ type Config struct {
 	LogFormat       string
 	Disabled        bool     // a disable variable is set: skip the readiness wait
 	Command         []string // empty: only wait for the proxy
+	Warnings        []Warning
 
 	given map[string]given // by long flag name: how each flag was set
 
@@ -73,6 +74,17 @@ func (e *UsageError) Error() string { return e.Msg }
 
 func usagef(hint, format string, args ...any) error {
 	return &UsageError{Msg: fmt.Sprintf(format, args...), Hint: hint}
+}
+
+// Warning is something in the command line or environment that proxy-await
+// ignores: the run goes on, and the warning is logged once at the start.
+type Warning struct {
+	Msg  string
+	Hint string
+}
+
+func warnf(hint, format string, args ...any) Warning {
+	return Warning{Msg: fmt.Sprintf(format, args...), Hint: hint}
 }
 
 // invalid is the usage error for flag's value, quoted as the user wrote it

@@ -679,3 +679,32 @@ func TestEnvironmentValuesAreTrimmed(t *testing.T) {
 	_, err = Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_PORT": " 0x1\n"}))
 	assert.EqualError(t, err, `invalid value "0x1" for $PROXY_AWAIT_PORT (--port): not a decimal number`)
 }
+
+// A PROXY_AWAIT_ variable that proxy-await does not read is a warning that
+// names the closest one it reads; the run goes on. Variables without the
+// prefix are none of proxy-await's business.
+func TestUnknownVariables(t *testing.T) {
+	c, err := ParseEnviron("proxy-await", []string{"app"}, []string{
+		"PROXY_AWAIT_TERMDELAY=20s", "PROXY_AWAIT_DISABLE=1", "PROXY_AWAIT_PROXY=istio", "PROXY_AWAIT_XYZZY=",
+		"PROXY_AWAIT_TIMEOUT=1s", "PROXY_AWAIT_TIMEOUT=2s", "HOME=/root", "LINKERD_AWAIT_DISABLED=", "proxy_await_term_delay=1s",
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []Warning{
+		{Msg: "unknown variable $PROXY_AWAIT_DISABLE: ignored", Hint: "did you mean $PROXY_AWAIT_DISABLED?"},
+		{Msg: "unknown variable $PROXY_AWAIT_TERMDELAY: ignored", Hint: "did you mean $PROXY_AWAIT_TERM_DELAY?"},
+		{Msg: "unknown variable $PROXY_AWAIT_XYZZY: ignored", Hint: "see --help for the variables proxy-await reads"},
+	}, c.Warnings)
+	assert.Zero(t, c.TermDelay, "a misspelt variable sets nothing")
+	assert.False(t, c.Disabled)
+	assert.Equal(t, []string{"istio"}, c.Proxies)
+	assert.Equal(t, time.Second, c.Timeout, "the first of two definitions wins, as with os.Getenv")
+
+	c, err = ParseEnviron("proxy-await", []string{"app"}, []string{"PROXY_AWAIT_DISABLED=1", "PROXY_AWAIT_TERM_DELAY=1s",
+		"PROXY_AWAIT_EXIT_CODE_MAP=143:0", "PROXY_AWAIT_LOG_FORMAT=json"})
+	require.NoError(t, err)
+	assert.Empty(t, c.Warnings, "variables that proxy-await reads")
+
+	// A usage error comes alone.
+	_, err = ParseEnviron("proxy-await", []string{"--bogus"}, []string{"PROXY_AWAIT_TERMDELAY=20s"})
+	assert.EqualError(t, err, "unknown flag --bogus")
+}

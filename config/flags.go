@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -75,6 +77,62 @@ func envName(f *pflag.Flag) string {
 		return ""
 	}
 	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+}
+
+// ParseEnviron is Parse with the environment as os.Environ gives it. It
+// also warns of each variable that starts with PROXY_AWAIT_ but is none that
+// proxy-await reads: a misspelt PROXY_AWAIT_TERMDELAY would otherwise lose
+// its setting without a word.
+func ParseEnviron(name string, args, environ []string) (*Config, error) {
+	vars := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := vars[k]; !dup { // the first wins, as with os.Getenv
+			vars[k] = v
+		}
+	}
+	c, err := Parse(name, args, func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	})
+	if err != nil || c.Help || c.Version {
+		return c, err
+	}
+	c.Warnings = append(unknownVariables(slices.Sorted(maps.Keys(vars))), c.Warnings...)
+	return c, nil
+}
+
+// unknownVariables warns of each of names that starts with PROXY_AWAIT_ and
+// is not a variable proxy-await reads, with the closest one that it reads.
+func unknownVariables(names []string) []Warning {
+	fs := flagSet(&Config{})
+	known := map[string]bool{}
+	var candidates []string // as flag names: "term-delay" for PROXY_AWAIT_TERM_DELAY
+	fs.VisitAll(func(f *pflag.Flag) {
+		if env := envName(f); env != "" {
+			known[env] = true
+			candidates = append(candidates, f.Name)
+		}
+	})
+	for _, v := range disableVars {
+		if name, ok := strings.CutPrefix(v, EnvPrefix); ok {
+			known[v] = true
+			candidates = append(candidates, strings.ToLower(name))
+		}
+	}
+	var out []Warning
+	for _, name := range names {
+		rest, ok := strings.CutPrefix(name, EnvPrefix)
+		if !ok || known[name] {
+			continue
+		}
+		hint := "see --help for the variables proxy-await reads"
+		if near := closest(strings.ToLower(strings.ReplaceAll(rest, "_", "-")), candidates); near != "" {
+			hint = "did you mean $" + EnvPrefix + strings.ToUpper(strings.ReplaceAll(near, "-", "_")) + "?"
+		}
+		out = append(out, warnf(hint, "unknown variable $%s: ignored", shown(name)))
+	}
+	return out
 }
 
 // Parse reads args (without the program name) and the environment.
@@ -340,21 +398,28 @@ func unknownShorthand(fs *pflag.FlagSet, a string, c byte) error {
 	return usagef(hint, "unknown flag %s in %s", shown("-"+string(rune(c))), shown(a))
 }
 
-// closestFlag is the long flag name nearest to name in edit distance
-// (ignoring case), or one that name begins; "" if none is near enough to be
-// what was meant.
+// closestFlag is the long flag name nearest to name (see closest).
 func closestFlag(fs *pflag.FlagSet, name string) string {
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	return closest(name, names)
+}
+
+// closest is the candidate nearest to name in edit distance (ignoring
+// case), or one that name begins; "" if none is near enough to be what was
+// meant.
+func closest(name string, candidates []string) string {
 	name = strings.ToLower(name)
 	best, bestDist := "", 0
-	fs.VisitAll(func(f *pflag.Flag) {
-		d := levenshtein(name, f.Name)
-		if len(name) >= 3 && strings.HasPrefix(f.Name, name) {
+	for _, c := range candidates {
+		d := levenshtein(name, c)
+		if len(name) >= 3 && strings.HasPrefix(c, name) {
 			d = min(d, 1) // "--ready" for --ready-url
 		}
 		if best == "" || d < bestDist {
-			best, bestDist = f.Name, d
+			best, bestDist = c, d
 		}
-	})
+	}
 	if bestDist > max(2, len(name)/3) {
 		return ""
 	}
