@@ -570,16 +570,94 @@ func TestScuttleVariables(t *testing.T) {
 	assert.True(t, c.Quiet)
 
 	for v, want := range map[string]string{
-		"ENVOY_ADMIN_API":            `invalid value "127.0.0.1:15000" for $ENVOY_ADMIN_API: not an http or https URL`,
-		"ISTIO_QUIT_API":             `invalid value "127.0.0.1:15000" for $ISTIO_QUIT_API: not an http or https URL`,
-		"WAIT_FOR_ENVOY_TIMEOUT":     `invalid value "127.0.0.1:15000" for $WAIT_FOR_ENVOY_TIMEOUT: not a duration (use 250ms, 1m30s, 2d or seconds)`,
-		"NEVER_KILL_ISTIO":           `invalid value "127.0.0.1:15000" for $NEVER_KILL_ISTIO: must be true or false`,
-		"QUIT_WITHOUT_ENVOY_TIMEOUT": `invalid value "127.0.0.1:15000" for $QUIT_WITHOUT_ENVOY_TIMEOUT: not a duration (use 250ms, 1m30s, 2d or seconds)`,
+		"ENVOY_ADMIN_API": `invalid value "127.0.0.1:15000" for $ENVOY_ADMIN_API: not an http or https URL`,
+		"ISTIO_QUIT_API":  `invalid value "127.0.0.1:15000" for $ISTIO_QUIT_API: not an http or https URL`,
 	} {
 		_, err := Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{v: "127.0.0.1:15000"}))
 		var u *UsageError
 		require.ErrorAs(t, err, &u, v)
 		assert.Equal(t, want, u.Msg)
+	}
+}
+
+// scuttle's timeouts as its waitForEnvoy reads them (kvij/scuttle main.go
+// lines 187-193, the same in redboxllc/scuttle main.go 189-195):
+// QUIT_WITHOUT_ENVOY_TIMEOUT when more than 0, else WAIT_FOR_ENVOY_TIMEOUT
+// when more than 0, else none; 0 is the default of both (scuttle_config.go
+// getConfig), so 0 is "not set". QUIT_REQUEST_TIMEOUT (kvij/scuttle
+// scuttle_config.go line 47, default 5s) bounds the quit requests.
+func TestScuttleTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		env      map[string]string
+		args     []string
+		timeout  time.Duration
+		fatal    bool
+		shutdown time.Duration
+	}{
+		{nil, nil, 0, true, 5 * time.Second},
+		{map[string]string{"WAIT_FOR_ENVOY_TIMEOUT": "2s", "QUIT_WITHOUT_ENVOY_TIMEOUT": "0"}, nil, 2 * time.Second, false, 5 * time.Second},
+		{map[string]string{"WAIT_FOR_ENVOY_TIMEOUT": "2s", "QUIT_WITHOUT_ENVOY_TIMEOUT": "0s"}, nil, 2 * time.Second, false, 5 * time.Second},
+		{map[string]string{"WAIT_FOR_ENVOY_TIMEOUT": "0", "QUIT_WITHOUT_ENVOY_TIMEOUT": "3s"}, nil, 3 * time.Second, true, 5 * time.Second},
+		{map[string]string{"WAIT_FOR_ENVOY_TIMEOUT": "2s", "QUIT_WITHOUT_ENVOY_TIMEOUT": "3s"}, nil, 3 * time.Second, true, 5 * time.Second},
+		{map[string]string{"WAIT_FOR_ENVOY_TIMEOUT": "0", "QUIT_WITHOUT_ENVOY_TIMEOUT": "0"}, nil, 0, true, 5 * time.Second},
+		{map[string]string{"QUIT_REQUEST_TIMEOUT": "500ms"}, nil, 0, true, 500 * time.Millisecond},
+		{map[string]string{"QUIT_REQUEST_TIMEOUT": "0"}, nil, 0, true, 5 * time.Second},
+		{map[string]string{"QUIT_REQUEST_TIMEOUT": "1m"}, []string{"--shutdown-timeout", "2s"}, 0, true, 2 * time.Second},
+		{map[string]string{"WAIT_FOR_ENVOY_TIMEOUT": "2s"}, []string{"-t", "9s"}, 9 * time.Second, false, 5 * time.Second},
+	} {
+		c, err := Parse("scuttle", append(tc.args, "app"), testutil.Getenv(tc.env))
+		require.NoError(t, err, "%v %v", tc.env, tc.args)
+		assert.Equal(t, tc.timeout, c.Timeout, "%v %v", tc.env, tc.args)
+		assert.Equal(t, tc.fatal, c.TimeoutFatal, "%v %v", tc.env, tc.args)
+		assert.Equal(t, tc.shutdown, c.ShutdownTimeout, "%v %v", tc.env, tc.args)
+		assert.Empty(t, c.Warnings, "%v %v", tc.env, tc.args)
+	}
+}
+
+// scuttle reads a boolean as exactly "true" or "false" and ignores any
+// other value, keeping the default (scuttle_config.go getBoolFromEnv, lines
+// 89-109 in kvij/scuttle, 79-99 in redboxllc/scuttle); it ignores a
+// duration that does not parse (getDurationFromEnv). So does proxy-await as
+// scuttle, with a warning where scuttle logs "Invalid value will be
+// ignored": a value scuttle read as false is false here, never a usage
+// error that crash-loops the pod.
+func TestScuttleValuesAsScuttleReadsThem(t *testing.T) {
+	admin := map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000"}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{k: v}
+		for k, v := range admin {
+			m[k] = v
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name, value string
+		check       func(*Config) bool
+		warning     string
+	}{
+		{"NEVER_KILL_ISTIO", "true", func(c *Config) bool { return !c.Shutdown }, ""},
+		{"NEVER_KILL_ISTIO", "false", func(c *Config) bool { return c.Shutdown }, ""},
+		{"NEVER_KILL_ISTIO", "TRUE", func(c *Config) bool { return c.Shutdown }, `invalid value "TRUE" for $NEVER_KILL_ISTIO`},
+		{"NEVER_KILL_ISTIO", "1", func(c *Config) bool { return c.Shutdown }, `invalid value "1" for $NEVER_KILL_ISTIO`},
+		{"NEVER_KILL_ISTIO", "yes", func(c *Config) bool { return c.Shutdown }, `invalid value "yes" for $NEVER_KILL_ISTIO`},
+		{"START_WITHOUT_ENVOY", "True", func(c *Config) bool { return !c.Disabled }, `invalid value "True" for $START_WITHOUT_ENVOY`},
+		{"NEVER_KILL_ISTIO_ON_FAILURE", "on", func(c *Config) bool { return !c.ShutdownOnlyOK }, `invalid value "on" for $NEVER_KILL_ISTIO_ON_FAILURE`},
+		{"SCUTTLE_LOGGING", "no", func(c *Config) bool { return !c.Quiet }, `invalid value "no" for $SCUTTLE_LOGGING`}, // its default is on
+		{"SCUTTLE_LOGGING", "false", func(c *Config) bool { return c.Quiet }, ""},
+		{"WAIT_FOR_ENVOY_TIMEOUT", "soon", func(c *Config) bool { return c.Timeout == 0 }, `invalid value "soon" for $WAIT_FOR_ENVOY_TIMEOUT`},
+		{"QUIT_WITHOUT_ENVOY_TIMEOUT", "-1s", func(c *Config) bool { return c.Timeout == 0 && c.TimeoutFatal }, `invalid value "-1s" for $QUIT_WITHOUT_ENVOY_TIMEOUT`},
+		{"QUIT_REQUEST_TIMEOUT", "5 s", func(c *Config) bool { return c.ShutdownTimeout == 5*time.Second }, `invalid value "5 s" for $QUIT_REQUEST_TIMEOUT`},
+	} {
+		c, err := Parse("scuttle", []string{"app"}, testutil.Getenv(with(tc.name, tc.value)))
+		require.NoError(t, err, "%s=%q", tc.name, tc.value)
+		assert.True(t, tc.check(c), "%s=%q", tc.name, tc.value)
+		if tc.warning == "" {
+			assert.Empty(t, c.Warnings, "%s=%q", tc.name, tc.value)
+			continue
+		}
+		require.Len(t, c.Warnings, 1, "%s=%q", tc.name, tc.value)
+		assert.True(t, strings.HasPrefix(c.Warnings[0].Msg, tc.warning+": "), "%s=%q: %q", tc.name, tc.value, c.Warnings[0].Msg)
+		assert.True(t, strings.HasSuffix(c.Warnings[0].Msg, ", so ignored, as scuttle ignores it"), "%q", c.Warnings[0].Msg)
 	}
 }
 

@@ -318,17 +318,54 @@ func FuzzScuttleEnv(f *testing.F) {
 		{admin: " http://127.0.0.1:15000// ", generic: "https://localhost/q", shutdown: "http://127.0.0.1:3/s"},
 		{admin: "http://127.0.0.1:15000?x", proxy: "none"},
 		{admin: "http://[::1]:15000", wait: "2d", never: "false"},
+		{admin: "http://127.0.0.1:15000", wait: "2s", quit: "0"},
+		{admin: "http://127.0.0.1:15000", wait: "0", quit: "0s", never: "TRUE"},
+		{admin: "http://127.0.0.1:15000", wait: "2s", quit: "soon", never: "1"},
 	} {
 		f.Add(s.admin, s.istio, s.generic, s.wait, s.quit, s.never, s.proxy, s.shutdown)
 	}
 	f.Fuzz(func(t *testing.T, admin, istio, generic, wait, quit, never, proxy, shutdown string) {
 		values := []string{admin, istio, generic, wait, quit, never, proxy, shutdown}
-		kv := map[string]string{}
+		kv := map[string]string{"QUIT_REQUEST_TIMEOUT": quit, "SCUTTLE_LOGGING": never}
 		for i, v := range vars {
 			kv[v] = values[i]
 		}
 		c, err := Parse("scuttle", []string{"app"}, testutil.Getenv(kv))
-		checkParsed(t, c, err, vars)
+		checkParsed(t, c, err, append(vars, "QUIT_REQUEST_TIMEOUT", "SCUTTLE_LOGGING"))
+
+		// scuttle ignores a boolean or a duration it cannot read: so does
+		// proxy-await as scuttle, with a one-line warning, never a usage
+		// error.
+		var u *UsageError
+		if errors.As(err, &u) {
+			for _, v := range []string{"WAIT_FOR_ENVOY_TIMEOUT", "QUIT_WITHOUT_ENVOY_TIMEOUT", "QUIT_REQUEST_TIMEOUT", "NEVER_KILL_ISTIO", "SCUTTLE_LOGGING"} {
+				assert.NotContains(t, u.Msg, "$"+v, "a value scuttle ignores is not a usage error")
+			}
+			return
+		}
+		for _, w := range c.Warnings {
+			assert.NotContains(t, w.Msg, "\n", "warning on more than one line: %q", w.Msg)
+			assert.NotContains(t, w.Msg, "\r", "warning on more than one line: %q", w.Msg)
+		}
+		// The timeouts as scuttle's waitForEnvoy picks them: the first of
+		// QUIT_WITHOUT_ENVOY_TIMEOUT and WAIT_FOR_ENVOY_TIMEOUT that is more
+		// than 0.
+		q, errQ := parseDuration(quit)
+		w, errW := parseDuration(wait)
+		switch {
+		case errQ == nil && q > 0:
+			assert.Equal(t, q, c.Timeout)
+			assert.True(t, c.TimeoutFatal)
+		case errW == nil && w > 0:
+			assert.Equal(t, w, c.Timeout)
+			assert.False(t, c.TimeoutFatal)
+		default:
+			assert.Zero(t, c.Timeout)
+			assert.True(t, c.TimeoutFatal)
+		}
+		if strings.TrimSpace(never) == "true" {
+			assert.False(t, c.Shutdown, "NEVER_KILL_ISTIO=true")
+		}
 	})
 }
 
