@@ -63,6 +63,7 @@ var exitCodeCases = []struct {
 	{"killed by SIGSEGV", []string{"--", "sh", "-c", "kill -SEGV $$"}, 139},
 	{"not found", []string{"--", "/nonexistent/command"}, 127},
 	{"not found in PATH", []string{"--", "no-such-command-proxy-await"}, 127},
+	{"an empty string", []string{"--", ""}, 127},
 	{"not executable", []string{"--", "/proc/version"}, 126},
 	{"a directory", []string{"--", "/"}, 126},
 }

@@ -22,3 +22,16 @@ func TestStartFailureNamesTheMissingInterpreter(t *testing.T) {
 		` (hint: fix the script's #! line, or install /nonexistent/interp in the image)`,
 		strings.SplitN(p.stderr.String(), "\n", 2)[0])
 }
+
+// `-- ""` is a command that is not found, as a shell says (127), not a usage
+// error: like any command that cannot start, it comes after the wait and
+// before the shutdown, which a Job needs to complete.
+func TestEmptyCommandIsNotFound(t *testing.T) {
+	fp := startProxy(t, "-stay-up")
+	p := startPA(t, nil, steadyProbe, "10s", "-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown"), "--", "")
+	assert.Equal(t, 127, p.wait())
+	assert.Contains(t, p.stderr.String(), `proxy-await: error: cannot start the command error="the command is an empty string: not found"`+
+		` exit_code=127 (hint: give the command's name or path)`+"\n")
+	assert.Equal(t, 1, fp.count("GET", "/ready"))
+	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+}

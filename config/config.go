@@ -155,8 +155,6 @@ func (c *Config) finish() error {
 		// hook: the proxy it waited for must stay up.
 		return c.invalid("shutdown", "true", "put the command after --, or drop --shutdown to only wait for the proxy",
 			"there is no command to run before the shutdown")
-	case len(c.Command) > 0 && c.Command[0] == "":
-		return usagef("give the command's name or path", "the command is an empty string")
 	}
 	return nil
 }

@@ -256,7 +256,6 @@ func TestUsageErrors(t *testing.T) {
 		msg  string
 		hint string
 	}{
-		{[]string{"--", ""}, nil, "the command is an empty string", "give the command's name or path"},
 		{[]string{"--bogus", "app"}, nil, "unknown flag --bogus", "see --help for the flags"},
 		{[]string{"-x", "app"}, nil, "unknown flag -x", "see --help for the flags"},
 		{[]string{"--timeout"}, nil, "--timeout needs a value", "write --timeout=30s"},

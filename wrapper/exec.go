@@ -76,6 +76,15 @@ func spawn(cmd *exec.Cmd) (*os.Process, error) {
 // the first file found that is not executable is returned, so that its exec
 // fails with EACCES (126), as with execvp and shells.
 func lookPath(name string) (string, error) {
+	if name == "" {
+		// As a shell does with "": not found, 127.
+		return "", &StartError{
+			Code: exitcode.NotFound,
+			Msg:  "the command is an empty string: not found",
+			Hint: "give the command's name or path",
+			Err:  exec.ErrNotFound,
+		}
+	}
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
