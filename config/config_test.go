@@ -703,9 +703,9 @@ func TestWaitAllAndExitCodeMapUsageErrors(t *testing.T) {
 }
 
 func TestExitCodeMapConfig(t *testing.T) {
-	c, err := Parse("proxy-await", []string{"--exit-code-map", "143:0,3:4", "--exit-code-map", "3:5", "app"}, testutil.Getenv(nil))
+	c, err := Parse("proxy-await", []string{"--exit-code-map", "143:0,3:4", "--exit-code-map", "3:4", "app"}, testutil.Getenv(nil))
 	require.NoError(t, err)
-	assert.Equal(t, map[int]int{143: 0, 3: 5}, c.ExitCodes, "a later rule for the same code wins")
+	assert.Equal(t, map[int]int{143: 0, 3: 4}, c.ExitCodes, "the same rule twice is one rule")
 	c, err = Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_WAIT_ALL": "2s"}))
 	require.NoError(t, err)
 	assert.Equal(t, 2*time.Second, c.WaitAll)
@@ -784,4 +784,33 @@ func TestUnknownVariables(t *testing.T) {
 	// A usage error comes alone.
 	_, err = ParseEnviron("proxy-await", []string{"--bogus"}, []string{"PROXY_AWAIT_TERMDELAY=20s"})
 	assert.EqualError(t, err, "unknown flag --bogus")
+}
+
+// A code mapped to two different codes is a usage error that names both
+// rules: which one wins would be a guess, and the last one winning without a
+// word hides the other.
+func TestExitCodeMappedTwice(t *testing.T) {
+	const hint = "keep one rule for each code"
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		msg  string
+	}{
+		{[]string{"--exit-code-map", "1:2,1:3", "app"}, nil,
+			`invalid value "1:2,1:3" for --exit-code-map: exit code 1 is mapped twice, by 1:2 and by 1:3`},
+		{[]string{"--exit-code-map", "1:2", "--exit-code-map=143:0,001:3", "app"}, nil,
+			`invalid value "143:0,001:3" for --exit-code-map: exit code 1 is mapped twice, by 1:2 and by 001:3`},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_EXIT_CODE_MAP": "143:0, 143:1"},
+			`invalid value "143:0, 143:1" for $PROXY_AWAIT_EXIT_CODE_MAP (--exit-code-map): exit code 143 is mapped twice, by 143:0 and by 143:1`},
+	} {
+		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
+		var u *UsageError
+		require.ErrorAs(t, err, &u, "%v %v", tc.args, tc.env)
+		assert.Equal(t, tc.msg, u.Msg)
+		assert.Equal(t, hint, u.Hint)
+	}
+	// The command line replaces the variable's list: no clash between them.
+	c, err := Parse("proxy-await", []string{"--exit-code-map", "1:3", "app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_EXIT_CODE_MAP": "1:2"}))
+	require.NoError(t, err)
+	assert.Equal(t, map[int]int{1: 3}, c.ExitCodes)
 }

@@ -55,7 +55,7 @@ func flagSet(c *Config) *pflag.FlagSet {
 	fs.Var((*duration)(&c.DrainQuiet), "drain-quiet", "with --term-delay: deliver SIGTERM once the command's listening sockets have had no traffic for this long")
 	fs.Var((*duration)(&c.KillAfter), "kill-after", "SIGKILL the command this long after its termination signal; 0 never")
 	fs.Var((*duration)(&c.WaitAll), "wait-all", "when the command exits, SIGTERM what it left running and wait this long before SIGKILL; 0 does not wait")
-	fs.Var(exitCodeMap(c.ExitCodes), "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")
+	fs.Var(&exitCodeMap{codes: c.ExitCodes, rules: map[int]string{}}, "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")
 	fs.BoolVarP(&c.Verbose, "verbose", "v", false, "debug logging")
 	fs.BoolVarP(&c.Quiet, "quiet", "q", false, "log errors only")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")

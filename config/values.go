@@ -227,21 +227,25 @@ func (p *port) Set(s string) error {
 }
 
 // exitCodeMap is the --exit-code-map flag: FROM:TO rules, repeatable, and
-// comma-separated on the command line too; codes 0-255.
-type exitCodeMap map[int]int
+// comma-separated on the command line too; codes 0-255. A code mapped to
+// two different codes is an error: which rule wins would be a guess.
+type exitCodeMap struct {
+	codes map[int]int
+	rules map[int]string // each FROM's rule as written
+}
 
-func (m exitCodeMap) Type() string { return "FROM:TO" }
-func (m exitCodeMap) String() string {
+func (m *exitCodeMap) Type() string { return "FROM:TO" }
+func (m *exitCodeMap) String() string {
 	var rules []string
-	for from, to := range m {
+	for from, to := range m.codes {
 		rules = append(rules, fmt.Sprintf("%d:%d", from, to))
 	}
 	slices.Sort(rules)
 	return strings.Join(rules, ",")
 }
-func (m exitCodeMap) Set(s string) error        { return addItems(m, s, m.splitsOnCommandLine()) }
-func (m exitCodeMap) splitsOnCommandLine() bool { return true }
-func (m exitCodeMap) add(rule string) error {
+func (m *exitCodeMap) Set(s string) error        { return addItems(m, s, m.splitsOnCommandLine()) }
+func (m *exitCodeMap) splitsOnCommandLine() bool { return true }
+func (m *exitCodeMap) add(rule string) error {
 	f, t, ok := strings.Cut(rule, ":")
 	if !ok {
 		return errors.New("want FROM:TO, as in 143:0")
@@ -254,7 +258,11 @@ func (m exitCodeMap) add(rule string) error {
 	if err != nil {
 		return err
 	}
-	m[from] = to
+	if prev, ok := m.codes[from]; ok && prev != to {
+		return &hinted{fmt.Errorf("exit code %d is mapped twice, by %s and by %s", from, m.rules[from], rule),
+			"keep one rule for each code"}
+	}
+	m.codes[from], m.rules[from] = to, rule
 	return nil
 }
 
