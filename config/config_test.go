@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -813,4 +814,26 @@ func TestExitCodeMappedTwice(t *testing.T) {
 	c, err := Parse("proxy-await", []string{"--exit-code-map", "1:3", "app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_EXIT_CODE_MAP": "1:2"}))
 	require.NoError(t, err)
 	assert.Equal(t, map[int]int{1: 3}, c.ExitCodes)
+}
+
+// --help shows a boolean flag as it is used, "--shutdown", not pflag's
+// "--shutdown[=true|false]", which reads as if the value could follow after
+// a space (it cannot: see TestBooleanFlagTrap).
+func TestHelpShowsBooleanFlagsPlain(t *testing.T) {
+	var help strings.Builder
+	PrintHelp(&help)
+	assert.NotContains(t, help.String(), "[=")
+	n := 0
+	flagSet(&Config{}).VisitAll(func(f *pflag.Flag) {
+		if f.Value.Type() != "bool" {
+			return
+		}
+		n++
+		line := `(?m)^      --` + f.Name + ` {2,}\S`
+		if f.Shorthand != "" {
+			line = `(?m)^  -` + f.Shorthand + `, --` + f.Name + ` {2,}\S`
+		}
+		assert.Regexp(t, line, help.String(), "--%s", f.Name)
+	})
+	assert.Equal(t, 7, n, "the boolean flags")
 }

@@ -46,21 +46,22 @@ func flagSet(c *Config) *pflag.FlagSet {
 	fs.VarP((*duration)(&c.Backoff), "backoff", "b", "longest interval between two readiness probes")
 	fs.Var((*duration)(&c.ProbeTimeout), "probe-timeout", "timeout of one readiness probe")
 	fs.VarP((*duration)(&c.Timeout), "timeout", "t", "give up waiting for readiness after this long; 0 waits forever")
-	fs.BoolVar(&c.TimeoutFatal, "timeout-fatal", true, "on readiness timeout exit 69; with =false start the command anyway")
-	fs.BoolVarP(&c.Shutdown, "shutdown", "S", false, "POST the shutdown URLs when proxy-await exits (for Jobs and CronJobs)")
+	c.TimeoutFatal = true
+	boolFlag(fs, &c.TimeoutFatal, "timeout-fatal", "", "on readiness timeout exit 69; with =false start the command anyway")
+	boolFlag(fs, &c.Shutdown, "shutdown", "S", "POST the shutdown URLs when proxy-await exits (for Jobs and CronJobs)")
 	fs.Var((*duration)(&c.ShutdownTimeout), "shutdown-timeout", "total time for the shutdown POSTs, retries included")
 	fs.VarP(rewriteTable(c.Rewrite), "rewrite", "r", "deliver signal TO when FROM arrives (names or numbers), repeatable; TO=0 drops FROM")
-	fs.BoolVarP(&c.ProcessGroup, "process-group", "g", false, "start the command in its own process group and signal the whole group")
+	boolFlag(fs, &c.ProcessGroup, "process-group", "g", "start the command in its own process group and signal the whole group")
 	fs.Var((*duration)(&c.TermDelay), "term-delay", "hold a received SIGTERM this long while the command keeps serving")
 	fs.Var((*duration)(&c.DrainQuiet), "drain-quiet", "with --term-delay: deliver SIGTERM once the command's listening sockets have had no traffic for this long")
 	fs.Var((*duration)(&c.KillAfter), "kill-after", "SIGKILL the command this long after its termination signal; 0 never")
 	fs.Var((*duration)(&c.WaitAll), "wait-all", "when the command exits, SIGTERM what it left running and wait this long before SIGKILL; 0 does not wait")
 	fs.Var(&exitCodeMap{codes: c.ExitCodes, rules: map[int]string{}}, "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")
-	fs.BoolVarP(&c.Verbose, "verbose", "v", false, "debug logging")
-	fs.BoolVarP(&c.Quiet, "quiet", "q", false, "log errors only")
+	boolFlag(fs, &c.Verbose, "verbose", "v", "debug logging")
+	boolFlag(fs, &c.Quiet, "quiet", "q", "log errors only")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
-	fs.BoolVarP(&c.Version, "version", "V", false, "print version, commit and Go version, then exit")
-	fs.BoolVarP(&c.Help, "help", "h", false, "print this help, then exit")
+	boolFlag(fs, &c.Version, "version", "V", "print version, commit and Go version, then exit")
+	boolFlag(fs, &c.Help, "help", "h", "print this help, then exit")
 
 	fs.VisitAll(func(f *pflag.Flag) {
 		if env := envName(f); env != "" {
@@ -68,6 +69,12 @@ func flagSet(c *Config) *pflag.FlagSet {
 		}
 	})
 	return fs
+}
+
+// boolFlag declares a boolean flag with *p as its default: given alone it
+// is true, and it takes a value only after "=".
+func boolFlag(fs *pflag.FlagSet, p *bool, name, short, usage string) {
+	fs.VarPF((*boolean)(p), name, short, usage).NoOptDefVal = "true"
 }
 
 // envName is the variable that supplies a flag's default; "" for flags that

@@ -19,6 +19,22 @@ import (
 	"github.com/proxy-await/proxy-await/wrapper"
 )
 
+// boolean is a boolean flag value. pflag's own shows in --help as
+// "--shutdown[=true|false]", which reads as if the value could follow a
+// space; this one shows as "--shutdown", as it is used.
+type boolean bool
+
+func (b *boolean) String() string { return strconv.FormatBool(bool(*b)) }
+func (b *boolean) Type() string   { return "bool" }
+func (b *boolean) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("must be true or false")
+	}
+	*b = boolean(v)
+	return nil
+}
+
 // duration is a flag value in Go syntax ("250ms", "1m30s") that also takes
 // "d" for days and a bare integer for seconds. Spaces around it are dropped,
 // as linkerd-await drops them (its only bare integer is 0).
