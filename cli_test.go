@@ -65,7 +65,7 @@ func TestWaitOnly(t *testing.T) {
 		fp := startProxy(t, "-stay-up")
 		p := startPA(t, nil, "-S", "-p", portOf(fp))
 		assert.Equal(t, 2, p.wait())
-		assert.Equal(t, "proxy-await: invalid value \"true\" for --shutdown: there is no command to run before the shutdown\n"+
+		assert.Equal(t, "proxy-await: --shutdown without a command: there is no command to run before the shutdown\n"+
 			"proxy-await: hint: put the command after --, or drop --shutdown to only wait for the proxy\n", p.stderr.String())
 		assert.Empty(t, fp.requests(), "a usage error sends nothing to the proxy")
 	})
@@ -293,4 +293,25 @@ func TestUnknownVariableWarning(t *testing.T) {
 		assert.Equal(t, "unknown variable $PROXY_AWAIT_TERMDELAY: ignored", rec["msg"])
 		assert.Equal(t, "did you mean $PROXY_AWAIT_TERM_DELAY?", rec["hint"])
 	})
+}
+
+// The first line of a wait names the preset, and says when it is the
+// default: in a pod of another mesh, the default linkerd preset waits on a
+// port where nothing listens, and the first line is where a newcomer looks.
+func TestFirstWaitingLineNamesThePreset(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		from string
+	}{
+		{nil, "--proxy linkerd (the default)"},
+		{[]string{"--proxy", "Linkerd"}, "--proxy linkerd"},
+	} {
+		t.Run(tc.from, func(t *testing.T) {
+			fp := startProxy(t, "-stay-up")
+			p := startPA(t, nil, append(append(tc.args, steadyProbe, "10s", "-p", portOf(fp)), child("exit", "0")...)...)
+			assert.Equal(t, 0, p.wait())
+			first, _, _ := strings.Cut(p.stderr.String(), "\n")
+			assert.Equal(t, "proxy-await: waiting for the proxy: "+tc.from+" url="+fp.url("/ready"), first)
+		})
+	}
 }

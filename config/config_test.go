@@ -286,7 +286,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--proxy", "consol", "app"}, nil, `invalid value "consol" for --proxy: unknown proxy consol`, presetHint},
 		{[]string{"--proxy", "istio,foo", "app"}, nil, `invalid value "istio,foo" for --proxy: unknown proxy foo`, presetHint},
 		{[]string{"--proxy", "istio,", "app"}, nil, `invalid value "istio," for --proxy: empty item in a comma-separated list`, ""},
-		{[]string{"--proxy", "Istio", "app"}, nil, `invalid value "Istio" for --proxy: unknown proxy Istio`, presetHint},
+		{[]string{"--proxy", "ıstio", "app"}, nil, `invalid value "ıstio" for --proxy: unknown proxy "ıstio"`, presetHint},
 		{[]string{"--proxy", "istio", "--proxy", "foo", "app"}, nil, `invalid value "foo" for --proxy: unknown proxy foo`, presetHint},
 		{[]string{"--proxy", "none,istio", "app"}, nil, `invalid value "none,istio" for --proxy: none cannot be combined with other proxies`,
 			"give none alone, or only the proxies to await"},
@@ -295,13 +295,21 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PROXY": "istio,foo"}, `invalid value "istio,foo" for $PROXY_AWAIT_PROXY (--proxy): unknown proxy foo`, presetHint},
 		{[]string{"--proxy", "linkerd,envoy", "-p", "4191", "app"}, nil, `invalid value "4191" for --port: it applies to one preset, not to linkerd,envoy`,
 			"give each proxy's URLs with --ready-url and --shutdown-url instead"},
-		{[]string{"--proxy", "cloudsql", "-p", "9090", "app"}, nil, `invalid value "9090" for --port: the cloudsql preset has no admin port`,
+		{[]string{"--proxy", "cloudsql", "-p", "9090", "app"}, nil,
+			`invalid value "9090" for --port: the cloudsql preset's ports are fixed (readiness on 9090, shutdown on 9091)`,
+			"for other ports, give --ready-url and --shutdown-url instead"},
+		{[]string{"--proxy", "none", "-p", "1", "app"}, nil, `invalid value "1" for --port: the none preset has no URLs, so no port`,
 			"set the URLs with --ready-url and --shutdown-url instead"},
-		{[]string{"--proxy", "none", "-p", "1", "app"}, nil, `invalid value "1" for --port: the none preset has no admin port`,
-			"set the URLs with --ready-url and --shutdown-url instead"},
+		// Istio's Envoy has an admin port, 15000; its preset's ports are fixed.
+		{[]string{"--proxy", "istio", "-p", "15000", "app"}, nil,
+			`invalid value "15000" for --port: the istio preset's ports are fixed (readiness on 15021, shutdown on 15020)`,
+			"for other ports, give --ready-url and --shutdown-url instead"},
+		{[]string{"--proxy", "dapr", "-p", "3501", "app"}, nil,
+			`invalid value "3501" for --port: the dapr preset's ports are fixed (readiness and shutdown on 3500)`,
+			"for other ports, give --ready-url and --shutdown-url instead"},
 		{[]string{"--proxy", "istio", "app"}, map[string]string{"PROXY_AWAIT_PORT": "4191"},
-			`invalid value "4191" for $PROXY_AWAIT_PORT (--port): the istio preset has no admin port`,
-			"set the URLs with --ready-url and --shutdown-url instead"},
+			`invalid value "4191" for $PROXY_AWAIT_PORT (--port): the istio preset's ports are fixed (readiness on 15021, shutdown on 15020)`,
+			"for other ports, give --ready-url and --shutdown-url instead"},
 		{[]string{"-p", "70000", "app"}, nil, `invalid value "70000" for --port: not a port number (1-65535)`, ""},
 		{[]string{"-p", "0", "app"}, nil, `invalid value "0" for --port: not a port number (1-65535)`, ""},
 		{[]string{"-p", "http", "app"}, nil, `invalid value "http" for --port: not a decimal number`, ""},
@@ -336,12 +344,13 @@ func TestUsageErrors(t *testing.T) {
 			`invalid value "http://127.0.0.1/a,,http://127.0.0.1/b" for $PROXY_AWAIT_READY_URL (--ready-url): empty item in a comma-separated list`, ""},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN": "yes please"}, `invalid value "yes please" for $PROXY_AWAIT_SHUTDOWN (--shutdown): must be true or false`, ""},
 
-		// Without COMMAND proxy-await only waits: nothing to shut down after.
-		{[]string{"-S"}, nil, `invalid value "true" for --shutdown: there is no command to run before the shutdown`,
+		// Without COMMAND proxy-await only waits: nothing to shut down
+		// after. The message quotes no value "true" that -S never wrote.
+		{[]string{"-S"}, nil, `--shutdown without a command: there is no command to run before the shutdown`,
 			"put the command after --, or drop --shutdown to only wait for the proxy"},
-		{[]string{"--shutdown=true", "--"}, nil, `invalid value "true" for --shutdown: there is no command to run before the shutdown`,
+		{[]string{"--shutdown=true", "--"}, nil, `--shutdown without a command: there is no command to run before the shutdown`,
 			"put the command after --, or drop --shutdown to only wait for the proxy"},
-		{nil, map[string]string{"PROXY_AWAIT_SHUTDOWN": "1"}, `invalid value "1" for $PROXY_AWAIT_SHUTDOWN (--shutdown): there is no command to run before the shutdown`,
+		{nil, map[string]string{"PROXY_AWAIT_SHUTDOWN": "1"}, `$PROXY_AWAIT_SHUTDOWN (--shutdown) without a command: there is no command to run before the shutdown`,
 			"put the command after --, or drop --shutdown to only wait for the proxy"},
 	} {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
@@ -836,4 +845,52 @@ func TestHelpShowsBooleanFlagsPlain(t *testing.T) {
 		assert.Regexp(t, line, help.String(), "--%s", f.Name)
 	})
 	assert.Equal(t, 7, n, "the boolean flags")
+}
+
+// Preset names are read in any case: --proxy Istio is istio. Only ASCII
+// letters fold, so that no other character becomes a preset's letter.
+func TestPresetNamesIgnoreCase(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want []string
+	}{
+		{[]string{"--proxy", "Istio"}, nil, []string{"istio"}},
+		{[]string{"--proxy", "LINKERD", "-p", "4999"}, nil, []string{"linkerd"}},
+		{[]string{"--proxy", "Istio,CloudSQL,istio"}, nil, []string{"istio", "cloudsql"}},
+		{[]string{"--proxy", "None"}, nil, []string{"none"}},
+		{nil, map[string]string{"PROXY_AWAIT_PROXY": "Dapr"}, []string{"dapr"}},
+	} {
+		c, err := Parse("proxy-await", append(tc.args, "app"), testutil.Getenv(tc.env))
+		require.NoError(t, err, "%v %v", tc.args, tc.env)
+		assert.Equal(t, tc.want, c.Proxies, "%v %v", tc.args, tc.env)
+	}
+	// The Kelvin sign lower-cases to k in Unicode: not a preset's letter.
+	_, err := Parse("proxy-await", []string{"--proxy", "lin\u212Aerd", "app"}, testutil.Getenv(nil))
+	assert.EqualError(t, err, "invalid value \"lin\u212Aerd\" for --proxy: unknown proxy \"lin\u212Aerd\"")
+}
+
+// The line that starts the wait says where its URLs came from, and that
+// the preset is the default when no --proxy was given: a pod in an Istio
+// mesh waiting on Linkerd's port says so on its first line.
+func TestReadySource(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"proxy-await", nil, nil, "--proxy linkerd (the default)"},
+		{"proxy-await", []string{"-p", "4999"}, nil, "--proxy linkerd (the default)"},
+		{"proxy-await", []string{"--proxy", "linkerd"}, nil, "--proxy linkerd"},
+		{"proxy-await", []string{"--proxy", "Istio,cloudsql"}, nil, "--proxy istio,cloudsql"},
+		{"proxy-await", nil, map[string]string{"PROXY_AWAIT_PROXY": "istio"}, "--proxy istio (from $PROXY_AWAIT_PROXY)"},
+		{"proxy-await", []string{"--ready-url", "http://127.0.0.1:1/r"}, nil, "--ready-url"},
+		{"proxy-await", nil, map[string]string{"PROXY_AWAIT_READY_URL": "http://127.0.0.1:1/r"}, "$PROXY_AWAIT_READY_URL"},
+		{"scuttle", nil, map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000"}, "$ENVOY_ADMIN_API"},
+	} {
+		c, err := Parse(tc.name, append(tc.args, "app"), testutil.Getenv(tc.env))
+		require.NoError(t, err, "%v %v", tc.args, tc.env)
+		assert.Equal(t, tc.want, c.ReadySource(), "%s %v %v", tc.name, tc.args, tc.env)
+	}
 }

@@ -101,7 +101,7 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 		}
 	}
 	if !explicit("ready-url") && ready != nil {
-		c.ReadyURLs = ready
+		c.ReadyURLs, c.readyFrom = ready, "$ENVOY_ADMIN_API"
 	}
 	if !explicit("shutdown-url") && quit != nil {
 		c.ShutdownURLs = quit
