@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
@@ -124,7 +127,8 @@ func endless(conn net.Conn, chunk []byte, closed chan<- struct{}) {
 
 func TestEndlessHeaderCostsBoundedMemory(t *testing.T) {
 	closed := make(chan struct{})
-	status, chunk := []byte("HTTP/1.1 200 OK\r\nX-Endless: "), []byte(strings.Repeat("a", 32<<10))
+	// Not 2xx: a 2xx status line decides before any header is read.
+	status, chunk := []byte("HTTP/1.1 503 Service Unavailable\r\nX-Endless: "), []byte(strings.Repeat("a", 32<<10))
 	addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
 		if testutil.ReadRequest(r) == nil {
 			return
@@ -318,4 +322,87 @@ func TestHTTPSProbes(t *testing.T) {
 
 	bad := testutil.NewUntrustedTLSServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	assert.EqualError(t, probeOnce(t, bad.URL+"/ready", bound), "TLS: certificate signed by unknown authority")
+}
+
+// silentListener is a loopback port that completes TCP connections and then
+// says nothing: the kernel accepts them into the listen queue, and no one
+// ever reads or writes. listen starts it; before, the port refuses every
+// connection, as a proxy that has not bound its port yet.
+func silentListener(t *testing.T) (addr string, listen func()) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unix.Close(fd) })
+	require.NoError(t, unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
+	sa, err := unix.Getsockname(fd)
+	require.NoError(t, err)
+	addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*unix.SockaddrInet4).Port))
+	return addr, func() { require.NoError(t, unix.Listen(fd, 1024)) }
+}
+
+// A TLS handshake that never finishes is reported as that, not as an answer
+// that never came; over http:// the same port gets no answer.
+func TestTLSHandshakeThatNeverFinishes(t *testing.T) {
+	addr, listen := silentListener(t)
+	listen()
+	assert.EqualError(t, probeOnce(t, "https://"+addr+"/ready", 50*time.Millisecond),
+		"TLS handshake did not finish within --probe-timeout 50ms")
+	assert.EqualError(t, probeOnce(t, "http://"+addr+"/ready", 50*time.Millisecond),
+		"no answer within --probe-timeout 50ms")
+}
+
+// A proxy that closes its kept-alive connection after each answer, without
+// "Connection: close" (as an HTTP/1.1 server may): every probe still gets
+// the answer, on a new connection, instead of every other one failing on
+// the closed one.
+func TestProbeRetriesAConnectionClosedSinceTheLastAnswer(t *testing.T) {
+	addr, conns := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		if testutil.ReadRequest(r) != nil {
+			_, _ = io.WriteString(conn, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 10\r\n\r\nnot ready\n")
+		}
+	})
+	p, err := newProber("http://"+addr+"/ready", bound)
+	require.NoError(t, err)
+	defer p.close()
+	for i := range 5 {
+		assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable", "probe %d", i+1)
+	}
+	assert.Equal(t, int64(5), conns.Load(), "one connection a probe")
+
+	// A new connection closed before an answer is the probe's failure: it is
+	// not sent again.
+	closing, conns := testutil.RawServer(t, func(_ net.Conn, r *bufio.Reader) { testutil.ReadRequest(r) })
+	assert.EqualError(t, probeOnce(t, "http://"+closing+"/ready", bound), "connection closed before an answer")
+	assert.Equal(t, int64(1), conns.Load())
+}
+
+// A 2xx status line decides: a connection closed or reset right after it,
+// or headers that never come, still make the URL ready.
+func TestSuccessStatusLineDecides(t *testing.T) {
+	for name, tc := range map[string]struct {
+		line  string
+		after func(net.Conn)
+	}{
+		"200 then close":                     {"HTTP/1.1 200 OK\r\n", func(net.Conn) {}},
+		"204 then reset":                     {"HTTP/1.0 204 No Content\r\n", func(c net.Conn) { _ = c.(*net.TCPConn).SetLinger(0) }},
+		"200 without a reason, then nothing": {"HTTP/1.1 200\r\n", func(c net.Conn) { _, _ = io.Copy(io.Discard, c) }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+				if testutil.ReadRequest(r) != nil {
+					_, _ = io.WriteString(conn, tc.line)
+					tc.after(conn)
+				}
+			})
+			assert.NoError(t, probeOnce(t, "http://"+addr+"/ready", bound))
+		})
+	}
+	for _, line := range []string{"HTTP/1.1 2000 OK\r\n", "HTTP/1.1 20 OK\r\n", "HTTP/1.1 200OK\r\n", "HTTPS/1.1 200 OK\r\n", "HTTP/1.1 503 OK\r\n"} {
+		addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+			if testutil.ReadRequest(r) != nil {
+				_, _ = io.WriteString(conn, line)
+			}
+		})
+		assert.Error(t, probeOnce(t, "http://"+addr+"/ready", bound), "%q", line)
+	}
 }

@@ -131,8 +131,11 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 					if s.refusedSince.IsZero() {
 						s.refusedSince = sent
 					}
-				case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-					return // the wait ended: an interrupted probe says nothing
+				case err == context.Canceled || err == context.DeadlineExceeded:
+					// The wait ended: an interrupted probe says nothing.
+					// Only the context's own errors mean that (see probe):
+					// a probe timeout is an error like any other.
+					return
 				default:
 					s.refusedSince = time.Time{}
 				}
