@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -135,6 +139,41 @@ func TestReadinessTimeoutRefused(t *testing.T) {
 	assert.Equal(t, 69, p.wait())
 	assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout="+waitForAProbe+" url="+url+
 		` error="connection refused" (hint: connection refused for the whole wait: is the pod meshed (is the sidecar injected), and is --proxy the right preset?)`+"\n")
+}
+
+// The timeout line says "raise --timeout" only where waiting longer can
+// help: for an error that every probe will repeat, its hint says what to
+// fix instead.
+func TestTimeoutHintFitsTheError(t *testing.T) {
+	t.Parallel()
+	fp := startProxy(t, "-stay-up")
+	untrusted := testutil.NewUntrustedTLSServer(t, http.NotFoundHandler())
+	huge, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		if testutil.ReadRequest(r) == nil {
+			return
+		}
+		header := []byte("HTTP/1.1 503 Service Unavailable\r\nX-Endless: " + strings.Repeat("a", 96<<10))
+		_, _ = conn.Write(header)
+		_, _ = io.Copy(io.Discard, conn)
+	})
+	for _, tc := range []struct {
+		name, url, err, hint string
+	}{
+		{"404", fp.url("/no-such-path"), "answered 404 Not Found",
+			"nothing answers at this path: is the readiness URL this proxy's, and --proxy the right preset?"},
+		{"certificate", untrusted.URL + "/ready", "TLS: certificate signed by unknown authority",
+			"the proxy's certificate does not verify here: probe its http:// endpoint, or trust its CA with SSL_CERT_FILE"},
+		{"over 64 KiB", "http://" + huge + "/ready", "answer larger than 64 KiB",
+			"no readiness endpoint answers with that much: is the readiness URL this proxy's?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := startPA(t, nil, append([]string{"-t", waitForAProbe, "--ready-url", tc.url}, child("args", "started")...)...)
+			assert.Equal(t, 69, p.wait())
+			assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout="+waitForAProbe+" url="+tc.url+
+				` error="`+tc.err+`" (hint: `+tc.hint+`)`+"\n")
+		})
+	}
 }
 
 func TestDisableVariablesSkipTheWait(t *testing.T) {

@@ -153,9 +153,12 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 // logTimeout says that --timeout ran out, with what the probes got last.
 func logTimeout(c *config.Config, log *slog.Logger, res readiness.Result) {
 	args := []any{"event", "readiness_timeout", "timeout", c.Timeout, "url", res.URLs(), "error", res.Errors()}
-	switch {
+	// "raise --timeout" only where waiting longer can help.
+	switch hint := res.Hint(); {
 	case res.Refused():
 		args = append(args, "hint", "connection refused for the whole wait: "+readiness.RefusedHint)
+	case hint != "":
+		args = append(args, "hint", hint)
 	case c.TimeoutFatal:
 		args = append(args, "hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
 	}

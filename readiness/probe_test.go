@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/proxy-await/proxy-await/internal/answer"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
@@ -405,4 +406,34 @@ func TestSuccessStatusLineDecides(t *testing.T) {
 		})
 		assert.Error(t, probeOnce(t, "http://"+addr+"/ready", bound), "%q", line)
 	}
+}
+
+// The hint fits the error: only errors that waiting cannot fix have one.
+func TestHintFitsTheError(t *testing.T) {
+	bad := testutil.NewUntrustedTLSServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	plain := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(plain.Close)
+	huge, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		if testutil.ReadRequest(r) != nil {
+			endless(conn, []byte("HTTP/1.1 100 Continue\r\n\r\n"), make(chan struct{}))
+		}
+	})
+	for _, tc := range []struct {
+		url, err, hint string
+	}{
+		{bad.URL + "/ready", "TLS: certificate signed by unknown authority",
+			"the proxy's certificate does not verify here: probe its http:// endpoint, or trust its CA with SSL_CERT_FILE"},
+		{strings.Replace(plain.URL, "http:", "https:", 1) + "/ready", "TLS: the server does not speak TLS",
+			"the port does not speak TLS: write the readiness URL with http://"},
+		{plain.URL + "/ready", "answered 404 Not Found",
+			"nothing answers at this path: is the readiness URL this proxy's, and --proxy the right preset?"},
+		{"http://" + huge + "/ready", "answer larger than 64 KiB", "no readiness endpoint answers with that much: is the readiness URL this proxy's?"},
+		{refusingURL(t), "connection refused", ""},
+		{serve(t, &endpoint{notReady: 1 << 30}), "answered 503 Service Unavailable", ""},
+	} {
+		err := probeOnce(t, tc.url, bound)
+		assert.EqualError(t, err, tc.err)
+		assert.Equal(t, tc.hint, Hint(err), "%s", tc.err)
+	}
+	assert.Empty(t, Hint(&answer.Error{Msg: "no answer within --probe-timeout 1s", Err: errProbeTimeout}))
 }
