@@ -35,3 +35,17 @@ func TestEmptyCommandIsNotFound(t *testing.T) {
 	assert.Equal(t, 1, fp.count("GET", "/ready"))
 	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
 }
+
+// What a #! line holds reaches the log quoted, in the hint as in the error
+// field: an escape sequence in it never reaches the terminal raw.
+func TestStartFailureHintHasNoControlCharacters(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "job.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/nonexistent/in\x1b[2Jterp\necho never\n"), 0o755))
+	p := startPA(t, nil, "--proxy", "none", "--", script)
+	assert.Equal(t, 127, p.wait())
+	assert.NotContains(t, p.stderr.String(), "\x1b")
+	assert.Equal(t, `proxy-await: error: cannot start the command error="`+script+
+		`: its interpreter /nonexistent/in\x1b[2Jterp does not exist" exit_code=127`+
+		` (hint: "fix the script's #! line, or install /nonexistent/in\x1b[2Jterp in the image")`,
+		strings.SplitN(p.stderr.String(), "\n", 2)[0])
+}
