@@ -36,6 +36,19 @@ func TestEmptyCommandIsNotFound(t *testing.T) {
 	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
 }
 
+// A script saved with Windows line endings is reported as that, naming the
+// script, not as a missing /bin/sh.
+func TestStartFailureOfAScriptWithWindowsLineEndings(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "job.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\r\necho never\r\n"), 0o755))
+	p := startPA(t, nil, "--proxy", "none", "--", script)
+	assert.Equal(t, 127, p.wait())
+	assert.Equal(t, `proxy-await: error: cannot start the command error="`+script+
+		`: its #! line ends in a carriage return: the script has Windows line endings (CRLF)" exit_code=127`+
+		` (hint: convert `+script+` to Unix line endings (LF), with dos2unix or sed -i 's/\r$//')`,
+		strings.SplitN(p.stderr.String(), "\n", 2)[0])
+}
+
 // What a #! line holds reaches the log quoted, in the hint as in the error
 // field: an escape sequence in it never reaches the terminal raw.
 func TestStartFailureHintHasNoControlCharacters(t *testing.T) {
