@@ -249,6 +249,12 @@ func FuzzCommandLine(f *testing.F) {
 		{"-p", "-S", "app", ""},
 		{"-", "-S", "false", ""},
 		{"-test.v", "-S", "false", ""},
+		{"-S", "", "", ""},
+		{"-gS", "--", "", ""},
+		{"--proxy", "Istio", "-p", "15000"},
+		{"--exit-code-map", "1:2,1:3", "app", ""},
+		{"--bogus", "--log-format", "json", ""},
+		{"--", "", "", ""},
 	} {
 		f.Add(args[0], args[1], args[2], args[3])
 	}
@@ -266,6 +272,13 @@ func FuzzCommandLine(f *testing.F) {
 			require.NotEmpty(t, u.Msg)
 			assert.NotContains(t, u.Msg, "\n", "usage error on more than one line: %q", u.Msg)
 			assert.NotContains(t, u.Hint, "\n", "hint on more than one line: %q", u.Hint)
+			// A value the error quotes is one the user wrote: never a
+			// "true" that -S stands for.
+			if m := quotedValue.FindStringSubmatch(u.Msg); m != nil {
+				v, qerr := strconv.Unquote(m[1])
+				require.NoError(t, qerr, "%q", u.Msg)
+				assert.True(t, strings.Contains(strings.Join(args, "\x00"), v), "%q quotes %q, which is not in %q", u.Msg, v, args)
+			}
 			return
 		}
 		require.NotNil(t, cfg)
@@ -289,6 +302,9 @@ func FuzzCommandLine(f *testing.F) {
 		}
 	})
 }
+
+// quotedValue finds the value a usage error quotes.
+var quotedValue = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for `)
 
 // FuzzScuttleEnv feeds fuzzed scuttle variables to parseConfig as "scuttle".
 func FuzzScuttleEnv(f *testing.F) {
