@@ -280,7 +280,8 @@ func TestUsageErrorsStartNothing(t *testing.T) {
 		{[]string{"--proxy", "istio,foo"}, `proxy-await: invalid value "istio,foo" for --proxy: unknown proxy foo`},
 		{[]string{"--proxy", "none,cloudsql"}, `proxy-await: invalid value "none,cloudsql" for --proxy: none cannot be combined with other proxies`},
 		{[]string{"--proxy", "linkerd,envoy", "-p", "4191"}, `proxy-await: invalid value "4191" for --port: it applies to one preset, not to linkerd,envoy`},
-		{[]string{"--proxy", "istio", "-p", "4191"}, `proxy-await: invalid value "4191" for --port: the istio preset has no admin port`},
+		{[]string{"--proxy", "istio", "-p", "4191"}, `proxy-await: invalid value "4191" for --port: the istio preset's ports are fixed (readiness on 15021, shutdown on 15020)`},
+		{[]string{"--exit-code-map", "1:2,1:3"}, `proxy-await: invalid value "1:2,1:3" for --exit-code-map: exit code 1 is mapped twice, by 1:2 and by 1:3`},
 		{[]string{"--shutdown-url", "http://10.0.0.1:4191/shutdown"}, `proxy-await: invalid value "http://10.0.0.1:4191/shutdown" for --shutdown-url: host 10.0.0.1 is not loopback: a proxy accepts shutdown only from inside the pod`},
 		{[]string{"--ready-url", "ftp://127.0.0.1/ready"}, `proxy-await: invalid value "ftp://127.0.0.1/ready" for --ready-url: scheme must be http or https`},
 		{[]string{"--log-format", "xml"}, `proxy-await: invalid value "xml" for --log-format: choose text or json`},
@@ -296,7 +297,7 @@ func TestUsageErrorsStartNothing(t *testing.T) {
 	t.Run("-S and no command", func(t *testing.T) {
 		p := startPA(t, nil, "--proxy", "none", "-S")
 		assert.Equal(t, 2, p.wait())
-		assert.True(t, strings.HasPrefix(p.stderr.String(), `proxy-await: invalid value "true" for --shutdown: there is no command`))
+		assert.True(t, strings.HasPrefix(p.stderr.String(), `proxy-await: --shutdown without a command: there is no command`))
 	})
 	assert.Empty(t, fp.requests(), "a usage error sends nothing to the proxy")
 }
