@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -70,19 +71,65 @@ func loggedEvents(t *testing.T) []string {
 	t.Helper()
 	re := regexp.MustCompile(`"event", "([a-z_]+)"`)
 	seen := map[string]bool{}
-	for _, dir := range []string{".", "readiness", "shutdown", "wrapper", "drain", "internal/logging"} {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			data, err := os.ReadFile(f)
-			require.NoError(t, err)
-			for _, m := range re.FindAllStringSubmatch(string(data), -1) {
-				seen[m[1]] = true
-			}
+	for _, f := range productFiles(t) {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+			seen[m[1]] = true
 		}
 	}
 	require.NotEmpty(t, seen)
 	return slices.Sorted(maps.Keys(seen))
+}
+
+// notProduct are the directories of the module whose Go files are not part
+// of the proxy-await binary: test fixtures and helpers, the benchmarks, the
+// release tooling and the kubelet scenarios (a module of their own).
+var notProduct = map[string]bool{
+	"testdata": true, "internal/testutil": true, "internal/testchild": true,
+	"e2e": true, "bench": true, "scripts": true,
+}
+
+// productFiles is every non-test Go file of every package of the module but
+// those under notProduct, found by walking the tree, so that a new package
+// is read without being named here.
+func productFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || notProduct[filepath.ToSlash(p)]) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return files
+}
+
+// The walk finds the packages the binary is built from, and none of the
+// directories it must leave out.
+func TestProductFiles(t *testing.T) {
+	dirs := map[string]bool{}
+	for _, f := range productFiles(t) {
+		dirs[filepath.ToSlash(filepath.Dir(f))] = true
+	}
+	for _, want := range []string{".", "config", "readiness", "wrapper", "drain", "shutdown",
+		"internal/answer", "internal/exitcode", "internal/logging", "internal/proctree"} {
+		assert.True(t, dirs[want], "productFiles misses %s", want)
+	}
+	for dir := range dirs {
+		for skip := range notProduct {
+			assert.False(t, dir == skip || strings.HasPrefix(dir, skip+"/"), "productFiles reads %s", dir)
+		}
+		assert.NotContains(t, "/"+dir+"/", "/testdata/", "productFiles reads %s", dir)
+	}
 }
