@@ -17,17 +17,24 @@ import (
 	"github.com/proxy-await/proxy-await/config"
 )
 
-// The README's usage block is the real --help, word for word.
-func TestReadmeUsageIsHelp(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	_, after, ok := strings.Cut(string(readme), "<!-- usage: this block is `proxy-await --help`; a test keeps them equal -->\n```text\n")
-	require.True(t, ok, "README.md has no usage block")
+// docs/reference.md's usage block is the real --help, word for word.
+func TestReferenceUsageIsHelp(t *testing.T) {
+	page := readDoc(t, "docs/reference.md")
+	_, after, ok := strings.Cut(page, "<!-- usage: this block is `proxy-await --help`; a test keeps them equal -->\n```text\n")
+	require.True(t, ok, "docs/reference.md has no usage block")
 	block, _, ok := strings.Cut(after, "```\n")
 	require.True(t, ok)
 	var help bytes.Buffer
 	config.PrintHelp(&help)
-	assert.Equal(t, help.String(), block, "update README.md's usage block from `proxy-await --help`")
+	assert.Equal(t, help.String(), block, "update docs/reference.md's usage block from `proxy-await --help`")
+}
+
+// readDoc is the text of a documentation file, by its path from the root.
+func readDoc(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	require.NoError(t, err)
+	return string(data)
 }
 
 // The README's conformance table is docs/conformance.md's, whose
