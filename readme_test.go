@@ -51,24 +51,15 @@ func TestReadmeConformanceTable(t *testing.T) {
 		"copy docs/conformance.md's table into README.md")
 }
 
-// readmeSection is the text of the README's top-level section heading, up
-// to the next one.
-func readmeSection(t *testing.T, heading string) string {
-	t.Helper()
-	readme, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(readme), "\n## "+heading+"\n")
-	require.True(t, ok, "README.md has no %s section", heading)
-	section, _, _ = strings.Cut(section, "\n## ")
-	return section
-}
-
-// Every event name the code logs is in the README's Logs table, so that a
-// log pipeline author finds each one there.
-func TestReadmeListsEveryEvent(t *testing.T) {
-	logs := readmeSection(t, "Logs")
+// Every event name the code logs is in docs/logging.md's Events table, so
+// that a log pipeline's author finds each one there.
+func TestLoggingListsEveryEvent(t *testing.T) {
+	page := readDoc(t, "docs/logging.md")
+	_, table, ok := strings.Cut(page, "\n## Events\n")
+	require.True(t, ok, "docs/logging.md has no Events section")
+	table, _, _ = strings.Cut(table, "\n## ")
 	for _, name := range loggedEvents(t) {
-		assert.Contains(t, logs, "`"+name+"`", "README.md's Logs table has no row for the event %s", name)
+		assert.True(t, strings.Contains(table, "`"+name+"`"), "docs/logging.md's Events table has no row for the event %s", name)
 	}
 }
 
