@@ -14,17 +14,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Every warning and error proxy-await can print is in the README's
-// Troubleshooting section, with what it means and what to do. The test finds
+// Every warning and error proxy-await can print is in
+// docs/troubleshooting.md, with what it means and what to do. The test finds
 // them in the source: the messages of Warn and Error log calls, usage errors
 // (usagef), and the start errors of the command, and looks for the fixed
-// text of each in the section.
+// text of each on the page.
 func TestTroubleshootingListsEveryMessage(t *testing.T) {
-	section := readmeSection(t, "Troubleshooting")
+	page := readDoc(t, "docs/troubleshooting.md")
 	msgs := userMessages(t)
 	require.NotEmpty(t, msgs)
 	for _, m := range msgs {
-		assert.Contains(t, section, m.text, "README.md's Troubleshooting section does not explain %q (%s)", m.text, m.where)
+		assert.True(t, strings.Contains(page, m.text), "docs/troubleshooting.md does not explain %q (%s)", m.text, m.where)
 	}
 }
 
