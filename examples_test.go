@@ -294,7 +294,7 @@ func (r *recorder) FailNow()              { r.failed = true }
 func TestReadmeMinimalJob(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
-	_, after, ok := strings.Cut(string(readme), "### A minimal Job\n")
+	_, after, ok := strings.Cut(string(readme), "## A minimal Job\n")
 	require.True(t, ok, "README.md has no minimal Job")
 	_, after, ok = strings.Cut(after, "```yaml\n")
 	require.True(t, ok)

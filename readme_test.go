@@ -37,20 +37,6 @@ func readDoc(t *testing.T, name string) string {
 	return string(data)
 }
 
-// The README's conformance table is docs/conformance.md's, whose
-// proxy-await column TestConformanceTable checks against a fresh run.
-func TestReadmeConformanceTable(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	doc, err := os.ReadFile("docs/conformance.md")
-	require.NoError(t, err)
-	_, table, ok := strings.Cut(string(readme), "<!-- conformance: docs/conformance.md's table; a test keeps proxy-await's column equal -->\n")
-	require.True(t, ok, "README.md has no conformance table")
-	table, _, _ = strings.Cut(table, "\n\n")
-	assert.Equal(t, conformanceColumn(t, string(doc), 4), conformanceColumn(t, table, 4),
-		"copy docs/conformance.md's table into README.md")
-}
-
 // Every event name the code logs is in docs/logging.md's Events table, so
 // that a log pipeline's author finds each one there.
 func TestLoggingListsEveryEvent(t *testing.T) {
