@@ -285,15 +285,6 @@ type recorder struct{ failed bool }
 func (r *recorder) Errorf(string, ...any) { r.failed = true }
 func (r *recorder) FailNow()              { r.failed = true }
 
-// docPages are the Markdown pages whose Kubernetes snippets TestDocsSnippets
-// checks and whose links TestDocsLinks follows.
-func docPages(t *testing.T) []string {
-	t.Helper()
-	pages, err := filepath.Glob("docs/*.md")
-	require.NoError(t, err)
-	return append(pages, "README.md", "CONTRIBUTING.md", "SECURITY.md", "BENCHMARKS.md", "examples/README.md")
-}
-
 // yamlBlock is a fenced YAML block, indented (in a list item) or not.
 var yamlBlock = regexp.MustCompile("(?ms)^([ ]*)```yaml\n(.*?)^[ ]*```[ ]*$")
 
@@ -304,7 +295,7 @@ var yamlBlock = regexp.MustCompile("(?ms)^([ ]*)```yaml\n(.*?)^[ ]*```[ ]*$")
 // turns the proxy's shutdown endpoint on.
 func TestDocsSnippets(t *testing.T) {
 	n := 0
-	for _, page := range docPages(t) {
+	for _, page := range markdownPages(t) {
 		for i, m := range yamlBlock.FindAllStringSubmatch(readDoc(t, page), -1) {
 			n++
 			snippet := regexp.MustCompile("(?m)^"+m[1]).ReplaceAllString(m[2], "")

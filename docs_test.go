@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -116,4 +117,93 @@ func TestProductFiles(t *testing.T) {
 		}
 		assert.NotContains(t, "/"+dir+"/", "/testdata/", "productFiles reads %s", dir)
 	}
+}
+
+// Every relative link of every Markdown page resolves: the file or
+// directory exists, and an #anchor names a heading of the page it points
+// into, as GitHub makes them.
+func TestDocsLinks(t *testing.T) {
+	pages := markdownPages(t)
+	require.Contains(t, pages, "README.md")
+	links := 0
+	for _, page := range pages {
+		for _, target := range relativeLinks(readDoc(t, page)) {
+			links++
+			file, anchor, _ := strings.Cut(target, "#")
+			dest := page
+			if file != "" {
+				dest = filepath.Join(filepath.Dir(page), file)
+				if _, err := os.Stat(dest); err != nil {
+					assert.Fail(t, "a link to nowhere", "%s links to %s, which does not exist", page, target)
+					continue
+				}
+			}
+			if anchor != "" && strings.HasSuffix(dest, ".md") {
+				assert.True(t, slices.Contains(headingAnchors(readDoc(t, dest)), anchor),
+					"%s links to %s, but %s has no heading #%s", page, target, dest, anchor)
+			}
+		}
+	}
+	assert.NotZero(t, links)
+}
+
+// markdownPages is every .md file of the repository outside hidden and
+// testdata directories.
+func markdownPages(t *testing.T) []string {
+	t.Helper()
+	var pages []string
+	require.NoError(t, filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			pages = append(pages, filepath.ToSlash(p))
+		}
+		return nil
+	}))
+	return pages
+}
+
+var (
+	fencedCode = regexp.MustCompile("(?ms)^[ ]*```.*?^[ ]*```[ ]*$")
+	inlineCode = regexp.MustCompile("`[^`\n]*`")
+	mdLink     = regexp.MustCompile(`\[[^\]]*\]\(([^)\s]+)\)`)
+	urlScheme  = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+	mdHeading  = regexp.MustCompile(`(?m)^#{1,6} +(.+?) *$`)
+	notInSlug  = regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+)
+
+// relativeLinks are the targets of a page's links that are not URLs, code
+// left out.
+func relativeLinks(page string) []string {
+	text := inlineCode.ReplaceAllString(fencedCode.ReplaceAllString(page, ""), "")
+	var out []string
+	for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
+		if !urlScheme.MatchString(m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// headingAnchors are the anchors GitHub gives a page's headings: the text
+// without its markup, lower case, punctuation dropped, spaces turned into
+// hyphens, and -1, -2... after repeats.
+func headingAnchors(page string) []string {
+	seen := map[string]int{}
+	var out []string
+	for _, m := range mdHeading.FindAllStringSubmatch(fencedCode.ReplaceAllString(page, ""), -1) {
+		text := mdLink.ReplaceAllStringFunc(m[1], func(l string) string { return l[1:strings.Index(l, "]")] })
+		slug := strings.ReplaceAll(notInSlug.ReplaceAllString(strings.ToLower(text), ""), " ", "-")
+		if n := seen[slug]; n > 0 {
+			out = append(out, fmt.Sprintf("%s-%d", slug, n))
+		} else {
+			out = append(out, slug)
+		}
+		seen[slug]++
+	}
+	return out
 }
