@@ -157,29 +157,67 @@ func checkPod(t require.TestingT, tpl *corev1.PodTemplateSpec, entrypoint []stri
 	if s := tpl.Spec.TerminationGracePeriodSeconds; s != nil {
 		grace = time.Duration(*s) * time.Second
 	}
-	runs := 0
 	for _, c := range append(slices.Clone(tpl.Spec.InitContainers), tpl.Spec.Containers...) {
 		assert.False(t, c.Resources.Limits.Memory().IsZero(), "container %q has no memory limit", c.Name)
+	}
+	runs := proxyAwaitRuns(tpl, entrypoint)
+	for _, r := range runs {
+		cfg, ok := checkRun(t, tpl, r)
+		if ok && cfg.TermDelay > 0 {
+			need := cfg.TermDelay + cfg.KillAfter + graceMargin
+			assert.Less(t, need, grace, "container %q: terminationGracePeriodSeconds must be more than "+
+				"--term-delay %s + --kill-after %s + margin %s", r.c.Name, cfg.TermDelay, cfg.KillAfter, graceMargin)
+			assert.NotZero(t, cfg.KillAfter, "container %q: --term-delay without --kill-after leaves the stop unbounded", r.c.Name)
+		}
+	}
+	return len(runs)
+}
+
+// paRun is one proxy-await command line of a pod: a container's, or one of
+// its lifecycle hooks'.
+type paRun struct {
+	c    corev1.Container
+	argv []string
+}
+
+// proxyAwaitRuns finds every proxy-await command line of a pod template;
+// entrypoint is the image's, for containers that set args alone.
+func proxyAwaitRuns(tpl *corev1.PodTemplateSpec, entrypoint []string) []paRun {
+	var runs []paRun
+	for _, c := range append(slices.Clone(tpl.Spec.InitContainers), tpl.Spec.Containers...) {
 		argv := append(slices.Clone(c.Command), c.Args...)
 		if len(c.Command) == 0 && entrypoint != nil {
 			argv = append(slices.Clone(entrypoint), c.Args...)
 		}
-		if len(argv) == 0 || path.Base(argv[0]) != "proxy-await" {
-			continue
+		argvs := [][]string{argv}
+		if c.Lifecycle != nil {
+			for _, h := range []*corev1.LifecycleHandler{c.Lifecycle.PostStart, c.Lifecycle.PreStop} {
+				if h != nil && h.Exec != nil {
+					argvs = append(argvs, h.Exec.Command)
+				}
+			}
 		}
-		runs++
-		cfg, err := config.Parse("proxy-await", argv[1:], containerEnv(c))
-		if !assert.NoError(t, err, "container %q: proxy-await %s", c.Name, strings.Join(argv[1:], " ")) {
-			continue
-		}
-		if cfg.TermDelay > 0 {
-			need := cfg.TermDelay + cfg.KillAfter + graceMargin
-			assert.Less(t, need, grace, "container %q: terminationGracePeriodSeconds must be more than "+
-				"--term-delay %s + --kill-after %s + margin %s", c.Name, cfg.TermDelay, cfg.KillAfter, graceMargin)
-			assert.NotZero(t, cfg.KillAfter, "container %q: --term-delay without --kill-after leaves the stop unbounded", c.Name)
+		for _, argv := range argvs {
+			if len(argv) > 0 && path.Base(argv[0]) == "proxy-await" {
+				runs = append(runs, paRun{c, argv})
+			}
 		}
 	}
 	return runs
+}
+
+// checkRun checks that proxy-await accepts a command line, and that a pod
+// that shuts a Linkerd proxy down turns the proxy's shutdown endpoint on.
+func checkRun(t require.TestingT, tpl *corev1.PodTemplateSpec, r paRun) (*config.Config, bool) {
+	cfg, err := config.Parse("proxy-await", r.argv[1:], containerEnv(r.c))
+	if !assert.NoError(t, err, "container %q: proxy-await %s", r.c.Name, strings.Join(r.argv[1:], " ")) {
+		return nil, false
+	}
+	if cfg.Shutdown && slices.Contains(cfg.Proxies, "linkerd") {
+		assert.Equal(t, "enabled", tpl.Annotations["config.linkerd.io/proxy-admin-shutdown"],
+			"container %q shuts a Linkerd proxy down, whose shutdown endpoint is off unless annotated", r.c.Name)
+	}
+	return cfg, true
 }
 
 func exampleManifests(t *testing.T) []string {
@@ -231,6 +269,7 @@ kind: Job
 metadata: {name: j}
 spec:
   template:
+    metadata: {annotations: {config.linkerd.io/proxy-admin-shutdown: enabled}}
     spec:
       restartPolicy: Never
       securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
@@ -241,8 +280,12 @@ spec:
           resources: {limits: {memory: 64Mi}}
           securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 `
-	_, err := decodeManifest([]byte(good))
+	objs, err := decodeManifest([]byte(good))
 	require.NoError(t, err)
+	tpl, _ := podTemplate(objs[0])
+	var rec recorder
+	checkPod(&rec, tpl, nil)
+	require.False(t, rec.failed, "the good pod must pass, for each broken one to fail for its own reason")
 	for _, tc := range []struct{ name, from, to, want string }{
 		{"unknown field", "restartPolicy: Never", "restartPolicy: Never\n      restartPolcy: Never", "unknown field"},
 		{"duplicate key", "image: app", "image: app\n          image: app", "already set"},
@@ -269,6 +312,7 @@ spec:
 		{"a bad proxy-await flag", "-S, --", "--term-delay, soon, --"},
 		{"term-delay past the grace period", "-S, --", "--term-delay, 40s, --kill-after, 5s, --"},
 		{"term-delay without kill-after", "-S, --", "--term-delay, 5s, --"},
+		{"linkerd shutdown endpoint left off", "config.linkerd.io/proxy-admin-shutdown: enabled", "linkerd.io/inject: enabled"},
 	} {
 		objs, err := decodeManifest([]byte(strings.Replace(good, tc.from, tc.to, 1)))
 		require.NoError(t, err, tc.name)
@@ -331,29 +375,9 @@ func checkSnippet(t *testing.T, snippet string) {
 	}
 	runs := 0
 	for _, tpl := range tpls {
-		for _, c := range append(slices.Clone(tpl.Spec.InitContainers), tpl.Spec.Containers...) {
-			argvs := [][]string{append(slices.Clone(c.Command), c.Args...)}
-			if c.Lifecycle != nil {
-				for _, h := range []*corev1.LifecycleHandler{c.Lifecycle.PostStart, c.Lifecycle.PreStop} {
-					if h != nil && h.Exec != nil {
-						argvs = append(argvs, h.Exec.Command)
-					}
-				}
-			}
-			for _, argv := range argvs {
-				if len(argv) == 0 || path.Base(argv[0]) != "proxy-await" {
-					continue
-				}
-				runs++
-				cfg, err := config.Parse("proxy-await", argv[1:], containerEnv(c))
-				if !assert.NoError(t, err, "container %q: proxy-await %s", c.Name, strings.Join(argv[1:], " ")) {
-					continue
-				}
-				if cfg.Shutdown && slices.Contains(cfg.Proxies, "linkerd") {
-					assert.Equal(t, "enabled", tpl.Annotations["config.linkerd.io/proxy-admin-shutdown"],
-						"container %q shuts a Linkerd proxy down, whose shutdown endpoint is off unless annotated", c.Name)
-				}
-			}
+		for _, r := range proxyAwaitRuns(tpl, nil) {
+			runs++
+			checkRun(t, tpl, r)
 		}
 	}
 	assert.NotZero(t, runs, "the snippet runs no proxy-await")
