@@ -5,12 +5,10 @@ package main
 // controlling terminal is the pty; the test types on the master side.
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -19,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/proxy-await/proxy-await/internal/testchild"
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // jobShell is proxy-await running as a job under testchild's "jobshell".
@@ -81,13 +80,11 @@ func (s *jobShell) typeKeys(keys string) {
 // job returns proxy-await's PID: the shell's only child.
 func (s *jobShell) job() int {
 	s.t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", s.cmd.Process.Pid, s.cmd.Process.Pid))
-	require.NoError(s.t, err)
-	f := strings.Fields(string(data))
-	require.Len(s.t, f, 1, "the shell should have one child, proxy-await")
-	pid, err := strconv.Atoi(f[0])
-	require.NoError(s.t, err)
-	return pid
+	// By parent, not from the shell's main thread's children file: a Go
+	// shell may fork from any of its threads.
+	kids := testutil.Children(s.cmd.Process.Pid)
+	require.Len(s.t, kids, 1, "the shell should have one child, proxy-await: %+v", kids)
+	return kids[0].PID
 }
 
 // One Ctrl-C reaches the child once. Without -g the terminal signals the
