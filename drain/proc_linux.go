@@ -138,17 +138,20 @@ func readStatus(pid int) (blindProc, bool) {
 
 // owning reports which of the socket inodes the readable processes hold: a
 // "socket:[INODE]" link among their descriptors. It notes each process that
-// holds one, and stops once every inode is found.
+// holds one, and stops reading descriptors once every inode is found (a
+// server's listener is among its first descriptors, before its
+// connections).
 func (p *procs) owning(inodes map[uint32]bool) map[uint32]bool {
 	found := map[uint32]bool{}
 	for pid := range p.readers {
-		for _, inode := range socketsOf(pid) {
+		done := scanSockets(pid, func(inode uint32) bool {
 			if inodes[inode] {
 				found[inode] = true
 				p.holds[pid] = true
 			}
-		}
-		if len(found) == len(inodes) {
+			return len(found) == len(inodes)
+		})
+		if done {
 			break
 		}
 	}
@@ -160,35 +163,35 @@ func (p *procs) holdsAny(pid int, inodes func(uint32) bool) bool {
 	if !p.readers[pid] {
 		return false
 	}
-	if p.holds[pid] {
-		return true
+	if !p.holds[pid] {
+		p.holds[pid] = scanSockets(pid, inodes)
 	}
-	for _, inode := range socketsOf(pid) {
-		if inodes(inode) {
-			p.holds[pid] = true
-			return true
-		}
-	}
-	return false
+	return p.holds[pid]
 }
 
-// socketsOf lists the socket inodes among pid's descriptors.
-func socketsOf(pid int) []uint32 {
+// scanSockets calls each with the inode of every socket among pid's
+// descriptors, in order, until it returns true; it says whether one did.
+func scanSockets(pid int, each func(inode uint32) bool) bool {
 	dir := fmt.Sprintf("/proc/%d/fd", pid)
-	fds, err := os.ReadDir(dir)
+	f, err := os.Open(dir)
 	if err != nil {
-		return nil // a process that has just exited
+		return false // a process that has just exited
 	}
-	var out []uint32
-	for _, fd := range fds {
-		target, err := os.Readlink(filepath.Join(dir, fd.Name()))
-		if err != nil || !strings.HasPrefix(target, "socket:[") {
-			continue
+	defer f.Close()
+	for {
+		names, err := f.Readdirnames(256)
+		for _, fd := range names {
+			target, err := os.Readlink(filepath.Join(dir, fd))
+			if err != nil || !strings.HasPrefix(target, "socket:[") {
+				continue
+			}
+			n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(target, "socket:["), "]"), 10, 32)
+			if err == nil && each(uint32(n)) {
+				return true
+			}
 		}
-		n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(target, "socket:["), "]"), 10, 32)
-		if err == nil {
-			out = append(out, uint32(n))
+		if err != nil {
+			return false
 		}
 	}
-	return out
 }
