@@ -149,11 +149,15 @@ func (w *Watch) run(o Options) {
 	timer := time.NewTimer(0)
 	timer.Stop()
 	defer timer.Stop()
-	armed, warned, looked := false, false, false
+	// settling: the quiet period is over at the last look, and the watch
+	// waits for the reports in flight.
+	armed, warned, looked, settling := false, false, false, false
 	// look finds the listeners again, and arms or disarms the watch: it
-	// says quiet only while it can see every listener below the root.
-	look := func() error {
-		added, err := s.findListeners()
+	// says quiet only while it can see every listener below the root. The
+	// processes are walked again when a listener is new, while the watch is
+	// not armed, and when asked (before the watch says quiet).
+	look := func(walk bool) error {
+		added, err := s.findListeners(walk || !armed)
 		if err != nil {
 			return err
 		}
@@ -164,9 +168,9 @@ func (w *Watch) run(o Options) {
 		switch b := s.blind; {
 		case b != nil || len(s.listeners) == 0:
 			if armed {
-				armed = false
+				armed, settling = false, false
 				timer.Stop()
-				log.Info("the watch cannot tell quiet any more: holding the stop signal for the whole --term-delay",
+				log.Info("the watch pauses: it cannot tell quiet until it sees every listener again",
 					"event", "drain_disarmed")
 			}
 			switch {
@@ -188,7 +192,7 @@ func (w *Watch) run(o Options) {
 			if err := s.lookAtConnections(); err != nil {
 				return err
 			}
-			armed = true
+			armed, settling = true, false
 			timer.Reset(time.Until(s.last.Add(o.Quiet)))
 			attrs := []any{"event", "drain_started", "connections", len(s.conns), "drain_quiet", o.Quiet}
 			if len(o.Ports) > 0 {
@@ -202,7 +206,7 @@ func (w *Watch) run(o Options) {
 		}
 		return nil
 	}
-	if err := look(); err != nil {
+	if err := look(true); err != nil {
 		giveUp("find the listening sockets", err)
 		return
 	}
@@ -217,7 +221,6 @@ func (w *Watch) run(o Options) {
 	}
 	status := time.NewTicker(statusPeriod)
 	defer status.Stop()
-	settling := false
 	var events <-chan destroyed
 	if feed != nil {
 		events = feed.c
@@ -237,7 +240,7 @@ func (w *Watch) run(o Options) {
 			}
 			s.destroyed(e)
 		case <-refresh:
-			_ = look()
+			_ = look(false)
 		case <-status.C:
 			if armed {
 				_ = s.lookAtConnections()
@@ -246,7 +249,7 @@ func (w *Watch) run(o Options) {
 			}
 		case <-timer.C:
 			if !settling {
-				if err := look(); err != nil || !armed {
+				if err := look(true); err != nil || !armed {
 					if err != nil {
 						timer.Reset(refreshPeriod(o.Quiet)) // look again soon
 					}
@@ -334,9 +337,10 @@ func (s *sockets) follow() error {
 // findListeners looks for listening sockets below the root not known yet,
 // follows them and returns them, and sets blind to a process whose
 // listeners it cannot tell (see proc_linux.go). Listening sockets are few,
-// so the dump is cheap; descriptors are read only for an inode not seen
-// before. With fixed ports it does nothing.
-func (s *sockets) findListeners() ([]string, error) {
+// so the dump is cheap. The processes below the root are walked again when
+// a listening socket is new, or with walk; descriptors are read only for an
+// inode not seen before. With fixed ports it does nothing.
+func (s *sockets) findListeners(walk bool) ([]string, error) {
 	if len(s.fixed) > 0 {
 		return nil, nil
 	}
@@ -344,12 +348,14 @@ func (s *sockets) findListeners() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.procs.walk()
 	unknown := map[uint32]bool{}
 	for _, l := range socks {
 		if _, ok := s.checked[l.inode]; !ok {
 			unknown[l.inode] = true
 		}
+	}
+	if walk || len(unknown) > 0 {
+		s.procs.walk()
 	}
 	if len(unknown) > 0 {
 		owned := s.procs.owning(unknown)
