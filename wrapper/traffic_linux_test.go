@@ -380,3 +380,27 @@ func TestDrainDeliveryLineIsFresh(t *testing.T) {
 	assert.Less(t, strings.Index(log, "holding SIGTERM while the child keeps serving"), strings.Index(log, armed),
 		"the hold is logged before the watch")
 }
+
+// No listener at the stop signal: one warning, and no delivery at the end of
+// the quiet period. A listener that opens later starts the watch then: the
+// requests on it hold the signal, and their end ends the hold before
+// --term-delay.
+func TestDrainQuietListenerAfterTheWarning(t *testing.T) {
+	const quiet = 2 * time.Second
+	r := start(t, Config{TermDelay: time.Minute, DrainQuiet: quiet}, "http")
+	r.expect("ready")
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, "no listening TCP socket below proxy-await")
+	_, err := fmt.Fprintln(r.stdin, "listen 127.0.0.1:0")
+	require.NoError(t, err)
+	addr := strings.TrimPrefix(r.expect("listening "), "listening ")
+	waitLog(t, r.log, armed)
+	client := &http.Client{Transport: &http.Transport{}}
+	sent, answered := requests(t, client, "http://"+addr+"/", busyFor, requestGap, 1)
+	got := r.nextSignal("SIGTERM")
+	assert.True(t, got.After(answered), "SIGTERM %s before the last answer", answered.Sub(got))
+	assert.GreaterOrEqual(t, got.Sub(sent), quiet, "SIGTERM only --drain-quiet after the last request")
+	assert.Less(t, got.Sub(sent), quiet+lateBound, "not at --term-delay")
+	assert.Equal(t, 0, r.wait())
+	assert.Equal(t, 1, strings.Count(r.log.String(), "warning:"), "one warning")
+}
