@@ -26,18 +26,6 @@ import (
 )
 
 const (
-	// drainQuiet is long beside the tests' own steps, a request every
-	// requestGap: a test stalled for a second on a loaded machine still
-	// sends its next request inside the quiet period.
-	drainQuiet = 1500 * time.Millisecond
-	requestGap = 100 * time.Millisecond
-	// busyFor is how long the requests go on once the watch is armed: long
-	// enough that a watch blind to them would end the quiet period visibly
-	// before the last request plus the quiet period.
-	busyFor = 500 * time.Millisecond
-	// lateBound is how late after the quiet period's end the stop signal
-	// may come on a loaded machine; the benchmark measures the real figure.
-	lateBound = 5 * time.Second
 	// nobody is the user the servers run as.
 	nobody = "65534"
 	// drainAddr is where they listen, in their network namespace.
@@ -101,19 +89,12 @@ func publicSelf(t *testing.T) string {
 	return public.path
 }
 
-// requests sends GET / every requestGap until d has passed since the
-// first (one request with d = 0), and returns when the last one was sent.
+// requests sends GET / every testutil.RequestGap until dur has passed since
+// the first (one request with dur = 0), and returns when the last one was
+// sent.
 func (d *drained) requests(dur time.Duration) (sent time.Time) {
 	d.t.Helper()
-	end := time.Now().Add(dur)
-	for first := true; first || time.Now().Before(end); first = false {
-		sent = time.Now()
-		resp, err := d.client.Get(d.url)
-		require.NoError(d.t, err, "the server must keep serving while the stop signal is held")
-		resp.Body.Close()
-		require.Equal(d.t, http.StatusOK, resp.StatusCode)
-		time.Sleep(requestGap)
-	}
+	sent, _ = testutil.Requests(d.t, d.client, d.url, dur, testutil.RequestGap, 1)
 	return sent
 }
 
@@ -129,23 +110,23 @@ func (d *drained) signalAt(name string) time.Time {
 }
 
 // termDuringRequests: a first request opens the kept-alive connection, then
-// the pod's SIGTERM, then requests for busyFor once the watch is armed. The
-// child's SIGTERM must come drainQuiet after the last request, not sooner,
-// and not much later.
+// the pod's SIGTERM, then requests for testutil.BusyFor once the watch is
+// armed. The child's SIGTERM must come testutil.DrainQuiet after the last
+// request, not sooner, and not much later.
 func (d *drained) termDuringRequests() {
 	d.t.Helper()
 	d.requests(0)
 	d.signal(syscall.SIGTERM)
 	d.waitLog("holding the stop signal until the listeners have no traffic")
-	sent := d.requests(busyFor)
+	sent := d.requests(testutil.BusyFor)
 	got := d.signalAt("SIGTERM")
-	assert.GreaterOrEqual(d.t, got.Sub(sent), drainQuiet, "SIGTERM only --drain-quiet after the last request")
-	assert.Less(d.t, got.Sub(sent), drainQuiet+lateBound, "SIGTERM soon after the quiet period")
+	assert.GreaterOrEqual(d.t, got.Sub(sent), testutil.DrainQuiet, "SIGTERM only --drain-quiet after the last request")
+	assert.Less(d.t, got.Sub(sent), testutil.DrainQuiet+testutil.LateBound, "SIGTERM soon after the quiet period")
 	assert.Equal(d.t, 0, d.wait())
 	assert.NotContains(d.t, d.stderr.String(), "warning")
 }
 
-var drainFlags = []string{"--term-delay", "1m", "--drain-quiet", drainQuiet.String()}
+var drainFlags = []string{"--term-delay", "1m", "--drain-quiet", testutil.DrainQuiet.String()}
 
 // A server started through setpriv (or gosu, su-exec) as another user hides
 // its descriptors from root without CAP_SYS_PTRACE. Its listener, created by

@@ -37,7 +37,9 @@ func TestOtherPortsStayInTheKernel(t *testing.T) {
 	// The kernel sends each report to every subscriber at once: once the
 	// observer has seen it, the watch has been offered it too, and the
 	// watch reads its reports in the order they were sent.
-	other := closeEach(t)
+	_, _, otherOut := startLoad(t, "close-each")
+	other, ok := strings.CutPrefix(otherOut(), "listening ")
+	require.True(t, ok)
 	obs := newObserver(t, port(t, other), port(t, watched))
 	const churn = 500
 	for range churn {
@@ -70,23 +72,6 @@ func port(t *testing.T, addr string) uint16 {
 	a, err := net.ResolveTCPAddr("tcp", addr)
 	require.NoError(t, err)
 	return uint16(a.Port)
-}
-
-// closeEach listens in this process and closes each connection at once.
-func closeEach(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return ln.Addr().String()
 }
 
 // observer counts the destroy reports of ports by local port: it sees every

@@ -18,25 +18,20 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // --drain-quiet against real HTTP traffic: the "http" child serves HTTP/1.1
 // and h2c, and the clients keep their connections open, as a mesh proxy's
 // pool, HTTP/2 and gRPC clients do.
 
+// The drain tests' timing (see testutil).
 const (
-	// drainQuiet is long beside the tests' own steps, a request every
-	// requestGap: a test stalled for a second on a loaded machine still sends
-	// its next request inside the quiet period.
-	drainQuiet = 1500 * time.Millisecond
-	requestGap = 100 * time.Millisecond
-	// busyFor is how long the requests go on once the watch is armed: long
-	// enough that a watch blind to them would end the quiet period visibly
-	// before the last request plus the quiet period.
-	busyFor = 500 * time.Millisecond
-	// lateBound is how late after the quiet period's end the SIGTERM may come
-	// on a loaded machine; the benchmark measures the real figure.
-	lateBound = 5 * time.Second
+	drainQuiet = testutil.DrainQuiet
+	requestGap = testutil.RequestGap
+	busyFor    = testutil.BusyFor
+	lateBound  = testutil.LateBound
 )
 
 // startHTTP runs scenario ("http" or "http-worker") on addrs under cfg and
@@ -79,41 +74,10 @@ func idleConnections(t *testing.T, addr string, n int) {
 	}
 }
 
-// requests sends GET / with client every gap until d has passed since the
-// first, and returns when the last request was sent and when its response
-// had been read. With parallel > 1, each round sends that many at once
-// (HTTP/2 multiplexes them on one connection).
+// requests is testutil.Requests.
 func requests(t *testing.T, client *http.Client, url string, d, gap time.Duration, parallel int) (sent, answered time.Time) {
 	t.Helper()
-	end := time.Now().Add(d)
-	for first := true; first || time.Now().Before(end); first = false {
-		sent = time.Now()
-		var wg sync.WaitGroup
-		errs := make(chan error, parallel)
-		for range parallel {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				resp, err := client.Get(url)
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if err == nil && resp.StatusCode != http.StatusOK {
-						err = fmt.Errorf("status %s", resp.Status)
-					}
-				}
-				errs <- err
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			require.NoError(t, err, "the child must keep serving while the SIGTERM is held")
-		}
-		answered = time.Now()
-		time.Sleep(gap)
-	}
-	return sent, answered
+	return testutil.Requests(t, client, url, d, gap, parallel)
 }
 
 // connCounter counts the connections an http.Client opens.
