@@ -312,3 +312,39 @@ func TestReadmeMinimalJob(t *testing.T) {
 	assert.True(t, cfg.Shutdown)
 	assert.Equal(t, "enabled", tpl.Annotations["config.linkerd.io/proxy-admin-shutdown"])
 }
+
+// cloudSQLProxyVersion matches a pinned Cloud SQL Auth Proxy version: an
+// image tag, or the version named in prose.
+var cloudSQLProxyVersion = regexp.MustCompile(`(?i)cloud-sql-proxy:v?(\d+\.\d+\.\d+)|cloud sql auth proxy v(\d+\.\d+\.\d+)|cloud-sql-proxy/v2@v(\d+\.\d+\.\d+)`)
+
+// One Cloud SQL Auth Proxy version everywhere: the examples' images and the
+// docs name the release that make test runs for real (the Makefile's
+// CLOUD_SQL_PROXY_VERSION), so what the docs promise is what was tested.
+func TestOneCloudSQLProxyVersion(t *testing.T) {
+	makefile, err := os.ReadFile("Makefile")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^CLOUD_SQL_PROXY_VERSION\s*:?=\s*v(\S+)$`).FindSubmatch(makefile)
+	require.NotNil(t, m, "the Makefile sets no CLOUD_SQL_PROXY_VERSION")
+	want := string(m[1])
+
+	files := []string{"README.md"}
+	for _, dir := range []string{"examples", "docs"} {
+		require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files = append(files, p)
+			}
+			return err
+		}))
+	}
+	found := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range cloudSQLProxyVersion.FindAllStringSubmatch(string(data), -1) {
+			found++
+			got := m[1] + m[2] + m[3]
+			assert.Equal(t, want, got, "%s: %q pins another Cloud SQL Auth Proxy than the Makefile's v%s", f, m[0], want)
+		}
+	}
+	assert.NotZero(t, found, "no file names a Cloud SQL Auth Proxy version")
+}
