@@ -348,3 +348,67 @@ func TestOneCloudSQLProxyVersion(t *testing.T) {
 	}
 	assert.NotZero(t, found, "no file names a Cloud SQL Auth Proxy version")
 }
+
+// presetNames is every --proxy preset, as --help lists them.
+func presetNames(t *testing.T) []string {
+	t.Helper()
+	var help strings.Builder
+	config.PrintHelp(&help)
+	_, list, ok := strings.Cut(help.String(), "\npresets:\n")
+	require.True(t, ok, "--help has no presets section")
+	var names []string
+	for _, line := range strings.Split(list, "\n") {
+		m := regexp.MustCompile(`^  ([a-z]+) `).FindStringSubmatch(line)
+		if m == nil {
+			if strings.TrimSpace(line) == "" || !strings.HasPrefix(line, " ") {
+				break
+			}
+			continue
+		}
+		if _, ok := config.LookupPreset(m[1]); ok {
+			names = append(names, m[1])
+		}
+	}
+	require.NotEmpty(t, names)
+	return names
+}
+
+// The docs say that every preset has an example: some container in
+// examples/ runs proxy-await with each --proxy preset.
+func TestEveryPresetHasAnExample(t *testing.T) {
+	used := map[string][]string{}
+	for _, f := range exampleManifests(t) {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		objs, err := decodeManifest(data)
+		require.NoError(t, err, f)
+		var entrypoint []string
+		if df := filepath.Join(filepath.Dir(f), "Dockerfile"); fileExists(df) {
+			entrypoint, err = entrypointOf(df)
+			require.NoError(t, err)
+		}
+		for _, obj := range objs {
+			tpl, ok := podTemplate(obj)
+			if !ok {
+				continue
+			}
+			for _, c := range append(slices.Clone(tpl.Spec.InitContainers), tpl.Spec.Containers...) {
+				argv := append(slices.Clone(c.Command), c.Args...)
+				if len(c.Command) == 0 && entrypoint != nil {
+					argv = append(slices.Clone(entrypoint), c.Args...)
+				}
+				if len(argv) == 0 || path.Base(argv[0]) != "proxy-await" {
+					continue
+				}
+				cfg, err := config.Parse("proxy-await", argv[1:], containerEnv(c))
+				require.NoError(t, err, f)
+				for _, p := range cfg.Proxies {
+					used[p] = append(used[p], f)
+				}
+			}
+		}
+	}
+	for _, p := range presetNames(t) {
+		assert.NotEmpty(t, used[p], "no example runs proxy-await --proxy %s", p)
+	}
+}
