@@ -412,3 +412,165 @@ func TestEveryPresetHasAnExample(t *testing.T) {
 		assert.NotEmpty(t, used[p], "no example runs proxy-await --proxy %s", p)
 	}
 }
+
+// An injector's containers, as far as the Pod Security Standards look at
+// them. "restricted" judges the pod that runs, and a mesh's injector adds
+// containers that the manifests in examples/ do not show. sidecarInjection
+// holds, for each mesh, what its injector adds by default and with the
+// setting that makes the pod pass, each taken from that project's injection
+// templates at the version named; docs/sidecars.md says the same in prose.
+type sidecarInjection struct {
+	mesh     string
+	injected func(tpl *corev1.PodTemplateSpec) bool
+	// byDefault and remedied add the injected containers to a pod: as a
+	// default install does, and with remedy set.
+	byDefault, remedied func(spec *corev1.PodSpec)
+	remedy              string
+}
+
+func annotated(key, value string) func(*corev1.PodTemplateSpec) bool {
+	return func(tpl *corev1.PodTemplateSpec) bool { return tpl.Annotations[key] == value }
+}
+
+func labelled(key, value string) func(*corev1.PodTemplateSpec) bool {
+	return func(tpl *corev1.PodTemplateSpec) bool { return tpl.Labels[key] == value }
+}
+
+// securityContext is a container security context in the terms injectors use.
+func securityContext(uid int64, nonRoot bool, add []corev1.Capability, dropAll bool) *corev1.SecurityContext {
+	sc := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: new(false),
+		Privileged:               new(false),
+		ReadOnlyRootFilesystem:   new(true),
+		RunAsUser:                &uid,
+		RunAsNonRoot:             &nonRoot,
+		Capabilities:             &corev1.Capabilities{Add: add},
+	}
+	if dropAll {
+		sc.Capabilities.Drop = []corev1.Capability{"ALL"}
+	}
+	return sc
+}
+
+func addInit(spec *corev1.PodSpec, name string, sc *corev1.SecurityContext) {
+	spec.InitContainers = append([]corev1.Container{{Name: name, SecurityContext: sc}}, spec.InitContainers...)
+}
+
+func addSidecar(spec *corev1.PodSpec, name string, sc *corev1.SecurityContext) {
+	spec.Containers = append(spec.Containers, corev1.Container{Name: name, SecurityContext: sc})
+}
+
+var netAdmin = []corev1.Capability{"NET_ADMIN", "NET_RAW"}
+
+var injections = []sidecarInjection{{
+	// linkerd/linkerd2 version-2.20: charts/partials/templates/_proxy-init.tpl,
+	// _network-validator.tpl, _proxy.tpl; pkg/inject/inject.go gives the proxy
+	// the first container's capabilities.
+	mesh:     "Linkerd 2.20",
+	injected: annotated("linkerd.io/inject", "enabled"),
+	byDefault: func(spec *corev1.PodSpec) {
+		addInit(spec, "linkerd-init", securityContext(65534, true, netAdmin, false))
+		linkerdProxy(spec)
+	},
+	remedied: func(spec *corev1.PodSpec) {
+		addInit(spec, "linkerd-network-validator", securityContext(65534, true, nil, true))
+		linkerdProxy(spec)
+	},
+	remedy: "linkerd-cni (Helm value cniEnabled: true)",
+}, {
+	// istio/istio 1.30.3: manifests/charts/istio-control/istio-discovery/files/injection-template.yaml.
+	mesh:     "Istio 1.30",
+	injected: labelled("sidecar.istio.io/inject", "true"),
+	byDefault: func(spec *corev1.PodSpec) {
+		addInit(spec, "istio-init", securityContext(0, false, netAdmin, true))
+		addSidecar(spec, "istio-proxy", securityContext(1337, true, nil, true))
+	},
+	remedied: func(spec *corev1.PodSpec) {
+		addInit(spec, "istio-validation", securityContext(1337, true, nil, true))
+		addSidecar(spec, "istio-proxy", securityContext(1337, true, nil, true))
+	},
+	remedy: "istio-cni (Helm value pilot.cni.enabled: true)",
+}, {
+	// hashicorp/consul-k8s v2.0.3: control-plane/connect-inject/webhook/container_init.go
+	// (transparent proxy, on by default) and consul_dataplane_sidecar.go.
+	mesh:     "consul-k8s 2.0",
+	injected: annotated("consul.hashicorp.com/connect-inject", "true"),
+	byDefault: func(spec *corev1.PodSpec) {
+		addInit(spec, "consul-connect-inject-init", securityContext(0, false, []corev1.Capability{"NET_ADMIN"}, false))
+		addSidecar(spec, "consul-dataplane", securityContext(5995, true, nil, true))
+	},
+	remedied: func(spec *corev1.PodSpec) {
+		addInit(spec, "consul-connect-inject-init", securityContext(5996, true, nil, true))
+		addSidecar(spec, "consul-dataplane", securityContext(5995, true, nil, true))
+	},
+	remedy: "the Consul CNI plugin (Helm value connectInject.cni.enabled: true)",
+}, {
+	// dapr/dapr v1.18.3: pkg/injector/patcher/sidecar_container.go and the
+	// dapr_sidecar_injector chart's values.yaml.
+	mesh:     "Dapr 1.18",
+	injected: annotated("dapr.io/enabled", "true"),
+	byDefault: func(spec *corev1.PodSpec) {
+		addSidecar(spec, "daprd", securityContext(65532, true, nil, false))
+	},
+	remedied: func(spec *corev1.PodSpec) {
+		addSidecar(spec, "daprd", securityContext(65532, true, nil, true))
+	},
+	remedy: "the Helm value dapr_sidecar_injector.sidecarDropALLCapabilities=true",
+}}
+
+// linkerdProxy adds linkerd-proxy as a native sidecar, with the first
+// container's capabilities, as Linkerd 2.20 injects it.
+func linkerdProxy(spec *corev1.PodSpec) {
+	sc := securityContext(2102, true, nil, false)
+	if len(spec.Containers) > 0 && spec.Containers[0].SecurityContext != nil {
+		sc.Capabilities = spec.Containers[0].SecurityContext.Capabilities.DeepCopy()
+	}
+	always := corev1.ContainerRestartPolicyAlways
+	spec.InitContainers = append(spec.InitContainers, corev1.Container{Name: "linkerd-proxy", SecurityContext: sc, RestartPolicy: &always})
+}
+
+// The examples pass "restricted" as written (TestExamples); the pods a mesh
+// makes of them pass only with the remedy docs/sidecars.md names: without a
+// CNI plugin the mesh's init container needs NET_ADMIN (and runs as root, for
+// Istio and Consul), and daprd keeps its capabilities unless told to drop
+// them.
+func TestExamplesInjectedRestricted(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range exampleManifests(t) {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		objs, err := decodeManifest(data)
+		require.NoError(t, err)
+		for _, obj := range objs {
+			tpl, ok := podTemplate(obj)
+			if !ok {
+				continue
+			}
+			for _, inj := range injections {
+				if !inj.injected(tpl) {
+					continue
+				}
+				seen[inj.mesh] = true
+				for _, tc := range []struct {
+					add     func(*corev1.PodSpec)
+					allowed bool
+				}{{inj.byDefault, false}, {inj.remedied, true}} {
+					pod := tpl.DeepCopy()
+					tc.add(&pod.Spec)
+					res, err := restricted(pod)
+					require.NoError(t, err)
+					if tc.allowed {
+						assert.True(t, res.Allowed, "%s under %s with %s: not \"restricted\": %s: %s",
+							f, inj.mesh, inj.remedy, res.ForbiddenReason(), res.ForbiddenDetail())
+					} else {
+						assert.False(t, res.Allowed, "%s under %s without %s passes \"restricted\": the docs say it does not",
+							f, inj.mesh, inj.remedy)
+					}
+				}
+			}
+		}
+	}
+	for _, inj := range injections {
+		assert.True(t, seen[inj.mesh], "no example is injected by %s", inj.mesh)
+	}
+}
