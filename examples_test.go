@@ -233,23 +233,33 @@ func exampleManifests(t *testing.T) []string {
 	return files
 }
 
+// examplePods is the pod templates of one file of examples/, with the
+// entrypoint of the image that a Dockerfile beside it builds.
+func examplePods(t *testing.T, file string) (tpls []*corev1.PodTemplateSpec, entrypoint []string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	objs, err := decodeManifest(data)
+	require.NoError(t, err, file)
+	if df := filepath.Join(filepath.Dir(file), "Dockerfile"); fileExists(df) {
+		entrypoint, err = entrypointOf(df)
+		require.NoError(t, err)
+	}
+	for _, obj := range objs {
+		if tpl, ok := podTemplate(obj); ok {
+			tpls = append(tpls, tpl)
+		}
+	}
+	return tpls, entrypoint
+}
+
 func TestExamples(t *testing.T) {
 	for _, f := range exampleManifests(t) {
 		t.Run(f, func(t *testing.T) {
-			data, err := os.ReadFile(f)
-			require.NoError(t, err)
-			objs, err := decodeManifest(data)
-			require.NoError(t, err)
-			var entrypoint []string
-			if df := filepath.Join(filepath.Dir(f), "Dockerfile"); fileExists(df) {
-				entrypoint, err = entrypointOf(df)
-				require.NoError(t, err)
-			}
+			tpls, entrypoint := examplePods(t, f)
 			runs := 0
-			for _, obj := range objs {
-				if tpl, ok := podTemplate(obj); ok {
-					runs += checkPod(t, tpl, entrypoint)
-				}
+			for _, tpl := range tpls {
+				runs += checkPod(t, tpl, entrypoint)
 			}
 			assert.NotZero(t, runs, "no container of %s runs proxy-await", f)
 		})
@@ -455,40 +465,21 @@ func presetNames(t *testing.T) []string {
 // The docs say that every preset has an example: some container in
 // examples/ runs proxy-await with each --proxy preset.
 func TestEveryPresetHasAnExample(t *testing.T) {
-	used := map[string][]string{}
+	used := map[string]bool{}
 	for _, f := range exampleManifests(t) {
-		data, err := os.ReadFile(f)
-		require.NoError(t, err)
-		objs, err := decodeManifest(data)
-		require.NoError(t, err, f)
-		var entrypoint []string
-		if df := filepath.Join(filepath.Dir(f), "Dockerfile"); fileExists(df) {
-			entrypoint, err = entrypointOf(df)
-			require.NoError(t, err)
-		}
-		for _, obj := range objs {
-			tpl, ok := podTemplate(obj)
-			if !ok {
-				continue
-			}
-			for _, c := range append(slices.Clone(tpl.Spec.InitContainers), tpl.Spec.Containers...) {
-				argv := append(slices.Clone(c.Command), c.Args...)
-				if len(c.Command) == 0 && entrypoint != nil {
-					argv = append(slices.Clone(entrypoint), c.Args...)
-				}
-				if len(argv) == 0 || path.Base(argv[0]) != "proxy-await" {
-					continue
-				}
-				cfg, err := config.Parse("proxy-await", argv[1:], containerEnv(c))
+		tpls, entrypoint := examplePods(t, f)
+		for _, tpl := range tpls {
+			for _, r := range proxyAwaitRuns(tpl, entrypoint) {
+				cfg, err := config.Parse("proxy-await", r.argv[1:], containerEnv(r.c))
 				require.NoError(t, err, f)
 				for _, p := range cfg.Proxies {
-					used[p] = append(used[p], f)
+					used[p] = true
 				}
 			}
 		}
 	}
 	for _, p := range presetNames(t) {
-		assert.NotEmpty(t, used[p], "no example runs proxy-await --proxy %s", p)
+		assert.True(t, used[p], "no example runs proxy-await --proxy %s", p)
 	}
 }
 
@@ -616,15 +607,8 @@ func linkerdProxy(spec *corev1.PodSpec) {
 func TestExamplesInjectedRestricted(t *testing.T) {
 	seen := map[string]bool{}
 	for _, f := range exampleManifests(t) {
-		data, err := os.ReadFile(f)
-		require.NoError(t, err)
-		objs, err := decodeManifest(data)
-		require.NoError(t, err)
-		for _, obj := range objs {
-			tpl, ok := podTemplate(obj)
-			if !ok {
-				continue
-			}
+		tpls, _ := examplePods(t, f)
+		for _, tpl := range tpls {
 			for _, inj := range injections {
 				if !inj.injected(tpl) {
 					continue
