@@ -253,6 +253,26 @@ func examplePods(t *testing.T, file string) (tpls []*corev1.PodTemplateSpec, ent
 	return tpls, entrypoint
 }
 
+// examplePod is a pod template of examples/, with its file and the
+// entrypoint of its image when a Dockerfile builds it.
+type examplePod struct {
+	file       string
+	tpl        *corev1.PodTemplateSpec
+	entrypoint []string
+}
+
+// allExamplePods is every pod template of examples/.
+func allExamplePods(t *testing.T) []examplePod {
+	var pods []examplePod
+	for _, f := range exampleManifests(t) {
+		tpls, entrypoint := examplePods(t, f)
+		for _, tpl := range tpls {
+			pods = append(pods, examplePod{f, tpl, entrypoint})
+		}
+	}
+	return pods
+}
+
 func TestExamples(t *testing.T) {
 	for _, f := range exampleManifests(t) {
 		t.Run(f, func(t *testing.T) {
@@ -466,15 +486,12 @@ func presetNames(t *testing.T) []string {
 // examples/ runs proxy-await with each --proxy preset.
 func TestEveryPresetHasAnExample(t *testing.T) {
 	used := map[string]bool{}
-	for _, f := range exampleManifests(t) {
-		tpls, entrypoint := examplePods(t, f)
-		for _, tpl := range tpls {
-			for _, r := range proxyAwaitRuns(tpl, entrypoint) {
-				cfg, err := config.Parse("proxy-await", r.argv[1:], containerEnv(r.c))
-				require.NoError(t, err, f)
-				for _, p := range cfg.Proxies {
-					used[p] = true
-				}
+	for _, pod := range allExamplePods(t) {
+		for _, r := range proxyAwaitRuns(pod.tpl, pod.entrypoint) {
+			cfg, err := config.Parse("proxy-await", r.argv[1:], containerEnv(r.c))
+			require.NoError(t, err, pod.file)
+			for _, p := range cfg.Proxies {
+				used[p] = true
 			}
 		}
 	}
@@ -485,17 +502,21 @@ func TestEveryPresetHasAnExample(t *testing.T) {
 
 // An injector's containers, as far as the Pod Security Standards look at
 // them. "restricted" judges the pod that runs, and a mesh's injector adds
-// containers that the manifests in examples/ do not show. sidecarInjection
-// holds, for each mesh, what its injector adds by default and with the
-// setting that makes the pod pass, each taken from that project's injection
-// templates at the version named; docs/sidecars.md says the same in prose.
-type sidecarInjection struct {
+// containers that the manifests in examples/ do not show. Each injection
+// holds what a mesh's injector adds by default and with the remedy that
+// makes the pod pass, taken from that project's injection templates at the
+// release named; docs/sidecars.md says the same in prose.
+type injection struct {
 	mesh     string
 	injected func(tpl *corev1.PodTemplateSpec) bool
-	// byDefault and remedied add the injected containers to a pod: as a
-	// default install does, and with remedy set.
-	byDefault, remedied func(spec *corev1.PodSpec)
-	remedy              string
+	// init and sidecar are the containers added by default, fixedInit and
+	// fixedSidecar those added with remedy (nil: the same as by default).
+	init, fixedInit       *corev1.Container
+	sidecar, fixedSidecar *corev1.Container
+	// copyCaps: the sidecar gets the first container's capabilities, as
+	// Linkerd's injector does.
+	copyCaps bool
+	remedy   string
 }
 
 func annotated(key, value string) func(*corev1.PodTemplateSpec) bool {
@@ -506,8 +527,8 @@ func labelled(key, value string) func(*corev1.PodTemplateSpec) bool {
 	return func(tpl *corev1.PodTemplateSpec) bool { return tpl.Labels[key] == value }
 }
 
-// securityContext is a container security context in the terms injectors use.
-func securityContext(uid int64, nonRoot bool, add []corev1.Capability, dropAll bool) *corev1.SecurityContext {
+// injectedContainer is a container with a security context in the terms injectors use.
+func injectedContainer(name string, uid int64, nonRoot bool, add []corev1.Capability, dropAll bool) *corev1.Container {
 	sc := &corev1.SecurityContext{
 		AllowPrivilegeEscalation: new(false),
 		Privileged:               new(false),
@@ -519,84 +540,71 @@ func securityContext(uid int64, nonRoot bool, add []corev1.Capability, dropAll b
 	if dropAll {
 		sc.Capabilities.Drop = []corev1.Capability{"ALL"}
 	}
-	return sc
-}
-
-func addInit(spec *corev1.PodSpec, name string, sc *corev1.SecurityContext) {
-	spec.InitContainers = append([]corev1.Container{{Name: name, SecurityContext: sc}}, spec.InitContainers...)
-}
-
-func addSidecar(spec *corev1.PodSpec, name string, sc *corev1.SecurityContext) {
-	spec.Containers = append(spec.Containers, corev1.Container{Name: name, SecurityContext: sc})
+	return &corev1.Container{Name: name, SecurityContext: sc}
 }
 
 var netAdmin = []corev1.Capability{"NET_ADMIN", "NET_RAW"}
 
-var injections = []sidecarInjection{{
+var injections = []injection{{
 	// linkerd/linkerd2 version-2.20: charts/partials/templates/_proxy-init.tpl,
-	// _network-validator.tpl, _proxy.tpl; pkg/inject/inject.go gives the proxy
-	// the first container's capabilities.
-	mesh:     "Linkerd 2.20",
-	injected: annotated("linkerd.io/inject", "enabled"),
-	byDefault: func(spec *corev1.PodSpec) {
-		addInit(spec, "linkerd-init", securityContext(65534, true, netAdmin, false))
-		linkerdProxy(spec)
-	},
-	remedied: func(spec *corev1.PodSpec) {
-		addInit(spec, "linkerd-network-validator", securityContext(65534, true, nil, true))
-		linkerdProxy(spec)
-	},
-	remedy: "linkerd-cni (Helm value cniEnabled: true)",
+	// _network-validator.tpl and _proxy.tpl; pkg/inject/inject.go gives the
+	// proxy the first container's capabilities.
+	mesh:      "Linkerd 2.20",
+	injected:  annotated("linkerd.io/inject", "enabled"),
+	init:      injectedContainer("linkerd-init", 65534, true, netAdmin, false),
+	fixedInit: injectedContainer("linkerd-network-validator", 65534, true, nil, true),
+	sidecar:   injectedContainer("linkerd-proxy", 2102, true, nil, false),
+	copyCaps:  true,
+	remedy:    "linkerd-cni (Helm value cniEnabled: true)",
 }, {
 	// istio/istio 1.30.3: manifests/charts/istio-control/istio-discovery/files/injection-template.yaml.
-	mesh:     "Istio 1.30",
-	injected: labelled("sidecar.istio.io/inject", "true"),
-	byDefault: func(spec *corev1.PodSpec) {
-		addInit(spec, "istio-init", securityContext(0, false, netAdmin, true))
-		addSidecar(spec, "istio-proxy", securityContext(1337, true, nil, true))
-	},
-	remedied: func(spec *corev1.PodSpec) {
-		addInit(spec, "istio-validation", securityContext(1337, true, nil, true))
-		addSidecar(spec, "istio-proxy", securityContext(1337, true, nil, true))
-	},
-	remedy: "istio-cni (Helm value pilot.cni.enabled: true)",
+	mesh:      "Istio 1.30",
+	injected:  labelled("sidecar.istio.io/inject", "true"),
+	init:      injectedContainer("istio-init", 0, false, netAdmin, true),
+	fixedInit: injectedContainer("istio-validation", 1337, true, nil, true),
+	sidecar:   injectedContainer("istio-proxy", 1337, true, nil, true),
+	remedy:    "istio-cni (Helm value pilot.cni.enabled: true)",
 }, {
 	// hashicorp/consul-k8s v2.0.3: control-plane/connect-inject/webhook/container_init.go
 	// (transparent proxy, on by default) and consul_dataplane_sidecar.go.
-	mesh:     "consul-k8s 2.0",
-	injected: annotated("consul.hashicorp.com/connect-inject", "true"),
-	byDefault: func(spec *corev1.PodSpec) {
-		addInit(spec, "consul-connect-inject-init", securityContext(0, false, []corev1.Capability{"NET_ADMIN"}, false))
-		addSidecar(spec, "consul-dataplane", securityContext(5995, true, nil, true))
-	},
-	remedied: func(spec *corev1.PodSpec) {
-		addInit(spec, "consul-connect-inject-init", securityContext(5996, true, nil, true))
-		addSidecar(spec, "consul-dataplane", securityContext(5995, true, nil, true))
-	},
-	remedy: "the Consul CNI plugin (Helm value connectInject.cni.enabled: true)",
+	mesh:      "consul-k8s 2.0",
+	injected:  annotated("consul.hashicorp.com/connect-inject", "true"),
+	init:      injectedContainer("consul-connect-inject-init", 0, false, []corev1.Capability{"NET_ADMIN"}, false),
+	fixedInit: injectedContainer("consul-connect-inject-init", 5996, true, nil, true),
+	sidecar:   injectedContainer("consul-dataplane", 5995, true, nil, true),
+	remedy:    "the Consul CNI plugin (Helm value connectInject.cni.enabled: true)",
 }, {
 	// dapr/dapr v1.18.3: pkg/injector/patcher/sidecar_container.go and the
 	// dapr_sidecar_injector chart's values.yaml.
-	mesh:     "Dapr 1.18",
-	injected: annotated("dapr.io/enabled", "true"),
-	byDefault: func(spec *corev1.PodSpec) {
-		addSidecar(spec, "daprd", securityContext(65532, true, nil, false))
-	},
-	remedied: func(spec *corev1.PodSpec) {
-		addSidecar(spec, "daprd", securityContext(65532, true, nil, true))
-	},
-	remedy: "the Helm value dapr_sidecar_injector.sidecarDropALLCapabilities=true",
+	mesh:         "Dapr 1.18",
+	injected:     annotated("dapr.io/enabled", "true"),
+	sidecar:      injectedContainer("daprd", 65532, true, nil, false),
+	fixedSidecar: injectedContainer("daprd", 65532, true, nil, true),
+	remedy:       "the Helm value dapr_sidecar_injector.sidecarDropALLCapabilities=true",
 }}
 
-// linkerdProxy adds linkerd-proxy as a native sidecar, with the first
-// container's capabilities, as Linkerd 2.20 injects it.
-func linkerdProxy(spec *corev1.PodSpec) {
-	sc := securityContext(2102, true, nil, false)
-	if len(spec.Containers) > 0 && spec.Containers[0].SecurityContext != nil {
-		sc.Capabilities = spec.Containers[0].SecurityContext.Capabilities.DeepCopy()
+// inject adds an injection's containers to a copy of a pod: by default, or
+// with its remedy.
+func (inj injection) inject(tpl *corev1.PodTemplateSpec, remedied bool) *corev1.PodTemplateSpec {
+	pod := tpl.DeepCopy()
+	init, sidecar := inj.init, inj.sidecar
+	if remedied && inj.fixedInit != nil {
+		init = inj.fixedInit
 	}
-	always := corev1.ContainerRestartPolicyAlways
-	spec.InitContainers = append(spec.InitContainers, corev1.Container{Name: "linkerd-proxy", SecurityContext: sc, RestartPolicy: &always})
+	if remedied && inj.fixedSidecar != nil {
+		sidecar = inj.fixedSidecar
+	}
+	if init != nil {
+		pod.Spec.InitContainers = append([]corev1.Container{*init.DeepCopy()}, pod.Spec.InitContainers...)
+	}
+	if sidecar != nil {
+		c := sidecar.DeepCopy()
+		if first := pod.Spec.Containers[0].SecurityContext; inj.copyCaps && first != nil {
+			c.SecurityContext.Capabilities = first.Capabilities.DeepCopy()
+		}
+		pod.Spec.Containers = append(pod.Spec.Containers, *c)
+	}
+	return pod
 }
 
 // The examples pass "restricted" as written (TestExamples); the pods a mesh
@@ -606,29 +614,21 @@ func linkerdProxy(spec *corev1.PodSpec) {
 // them.
 func TestExamplesInjectedRestricted(t *testing.T) {
 	seen := map[string]bool{}
-	for _, f := range exampleManifests(t) {
-		tpls, _ := examplePods(t, f)
-		for _, tpl := range tpls {
-			for _, inj := range injections {
-				if !inj.injected(tpl) {
-					continue
-				}
-				seen[inj.mesh] = true
-				for _, tc := range []struct {
-					add     func(*corev1.PodSpec)
-					allowed bool
-				}{{inj.byDefault, false}, {inj.remedied, true}} {
-					pod := tpl.DeepCopy()
-					tc.add(&pod.Spec)
-					res, err := restricted(pod)
-					require.NoError(t, err)
-					if tc.allowed {
-						assert.True(t, res.Allowed, "%s under %s with %s: not \"restricted\": %s: %s",
-							f, inj.mesh, inj.remedy, res.ForbiddenReason(), res.ForbiddenDetail())
-					} else {
-						assert.False(t, res.Allowed, "%s under %s without %s passes \"restricted\": the docs say it does not",
-							f, inj.mesh, inj.remedy)
-					}
+	for _, pod := range allExamplePods(t) {
+		for _, inj := range injections {
+			if !inj.injected(pod.tpl) {
+				continue
+			}
+			seen[inj.mesh] = true
+			for _, remedied := range []bool{false, true} {
+				res, err := restricted(inj.inject(pod.tpl, remedied))
+				require.NoError(t, err)
+				if remedied {
+					assert.True(t, res.Allowed, "%s under %s with %s: not \"restricted\": %s: %s",
+						pod.file, inj.mesh, inj.remedy, res.ForbiddenReason(), res.ForbiddenDetail())
+				} else {
+					assert.False(t, res.Allowed, "%s under %s without %s passes \"restricted\": the docs say it does not",
+						pod.file, inj.mesh, inj.remedy)
 				}
 			}
 		}
