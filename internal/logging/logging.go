@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Prefix starts every text line, so that proxy-await's lines stand apart from
@@ -124,6 +126,11 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	}
 	r.Attrs(write)
 	if hint != "" {
+		// A hint may name a file or a #! line; quoted, as any other
+		// value is, when it holds what a terminal would act on.
+		if !printable(hint) {
+			hint = strconv.Quote(hint)
+		}
 		b.WriteString(" (hint: ")
 		b.WriteString(hint)
 		b.WriteByte(')')
@@ -133,6 +140,11 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	defer h.out.mu.Unlock()
 	_, err := io.WriteString(h.out.w, b.String())
 	return err
+}
+
+// printable says whether s is valid UTF-8 without control characters.
+func printable(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0
 }
 
 // redact removes the password of every URL in a comma-separated list.
