@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 
@@ -81,7 +80,7 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 	}
 
 	began := time.Now()
-	log.Info("waiting for the proxy", "event", "readiness_started", "url", strings.Join(c.ReadyURLs, ","))
+	log.Info("waiting for the proxy", "event", "readiness_started", "url", c.ReadyURLs)
 	type outcome struct {
 		res readiness.Result
 		err error

@@ -59,15 +59,15 @@ type Pending struct {
 	Err error
 }
 
-// URLs and Errors format Pending for a log line: the URLs comma-separated
-// (the logger redacts passwords from such a list), the errors in the same
-// order, separated by "; ".
-func (r Result) URLs() string {
+// URLs and Errors format Pending for a log line: the URLs as a list (the
+// logger shows each without its password), the errors in the same order,
+// separated by "; ".
+func (r Result) URLs() []string {
 	s := make([]string, len(r.Pending))
 	for i, p := range r.Pending {
 		s[i] = p.URL
 	}
-	return strings.Join(s, ",")
+	return s
 }
 
 func (r Result) Errors() string {

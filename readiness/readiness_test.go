@@ -134,7 +134,7 @@ func TestEveryURLMustBeReady(t *testing.T) {
 	res, err := Await(ctx, opts(urlA, urlB))
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, int64(1), a.probes.Load(), "a ready URL is not probed again")
-	assert.Equal(t, urlB, res.URLs(), "only the URL not ready is pending")
+	assert.Equal(t, []string{urlB}, res.URLs(), "only the URL not ready is pending")
 
 	c, d := &endpoint{notReady: 3}, &endpoint{notReady: 1}
 	_, err = Await(context.Background(), opts(serve(t, c), serve(t, d)))
@@ -180,7 +180,7 @@ func TestAwaitSaysWhetherTheProxyAnswered(t *testing.T) {
 			res, err := Await(ctx, o)
 			assert.ErrorIs(t, err, context.Canceled)
 			assert.Equal(t, tc.answered, res.Answered)
-			assert.Equal(t, strings.Join(tc.urls, ","), res.URLs())
+			assert.Equal(t, tc.urls, res.URLs())
 			assert.Equal(t, tc.errors, res.Errors())
 			assert.Equal(t, tc.name == "refused", res.Refused())
 		})
