@@ -247,9 +247,10 @@ func TestLinkerdAwaitVariables(t *testing.T) {
 }
 
 // Every usage error: its exact message (the first line printed) and hint.
+const notLoopback = "is not loopback: a proxy accepts shutdown only from inside the pod"
+
 func TestUsageErrors(t *testing.T) {
 	const duration = "not a duration (use 250ms, 1m30s, 2d or seconds)"
-	const notLoopback = "is not loopback: a proxy accepts shutdown only from inside the pod"
 	for _, tc := range []struct {
 		args []string
 		env  map[string]string
@@ -311,7 +312,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "-1"}, `invalid value "-1" for $PROXY_AWAIT_PORT (--port): not a decimal number`, ""},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "0x1"}, `invalid value "0x1" for $PROXY_AWAIT_PORT (--port): not a decimal number`, ""},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "0"}, `invalid value "0" for $PROXY_AWAIT_PORT (--port): not a port number (1-65535)`, ""},
-		{[]string{"--ready-url", "127.0.0.1:4191/ready", "app"}, nil, `invalid value "127.0.0.1:4191/ready" for --ready-url: not an http or https URL`, ""},
+		{[]string{"--ready-url", "127.0.0.1:4191/ready", "app"}, nil, `invalid value "127.0.0.1:4191..." for --ready-url: not an http or https URL`, ""},
 		{[]string{"--ready-url", "http:///ready", "app"}, nil, `invalid value "http:///ready" for --ready-url: URL has no host`, ""},
 		{[]string{"--ready-url", "http://127.0.0.1:99999/", "app"}, nil, `invalid value "http://127.0.0.1:99999/" for --ready-url: not a port number: 99999`, ""},
 		{[]string{"--shutdown-url", "http://example.com/shutdown", "app"}, nil, `invalid value "http://example.com/shutdown" for --shutdown-url: host example.com ` + notLoopback, ""},
@@ -333,7 +334,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN_URL": "http://127.0.0.1/a,http://10.1.1.1/b"},
 			`invalid value "http://127.0.0.1/a,http://10.1.1.1/b" for $PROXY_AWAIT_SHUTDOWN_URL (--shutdown-url): host 10.1.1.1 ` + notLoopback, ""},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_READY_URL": "http://127.0.0.1/a,,http://127.0.0.1/b"},
-			`invalid value "http://127.0.0.1/a,,http://127.0.0.1/b" for $PROXY_AWAIT_READY_URL (--ready-url): empty item in a comma-separated list`, ""},
+			`invalid value "http://127.0.0.1/a,,..." for $PROXY_AWAIT_READY_URL (--ready-url): empty item in a comma-separated list`, ""},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN": "yes please"}, `invalid value "yes please" for $PROXY_AWAIT_SHUTDOWN (--shutdown): must be true or false`, ""},
 
 		// Without COMMAND proxy-await only waits: nothing to shut down after.
