@@ -627,3 +627,44 @@ func TestExitCodeMapConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2*time.Second, c.WaitAll)
 }
+
+// Each shutdown URL is paired with its proxy's preset and readiness URLs:
+// the shutdown tells a proxy that is gone from a missing endpoint by them.
+func TestSidecars(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []Sidecar
+	}{
+		{"the default preset", nil, nil,
+			[]Sidecar{{"http://127.0.0.1:4191/shutdown", "linkerd", []string{"http://127.0.0.1:4191/ready"}}}},
+		{"two presets, each its own", []string{"--proxy", "istio,cloudsql"}, nil, []Sidecar{
+			{"http://127.0.0.1:15020/quitquitquit", "istio", []string{"http://127.0.0.1:15021/healthz/ready"}},
+			{"http://127.0.0.1:9091/quitquitquit", "cloudsql", []string{"http://127.0.0.1:9090/startup"}},
+		}},
+		{"URLs by hand for one preset", []string{"--proxy", "consul", "--ready-url", "http://127.0.0.1:1/ready",
+			"--shutdown-url", "http://127.0.0.1:2/graceful_shutdown"}, nil,
+			[]Sidecar{{"http://127.0.0.1:2/graceful_shutdown", "consul", []string{"http://127.0.0.1:1/ready"}}}},
+		{"a shutdown URL by hand for two presets: the readiness URLs on its host", []string{"--proxy", "istio,cloudsql",
+			"--shutdown-url", "http://localhost:9/q"}, nil,
+			[]Sidecar{{"http://localhost:9/q", "", []string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"}}}},
+		{"no preset: the readiness URLs on its host", []string{"--proxy", "none", "--ready-url", "http://127.0.0.1:1/r",
+			"--ready-url", "http://10.0.0.1:2/r", "--shutdown-url", "http://[::1]:3/q"}, nil,
+			[]Sidecar{{"http://[::1]:3/q", "", []string{"http://127.0.0.1:1/r"}}}},
+		{"no readiness URL", []string{"--proxy", "none", "--shutdown-url", "http://127.0.0.1:3/q"}, nil,
+			[]Sidecar{{"http://127.0.0.1:3/q", "", nil}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse("proxy-await", append(tc.args, "app"), testutil.Getenv(tc.env))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, c.Sidecars())
+		})
+	}
+	c, err := Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000"}))
+	require.NoError(t, err)
+	assert.Equal(t, []Sidecar{
+		{"http://127.0.0.1:15000/quitquitquit", "", []string{"http://127.0.0.1:15000/ready"}},
+		{"http://127.0.0.1:15020/quitquitquit", "", []string{"http://127.0.0.1:15000/ready"}},
+	}, c.Sidecars(), "as scuttle")
+}
