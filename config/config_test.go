@@ -99,7 +99,7 @@ func TestPresets(t *testing.T) {
 			[]string{"http://127.0.0.1:15021/healthz/ready"}, []string{"http://127.0.0.2:9/quit"}},
 		{[]string{"--proxy", "cloudsql"}, []string{"http://127.0.0.1:9090/startup"}, []string{"http://127.0.0.1:9091/quitquitquit"}},
 		{[]string{"--proxy", "dapr"}, []string{"http://127.0.0.1:3500/v1.0/healthz/outbound"}, []string{"http://127.0.0.1:3500/v1.0/shutdown"}},
-		{[]string{"--proxy", "consul"}, []string{"http://127.0.0.1:19000/ready"}, []string{"http://127.0.0.1:20300/graceful_shutdown"}},
+		{[]string{"--proxy", "consul"}, []string{"http://127.0.0.1:19000/ready"}, []string{"http://127.0.0.1:20600/graceful_shutdown"}},
 		{[]string{"--proxy", "istio,cloudsql"},
 			[]string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"},
 			[]string{"http://127.0.0.1:15020/quitquitquit", "http://127.0.0.1:9091/quitquitquit"}},
@@ -110,7 +110,7 @@ func TestPresets(t *testing.T) {
 			[]string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"},
 			[]string{"http://127.0.0.1:15020/quitquitquit", "http://127.0.0.1:9091/quitquitquit"}},
 		{[]string{"--proxy", "envoy,consul", "--ready-url", "http://127.0.0.1:1/r"},
-			[]string{"http://127.0.0.1:1/r"}, []string{"http://127.0.0.1:15000/quitquitquit", "http://127.0.0.1:20300/graceful_shutdown"}},
+			[]string{"http://127.0.0.1:1/r"}, []string{"http://127.0.0.1:15000/quitquitquit", "http://127.0.0.1:20600/graceful_shutdown"}},
 		{[]string{"--proxy", "none,none"}, nil, nil},
 	} {
 		c, err := Parse("proxy-await", append(tc.args, "app"), testutil.Getenv(nil))

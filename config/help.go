@@ -49,7 +49,7 @@ presets:
   cloudsql ready http://127.0.0.1:9090/startup        shutdown http://127.0.0.1:9091/quitquitquit
   dapr     ready http://127.0.0.1:3500/v1.0/healthz/outbound
                                                       shutdown http://127.0.0.1:3500/v1.0/shutdown
-  consul   ready http://127.0.0.1:19000/ready         shutdown http://127.0.0.1:20300/graceful_shutdown
+  consul   ready http://127.0.0.1:19000/ready         shutdown http://127.0.0.1:20600/graceful_shutdown
   none     no readiness wait, no shutdown
   Several at once: --proxy istio,cloudsql awaits both and shuts both down.
 

@@ -11,7 +11,10 @@ import (
 	"strings"
 )
 
-// preset is a proxy's admin endpoints.
+// preset is a proxy's admin endpoints. consul's shutdown port is the graceful
+// port that consul-k8s gives consul-dataplane (its
+// connectInject.sidecarProxy.lifecycle.defaultGracefulPort); consul-dataplane
+// run by hand defaults to 20300.
 type preset struct {
 	port     int    // default admin port; 0 when --port does not apply
 	ready    string // readiness URL, with %d for the port
@@ -24,7 +27,7 @@ var presets = map[string]preset{
 	"envoy":    {port: 15000, ready: "http://127.0.0.1:%d/ready", shutdown: "http://127.0.0.1:%d/quitquitquit"},
 	"cloudsql": {ready: "http://127.0.0.1:9090/startup", shutdown: "http://127.0.0.1:9091/quitquitquit"},
 	"dapr":     {ready: "http://127.0.0.1:3500/v1.0/healthz/outbound", shutdown: "http://127.0.0.1:3500/v1.0/shutdown"},
-	"consul":   {ready: "http://127.0.0.1:19000/ready", shutdown: "http://127.0.0.1:20300/graceful_shutdown"},
+	"consul":   {ready: "http://127.0.0.1:19000/ready", shutdown: "http://127.0.0.1:20600/graceful_shutdown"},
 	"none":     {},
 }
 

@@ -19,7 +19,8 @@
 //     takes both from any client.
 //   - consul (consul-dataplane): Envoy's GET /ready on the admin listener
 //     ("200 LIVE\n", "503 PRE_INITIALIZING\n" before); /graceful_shutdown on
-//     the lifecycle listener answers 200 with no body to any method.
+//     the lifecycle listener (the graceful port, 20600 as consul-k8s sets
+//     it) answers 200 with no body to any method.
 //
 // After a shutdown it has answered, it closes its listeners and exits, as a
 // proxy does, so a second POST is refused; with -stay-up it keeps answering,
