@@ -65,7 +65,7 @@ func TestWaitOnly(t *testing.T) {
 		fp := startProxy(t, "-stay-up")
 		p := startPA(t, nil, "-S", "-p", portOf(fp))
 		assert.Equal(t, 2, p.wait())
-		assert.Equal(t, "proxy-await: invalid value \"true\" for --shutdown: there is no command to run before the shutdown\n"+
+		assert.Equal(t, "proxy-await: --shutdown without a command: there is no command to run before the shutdown\n"+
 			"proxy-await: hint: put the command after --, or drop --shutdown to only wait for the proxy\n", p.stderr.String())
 		assert.Empty(t, fp.requests(), "a usage error sends nothing to the proxy")
 	})
@@ -134,6 +134,9 @@ func TestJSONUsageErrors(t *testing.T) {
 			"write --timeout-fatal=false, or put -- before a command named false"},
 		{[]string{"PROXY_AWAIT_LOG_FORMAT=json", "PROXY_AWAIT_PORT=0x1"}, []string{"true"},
 			`invalid value "0x1" for $PROXY_AWAIT_PORT (--port): not a decimal number`, ""},
+		// The format flag after the mistake counts as well.
+		{nil, []string{"--bogus", "--log-format", "json"}, "unknown flag --bogus", "see --help for the flags"},
+		{nil, []string{"-t", "--log-format=json"}, "--timeout needs a value", "write --timeout=30s"},
 	} {
 		t.Run(tc.msg, func(t *testing.T) {
 			p := startPA(t, tc.env, tc.args...)
@@ -153,10 +156,10 @@ func TestJSONUsageErrors(t *testing.T) {
 			assert.Contains(t, rec, "time")
 		})
 	}
-	t.Run("the format is not known: text", func(t *testing.T) {
-		p := startPA(t, nil, "--bogus", "--log-format", "json")
+	t.Run("json only among the command's arguments: text", func(t *testing.T) {
+		p := startPA(t, nil, "--timeout", "5q", "app", "--log-format", "json")
 		assert.Equal(t, 2, p.wait())
-		assert.Equal(t, "proxy-await: unknown flag --bogus\nproxy-await: hint: see --help for the flags\n", p.stderr.String())
+		assert.Equal(t, "proxy-await: invalid value \"5q\" for --timeout: not a duration (use 250ms, 1m30s, 2d or seconds)\n", p.stderr.String())
 	})
 }
 
@@ -263,4 +266,52 @@ func TestAsLinkerdAwait(t *testing.T) {
 		p := startBinary(t, bin, nil, "--shutdown")
 		assert.Equal(t, 2, p.wait())
 	})
+}
+
+// A misspelt PROXY_AWAIT_ variable is one warning at the start, in the log
+// format chosen, naming the variable meant; the run goes on, and the
+// variable still reaches the command.
+func TestUnknownVariableWarning(t *testing.T) {
+	env := []string{"PROXY_AWAIT_TERMDELAY=20s"}
+	t.Run("text", func(t *testing.T) {
+		p := startPA(t, env, append([]string{"--proxy", "none"}, child("env", "PROXY_AWAIT_TERMDELAY")...)...)
+		p.expect("PROXY_AWAIT_TERMDELAY=20s")
+		assert.Equal(t, 0, p.wait())
+		lines := strings.Split(p.stderr.String(), "\n")
+		assert.Equal(t, "proxy-await: warning: unknown variable $PROXY_AWAIT_TERMDELAY: ignored "+
+			"(hint: did you mean $PROXY_AWAIT_TERM_DELAY?)", lines[0])
+		assert.Equal(t, 1, strings.Count(p.stderr.String(), "PROXY_AWAIT_TERMDELAY"), "one warning")
+	})
+	t.Run("json", func(t *testing.T) {
+		p := startPA(t, env, append([]string{"--proxy", "none", "--log-format", "json"}, child("exit", "3")...)...)
+		assert.Equal(t, 3, p.wait())
+		first, _, _ := strings.Cut(p.stderr.String(), "\n")
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(first), &rec), "%q", first)
+		assert.Equal(t, "config_warning", rec["event"])
+		assert.Equal(t, "warn", rec["level"])
+		assert.Equal(t, "unknown variable $PROXY_AWAIT_TERMDELAY: ignored", rec["msg"])
+		assert.Equal(t, "did you mean $PROXY_AWAIT_TERM_DELAY?", rec["hint"])
+	})
+}
+
+// The first line of a wait names the preset, and says when it is the
+// default: in a pod of another mesh, the default linkerd preset waits on a
+// port where nothing listens, and the first line is where a newcomer looks.
+func TestFirstWaitingLineNamesThePreset(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		from string
+	}{
+		{nil, "--proxy linkerd (the default)"},
+		{[]string{"--proxy", "Linkerd"}, "--proxy linkerd"},
+	} {
+		t.Run(tc.from, func(t *testing.T) {
+			fp := startProxy(t, "-stay-up")
+			p := startPA(t, nil, append(append(tc.args, steadyProbe, "10s", "-p", portOf(fp)), child("exit", "0")...)...)
+			assert.Equal(t, 0, p.wait())
+			first, _, _ := strings.Cut(p.stderr.String(), "\n")
+			assert.Equal(t, "proxy-await: waiting for the proxy: "+tc.from+" url="+fp.url("/ready"), first)
+		})
+	}
 }

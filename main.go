@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	cfg, err := config.Parse(filepath.Base(os.Args[0]), os.Args[1:], os.LookupEnv)
+	cfg, err := config.ParseEnviron(filepath.Base(os.Args[0]), os.Args[1:], os.Environ())
 	var usage *config.UsageError
 	switch {
 	case errors.As(err, &usage):

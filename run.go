@@ -35,6 +35,7 @@ func run(c *config.Config, log *slog.Logger) int {
 	// undoing it costs half a millisecond on every exit.
 	sigs := wrapper.Notify()
 
+	warn(c, log)
 	code, start, answered := awaitProxy(c, log, sigs)
 	if start && len(c.Command) > 0 { // no command: only wait
 		code = runChild(c, log, sigs)
@@ -46,6 +47,18 @@ func run(c *config.Config, log *slog.Logger) int {
 		shutdownProxy(c, log, answered)
 	}
 	return mapExitCode(c, log, code)
+}
+
+// warn logs what the configuration ignored, once, now that the logger
+// exists.
+func warn(c *config.Config, log *slog.Logger) {
+	for _, w := range c.Warnings {
+		attrs := []any{"event", "config_warning"}
+		if w.Hint != "" {
+			attrs = append(attrs, "hint", w.Hint)
+		}
+		log.Warn(w.Msg, attrs...)
+	}
 }
 
 // mapExitCode applies --exit-code-map, last, to the code the run ends with.
@@ -80,7 +93,7 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 	}
 
 	began := time.Now()
-	log.Info("waiting for the proxy", "event", "readiness_started", "url", c.ReadyURLs)
+	log.Info("waiting for the proxy: "+c.ReadySource(), "event", "readiness_started", "url", c.ReadyURLs)
 	type outcome struct {
 		res readiness.Result
 		err error
@@ -139,9 +152,12 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 // logTimeout says that --timeout ran out, with what the probes got last.
 func logTimeout(c *config.Config, log *slog.Logger, res readiness.Result) {
 	args := []any{"event", "readiness_timeout", "timeout", c.Timeout, "url", res.URLs(), "error", res.Errors()}
-	switch {
+	// "raise --timeout" only where waiting longer can help.
+	switch hint := res.Hint(); {
 	case res.Refused():
 		args = append(args, "hint", "connection refused for the whole wait: "+readiness.RefusedHint)
+	case hint != "":
+		args = append(args, "hint", hint)
 	case c.TimeoutFatal:
 		args = append(args, "hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
 	}

@@ -46,12 +46,38 @@ type Config struct {
 	LogFormat       string
 	Disabled        bool     // a disable variable is set: skip the readiness wait
 	Command         []string // empty: only wait for the proxy
+	Warnings        []Warning
 
 	given      map[string]given  // by long flag name: how each flag was set
+	readyFrom  string            // the variable that set ReadyURLs, as scuttle
 	fromPreset map[string]string // the preset that supplied each URL it did
 
 	Help    bool
 	Version bool
+}
+
+// ReadySource says where the readiness URLs came from, for the line that
+// starts the wait: "--proxy linkerd (the default)", "--proxy istio",
+// "--proxy istio (from $PROXY_AWAIT_PROXY)", "--ready-url",
+// "$PROXY_AWAIT_READY_URL" or, as scuttle, "$ENVOY_ADMIN_API". A pod that
+// waits forever on the default preset's port then says so on its first line.
+func (c *Config) ReadySource() string {
+	switch g, ok := c.given["ready-url"]; {
+	case ok && g.env != "":
+		return "$" + g.env
+	case ok:
+		return "--ready-url"
+	case c.readyFrom != "":
+		return c.readyFrom
+	}
+	s := "--proxy " + strings.Join(c.Proxies, ",")
+	switch g, ok := c.given["proxy"]; {
+	case !ok:
+		s += " (the default)"
+	case g.env != "":
+		s += " (from $" + g.env + ")"
+	}
+	return s
 }
 
 // given is a flag's value as the user wrote it, and the variable it came
@@ -76,6 +102,17 @@ func usagef(hint, format string, args ...any) error {
 	return &UsageError{Msg: fmt.Sprintf(format, args...), Hint: hint}
 }
 
+// Warning is something in the command line or environment that proxy-await
+// ignores: the run goes on, and the warning is logged once at the start.
+type Warning struct {
+	Msg  string
+	Hint string
+}
+
+func warnf(hint, format string, args ...any) Warning {
+	return Warning{Msg: fmt.Sprintf(format, args...), Hint: hint}
+}
+
 // invalid is the usage error for flag's value, quoted as the user wrote it
 // (current when it was not written but derived), naming the variable it came
 // from if it did: `invalid value "0" for $PROXY_AWAIT_BACKOFF (--backoff): ...`.
@@ -97,9 +134,15 @@ func (c *Config) finish() error {
 			return c.invalid("port", strconv.Itoa(c.Port), "give each proxy's URLs with --ready-url and --shutdown-url instead",
 				"it applies to one preset, not to "+strings.Join(c.Proxies, ","))
 		}
-		if presets[c.Proxies[0]].port == 0 {
+		switch name := c.Proxies[0]; {
+		case name == "none":
 			return c.invalid("port", strconv.Itoa(c.Port), "set the URLs with --ready-url and --shutdown-url instead",
-				fmt.Sprintf("the %s preset has no admin port", c.Proxies[0]))
+				"the none preset has no URLs, so no port")
+		case presets[name].port == 0:
+			// Not "no admin port": Istio's Envoy has one, 15000, which
+			// is what a user who writes -p 15000 has in mind.
+			return c.invalid("port", strconv.Itoa(c.Port), "for other ports, give --ready-url and --shutdown-url instead",
+				fmt.Sprintf("the %s preset's ports are fixed (%s)", name, fixedPorts(presets[name])))
 		}
 	} else if len(c.Proxies) == 1 {
 		c.Port = presets[c.Proxies[0]].port
@@ -146,11 +189,14 @@ func (c *Config) finish() error {
 	switch {
 	case len(c.Command) == 0 && c.Shutdown:
 		// Without COMMAND proxy-await only waits, for an init container or a
-		// hook: the proxy it waited for must stay up.
-		return c.invalid("shutdown", "true", "put the command after --, or drop --shutdown to only wait for the proxy",
-			"there is no command to run before the shutdown")
-	case len(c.Command) > 0 && c.Command[0] == "":
-		return usagef("give the command's name or path", "the command is an empty string")
+		// hook: the proxy it waited for must stay up. The message names the
+		// flag, not a value "true" that the user of -S never wrote.
+		flag := "--shutdown"
+		if g := c.given["shutdown"]; g.env != "" {
+			flag = "$" + g.env + " (--shutdown)"
+		}
+		return usagef("put the command after --, or drop --shutdown to only wait for the proxy",
+			"%s without a command: there is no command to run before the shutdown", flag)
 	}
 	return nil
 }

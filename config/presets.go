@@ -60,6 +60,9 @@ func (p *proxyList) add(name string) error {
 	if !p.set {
 		*p.names, p.set = nil, true
 	}
+	if isASCII(name) { // "Istio" is istio; "ıstio" is not
+		name = strings.ToLower(name)
+	}
 	if _, ok := presets[name]; !ok {
 		return &hinted{fmt.Errorf("unknown proxy %s", shown(name)), presetHint}
 	}
@@ -70,6 +73,17 @@ func (p *proxyList) add(name string) error {
 		return &hinted{errors.New("none cannot be combined with other proxies"), "give none alone, or only the proxies to await"}
 	}
 	return nil
+}
+
+// fixedPorts says where a preset that takes no --port listens: "readiness
+// on 15021, shutdown on 15020".
+func fixedPorts(p preset) string {
+	ready, _ := url.Parse(p.ready)
+	shut, _ := url.Parse(p.shutdown)
+	if ready.Port() == shut.Port() {
+		return "readiness and shutdown on " + ready.Port()
+	}
+	return "readiness on " + ready.Port() + ", shutdown on " + shut.Port()
 }
 
 // Preset is a proxy's admin endpoints as --proxy NAME sets them, with the

@@ -20,6 +20,22 @@ import (
 	"github.com/proxy-await/proxy-await/wrapper"
 )
 
+// boolean is a boolean flag value. pflag's own shows in --help as
+// "--shutdown[=true|false]", which reads as if the value could follow a
+// space; this one shows as "--shutdown", as it is used.
+type boolean bool
+
+func (b *boolean) String() string { return strconv.FormatBool(bool(*b)) }
+func (b *boolean) Type() string   { return "bool" }
+func (b *boolean) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("must be true or false")
+	}
+	*b = boolean(v)
+	return nil
+}
+
 // duration is a flag value in Go syntax ("250ms", "1m30s") that also takes
 // "d" for days and a bare integer for seconds. Spaces around it are dropped,
 // as linkerd-await drops them (its only bare integer is 0).
@@ -303,21 +319,25 @@ func (p *port) Set(s string) error {
 }
 
 // exitCodeMap is the --exit-code-map flag: FROM:TO rules, repeatable, and
-// comma-separated on the command line too; codes 0-255.
-type exitCodeMap map[int]int
+// comma-separated on the command line too; codes 0-255. A code mapped to
+// two different codes is an error: which rule wins would be a guess.
+type exitCodeMap struct {
+	codes map[int]int
+	rules map[int]string // each FROM's rule as written
+}
 
-func (m exitCodeMap) Type() string { return "FROM:TO" }
-func (m exitCodeMap) String() string {
+func (m *exitCodeMap) Type() string { return "FROM:TO" }
+func (m *exitCodeMap) String() string {
 	var rules []string
-	for from, to := range m {
+	for from, to := range m.codes {
 		rules = append(rules, fmt.Sprintf("%d:%d", from, to))
 	}
 	slices.Sort(rules)
 	return strings.Join(rules, ",")
 }
-func (m exitCodeMap) Set(s string) error        { return addItems(m, s, m.splitsOnCommandLine()) }
-func (m exitCodeMap) splitsOnCommandLine() bool { return true }
-func (m exitCodeMap) add(rule string) error {
+func (m *exitCodeMap) Set(s string) error        { return addItems(m, s, m.splitsOnCommandLine()) }
+func (m *exitCodeMap) splitsOnCommandLine() bool { return true }
+func (m *exitCodeMap) add(rule string) error {
 	f, t, ok := strings.Cut(rule, ":")
 	if !ok {
 		return errors.New("want FROM:TO, as in 143:0")
@@ -330,7 +350,11 @@ func (m exitCodeMap) add(rule string) error {
 	if err != nil {
 		return err
 	}
-	m[from] = to
+	if prev, ok := m.codes[from]; ok && prev != to {
+		return &hinted{fmt.Errorf("exit code %d is mapped twice, by %s and by %s", from, m.rules[from], rule),
+			"keep one rule for each code"}
+	}
+	m.codes[from], m.rules[from] = to, rule
 	return nil
 }
 

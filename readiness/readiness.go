@@ -16,13 +16,17 @@ package readiness
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/proxy-await/proxy-await/internal/answer"
 )
 
 // FirstInterval is the pause after the first failed probe; it doubles on
@@ -96,6 +100,39 @@ func (r Result) Refused() bool {
 // RefusedHint is the hint for a proxy port that refuses connections.
 const RefusedHint = "is the pod meshed (is the sidecar injected), and is --proxy the right preset?"
 
+// Hint is what to do about a probe error that waiting longer does not fix,
+// and "" for the others: a readiness path that is not there (404), an
+// answer larger than any readiness endpoint sends, a TLS failure that the
+// same certificate or server will repeat.
+func Hint(err error) string {
+	var (
+		status *StatusError
+		record tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &status) && status.Code == http.StatusNotFound:
+		return "nothing answers at this path: is the readiness URL this proxy's, and --proxy the right preset?"
+	case errors.Is(err, answer.ErrTooLarge):
+		return "no readiness endpoint answers with that much: is the readiness URL this proxy's?"
+	case errors.As(err, &record):
+		return "the port does not speak TLS: write the readiness URL with http://"
+	case answer.IsTLS(err):
+		return "the proxy's certificate does not verify here: probe its http:// endpoint, or trust its CA with SSL_CERT_FILE"
+	}
+	return ""
+}
+
+// Hint is the hint of the first pending URL whose error waiting does not
+// fix; "" when waiting may still help every one.
+func (r Result) Hint() string {
+	for _, p := range r.Pending {
+		if h := Hint(p.Err); h != "" {
+			return h
+		}
+	}
+	return ""
+}
+
 // state is what the wait knows of one URL.
 type state struct {
 	last         error     // nil once ready
@@ -132,8 +169,11 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 					if s.refusedSince.IsZero() {
 						s.refusedSince = sent
 					}
-				case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-					return // the wait ended: an interrupted probe says nothing
+				case err == context.Canceled || err == context.DeadlineExceeded:
+					// The wait ended: an interrupted probe says nothing.
+					// Only the context's own errors mean that (see probe):
+					// a probe timeout is an error like any other.
+					return
 				default:
 					s.refusedSince = time.Time{}
 				}
@@ -173,8 +213,9 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 				if s.last == nil {
 					continue
 				}
-				var hint string
+				hint := Hint(s.last)
 				switch {
+				case hint != "":
 				// The tick may fire a hair before the run of refusals is
 				// hintAfter long: half a period of slack.
 				case !s.hinted && !s.refusedSince.IsZero() && now.Sub(s.refusedSince) >= hintAfter-every/2:

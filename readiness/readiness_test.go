@@ -460,3 +460,35 @@ func TestEnvironmentProxyIgnored(t *testing.T) {
 		"TLS: certificate is valid for 127.0.0.1, ::1, not 0.0.0.0", "the probe reached the server itself")
 	assert.Equal(t, int64(1), proxied.Load(), "no probe went through the proxy")
 }
+
+// A port that refused connections and now takes them but never finishes a
+// TLS handshake: the progress lines report the handshake, and the refusal
+// and its hint are gone with it. (A probe timeout used to read as the end
+// of the wait, and was dropped: the lines said "no answer yet", or the
+// stale refusal, for the whole wait.)
+func TestNewerErrorReplacesARefusal(t *testing.T) {
+	for _, scheme := range []string{"https", "http"} {
+		t.Run(scheme, func(t *testing.T) {
+			addr, listen := silentListener(t)
+			url := scheme + "://" + addr + "/ready"
+			w := &logWatch{}
+			o := opts(url)
+			o.ProbeTimeout = 30 * time.Millisecond
+			o.ProgressEvery = 20 * time.Millisecond
+			o.RefusedHintAfter = time.Millisecond // every refused line would carry it
+			o.Timeout = time.Hour
+			o.Logger = logging.New(&w.buf, "text", slog.LevelDebug)
+			awaitInBackground(t, o)
+			i := w.after(t, probeFailed, 0)
+			require.Equal(t, probeFailed+url+` error="connection refused"`, w.lines[i])
+			listen()
+			want := "no answer within --probe-timeout 30ms"
+			if scheme == "https" {
+				want = "TLS handshake did not finish within --probe-timeout 30ms"
+			}
+			j := w.after(t, probeFailed+url+` error="`+want+`"`, 2)
+			assert.Regexp(t, progressLine(url, want, ""), w.lines[j+1])
+			assert.Regexp(t, progressLine(url, want, ""), w.lines[j+2])
+		})
+	}
+}

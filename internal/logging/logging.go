@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/proxy-await/proxy-await/internal/redact"
 )
@@ -126,6 +128,11 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	}
 	r.Attrs(write)
 	if hint != "" {
+		// A hint may name a file or a #! line; quoted, as any other
+		// value is, when it holds what a terminal would act on.
+		if !printable(hint) {
+			hint = strconv.Quote(hint)
+		}
 		b.WriteString(" (hint: ")
 		b.WriteString(hint)
 		b.WriteByte(')')
@@ -135,6 +142,11 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	defer h.out.mu.Unlock()
 	_, err := io.WriteString(h.out.w, b.String())
 	return err
+}
+
+// printable says whether s is valid UTF-8 without control characters.
+func printable(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0
 }
 
 // isURL says whether an attribute's key names a URL.

@@ -24,6 +24,21 @@ proxy-await: error: broken url=http://user:xxxxx@127.0.0.1:4191/shutdown
 `, b.String())
 }
 
+// A hint is written as it is, unless it holds a control character or bytes
+// that are not UTF-8: then it is quoted, as values are, so that what a file
+// or a #! line holds never reaches the terminal raw.
+func TestTextHintIsQuotedWhenItMustBe(t *testing.T) {
+	var b bytes.Buffer
+	log := New(&b, "text", Level(false, false))
+	log.Error("bad", "event", "x", "hint", "install /bin/sh\x1b[2J in the image")
+	log.Error("bad", "event", "x", "hint", "fix \xff")
+	log.Error("bad", "event", "x", "hint", "café, with spaces: fine")
+	assert.Equal(t, `proxy-await: error: bad (hint: "install /bin/sh\x1b[2J in the image")
+proxy-await: error: bad (hint: "fix \xff")
+proxy-await: error: bad (hint: café, with spaces: fine)
+`, b.String())
+}
+
 func TestLevels(t *testing.T) {
 	var b bytes.Buffer
 	New(&b, "text", Level(true, false)).Debug("shown", "event", "z")
