@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
 // EnvPrefix starts the environment variable of every flag.
@@ -168,7 +170,7 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 		return c, nil
 	}
 	for flag, value := range scan.values {
-		c.given[flag] = given{value: value}
+		c.given[flag] = given{value: shownValue(fs.Lookup(flag), value, false)}
 	}
 	var envErr error
 	fs.VisitAll(func(f *pflag.Flag) {
@@ -178,10 +180,15 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 			return
 		}
 		if err := setFromEnv(f, v); err != nil {
-			envErr = usagef(hintFor(err, f.Name), "invalid value %q for $%s (--%s): %v", v, name, f.Name, err)
+			shown := v
+			var list *listError
+			if errors.As(err, &list) {
+				shown = list.shown
+			}
+			envErr = usagef(hintFor(err, f.Name), "invalid value %q for $%s (--%s): %v", shown, name, f.Name, err)
 		}
 		f.Changed = true // set explicitly, if not on the command line
-		c.given[f.Name] = given{value: v, env: name}
+		c.given[f.Name] = given{value: shownValue(f, v, true), env: name}
 	})
 	if envErr != nil {
 		return fail(envErr)
@@ -220,10 +227,26 @@ func trimmed(getenv func(string) (string, bool)) func(string) (string, bool) {
 // setFromEnv sets f from its environment variable, where a repeatable flag
 // always takes a comma-separated list.
 func setFromEnv(f *pflag.Flag, v string) error {
-	if l, ok := f.Value.(listValue); ok {
+	switch l := f.Value.(type) {
+	case *urlList:
+		return l.addList(v)
+	case listValue:
 		return addItems(l, v, true)
 	}
 	return f.Value.Set(v)
+}
+
+// shownValue is v, a value of f as written (a list, from the environment),
+// as a message may quote it: a URL flag's value without its password
+// (package redact).
+func shownValue(f *pflag.Flag, v string, list bool) string {
+	switch _, ok := f.Value.(*urlList); {
+	case ok && list:
+		return redact.URLs(urlItems(v))
+	case ok:
+		return redact.URL(v)
+	}
+	return v
 }
 
 // falsy reads LINKERD_AWAIT_VERBOSE as linkerd-await does: these words turn
@@ -473,11 +496,18 @@ func shown(s string) string {
 func flagError(err error) error {
 	var invalid *pflag.InvalidValueError
 	if errors.As(err, &invalid) {
-		return usagef(hintFor(err, invalid.GetFlag().Name), "invalid value %q for --%s: %v", invalid.GetValue(), invalid.GetFlag().Name, errors.Unwrap(err))
+		f := invalid.GetFlag()
+		return usagef(hintFor(err, f.Name), "invalid value %q for --%s: %v", shownValue(f, invalid.GetValue(), false), f.Name, errors.Unwrap(err))
 	}
 	var missing *pflag.ValueRequiredError
 	if errors.As(err, &missing) {
 		return usagef(fmt.Sprintf("write --%s=%s", missing.GetFlag().Name, example(missing.GetFlag())), "--%s needs a value", missing.GetFlag().Name)
+	}
+	var syntax *pflag.InvalidSyntaxError
+	if errors.As(err, &syntax) {
+		// Not past its "=": the value may be a URL with a password.
+		name, _, _ := strings.Cut(syntax.GetSpecifiedFlag(), "=")
+		return usagef("see --help for the flags", "bad flag syntax: %s", shown(name))
 	}
 	return usagef("see --help for the flags", "%s", shown(err.Error()))
 }
