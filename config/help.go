@@ -69,7 +69,7 @@ exit codes:
   --exit-code-map FROM:TO turns any of these into TO
 
 examples:
-  # a Linkerd-meshed Job: wait for the proxy, run, then shut the proxy down
+  # a Job with a classic Linkerd sidecar (before 2.20): wait, run, then shut the proxy down
   proxy-await --shutdown -- ./migrate --all
 
   # HAProxy behind a load balancer: keep serving 20s after SIGTERM, then stop softly

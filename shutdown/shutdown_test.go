@@ -178,7 +178,7 @@ func TestNotRetried(t *testing.T) {
 }
 
 // Linkerd's proxy answers so when its shutdown endpoint is not enabled, the
-// default in recent releases.
+// default since Linkerd 2.16.
 func TestLinkerdShutdownEndpointNotEnabled(t *testing.T) {
 	var posts atomic.Int64
 	url := server(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

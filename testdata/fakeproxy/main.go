@@ -4,7 +4,7 @@
 //   - linkerd: GET /ready answers "503 not ready\n" until ready, then
 //     "200 ready\n" (text/plain); POST /shutdown answers "200 shutdown\n" to a
 //     loopback client, 403 to any other client, 405 to any other method. With
-//     -shutdown-disabled, as recent proxies ship, POST /shutdown answers
+//     -shutdown-disabled, as proxies ship since Linkerd 2.16, POST /shutdown answers
 //     "404 shutdown endpoint is not enabled\n".
 //   - istio: GET /healthz/ready on the ready listener, POST /quitquitquit
 //     on the admin listener (loopback only).
