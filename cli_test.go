@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -71,43 +69,6 @@ func TestWaitOnly(t *testing.T) {
 	})
 }
 
-// `--timeout-fatal false` must not run the command false: it is a usage
-// error, and nothing starts.
-func TestBooleanFlagTrapStartsNothing(t *testing.T) {
-	for _, tc := range []struct {
-		args []string // before the command
-		flag string
-	}{
-		{[]string{"--proxy", "none", "--timeout-fatal", "false"}, "timeout-fatal"},
-		{[]string{"--proxy", "none", "-S", "false"}, "shutdown"},
-		{[]string{"--proxy", "none", "-gS", "false"}, "shutdown"},
-	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			ran := filepath.Join(t.TempDir(), "ran")
-			p := startPA(t, nil, append(tc.args, "--", "touch", ran)...)
-			assert.Equal(t, 2, p.wait())
-			assert.Equal(t, "proxy-await: invalid value \"false\" for --"+tc.flag+": a boolean flag takes its value only after =\n"+
-				"proxy-await: hint: write --"+tc.flag+"=false, or put -- before a command named false\n", p.stderr.String())
-			assert.NoFileExists(t, ran, "nothing may start")
-		})
-	}
-	t.Run("-S false alone", func(t *testing.T) {
-		p := startPA(t, nil, "--proxy", "none", "-S", "false")
-		assert.Equal(t, 2, p.wait())
-		assert.True(t, strings.HasPrefix(p.stderr.String(), `proxy-await: invalid value "false" for --shutdown:`), p.stderr.String())
-	})
-	t.Run("-S -- false runs false", func(t *testing.T) {
-		p := startPA(t, nil, "--proxy", "none", "-S", "--", "false")
-		assert.Equal(t, 1, p.wait())
-	})
-	t.Run("--timeout-fatal=false runs the command", func(t *testing.T) {
-		ran := filepath.Join(t.TempDir(), "ran")
-		p := startPA(t, nil, "--proxy", "none", "--timeout-fatal=false", "--", "touch", ran)
-		assert.Equal(t, 0, p.wait())
-		assert.FileExists(t, ran)
-	})
-}
-
 // A URL flag on the command line takes one URL, commas and all.
 func TestURLWithCommaEndToEnd(t *testing.T) {
 	fp := startProxy(t)
@@ -117,50 +78,6 @@ func TestURLWithCommaEndToEnd(t *testing.T) {
 	assert.Equal(t, 0, p.wait())
 	assert.Equal(t, 1, fp.count("GET", "/ready"))
 	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
-}
-
-// Under --log-format json a usage error is one JSON object with an event,
-// once the format is known.
-func TestJSONUsageErrors(t *testing.T) {
-	for _, tc := range []struct {
-		env       []string
-		args      []string
-		msg, hint string
-	}{
-		{nil, []string{"--log-format", "json", "--shutdwon"}, "unknown flag --shutdwon", "did you mean --shutdown?"},
-		{[]string{"PROXY_AWAIT_LOG_FORMAT=json"}, []string{"-t", "--", "true"}, "--timeout needs a value", "write --timeout=30s"},
-		{[]string{"PROXY_AWAIT_LOG_FORMAT=json"}, []string{"--proxy", "none", "--timeout-fatal", "false"},
-			`invalid value "false" for --timeout-fatal: a boolean flag takes its value only after =`,
-			"write --timeout-fatal=false, or put -- before a command named false"},
-		{[]string{"PROXY_AWAIT_LOG_FORMAT=json", "PROXY_AWAIT_PORT=0x1"}, []string{"true"},
-			`invalid value "0x1" for $PROXY_AWAIT_PORT (--port): not a decimal number`, ""},
-		// The format flag after the mistake counts as well.
-		{nil, []string{"--bogus", "--log-format", "json"}, "unknown flag --bogus", "see --help for the flags"},
-		{nil, []string{"-t", "--log-format=json"}, "--timeout needs a value", "write --timeout=30s"},
-	} {
-		t.Run(tc.msg, func(t *testing.T) {
-			p := startPA(t, tc.env, tc.args...)
-			assert.Equal(t, 2, p.wait())
-			lines := strings.Split(strings.TrimSuffix(p.stderr.String(), "\n"), "\n")
-			require.Len(t, lines, 1, "one line: %q", p.stderr.String())
-			var rec map[string]any
-			require.NoError(t, json.Unmarshal([]byte(lines[0]), &rec), "%q", lines[0])
-			assert.Equal(t, "usage_error", rec["event"])
-			assert.Equal(t, "error", rec["level"])
-			assert.Equal(t, tc.msg, rec["msg"])
-			if tc.hint == "" {
-				assert.NotContains(t, rec, "hint")
-			} else {
-				assert.Equal(t, tc.hint, rec["hint"])
-			}
-			assert.Contains(t, rec, "time")
-		})
-	}
-	t.Run("json only among the command's arguments: text", func(t *testing.T) {
-		p := startPA(t, nil, "--timeout", "5q", "app", "--log-format", "json")
-		assert.Equal(t, 2, p.wait())
-		assert.Equal(t, "proxy-await: invalid value \"5q\" for --timeout: not a duration (use 250ms, 1m30s, 2d or seconds)\n", p.stderr.String())
-	})
 }
 
 // Installed as linkerd-await, each use its README and --help document works
@@ -265,33 +182,6 @@ func TestAsLinkerdAwait(t *testing.T) {
 	t.Run("--shutdown without a command is a usage error", func(t *testing.T) {
 		p := startBinary(t, bin, nil, "--shutdown")
 		assert.Equal(t, 2, p.wait())
-	})
-}
-
-// A misspelt PROXY_AWAIT_ variable is one warning at the start, in the log
-// format chosen, naming the variable meant; the run goes on, and the
-// variable still reaches the command.
-func TestUnknownVariableWarning(t *testing.T) {
-	env := []string{"PROXY_AWAIT_TERMDELAY=20s"}
-	t.Run("text", func(t *testing.T) {
-		p := startPA(t, env, append([]string{"--proxy", "none"}, child("env", "PROXY_AWAIT_TERMDELAY")...)...)
-		p.expect("PROXY_AWAIT_TERMDELAY=20s")
-		assert.Equal(t, 0, p.wait())
-		lines := strings.Split(p.stderr.String(), "\n")
-		assert.Equal(t, "proxy-await: warning: unknown variable $PROXY_AWAIT_TERMDELAY: ignored "+
-			"(hint: did you mean $PROXY_AWAIT_TERM_DELAY?)", lines[0])
-		assert.Equal(t, 1, strings.Count(p.stderr.String(), "PROXY_AWAIT_TERMDELAY"), "one warning")
-	})
-	t.Run("json", func(t *testing.T) {
-		p := startPA(t, env, append([]string{"--proxy", "none", "--log-format", "json"}, child("exit", "3")...)...)
-		assert.Equal(t, 3, p.wait())
-		first, _, _ := strings.Cut(p.stderr.String(), "\n")
-		var rec map[string]any
-		require.NoError(t, json.Unmarshal([]byte(first), &rec), "%q", first)
-		assert.Equal(t, "config_warning", rec["event"])
-		assert.Equal(t, "warn", rec["level"])
-		assert.Equal(t, "unknown variable $PROXY_AWAIT_TERMDELAY: ignored", rec["msg"])
-		assert.Equal(t, "did you mean $PROXY_AWAIT_TERM_DELAY?", rec["hint"])
 	})
 }
 

@@ -77,14 +77,14 @@ func (s *jobShell) typeKeys(keys string) {
 	require.NoError(s.t, err)
 }
 
-// job returns proxy-await's PID: the shell's only child.
+// job returns proxy-await's PID: the shell's only child. It is found by its
+// parent PID: /proc/PID/task/PID/children lists only what the main thread
+// forked, and the shell's locked goroutine may run on another thread.
 func (s *jobShell) job() int {
 	s.t.Helper()
-	// By parent, not from the shell's main thread's children file: a Go
-	// shell may fork from any of its threads.
-	kids := testutil.Children(s.cmd.Process.Pid)
-	require.Len(s.t, kids, 1, "the shell should have one child, proxy-await: %+v", kids)
-	return kids[0].PID
+	children := testutil.Children(s.cmd.Process.Pid)
+	require.Len(s.t, children, 1, "the shell should have one child, proxy-await")
+	return children[0].PID
 }
 
 // One Ctrl-C reaches the child once. Without -g the terminal signals the

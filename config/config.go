@@ -49,8 +49,9 @@ type Config struct {
 	Command         []string // empty: only wait for the proxy
 	Warnings        []Warning
 
-	given     map[string]given // by long flag name: how each flag was set
-	readyFrom string           // the variable that set ReadyURLs, as scuttle
+	given      map[string]given  // by long flag name: how each flag was set
+	readyFrom  string            // the variable that set ReadyURLs, as scuttle
+	fromPreset map[string]string // the preset that supplied each URL it did
 
 	Help    bool
 	Version bool
@@ -148,6 +149,7 @@ func (c *Config) finish() error {
 		c.Port = presets[c.Proxies[0]].port
 	}
 	readyGiven, shutdownGiven := c.ReadyURLs != nil, c.ShutdownURLs != nil
+	c.fromPreset = map[string]string{}
 	for _, name := range c.Proxies {
 		p := presets[name]
 		port := p.port
@@ -155,10 +157,14 @@ func (c *Config) finish() error {
 			port = c.Port
 		}
 		if !readyGiven && p.ready != "" {
-			c.ReadyURLs = append(c.ReadyURLs, presetURL(p.ready, port))
+			u := presetURL(p.ready, port)
+			c.ReadyURLs = append(c.ReadyURLs, u)
+			c.fromPreset[u] = name
 		}
 		if !shutdownGiven && p.shutdown != "" {
-			c.ShutdownURLs = append(c.ShutdownURLs, presetURL(p.shutdown, port))
+			u := presetURL(p.shutdown, port)
+			c.ShutdownURLs = append(c.ShutdownURLs, u)
+			c.fromPreset[u] = name
 		}
 	}
 	for _, d := range []struct {

@@ -100,7 +100,7 @@ func TestPresets(t *testing.T) {
 			[]string{"http://127.0.0.1:15021/healthz/ready"}, []string{"http://127.0.0.2:9/quit"}},
 		{[]string{"--proxy", "cloudsql"}, []string{"http://127.0.0.1:9090/startup"}, []string{"http://127.0.0.1:9091/quitquitquit"}},
 		{[]string{"--proxy", "dapr"}, []string{"http://127.0.0.1:3500/v1.0/healthz/outbound"}, []string{"http://127.0.0.1:3500/v1.0/shutdown"}},
-		{[]string{"--proxy", "consul"}, []string{"http://127.0.0.1:19000/ready"}, []string{"http://127.0.0.1:20300/graceful_shutdown"}},
+		{[]string{"--proxy", "consul"}, []string{"http://127.0.0.1:19000/ready"}, []string{"http://127.0.0.1:20600/graceful_shutdown"}},
 		{[]string{"--proxy", "istio,cloudsql"},
 			[]string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"},
 			[]string{"http://127.0.0.1:15020/quitquitquit", "http://127.0.0.1:9091/quitquitquit"}},
@@ -111,7 +111,7 @@ func TestPresets(t *testing.T) {
 			[]string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"},
 			[]string{"http://127.0.0.1:15020/quitquitquit", "http://127.0.0.1:9091/quitquitquit"}},
 		{[]string{"--proxy", "envoy,consul", "--ready-url", "http://127.0.0.1:1/r"},
-			[]string{"http://127.0.0.1:1/r"}, []string{"http://127.0.0.1:15000/quitquitquit", "http://127.0.0.1:20300/graceful_shutdown"}},
+			[]string{"http://127.0.0.1:1/r"}, []string{"http://127.0.0.1:15000/quitquitquit", "http://127.0.0.1:20600/graceful_shutdown"}},
 		{[]string{"--proxy", "none,none"}, nil, nil},
 	} {
 		c, err := Parse("proxy-await", append(tc.args, "app"), testutil.Getenv(nil))
@@ -248,9 +248,10 @@ func TestLinkerdAwaitVariables(t *testing.T) {
 }
 
 // Every usage error: its exact message (the first line printed) and hint.
+const notLoopback = "is not loopback: a proxy accepts shutdown only from inside the pod"
+
 func TestUsageErrors(t *testing.T) {
 	const duration = "not a duration (use 250ms, 1m30s, 2d or seconds)"
-	const notLoopback = "is not loopback: a proxy accepts shutdown only from inside the pod"
 	for _, tc := range []struct {
 		args []string
 		env  map[string]string
@@ -319,7 +320,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "-1"}, `invalid value "-1" for $PROXY_AWAIT_PORT (--port): not a decimal number`, ""},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "0x1"}, `invalid value "0x1" for $PROXY_AWAIT_PORT (--port): not a decimal number`, ""},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "0"}, `invalid value "0" for $PROXY_AWAIT_PORT (--port): not a port number (1-65535)`, ""},
-		{[]string{"--ready-url", "127.0.0.1:4191/ready", "app"}, nil, `invalid value "127.0.0.1:4191/ready" for --ready-url: not an http or https URL`, ""},
+		{[]string{"--ready-url", "127.0.0.1:4191/ready", "app"}, nil, `invalid value "127.0.0.1:4191..." for --ready-url: not an http or https URL`, ""},
 		{[]string{"--ready-url", "http:///ready", "app"}, nil, `invalid value "http:///ready" for --ready-url: URL has no host`, ""},
 		{[]string{"--ready-url", "http://127.0.0.1:99999/", "app"}, nil, `invalid value "http://127.0.0.1:99999/" for --ready-url: not a port number: 99999`, ""},
 		{[]string{"--shutdown-url", "http://example.com/shutdown", "app"}, nil, `invalid value "http://example.com/shutdown" for --shutdown-url: host example.com ` + notLoopback, ""},
@@ -341,7 +342,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN_URL": "http://127.0.0.1/a,http://10.1.1.1/b"},
 			`invalid value "http://127.0.0.1/a,http://10.1.1.1/b" for $PROXY_AWAIT_SHUTDOWN_URL (--shutdown-url): host 10.1.1.1 ` + notLoopback, ""},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_READY_URL": "http://127.0.0.1/a,,http://127.0.0.1/b"},
-			`invalid value "http://127.0.0.1/a,,http://127.0.0.1/b" for $PROXY_AWAIT_READY_URL (--ready-url): empty item in a comma-separated list`, ""},
+			`invalid value "http://127.0.0.1/a,,..." for $PROXY_AWAIT_READY_URL (--ready-url): empty item in a comma-separated list`, ""},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN": "yes please"}, `invalid value "yes please" for $PROXY_AWAIT_SHUTDOWN (--shutdown): must be true or false`, ""},
 
 		// Without COMMAND proxy-await only waits: nothing to shut down
@@ -893,4 +894,45 @@ func TestReadySource(t *testing.T) {
 		require.NoError(t, err, "%v %v", tc.args, tc.env)
 		assert.Equal(t, tc.want, c.ReadySource(), "%s %v %v", tc.name, tc.args, tc.env)
 	}
+}
+
+// Each shutdown URL is paired with its proxy's preset and readiness URLs:
+// the shutdown tells a proxy that is gone from a missing endpoint by them.
+func TestSidecars(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []Sidecar
+	}{
+		{"the default preset", nil, nil,
+			[]Sidecar{{"http://127.0.0.1:4191/shutdown", "linkerd", []string{"http://127.0.0.1:4191/ready"}}}},
+		{"two presets, each its own", []string{"--proxy", "istio,cloudsql"}, nil, []Sidecar{
+			{"http://127.0.0.1:15020/quitquitquit", "istio", []string{"http://127.0.0.1:15021/healthz/ready"}},
+			{"http://127.0.0.1:9091/quitquitquit", "cloudsql", []string{"http://127.0.0.1:9090/startup"}},
+		}},
+		{"URLs by hand for one preset", []string{"--proxy", "consul", "--ready-url", "http://127.0.0.1:1/ready",
+			"--shutdown-url", "http://127.0.0.1:2/graceful_shutdown"}, nil,
+			[]Sidecar{{"http://127.0.0.1:2/graceful_shutdown", "consul", []string{"http://127.0.0.1:1/ready"}}}},
+		{"a shutdown URL by hand for two presets: the readiness URLs on its host", []string{"--proxy", "istio,cloudsql",
+			"--shutdown-url", "http://localhost:9/q"}, nil,
+			[]Sidecar{{"http://localhost:9/q", "", []string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"}}}},
+		{"no preset: the readiness URLs on its host", []string{"--proxy", "none", "--ready-url", "http://127.0.0.1:1/r",
+			"--ready-url", "http://10.0.0.1:2/r", "--shutdown-url", "http://[::1]:3/q"}, nil,
+			[]Sidecar{{"http://[::1]:3/q", "", []string{"http://127.0.0.1:1/r"}}}},
+		{"no readiness URL", []string{"--proxy", "none", "--shutdown-url", "http://127.0.0.1:3/q"}, nil,
+			[]Sidecar{{"http://127.0.0.1:3/q", "", nil}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse("proxy-await", append(tc.args, "app"), testutil.Getenv(tc.env))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, c.Sidecars())
+		})
+	}
+	c, err := Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000"}))
+	require.NoError(t, err)
+	assert.Equal(t, []Sidecar{
+		{"http://127.0.0.1:15000/quitquitquit", "", []string{"http://127.0.0.1:15000/ready"}},
+		{"http://127.0.0.1:15020/quitquitquit", "", []string{"http://127.0.0.1:15000/ready"}},
+	}, c.Sidecars(), "as scuttle")
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
 // EnvPrefix starts the environment variable of every flag.
@@ -50,7 +52,7 @@ func flagSet(c *Config) *pflag.FlagSet {
 	boolFlag(fs, &c.TimeoutFatal, "timeout-fatal", "", "on readiness timeout exit 69; with =false start the command anyway")
 	boolFlag(fs, &c.Shutdown, "shutdown", "S", "POST the shutdown URLs when proxy-await exits (for Jobs and CronJobs)")
 	fs.Var((*duration)(&c.ShutdownTimeout), "shutdown-timeout", "total time for the shutdown POSTs, retries included")
-	fs.VarP(rewriteTable(c.Rewrite), "rewrite", "r", "deliver signal TO when FROM arrives (names or numbers), repeatable; TO=0 drops FROM")
+	fs.VarP(&rewriteTable{to: c.Rewrite, rules: map[syscall.Signal]string{}}, "rewrite", "r", "deliver signal TO when FROM arrives (names or numbers), repeatable; TO=0 drops FROM")
 	boolFlag(fs, &c.ProcessGroup, "process-group", "g", "start the command in its own process group and signal the whole group")
 	fs.Var((*duration)(&c.TermDelay), "term-delay", "hold the stop signal (the first SIGTERM, SIGINT or SIGQUIT) this long while the command keeps serving")
 	fs.Var((*duration)(&c.DrainQuiet), "drain-quiet", "with --term-delay: deliver the stop signal once the listening sockets below proxy-await have had no traffic for this long")
@@ -169,7 +171,7 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 		return c, nil
 	}
 	for flag, value := range scan.values {
-		c.given[flag] = given{value: value}
+		c.given[flag] = given{value: shownValue(fs.Lookup(flag), value, false)}
 	}
 	var envErr error
 	fs.VisitAll(func(f *pflag.Flag) {
@@ -179,10 +181,15 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 			return
 		}
 		if err := setFromEnv(f, v); err != nil {
-			envErr = usagef(hintFor(err, f.Name), "invalid value %q for $%s (--%s): %v", v, name, f.Name, err)
+			shown := v
+			var list *listError
+			if errors.As(err, &list) {
+				shown = list.shown
+			}
+			envErr = usagef(hintFor(err, f.Name), "invalid value %q for $%s (--%s): %v", shown, name, f.Name, err)
 		}
 		f.Changed = true // set explicitly, if not on the command line
-		c.given[f.Name] = given{value: v, env: name}
+		c.given[f.Name] = given{value: shownValue(f, v, true), env: name}
 	})
 	if envErr != nil {
 		return fail(envErr)
@@ -221,10 +228,26 @@ func trimmed(getenv func(string) (string, bool)) func(string) (string, bool) {
 // setFromEnv sets f from its environment variable, where a repeatable flag
 // always takes a comma-separated list.
 func setFromEnv(f *pflag.Flag, v string) error {
-	if l, ok := f.Value.(listValue); ok {
+	switch l := f.Value.(type) {
+	case *urlList:
+		return l.addList(v)
+	case listValue:
 		return addItems(l, v, true)
 	}
 	return f.Value.Set(v)
+}
+
+// shownValue is v, a value of f as written (a list, from the environment),
+// as a message may quote it: a URL flag's value without its password
+// (package redact).
+func shownValue(f *pflag.Flag, v string, list bool) string {
+	switch _, ok := f.Value.(*urlList); {
+	case ok && list:
+		return redact.URLs(urlItems(v))
+	case ok:
+		return redact.URL(v)
+	}
+	return v
 }
 
 // falsy reads LINKERD_AWAIT_VERBOSE as linkerd-await does: these words turn
@@ -476,11 +499,18 @@ func shown(s string) string {
 func flagError(err error) error {
 	var invalid *pflag.InvalidValueError
 	if errors.As(err, &invalid) {
-		return usagef(hintFor(err, invalid.GetFlag().Name), "invalid value %q for --%s: %v", invalid.GetValue(), invalid.GetFlag().Name, errors.Unwrap(err))
+		f := invalid.GetFlag()
+		return usagef(hintFor(err, f.Name), "invalid value %q for --%s: %v", shownValue(f, invalid.GetValue(), false), f.Name, errors.Unwrap(err))
 	}
 	var missing *pflag.ValueRequiredError
 	if errors.As(err, &missing) {
 		return usagef(fmt.Sprintf("write --%s=%s", missing.GetFlag().Name, example(missing.GetFlag())), "--%s needs a value", missing.GetFlag().Name)
+	}
+	var syntax *pflag.InvalidSyntaxError
+	if errors.As(err, &syntax) {
+		// Not past its "=": the value may be a URL with a password.
+		name, _, _ := strings.Cut(syntax.GetSpecifiedFlag(), "=")
+		return usagef("see --help for the flags", "bad flag syntax: %s", shown(name))
 	}
 	return usagef("see --help for the flags", "%s", shown(err.Error()))
 }

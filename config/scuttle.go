@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
 // applyScuttle maps scuttle's environment onto proxy-await's settings, for
@@ -91,10 +93,12 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 		}
 		quit = append(quit, istio+"/quitquitquit")
 	}
-	if generic := env("GENERIC_QUIT_ENDPOINTS"); generic != "" {
-		for _, u := range strings.Split(generic, ",") {
-			u = strings.TrimSpace(u)
-			if _, err := scuttleURL("GENERIC_QUIT_ENDPOINTS", u, true); err != nil {
+	if generic, variable := env("GENERIC_QUIT_ENDPOINTS"), "GENERIC_QUIT_ENDPOINTS"; generic != "" {
+		for _, u := range urlItems(generic) {
+			if strayComma(u) {
+				return usagef("", "invalid value %q for $%s: %v", redact.URL(u), variable, errEmptyItem)
+			}
+			if _, err := scuttleURL(variable, u, true); err != nil {
 				return err
 			}
 			quit = append(quit, u)
@@ -140,10 +144,11 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 	return nil
 }
 
-// scuttleURL checks a URL from one of scuttle's variables.
+// scuttleURL checks a URL from one of scuttle's variables. Its error shows
+// the URL as package redact does.
 func scuttleURL(variable, raw string, loopback bool) (*url.URL, error) {
 	if err := checkURL(raw, loopback); err != nil {
-		return nil, usagef("", "invalid value %q for $%s: %v", raw, variable, err)
+		return nil, usagef(hintFor(err, ""), "invalid value %q for $%s: %v", redact.URL(raw), variable, err)
 	}
 	return url.Parse(raw)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/wrapper"
 )
 
@@ -117,7 +118,7 @@ func addItems(v listValue, s string, split bool) error {
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
-			return errors.New("empty item in a comma-separated list")
+			return errEmptyItem
 		}
 		if err := v.add(item); err != nil {
 			return err
@@ -134,13 +135,13 @@ type hinted struct {
 }
 
 // urlList is a repeatable URL flag. The first URL given replaces the
-// preset's list.
+// preset's list. It never shows a URL but as package redact does.
 type urlList struct {
 	urls     *[]string
 	loopback bool // shutdown URLs must stay inside the pod
 }
 
-func (u *urlList) String() string            { return strings.Join(*u.urls, ",") }
+func (u *urlList) String() string            { return redact.URLs(*u.urls) }
 func (u *urlList) Type() string              { return "URL" }
 func (u *urlList) Set(s string) error        { return addItems(u, s, u.splitsOnCommandLine()) }
 func (u *urlList) splitsOnCommandLine() bool { return false }
@@ -158,6 +159,74 @@ func (u *urlList) add(raw string) error {
 	return nil
 }
 
+// addList adds the URLs of a list from an environment variable (urlItems
+// splits it). Its error quotes the list only up to the URL that is wrong:
+// what follows may be the rest of that URL's password.
+func (u *urlList) addList(s string) error {
+	items := urlItems(s)
+	for i, item := range items {
+		err := errEmptyItem
+		if !strayComma(item) {
+			err = u.add(item)
+		}
+		if err != nil {
+			shown := redact.URLs(items[:i+1])
+			if i < len(items)-1 {
+				shown += "," + redact.Cut
+			}
+			return &listError{shown: shown, err: err}
+		}
+	}
+	return nil
+}
+
+// urlItems splits a URL list from an environment variable
+// (PROXY_AWAIT_READY_URL=URL1,URL2) at each comma where the next URL starts,
+// with its scheme and "//", or where the list ends: a comma is legal inside
+// a URL, in a query or a password. Spaces around each URL are dropped. An
+// empty item, or one that ends with a comma (",," in a list), is a stray
+// comma.
+func urlItems(s string) []string {
+	var items []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && (s[i] != ',' || !startsList(s[i+1:])) {
+			continue
+		}
+		items = append(items, strings.TrimSpace(s[start:i]))
+		start = i + 1
+	}
+	return items
+}
+
+// strayComma says whether an item of urlItems is a stray comma's: empty, or
+// ending with a comma.
+func strayComma(item string) bool { return item == "" || strings.HasSuffix(item, ",") }
+
+// startsList says whether s, what follows a comma in a URL list, is the
+// next URL or the list's end.
+func startsList(s string) bool {
+	s = strings.TrimSpace(s)
+	scheme, _, ok := strings.Cut(s, "://")
+	if s == "" || !ok || scheme == "" {
+		return s == ""
+	}
+	u, err := url.Parse(scheme + ":")
+	return err == nil && strings.EqualFold(u.Scheme, scheme)
+}
+
+// listError is a wrong item of a list from an environment variable, with
+// the list as its usage error quotes it.
+type listError struct {
+	shown string
+	err   error
+}
+
+func (e *listError) Error() string { return e.err.Error() }
+func (e *listError) Unwrap() error { return e.err }
+
+var errEmptyItem = errors.New("empty item in a comma-separated list")
+
 // checkURL accepts http and https URLs with a host; with loopback, only a
 // host inside the pod (127.0.0.0/8, ::1, localhost): a proxy takes shutdown
 // requests from its own pod only, and nothing else should be told to stop.
@@ -168,6 +237,13 @@ func checkURL(raw string, loopback bool) error {
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return fmt.Errorf("scheme must be http or https")
+	}
+	if _, whole := redact.Parse(raw); !whole && strings.Contains(raw, "@") {
+		// url.Parse ended the userinfo early: a "/" in a password
+		// makes the rest of it the path, and the host the password's
+		// start. Checked before the host and port, which would show it.
+		return &hinted{errors.New("an @ after the host: a user name or password with / ? or # in it"),
+			"percent-encode them in the user name and password (%2F, %3F, %23), and an @ in the path as %40"}
 	}
 	if u.Hostname() == "" {
 		return fmt.Errorf("URL has no host")
@@ -201,26 +277,34 @@ func isLoopback(host string) bool {
 }
 
 // rewriteTable is the --rewrite flag: FROM:TO rules, repeatable, and
-// comma-separated on the command line too.
-type rewriteTable map[syscall.Signal]syscall.Signal
+// comma-separated on the command line too. A signal rewritten twice to
+// different signals is a mistake, not "the last rule wins".
+type rewriteTable struct {
+	to    map[syscall.Signal]syscall.Signal
+	rules map[syscall.Signal]string // each FROM's rule as written
+}
 
-func (r rewriteTable) Type() string { return "FROM:TO" }
-func (r rewriteTable) String() string {
+func (r *rewriteTable) Type() string { return "FROM:TO" }
+func (r *rewriteTable) String() string {
 	var rules []string
-	for from, to := range r {
+	for from, to := range r.to {
 		rules = append(rules, fmt.Sprintf("%d:%d", int(from), int(to)))
 	}
 	slices.Sort(rules)
 	return strings.Join(rules, ",")
 }
-func (r rewriteTable) Set(s string) error        { return addItems(r, s, r.splitsOnCommandLine()) }
-func (r rewriteTable) splitsOnCommandLine() bool { return true }
-func (r rewriteTable) add(rule string) error {
+func (r *rewriteTable) Set(s string) error        { return addItems(r, s, r.splitsOnCommandLine()) }
+func (r *rewriteTable) splitsOnCommandLine() bool { return true }
+func (r *rewriteTable) add(rule string) error {
 	from, to, err := wrapper.ParseRewrite(rule)
 	if err != nil {
 		return err
 	}
-	r[from] = to
+	if prev, ok := r.to[from]; ok && prev != to {
+		return &hinted{fmt.Errorf("signal %s is rewritten twice, by %s and by %s", wrapper.SignalName(from), r.rules[from], rule),
+			"keep one rule for each signal"}
+	}
+	r.to[from], r.rules[from] = to, rule
 	return nil
 }
 

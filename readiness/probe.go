@@ -64,7 +64,8 @@ type prober struct {
 func newProber(rawURL string, timeout time.Duration) (*prober, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, err
+		// Not url.Parse's error, which quotes the URL, password and all.
+		return nil, errors.New("not a valid URL")
 	}
 	p := &prober{addr: u.Host, timeout: timeout, head: make([]byte, 0, 512), headReader: bufio.NewReader(nil)}
 	port := "80"

@@ -9,7 +9,7 @@
 // the last error every few seconds, so a pod stuck here says why; with debug
 // logging, each probe error is logged when it changes.
 //
-// Await also reports whether the proxy answered at all, which tells the
+// Await also reports which URLs the proxy answered at all, which tells the
 // shutdown whether a refused connection means the proxy has exited or has not
 // started yet.
 package readiness
@@ -20,6 +20,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,9 +50,9 @@ type Options struct {
 
 // Result is what the wait learnt about the proxy.
 type Result struct {
-	// Answered says whether every URL gave an HTTP answer (any status) at
-	// least once: the proxy was running.
-	Answered bool
+	// Answered are the URLs that gave an HTTP answer (any status) at least
+	// once, in Options.URLs' order: a proxy was running there.
+	Answered []string
 	// Pending are the URLs that had not answered 2xx when the wait ended,
 	// in Options.URLs' order, each with its last error in plain words.
 	Pending []Pending
@@ -63,15 +64,15 @@ type Pending struct {
 	Err error
 }
 
-// URLs and Errors format Pending for a log line: the URLs comma-separated
-// (the logger redacts passwords from such a list), the errors in the same
-// order, separated by "; ".
-func (r Result) URLs() string {
+// URLs and Errors format Pending for a log line: the URLs as a list (the
+// logger shows each without its password), the errors in the same order,
+// separated by "; ".
+func (r Result) URLs() []string {
 	s := make([]string, len(r.Pending))
 	for i, p := range r.Pending {
 		s[i] = p.URL
 	}
-	return strings.Join(s, ",")
+	return s
 }
 
 func (r Result) Errors() string {
@@ -82,14 +83,14 @@ func (r Result) Errors() string {
 	return strings.Join(s, "; ")
 }
 
-// Refused says whether every pending URL's last probe was refused and no URL
-// ever answered: nothing listens where the proxy should be.
+// Refused says whether every pending URL's last probe was refused and none
+// of them ever answered: nothing listens where the proxy should be.
 func (r Result) Refused() bool {
-	if r.Answered || len(r.Pending) == 0 {
+	if len(r.Pending) == 0 {
 		return false
 	}
 	for _, p := range r.Pending {
-		if !errors.Is(p.Err, syscall.ECONNREFUSED) {
+		if !errors.Is(p.Err, syscall.ECONNREFUSED) || slices.Contains(r.Answered, p.URL) {
 			return false
 		}
 	}
@@ -243,10 +244,12 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 func finish(ctx context.Context, urls []string, mu *sync.Mutex, states map[string]*state) (Result, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	r := Result{Answered: true}
+	var r Result
 	for _, u := range urls {
 		s := states[u]
-		r.Answered = r.Answered && s.answered
+		if s.answered {
+			r.Answered = append(r.Answered, u)
+		}
 		if s.last != nil {
 			r.Pending = append(r.Pending, Pending{URL: u, Err: s.last})
 		}
