@@ -47,6 +47,11 @@ type Config struct {
 	Disabled        bool     // a disable variable is set: skip the readiness wait
 	Command         []string // empty: only wait for the proxy
 
+	Check    bool               // --check: lint the manifests at Paths, run nothing
+	Paths    []string           // --check's arguments
+	Versions map[string]Version // --versions: the cluster's releases, by name
+	Install  string             // --install: copy proxy-await into this directory, run nothing
+
 	given map[string]given // by long flag name: how each flag was set
 
 	Help    bool
@@ -58,6 +63,13 @@ type Config struct {
 type given struct {
 	value string
 	env   string
+}
+
+// Given says whether the flag called name was set, on the command line or
+// by its variable, rather than left at its default.
+func (c *Config) Given(name string) bool {
+	_, ok := c.given[name]
+	return ok
 }
 
 // UsageError is a bad command line or environment: exit 2 with msg, and a
@@ -136,6 +148,9 @@ func (c *Config) finish() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c.invalid("log-format", c.LogFormat, "", "choose text or json")
+	}
+	if mode, err := c.modes(); mode || err != nil {
+		return err
 	}
 	switch {
 	case len(c.Command) == 0 && c.Shutdown:
