@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/install"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/logging"
 )
@@ -33,6 +34,8 @@ func main() {
 	case cfg.Version:
 		config.PrintVersion(os.Stdout)
 		os.Exit(0)
+	case cfg.Install != "":
+		os.Exit(install.Run(cfg.Install, os.Stdout, newLogger(cfg)))
 	}
 	os.Exit(run(cfg, newLogger(cfg)))
 }
