@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/install"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
@@ -34,6 +35,8 @@ func main() {
 	case cfg.Version:
 		config.PrintVersion(os.Stdout)
 		os.Exit(0)
+	case cfg.Check:
+		os.Exit(check.Run(cfg, os.Stdin, os.Stdout, newLogger(cfg)))
 	case cfg.Install != "":
 		os.Exit(install.Run(cfg.Install, os.Stdout, newLogger(cfg)))
 	}

@@ -70,7 +70,7 @@ func loggedEvents(t *testing.T) []string {
 	t.Helper()
 	re := regexp.MustCompile(`"event", "([a-z_]+)"`)
 	seen := map[string]bool{}
-	for _, dir := range []string{".", "readiness", "shutdown", "wrapper", "drain", "internal/logging", "install"} {
+	for _, dir := range []string{".", "readiness", "shutdown", "wrapper", "drain", "internal/logging", "install", "check"} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
 		for _, f := range files {
 			if strings.HasSuffix(f, "_test.go") {

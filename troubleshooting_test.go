@@ -43,7 +43,7 @@ func userMessages(t *testing.T) []message {
 	t.Helper()
 	var out []message
 	fset := token.NewFileSet()
-	for _, dir := range []string{".", "config", "readiness", "shutdown", "wrapper", "drain", "internal/answer", "install"} {
+	for _, dir := range []string{".", "config", "readiness", "shutdown", "wrapper", "drain", "internal/answer", "install", "check"} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
 		for _, name := range files {
 			if strings.HasSuffix(name, "_test.go") {
