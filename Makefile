@@ -64,7 +64,7 @@ clean:
 
 # proxy-await's lifecycle claims as pods under a real kubelet v1.33 with
 # containerd and runc, one line per scenario (root; the kubelet build is
-# cached outside the clone). README: "End-to-end under a real kubelet".
+# cached outside the clone). See docs/e2e.md.
 e2e:
 	@e2e/run.sh
 

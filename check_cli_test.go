@@ -98,13 +98,16 @@ spec:
 		"event": "check_done", "errors": float64(2), "warnings": float64(0)}, sum)
 }
 
-// The README's finding is what --check prints for its manifest, with the
-// exit code it shows.
-func TestReadmeCheckExample(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	_, after, ok := strings.Cut(string(readme), "<!-- check example: a test runs this manifest and compares the output -->\n```yaml\n")
-	require.True(t, ok, "README.md has no check example")
+// checkExample marks docs/check.md's manifest with a mistake, which
+// TestDocsSnippets leaves to TestDocsCheckExample.
+const checkExample = "<!-- check example: a manifest with a mistake on purpose; a test runs --check on it and compares the output -->"
+
+// docs/check.md's finding is what --check prints for its manifest, with
+// the exit code it shows.
+func TestDocsCheckExample(t *testing.T) {
+	page := readDoc(t, "docs/check.md")
+	_, after, ok := strings.Cut(page, checkExample+"\n```yaml\n")
+	require.True(t, ok, "docs/check.md has no check example")
 	manifest, after, ok := strings.Cut(after, "```\n")
 	require.True(t, ok)
 	_, after, ok = strings.Cut(after, "```text\n")

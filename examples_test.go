@@ -39,8 +39,8 @@ import (
 )
 
 // graceMargin is what the examples leave between term-delay + kill-after and
-// terminationGracePeriodSeconds, for proxy-await's own exit (README,
-// "Choosing the values").
+// terminationGracePeriodSeconds, for proxy-await's own exit
+// (docs/graceful-termination.md, "Choosing the values").
 const graceMargin = 5 * time.Second
 
 // k8sTypes maps "apiVersion kind" to a new value of its API type: the kinds
@@ -79,11 +79,7 @@ func decodeManifest(data []byte) ([]any, error) {
 			return nil, fmt.Errorf("document %d: unknown kind %q in apiVersion %q", i+1, tm.Kind, tm.APIVersion)
 		}
 		obj := newObj()
-		strict, err := k8sjson.UnmarshalStrict(j, obj, k8sjson.DisallowDuplicateFields, k8sjson.DisallowUnknownFields)
-		if err == nil {
-			err = errors.Join(strict...)
-		}
-		if err != nil {
+		if err := strictJSON(j, obj); err != nil {
 			return nil, fmt.Errorf("document %d (%s): %w", i+1, tm.Kind, err)
 		}
 		objs = append(objs, obj)
@@ -163,29 +159,67 @@ func checkPod(t require.TestingT, tpl *corev1.PodTemplateSpec, entrypoint []stri
 	if s := tpl.Spec.TerminationGracePeriodSeconds; s != nil {
 		grace = time.Duration(*s) * time.Second
 	}
-	runs := 0
 	for _, c := range append(slices.Clone(tpl.Spec.InitContainers), tpl.Spec.Containers...) {
 		assert.False(t, c.Resources.Limits.Memory().IsZero(), "container %q has no memory limit", c.Name)
+	}
+	runs := proxyAwaitRuns(tpl, entrypoint)
+	for _, r := range runs {
+		cfg, ok := checkRun(t, tpl, r)
+		if ok && cfg.TermDelay > 0 {
+			need := cfg.TermDelay + cfg.KillAfter + graceMargin
+			assert.Less(t, need, grace, "container %q: terminationGracePeriodSeconds must be more than "+
+				"--term-delay %s + --kill-after %s + margin %s", r.c.Name, cfg.TermDelay, cfg.KillAfter, graceMargin)
+			assert.NotZero(t, cfg.KillAfter, "container %q: --term-delay without --kill-after leaves the stop unbounded", r.c.Name)
+		}
+	}
+	return len(runs)
+}
+
+// paRun is one proxy-await command line of a pod: a container's, or one of
+// its lifecycle hooks'.
+type paRun struct {
+	c    corev1.Container
+	argv []string
+}
+
+// proxyAwaitRuns finds every proxy-await command line of a pod template;
+// entrypoint is the image's, for containers that set args alone.
+func proxyAwaitRuns(tpl *corev1.PodTemplateSpec, entrypoint []string) []paRun {
+	var runs []paRun
+	for _, c := range append(slices.Clone(tpl.Spec.InitContainers), tpl.Spec.Containers...) {
 		argv := append(slices.Clone(c.Command), c.Args...)
 		if len(c.Command) == 0 && entrypoint != nil {
 			argv = append(slices.Clone(entrypoint), c.Args...)
 		}
-		if len(argv) == 0 || path.Base(argv[0]) != "proxy-await" {
-			continue
+		argvs := [][]string{argv}
+		if c.Lifecycle != nil {
+			for _, h := range []*corev1.LifecycleHandler{c.Lifecycle.PostStart, c.Lifecycle.PreStop} {
+				if h != nil && h.Exec != nil {
+					argvs = append(argvs, h.Exec.Command)
+				}
+			}
 		}
-		runs++
-		cfg, err := config.Parse("proxy-await", argv[1:], containerEnv(c))
-		if !assert.NoError(t, err, "container %q: proxy-await %s", c.Name, strings.Join(argv[1:], " ")) {
-			continue
-		}
-		if cfg.TermDelay > 0 {
-			need := cfg.TermDelay + cfg.KillAfter + graceMargin
-			assert.Less(t, need, grace, "container %q: terminationGracePeriodSeconds must be more than "+
-				"--term-delay %s + --kill-after %s + margin %s", c.Name, cfg.TermDelay, cfg.KillAfter, graceMargin)
-			assert.NotZero(t, cfg.KillAfter, "container %q: --term-delay without --kill-after leaves the stop unbounded", c.Name)
+		for _, argv := range argvs {
+			if len(argv) > 0 && path.Base(argv[0]) == "proxy-await" {
+				runs = append(runs, paRun{c, argv})
+			}
 		}
 	}
 	return runs
+}
+
+// checkRun checks that proxy-await accepts a command line, and that a pod
+// that shuts a Linkerd proxy down turns the proxy's shutdown endpoint on.
+func checkRun(t require.TestingT, tpl *corev1.PodTemplateSpec, r paRun) (*config.Config, bool) {
+	cfg, err := config.Parse("proxy-await", r.argv[1:], containerEnv(r.c))
+	if !assert.NoError(t, err, "container %q: proxy-await %s", r.c.Name, strings.Join(r.argv[1:], " ")) {
+		return nil, false
+	}
+	if cfg.Shutdown && slices.Contains(cfg.Proxies, "linkerd") {
+		assert.Equal(t, "enabled", tpl.Annotations["config.linkerd.io/proxy-admin-shutdown"],
+			"container %q shuts a Linkerd proxy down, whose shutdown endpoint is off unless annotated", r.c.Name)
+	}
+	return cfg, true
 }
 
 func exampleManifests(t *testing.T) []string {
@@ -247,6 +281,7 @@ kind: Job
 metadata: {name: j}
 spec:
   template:
+    metadata: {annotations: {config.linkerd.io/proxy-admin-shutdown: enabled}}
     spec:
       restartPolicy: Never
       securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
@@ -257,8 +292,12 @@ spec:
           resources: {limits: {memory: 64Mi}}
           securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 `
-	_, err := decodeManifest([]byte(good))
+	objs, err := decodeManifest([]byte(good))
 	require.NoError(t, err)
+	tpl, _ := podTemplate(objs[0])
+	var rec recorder
+	checkPod(&rec, tpl, nil)
+	require.False(t, rec.failed, "the good pod must pass, for each broken one to fail for its own reason")
 	for _, tc := range []struct{ name, from, to, want string }{
 		{"unknown field", "restartPolicy: Never", "restartPolicy: Never\n      restartPolcy: Never", "unknown field"},
 		{"duplicate key", "image: app", "image: app\n          image: app", "already set"},
@@ -285,6 +324,7 @@ spec:
 		{"a bad proxy-await flag", "-S, --", "--term-delay, soon, --"},
 		{"term-delay past the grace period", "-S, --", "--term-delay, 40s, --kill-after, 5s, --"},
 		{"term-delay without kill-after", "-S, --", "--term-delay, 5s, --"},
+		{"linkerd shutdown endpoint left off", "config.linkerd.io/proxy-admin-shutdown: enabled", "linkerd.io/inject: enabled"},
 	} {
 		objs, err := decodeManifest([]byte(strings.Replace(good, tc.from, tc.to, 1)))
 		require.NoError(t, err, tc.name)
@@ -301,26 +341,69 @@ type recorder struct{ failed bool }
 func (r *recorder) Errorf(string, ...any) { r.failed = true }
 func (r *recorder) FailNow()              { r.failed = true }
 
-// The README's minimal Job decodes strictly and its command line is one
-// proxy-await accepts.
-func TestReadmeMinimalJob(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+// yamlBlock is a fenced YAML block, indented (in a list item) or not.
+var yamlBlock = regexp.MustCompile("(?ms)^([ ]*)```yaml\n(.*?)^[ ]*```[ ]*$")
+
+// Every YAML snippet of the documentation is Kubernetes that works as
+// written: a whole manifest, a pod template (a Job's spec.template) or a
+// container, decoded strictly; every proxy-await command line in it is one
+// proxy-await accepts; and a pod template that shuts a Linkerd proxy down
+// turns the proxy's shutdown endpoint on.
+func TestDocsSnippets(t *testing.T) {
+	n := 0
+	for _, page := range markdownPages(t) {
+		text := readDoc(t, page)
+		for i, m := range yamlBlock.FindAllStringSubmatchIndex(text, -1) {
+			if strings.HasSuffix(text[:m[0]], checkExample+"\n") {
+				continue // wrong on purpose: TestDocsCheckExample checks it
+			}
+			n++
+			snippet := regexp.MustCompile("(?m)^"+text[m[2]:m[3]]).ReplaceAllString(text[m[4]:m[5]], "")
+			t.Run(fmt.Sprintf("%s#%d", page, i+1), func(t *testing.T) { checkSnippet(t, snippet) })
+		}
+	}
+	assert.NotZero(t, n, "no YAML snippets found")
+}
+
+func checkSnippet(t *testing.T, snippet string) {
+	var tpls []*corev1.PodTemplateSpec
+	j, err := yaml.YAMLToJSONStrict([]byte(snippet))
 	require.NoError(t, err)
-	_, after, ok := strings.Cut(string(readme), "### A minimal Job\n")
-	require.True(t, ok, "README.md has no minimal Job")
-	_, after, ok = strings.Cut(after, "```yaml\n")
-	require.True(t, ok)
-	manifest, _, ok := strings.Cut(after, "```\n")
-	require.True(t, ok)
-	objs, err := decodeManifest([]byte(manifest))
-	require.NoError(t, err)
-	require.Len(t, objs, 1)
-	tpl, ok := podTemplate(objs[0])
-	require.True(t, ok)
-	c := tpl.Spec.Containers[0]
-	argv := append(slices.Clone(c.Command), c.Args...)
-	cfg, err := config.Parse("proxy-await", argv[1:], containerEnv(c))
-	require.NoError(t, err)
-	assert.True(t, cfg.Shutdown)
-	assert.Equal(t, "enabled", tpl.Annotations["config.linkerd.io/proxy-admin-shutdown"])
+	var top map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(j, &top))
+	switch {
+	case top["apiVersion"] != nil:
+		objs, err := decodeManifest([]byte(snippet))
+		require.NoError(t, err)
+		for _, obj := range objs {
+			if tpl, ok := podTemplate(obj); ok {
+				tpls = append(tpls, tpl)
+			}
+		}
+	case top["spec"] != nil || top["metadata"] != nil:
+		tpl := new(corev1.PodTemplateSpec)
+		require.NoError(t, strictJSON(j, tpl), "as a pod template")
+		tpls = append(tpls, tpl)
+	default:
+		c := new(corev1.Container)
+		require.NoError(t, strictJSON(j, c), "as a container")
+		tpls = append(tpls, &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{*c}}})
+	}
+	runs := 0
+	for _, tpl := range tpls {
+		for _, r := range proxyAwaitRuns(tpl, nil) {
+			runs++
+			checkRun(t, tpl, r)
+		}
+	}
+	assert.NotZero(t, runs, "the snippet runs no proxy-await")
+}
+
+// strictJSON decodes as the API server's strict field validation does.
+func strictJSON(data []byte, into any) error {
+	strict, err := k8sjson.UnmarshalStrict(data, into, k8sjson.DisallowDuplicateFields, k8sjson.DisallowUnknownFields)
+	if err == nil {
+		err = errors.Join(strict...)
+	}
+	return err
 }

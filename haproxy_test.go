@@ -23,7 +23,7 @@ import (
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
-// The README's HAProxy example, for real: HAProxy stops hard on SIGTERM and
+// The HAProxy example of --help and examples/, for real: HAProxy stops hard on SIGTERM and
 // softly on SIGUSR1 (it closes its listeners and finishes the requests in
 // flight), in single-process mode and in master-worker mode alike. Behind
 // `--rewrite TERM:USR1` a pod deletion is a graceful stop.

@@ -64,8 +64,8 @@ func TestTermDelayFromTheCommandLine(t *testing.T) {
 
 // With -g, --kill-after bounds the main child only: once it has exited,
 // proxy-await sends its group SIGTERM and exits, and a member that ignores
-// SIGTERM is left running, never killed (README, Signals). --wait-all is
-// what waits for such processes and kills them.
+// SIGTERM is left running, never killed (docs/signals-and-pid1.md).
+// --wait-all is what waits for such processes and kills them.
 func TestKillAfterEndsWithTheMainChild(t *testing.T) {
 	// 10 s: far longer than the main child takes to exit on SIGTERM, on any
 	// machine. A proxy-await that went on waiting for the member would

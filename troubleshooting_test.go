@@ -14,17 +14,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Every warning and error proxy-await can print is in the README's
-// Troubleshooting section, with what it means and what to do. The test finds
+// Every warning and error proxy-await can print is in
+// docs/troubleshooting.md, with what it means and what to do. The test finds
 // them in the source: the messages of Warn and Error log calls, usage errors
 // (usagef), and the start errors of the command, and looks for the fixed
-// text of each in the section.
+// text of each on the page.
 func TestTroubleshootingListsEveryMessage(t *testing.T) {
-	section := readmeSection(t, "Troubleshooting")
+	page := readDoc(t, "docs/troubleshooting.md")
 	msgs := userMessages(t)
 	require.NotEmpty(t, msgs)
 	for _, m := range msgs {
-		assert.Contains(t, section, m.text, "README.md's Troubleshooting section does not explain %q (%s)", m.text, m.where)
+		assert.True(t, strings.Contains(page, m.text), "docs/troubleshooting.md does not explain %q (%s)", m.text, m.where)
 	}
 }
 
@@ -43,54 +43,48 @@ func userMessages(t *testing.T) []message {
 	t.Helper()
 	var out []message
 	fset := token.NewFileSet()
-	for _, dir := range []string{".", "config", "readiness", "shutdown", "wrapper", "drain", "internal/answer", "install", "check"} {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-		for _, name := range files {
-			if strings.HasSuffix(name, "_test.go") {
+	for _, name := range productFiles(t) {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		require.NoError(t, err)
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
 				continue
 			}
-			f, err := parser.ParseFile(fset, name, nil, 0)
-			require.NoError(t, err)
-			for _, decl := range f.Decls {
-				fn, ok := decl.(*ast.FuncDecl)
-				if !ok || fn.Body == nil {
-					continue
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				var arg ast.Expr
+				switch n := n.(type) {
+				case *ast.CallExpr:
+					switch callee(n) {
+					case "Warn", "Error":
+						if len(n.Args) > 0 {
+							arg = n.Args[0]
+						}
+					case "usagef":
+						arg = n.Args[1]
+					case "invalid": // c.invalid(flag, value, hint, reason)
+						arg = n.Args[3]
+					case "New", "Errorf": // a flag value's reason
+						if valueFiles[filepath.Base(name)] {
+							arg = n.Args[0]
+						}
+					}
+				case *ast.KeyValueExpr: // StartError{Msg: ...}
+					if id, ok := n.Key.(*ast.Ident); ok && id.Name == "Msg" {
+						arg = n.Value
+					}
+				case *ast.AssignStmt: // e.Msg = ...
+					if sel, ok := n.Lhs[0].(*ast.SelectorExpr); ok && sel.Sel.Name == "Msg" && len(n.Rhs) == 1 {
+						arg = n.Rhs[0]
+					}
 				}
-				ast.Inspect(fn.Body, func(n ast.Node) bool {
-					var arg ast.Expr
-					switch n := n.(type) {
-					case *ast.CallExpr:
-						switch callee(n) {
-						case "Warn", "Error":
-							if len(n.Args) > 0 {
-								arg = n.Args[0]
-							}
-						case "usagef":
-							arg = n.Args[1]
-						case "invalid": // c.invalid(flag, value, hint, reason)
-							arg = n.Args[3]
-						case "New", "Errorf": // a flag value's reason
-							if valueFiles[filepath.Base(name)] {
-								arg = n.Args[0]
-							}
-						}
-					case *ast.KeyValueExpr: // StartError{Msg: ...}
-						if id, ok := n.Key.(*ast.Ident); ok && id.Name == "Msg" {
-							arg = n.Value
-						}
-					case *ast.AssignStmt: // e.Msg = ...
-						if sel, ok := n.Lhs[0].(*ast.SelectorExpr); ok && sel.Sel.Name == "Msg" && len(n.Rhs) == 1 {
-							arg = n.Rhs[0]
-						}
+				for _, e := range values(arg, fn.Body) {
+					if text := longest(fixedText(e)); len(text) >= 8 {
+						out = append(out, message{text, fset.Position(e.Pos()).String()})
 					}
-					for _, e := range values(arg, fn.Body) {
-						if text := longest(fixedText(e)); len(text) >= 8 {
-							out = append(out, message{text, fset.Position(e.Pos()).String()})
-						}
-					}
-					return true
-				})
-			}
+				}
+				return true
+			})
 		}
 	}
 	return out

@@ -6,7 +6,7 @@
 # state, the kubelet's root dir, sockets, logs, manifests and the pods'
 # hostPath files. Nothing else on the host is written, except the
 # /run/containerd/s shim-socket directory containerd 1.6 insists on
-# (README: "End-to-end under a real kubelet").
+# (docs/e2e.md).
 
 E2E=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$E2E/.." && pwd)

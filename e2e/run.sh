@@ -4,7 +4,7 @@
 # kubelet once, then from the cache), brings up containerd and a standalone
 # kubelet, runs the scenarios, and tears it all down whatever happened.
 # E2E_ONLY=1,3 runs some scenarios; E2E_PROXY_AWAIT=PATH tests another build
-# of proxy-await. Needs root. README: "End-to-end under a real kubelet".
+# of proxy-await. Needs root. See docs/e2e.md.
 set -eu
 . "$(dirname "$0")/env.sh"
 if [ "$(id -u)" -ne 0 ]; then

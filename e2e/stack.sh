@@ -1,7 +1,7 @@
 #!/bin/sh
 # stack.sh up|down: starts or stops containerd and a standalone kubelet whose
-# every file lives under $RUN. Each workaround below is explained in the
-# README ("End-to-end under a real kubelet").
+# every file lives under $RUN. Each workaround below is explained in
+# docs/e2e.md.
 #
 # up writes $RUN/ports (the kubelet's read-only, secure and healthz ports,
 # picked free) and leaves containerd and the kubelet running; down stops

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/config"
+)
+
+// docs/reference.md's usage block is the real --help, word for word.
+func TestReferenceUsageIsHelp(t *testing.T) {
+	page := readDoc(t, "docs/reference.md")
+	_, after, ok := strings.Cut(page, "<!-- usage: this block is `proxy-await --help`; a test keeps them equal -->\n```text\n")
+	require.True(t, ok, "docs/reference.md has no usage block")
+	block, _, ok := strings.Cut(after, "```\n")
+	require.True(t, ok)
+	var help bytes.Buffer
+	config.PrintHelp(&help)
+	assert.Equal(t, help.String(), block, "update docs/reference.md's usage block from `proxy-await --help`")
+}
+
+// readDoc is the text of a documentation file, by its path from the root.
+func readDoc(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	require.NoError(t, err)
+	return string(data)
+}
+
+// Every event name the code logs is in docs/logging.md's Events table, so
+// that a log pipeline's author finds each one there.
+func TestLoggingListsEveryEvent(t *testing.T) {
+	page := readDoc(t, "docs/logging.md")
+	_, table, ok := strings.Cut(page, "\n## Events\n")
+	require.True(t, ok, "docs/logging.md has no Events section")
+	table, _, _ = strings.Cut(table, "\n## ")
+	for _, name := range loggedEvents(t) {
+		assert.True(t, strings.Contains(table, "`"+name+"`"), "docs/logging.md's Events table has no row for the event %s", name)
+	}
+}
+
+// loggedEvents finds every `"event", "NAME"` attribute in proxy-await's own
+// (non-test) Go files.
+func loggedEvents(t *testing.T) []string {
+	t.Helper()
+	re := regexp.MustCompile(`"event", "([a-z_]+)"`)
+	seen := map[string]bool{}
+	for _, f := range productFiles(t) {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+			seen[m[1]] = true
+		}
+	}
+	require.NotEmpty(t, seen)
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// notProduct are the directories of the module whose Go files are not part
+// of the proxy-await binary: test fixtures and helpers, the benchmarks, the
+// release tooling and the kubelet scenarios (a module of their own).
+var notProduct = map[string]bool{
+	"testdata": true, "internal/testutil": true, "internal/testchild": true,
+	"e2e": true, "bench": true, "scripts": true,
+}
+
+// productFiles is every non-test Go file of every package of the module but
+// those under notProduct, found by walking the tree, so that a new package
+// is read without being named here.
+func productFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || notProduct[filepath.ToSlash(p)]) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return files
+}
+
+// The walk finds the packages the binary is built from, and none of the
+// directories it must leave out.
+func TestProductFiles(t *testing.T) {
+	dirs := map[string]bool{}
+	for _, f := range productFiles(t) {
+		dirs[filepath.ToSlash(filepath.Dir(f))] = true
+	}
+	for _, want := range []string{".", "config", "readiness", "wrapper", "drain", "shutdown",
+		"internal/answer", "internal/exitcode", "internal/logging", "internal/proctree"} {
+		assert.True(t, dirs[want], "productFiles misses %s", want)
+	}
+	for dir := range dirs {
+		for skip := range notProduct {
+			assert.False(t, dir == skip || strings.HasPrefix(dir, skip+"/"), "productFiles reads %s", dir)
+		}
+		assert.NotContains(t, "/"+dir+"/", "/testdata/", "productFiles reads %s", dir)
+	}
+}
+
+// Every relative link of every Markdown page resolves: the file or
+// directory exists, and an #anchor names a heading of the page it points
+// into, as GitHub makes them.
+func TestDocsLinks(t *testing.T) {
+	pages := markdownPages(t)
+	require.Contains(t, pages, "README.md")
+	links := 0
+	for _, page := range pages {
+		for _, target := range relativeLinks(readDoc(t, page)) {
+			links++
+			file, anchor, _ := strings.Cut(target, "#")
+			dest := page
+			if file != "" {
+				dest = filepath.Join(filepath.Dir(page), file)
+				if _, err := os.Stat(dest); err != nil {
+					assert.Fail(t, "a link to nowhere", "%s links to %s, which does not exist", page, target)
+					continue
+				}
+			}
+			if anchor != "" && strings.HasSuffix(dest, ".md") {
+				assert.True(t, slices.Contains(headingAnchors(readDoc(t, dest)), anchor),
+					"%s links to %s, but %s has no heading #%s", page, target, dest, anchor)
+			}
+		}
+	}
+	assert.NotZero(t, links)
+}
+
+// markdownPages is every .md file of the repository outside hidden and
+// testdata directories.
+func markdownPages(t *testing.T) []string {
+	t.Helper()
+	var pages []string
+	require.NoError(t, filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			pages = append(pages, filepath.ToSlash(p))
+		}
+		return nil
+	}))
+	return pages
+}
+
+var (
+	fencedCode = regexp.MustCompile("(?ms)^[ ]*```.*?^[ ]*```[ ]*$")
+	inlineCode = regexp.MustCompile("`[^`\n]*`")
+	mdLink     = regexp.MustCompile(`\[[^\]]*\]\(([^)\s]+)\)`)
+	urlScheme  = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+	mdHeading  = regexp.MustCompile(`(?m)^#{1,6} +(.+?) *$`)
+	notInSlug  = regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+)
+
+// relativeLinks are the targets of a page's links that are not URLs, code
+// left out.
+func relativeLinks(page string) []string {
+	text := inlineCode.ReplaceAllString(fencedCode.ReplaceAllString(page, ""), "")
+	var out []string
+	for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
+		if !urlScheme.MatchString(m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// headingAnchors are the anchors GitHub gives a page's headings: the text
+// without its markup, lower case, punctuation dropped, spaces turned into
+// hyphens, and -1, -2... after repeats.
+func headingAnchors(page string) []string {
+	seen := map[string]int{}
+	var out []string
+	for _, m := range mdHeading.FindAllStringSubmatch(fencedCode.ReplaceAllString(page, ""), -1) {
+		text := mdLink.ReplaceAllStringFunc(m[1], func(l string) string { return l[1:strings.Index(l, "]")] })
+		slug := strings.ReplaceAll(notInSlug.ReplaceAllString(strings.ToLower(text), ""), " ", "-")
+		if n := seen[slug]; n > 0 {
+			out = append(out, fmt.Sprintf("%s-%d", slug, n))
+		} else {
+			out = append(out, slug)
+		}
+		seen[slug]++
+	}
+	return out
+}
