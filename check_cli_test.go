@@ -74,13 +74,15 @@ spec:
       containers:
         - name: migrate
           image: registry.example.com/migrate:1
-          command: [sh, -c, "proxy-await -- /migrate"]
+          command: [sh, -c, "proxy-await --term-delay 40s -- /migrate"]
 `)
 	p := startCmd(t, cmd, nil)
 	var findings []map[string]any
-	for range 2 {
+	var lines []string
+	for range 4 {
 		var f map[string]any
-		require.NoError(t, json.Unmarshal([]byte(p.next()), &f))
+		lines = append(lines, p.next())
+		require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &f))
 		findings = append(findings, f)
 	}
 	assert.Equal(t, 1, p.wait())
@@ -90,12 +92,16 @@ spec:
 		"message": "proxy-await runs under sh -c without exec: the shell gets the kubelet's SIGTERM, not proxy-await; write exec proxy-await ... in the script, or drop the shell"},
 		findings[0])
 	assert.Equal(t, "job-never-completes", findings[1]["rule"])
+	assert.Equal(t, "grace-period", findings[2]["rule"])
+	assert.Contains(t, lines[2], `"message":"preStop 0s + term-delay 40s + kill-after 0s = 40s > terminationGracePeriodSeconds 30s: `,
+		"the line is JSON as a person reads it: > unescaped")
+	assert.Equal(t, "proxy-stops-first", findings[3]["rule"])
 
 	var sum map[string]any
 	require.NoError(t, json.Unmarshal([]byte(p.stderr.String()), &sum), p.stderr.String())
 	delete(sum, "time")
 	assert.Equal(t, map[string]any{"level": "info", "msg": "checked 1 file: 1 pod template; proxy-await runs in 1 container",
-		"event": "check_done", "errors": float64(2), "warnings": float64(0)}, sum)
+		"event": "check_done", "errors": float64(3), "warnings": float64(1)}, sum)
 }
 
 // checkExample marks docs/check.md's manifest with a mistake, which

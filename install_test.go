@@ -101,6 +101,18 @@ func TestInstallCannotWrite(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries)
 
+	// A volume too small for the binary, as an emptyDir's sizeLimit on
+	// memory is: the temporary file is removed, nothing is left behind.
+	t.Run("full", func(t *testing.T) {
+		small := openDir(t)
+		p := startCmd(t, exec.Command("unshare", "-m", "sh", "-c",
+			`mount -t tmpfs -o size=1m tmpfs "$1" || exit 99; "$0" --install "$1"; code=$?; echo "left: $(ls -A "$1")"; exit $code`, pa, small), nil)
+		assert.Equal(t, "left: ", p.next())
+		assert.Equal(t, 73, p.wait())
+		assert.Equal(t, `proxy-await: error: cannot install proxy-await dir=`+small+` error="no space left on device" (hint: give the volume room for the binary (a sizeLimit on an emptyDir counts it))`+"\n",
+			p.stderr.String())
+	})
+
 	// Under --log-format json the line is one JSON object.
 	p = startCmd(t, exec.Command(pa, "--log-format", "json", "--install", "/nonexistent/pa"), nil)
 	assert.Equal(t, 73, p.wait())
