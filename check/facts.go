@@ -25,6 +25,8 @@ type proxy struct {
 	inject    string   // the pod annotation (or label) that asks for the sidecar
 	injectOn  []string // its values that inject
 	injectOff []string // its values that keep the sidecar out
+	podOnly   bool     // only the pod's annotation injects: without it, no sidecar
+	mesh      bool     // a service mesh: a pod has one at most
 
 	nativeKeys      []string       // pod annotations that choose a native sidecar (true/false), the most binding first
 	nativeSince     config.Version // the release from which the sidecar is native by default
@@ -59,6 +61,7 @@ var linkerd = proxy{
 	inject:     "linkerd.io/inject",                           // pkg/k8s/labels.go ProxyInjectAnnotation, on the pod or its namespace
 	injectOn:   []string{"enabled", "ingress"},                // ProxyInjectEnabled, ProxyInjectIngress
 	injectOff:  []string{"disabled"},                          // ProxyInjectDisabled
+	mesh:       true,
 	// pkg/inject/inject.go reads them in this order; the alpha and beta
 	// spellings are deprecated (pkg/k8s/labels.go, linkerd/linkerd2#15267).
 	nativeKeys: []string{"config.linkerd.io/proxy-enable-native-sidecar",
@@ -84,11 +87,12 @@ var linkerd = proxy{
 var istio = proxy{
 	name:       "Istio",
 	preset:     "istio",
-	images:     []string{"/proxyv2"},                       // manifests/charts/istio-control/istio-discovery/values.yaml global.proxy.image
-	containers: []string{"istio-proxy"},                    // istio-discovery/files/injection-template.yaml
-	inject:     "sidecar.istio.io/inject",                  // a label (or the deprecated annotation): pkg/kube/inject/inject.go
-	injectOn:   []string{"true"},                           //
-	injectOff:  []string{"false"},                          //
+	images:     []string{"/proxyv2"},      // manifests/charts/istio-control/istio-discovery/values.yaml global.proxy.image
+	containers: []string{"istio-proxy"},   // istio-discovery/files/injection-template.yaml
+	inject:     "sidecar.istio.io/inject", // a label (or the deprecated annotation): pkg/kube/inject/inject.go
+	injectOn:   []string{"true"},          //
+	injectOff:  []string{"false"},         //
+	mesh:       true,
 	nativeKeys: []string{"sidecar.istio.io/nativeSidecar"}, // pkg/kube/inject/inject.go: it wins over the mesh's setting
 	// pilot/pkg/features/pilot.go: ENABLE_NATIVE_SIDECARS=auto from 1.27
 	// (false in 1.26), native when the kubelets are 1.33 or later
@@ -133,6 +137,7 @@ var dapr = proxy{
 	inject:       "dapr.io/enabled",                         // pkg/injector/patcher/sidecar.go
 	injectOn:     []string{"true"},                          //
 	injectOff:    []string{"false"},                         //
+	podOnly:      true,                                      // pkg/injector/patcher/sidecar_patcher.go NeedsPatching: the pod's annotation, nothing else
 	nativeKeys:   []string{"dapr.io/enable-native-sidecar"}, // sidecar.go, from 1.18; the chart's nativeSidecar default is false
 	readyPort:    3500,                                      // sidecar.go SidecarHTTPPort, no annotation moves it
 	readyPath:    "/v1.0/healthz/outbound",                  //
@@ -151,11 +156,12 @@ const daprBlockShutdown = "dapr.io/block-shutdown-duration"
 var consul = proxy{
 	name:       "Consul",
 	preset:     "consul",
-	images:     []string{"/consul-dataplane"},                                       // values.yaml global.imageConsulDataplane
-	containers: []string{"consul-dataplane"},                                        // webhook/mesh_webhook.go sidecarContainer
-	inject:     "consul.hashicorp.com/connect-inject",                               // constants/annotations_and_labels.go AnnotationInject
-	injectOn:   []string{"true"},                                                    //
-	injectOff:  []string{"false"},                                                   //
+	images:     []string{"/consul-dataplane"},         // values.yaml global.imageConsulDataplane
+	containers: []string{"consul-dataplane"},          // webhook/mesh_webhook.go sidecarContainer
+	inject:     "consul.hashicorp.com/connect-inject", // constants/annotations_and_labels.go AnnotationInject
+	injectOn:   []string{"true"},                      //
+	injectOff:  []string{"false"},                     //
+	mesh:       true,
 	nativeKeys: []string{"consul.hashicorp.com/enable-consul-dataplane-as-sidecar"}, // from v1.9.0; values.yaml dataplaneAsSidecarInitContainer.defaultEnabled: false
 	readyPort:  19000,                                                               // consul-dataplane's Envoy admin port
 	readyPath:  "/ready",                                                            //

@@ -168,15 +168,21 @@ func (m mesh) of(preset string) *sidecar {
 	return nil
 }
 
-func (m mesh) names() (names, presets string) {
-	var n, p []string
+// otherMesh is the pod's service mesh when preset names another one: a pod
+// has one mesh, so the preset's proxy is not there. Other sidecars (Dapr,
+// the Cloud SQL Auth Proxy) say nothing of a mesh that a namespace may
+// inject unseen.
+func (m mesh) otherMesh(preset string) *sidecar {
+	i := slices.IndexFunc(proxies, func(px *proxy) bool { return px.preset == preset })
+	if i < 0 || !proxies[i].mesh {
+		return nil
+	}
 	for _, s := range m.sidecars {
-		n = append(n, fmt.Sprintf("%s (%s)", s.name, s.from))
-		if !slices.Contains(p, s.preset) {
-			p = append(p, s.preset)
+		if s.mesh && s.proxy != proxies[i] {
+			return s
 		}
 	}
-	return strings.Join(n, " and "), strings.Join(p, ",")
+	return nil
 }
 
 // presetMismatch: proxy-await would wait for a proxy the pod does not run,
@@ -211,10 +217,9 @@ func (j *judge) presetMismatch() {
 				t.preset, t.url, j.mesh.absent[i].proxy.name, j.mesh.absent[i].why)
 			continue
 		}
-		if len(j.mesh.sidecars) > 0 {
-			names, presets := j.mesh.names()
-			j.report(Error, "preset-mismatch", "--proxy %s waits for %s, but the pod's sidecar is %s: it would wait forever; use --proxy %s",
-				t.preset, t.url, names, presets)
+		if other := j.mesh.otherMesh(t.preset); other != nil {
+			j.report(Error, "preset-mismatch", "--proxy %s waits for %s, but the pod's mesh is %s (%s), and a pod has one mesh: it would wait forever; use --proxy %s",
+				t.preset, t.url, other.name, other.from, other.preset)
 		}
 	}
 }

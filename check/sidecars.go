@@ -163,6 +163,9 @@ func injected(p *pod, px *proxy) (from, why string) {
 		}
 		return "", ""
 	}
+	if px.podOnly {
+		return "", fmt.Sprintf("no %s: %q on the pod, which its injector needs", px.inject, px.injectOn[0])
+	}
 	if v, ok := p.nsMeta(px.inject); ok && slices.Contains(px.injectOn, v) {
 		return fmt.Sprintf("namespace %s has %s: %s", p.ns.name, px.inject, v), ""
 	}
