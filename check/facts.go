@@ -56,11 +56,11 @@ var proxies = []*proxy{&linkerd, &istio, &dapr, &consul, &cloudsql, &envoy}
 var linkerd = proxy{
 	name:       "Linkerd",
 	preset:     "linkerd",
-	images:     []string{"linkerd/proxy", "linkerd-io/proxy"}, // charts/linkerd-control-plane/values.yaml proxy.image.name cr.l5d.io/linkerd/proxy; gcr.io/linkerd-io/proxy before 2.9
-	containers: []string{"linkerd-proxy"},                     // pkg/k8s/labels.go ProxyContainerName
-	inject:     "linkerd.io/inject",                           // pkg/k8s/labels.go ProxyInjectAnnotation, on the pod or its namespace
-	injectOn:   []string{"enabled", "ingress"},                // ProxyInjectEnabled, ProxyInjectIngress
-	injectOff:  []string{"disabled"},                          // ProxyInjectDisabled
+	images:     []string{"linkerd/proxy"},      // charts/linkerd-control-plane/values.yaml proxy.image.name: cr.l5d.io/linkerd/proxy
+	containers: []string{"linkerd-proxy"},      // pkg/k8s/labels.go ProxyContainerName
+	inject:     "linkerd.io/inject",            // pkg/k8s/labels.go ProxyInjectAnnotation, on the pod or its namespace
+	injectOn:   []string{"enabled", "ingress"}, // ProxyInjectEnabled, ProxyInjectIngress
+	injectOff:  []string{"disabled"},           // ProxyInjectDisabled
 	mesh:       true,
 	// pkg/inject/inject.go reads them in this order; the alpha and beta
 	// spellings are deprecated (pkg/k8s/labels.go, linkerd/linkerd2#15267).
@@ -190,8 +190,9 @@ var cloudsql = proxy{
 	shutdownPath: "/quitquitquit",                                  // with --quitquitquit
 }
 
-// cloudsqlV1 is the image of the Cloud SQL proxy v1, which serves neither
-// /startup on 9090 nor /quitquitquit.
+// cloudsqlV1 is the image of the Cloud SQL proxy v1 (migration-guide.md),
+// which has no --quitquitquit, and serves /startup on 8090 with
+// -use_http_health_check, not on 9090.
 const cloudsqlV1 = "cloudsql-docker/gce-proxy"
 
 // cloudsqlEnv is the prefix of the variables that set cloud-sql-proxy's
@@ -199,7 +200,8 @@ const cloudsqlV1 = "cloudsql-docker/gce-proxy"
 const cloudsqlEnv = "CSQL_PROXY_"
 
 // Envoy on its own: its admin port is in its configuration, not in the
-// manifest.
+// manifest. The image name is Envoy's published one (not read from a
+// source file here).
 var envoy = proxy{
 	name:         "Envoy",
 	preset:       "envoy",

@@ -267,7 +267,7 @@ func portAnnotation(p *pod, key string) (int, bool) {
 func cloudsqlEndpoints(s *sidecar) {
 	c := s.container
 	if strings.Contains(c.image, cloudsqlV1) {
-		s.ready.off = "version 1 of the Cloud SQL proxy (" + cloudsqlV1 + ") serves neither: use the v2 image, gcr.io/cloud-sql-connectors/cloud-sql-proxy"
+		s.ready.off = "version 1 of the Cloud SQL proxy (" + cloudsqlV1 + ") has no /startup on 9090 and no /quitquitquit: use v2, gcr.io/cloud-sql-connectors/cloud-sql-proxy, with --health-check --quitquitquit"
 		s.shutdown.off = s.ready.off
 		return
 	}
