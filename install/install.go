@@ -19,9 +19,6 @@ import (
 // Name is the file Copy writes in the directory.
 const Name = "proxy-await"
 
-// self is the running executable, whatever name or path started it.
-const self = "/proc/self/exe"
-
 // Run is --install: copy proxy-await into dir, print the path written on
 // stdout, and return the exit code.
 func Run(dir string, stdout io.Writer, log *slog.Logger) int {
@@ -64,6 +61,10 @@ func Copy(dir string) (string, error) {
 		return "", failure(dir, err)
 	case !st.IsDir():
 		return "", &Error{dir, "not a directory", "give the directory to copy proxy-await into"}
+	}
+	self, err := executable()
+	if err != nil {
+		return "", err
 	}
 	src, err := os.Open(self)
 	if err != nil {
