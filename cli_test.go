@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -65,46 +63,9 @@ func TestWaitOnly(t *testing.T) {
 		fp := startProxy(t, "-stay-up")
 		p := startPA(t, nil, "-S", "-p", portOf(fp))
 		assert.Equal(t, 2, p.wait())
-		assert.Equal(t, "proxy-await: invalid value \"true\" for --shutdown: there is no command to run before the shutdown\n"+
+		assert.Equal(t, "proxy-await: --shutdown without a command: there is no command to run before the shutdown\n"+
 			"proxy-await: hint: put the command after --, or drop --shutdown to only wait for the proxy\n", p.stderr.String())
 		assert.Empty(t, fp.requests(), "a usage error sends nothing to the proxy")
-	})
-}
-
-// `--timeout-fatal false` must not run the command false: it is a usage
-// error, and nothing starts.
-func TestBooleanFlagTrapStartsNothing(t *testing.T) {
-	for _, tc := range []struct {
-		args []string // before the command
-		flag string
-	}{
-		{[]string{"--proxy", "none", "--timeout-fatal", "false"}, "timeout-fatal"},
-		{[]string{"--proxy", "none", "-S", "false"}, "shutdown"},
-		{[]string{"--proxy", "none", "-gS", "false"}, "shutdown"},
-	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			ran := filepath.Join(t.TempDir(), "ran")
-			p := startPA(t, nil, append(tc.args, "--", "touch", ran)...)
-			assert.Equal(t, 2, p.wait())
-			assert.Equal(t, "proxy-await: invalid value \"false\" for --"+tc.flag+": a boolean flag takes its value only after =\n"+
-				"proxy-await: hint: write --"+tc.flag+"=false, or put -- before a command named false\n", p.stderr.String())
-			assert.NoFileExists(t, ran, "nothing may start")
-		})
-	}
-	t.Run("-S false alone", func(t *testing.T) {
-		p := startPA(t, nil, "--proxy", "none", "-S", "false")
-		assert.Equal(t, 2, p.wait())
-		assert.True(t, strings.HasPrefix(p.stderr.String(), `proxy-await: invalid value "false" for --shutdown:`), p.stderr.String())
-	})
-	t.Run("-S -- false runs false", func(t *testing.T) {
-		p := startPA(t, nil, "--proxy", "none", "-S", "--", "false")
-		assert.Equal(t, 1, p.wait())
-	})
-	t.Run("--timeout-fatal=false runs the command", func(t *testing.T) {
-		ran := filepath.Join(t.TempDir(), "ran")
-		p := startPA(t, nil, "--proxy", "none", "--timeout-fatal=false", "--", "touch", ran)
-		assert.Equal(t, 0, p.wait())
-		assert.FileExists(t, ran)
 	})
 }
 
@@ -117,47 +78,6 @@ func TestURLWithCommaEndToEnd(t *testing.T) {
 	assert.Equal(t, 0, p.wait())
 	assert.Equal(t, 1, fp.count("GET", "/ready"))
 	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
-}
-
-// Under --log-format json a usage error is one JSON object with an event,
-// once the format is known.
-func TestJSONUsageErrors(t *testing.T) {
-	for _, tc := range []struct {
-		env       []string
-		args      []string
-		msg, hint string
-	}{
-		{nil, []string{"--log-format", "json", "--shutdwon"}, "unknown flag --shutdwon", "did you mean --shutdown?"},
-		{[]string{"PROXY_AWAIT_LOG_FORMAT=json"}, []string{"-t", "--", "true"}, "--timeout needs a value", "write --timeout=30s"},
-		{[]string{"PROXY_AWAIT_LOG_FORMAT=json"}, []string{"--proxy", "none", "--timeout-fatal", "false"},
-			`invalid value "false" for --timeout-fatal: a boolean flag takes its value only after =`,
-			"write --timeout-fatal=false, or put -- before a command named false"},
-		{[]string{"PROXY_AWAIT_LOG_FORMAT=json", "PROXY_AWAIT_PORT=0x1"}, []string{"true"},
-			`invalid value "0x1" for $PROXY_AWAIT_PORT (--port): not a decimal number`, ""},
-	} {
-		t.Run(tc.msg, func(t *testing.T) {
-			p := startPA(t, tc.env, tc.args...)
-			assert.Equal(t, 2, p.wait())
-			lines := strings.Split(strings.TrimSuffix(p.stderr.String(), "\n"), "\n")
-			require.Len(t, lines, 1, "one line: %q", p.stderr.String())
-			var rec map[string]any
-			require.NoError(t, json.Unmarshal([]byte(lines[0]), &rec), "%q", lines[0])
-			assert.Equal(t, "usage_error", rec["event"])
-			assert.Equal(t, "error", rec["level"])
-			assert.Equal(t, tc.msg, rec["msg"])
-			if tc.hint == "" {
-				assert.NotContains(t, rec, "hint")
-			} else {
-				assert.Equal(t, tc.hint, rec["hint"])
-			}
-			assert.Contains(t, rec, "time")
-		})
-	}
-	t.Run("the format is not known: text", func(t *testing.T) {
-		p := startPA(t, nil, "--bogus", "--log-format", "json")
-		assert.Equal(t, 2, p.wait())
-		assert.Equal(t, "proxy-await: unknown flag --bogus\nproxy-await: hint: see --help for the flags\n", p.stderr.String())
-	})
 }
 
 // Installed as linkerd-await, each use its README and --help document works
@@ -263,4 +183,25 @@ func TestAsLinkerdAwait(t *testing.T) {
 		p := startBinary(t, bin, nil, "--shutdown")
 		assert.Equal(t, 2, p.wait())
 	})
+}
+
+// The first line of a wait names the preset, and says when it is the
+// default: in a pod of another mesh, the default linkerd preset waits on a
+// port where nothing listens, and the first line is where a newcomer looks.
+func TestFirstWaitingLineNamesThePreset(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		from string
+	}{
+		{nil, "--proxy linkerd (the default)"},
+		{[]string{"--proxy", "Linkerd"}, "--proxy linkerd"},
+	} {
+		t.Run(tc.from, func(t *testing.T) {
+			fp := startProxy(t, "-stay-up")
+			p := startPA(t, nil, append(append(tc.args, steadyProbe, "10s", "-p", portOf(fp)), child("exit", "0")...)...)
+			assert.Equal(t, 0, p.wait())
+			first, _, _ := strings.Cut(p.stderr.String(), "\n")
+			assert.Equal(t, "proxy-await: waiting for the proxy: "+tc.from+" url="+fp.url("/ready"), first)
+		})
+	}
 }

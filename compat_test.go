@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -138,6 +139,45 @@ func TestAsScuttle(t *testing.T) {
 		assert.Equal(t, 69, p.wait(), "QUIT_WITHOUT_ENVOY_TIMEOUT wins and gives up")
 		assert.Empty(t, p.restLines)
 		assert.Equal(t, 2, fp.count("POST", "/quitquitquit"), "quit on both paths")
+	})
+	// scuttle's default QUIT_WITHOUT_ENVOY_TIMEOUT is 0, which its
+	// waitForEnvoy (kvij/scuttle main.go lines 187-193, redboxllc/scuttle
+	// main.go 189-195) reads as not set: WAIT_FOR_ENVOY_TIMEOUT applies, and
+	// the command starts once it has run out, though Envoy never answers.
+	t.Run("QUIT_WITHOUT_ENVOY_TIMEOUT=0 is not set", func(t *testing.T) {
+		fp := startProxy(t, "-flavor", "envoy", "-ready-fault", "hang", "-stay-up")
+		env := []string{"ENVOY_ADMIN_API=http://" + fp.addr, "WAIT_FOR_ENVOY_TIMEOUT=300ms", "QUIT_WITHOUT_ENVOY_TIMEOUT=0"}
+		p := startBinary(t, bin, env, child("args", "started")[1:]...)
+		p.expect("started")
+		assert.Equal(t, 0, p.wait())
+		assert.Contains(t, p.stderr.String(), "proxy-await: warning: proxy not ready: starting the command anyway")
+		assert.Equal(t, 1, fp.count("POST", "/quitquitquit"))
+	})
+	// QUIT_REQUEST_TIMEOUT bounds scuttle's quit requests (kvij/scuttle
+	// scuttle_config.go line 47, main.go lines 149 and 170); here it is
+	// --shutdown-timeout.
+	t.Run("QUIT_REQUEST_TIMEOUT", func(t *testing.T) {
+		fp := startProxy(t, "-flavor", "envoy", "-shutdown-fault", "hang", "-stay-up")
+		env := []string{"ENVOY_ADMIN_API=http://" + fp.addr, "ISTIO_QUIT_API=http://" + fp.addr, "QUIT_REQUEST_TIMEOUT=400ms"}
+		p := startBinary(t, bin, env, "true")
+		assert.Equal(t, 0, p.wait())
+		assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy did not shut down within 400ms")
+	})
+	// A boolean is exactly true or false to scuttle, which ignores any other
+	// value (scuttle_config.go getBoolFromEnv: kvij/scuttle lines 89-109,
+	// redboxllc/scuttle 79-99): NEVER_KILL_ISTIO=yes leaves the default,
+	// false, so the proxy is quit, and the pod does not crash-loop on a
+	// usage error.
+	t.Run("a boolean scuttle ignores", func(t *testing.T) {
+		fp := startProxy(t, "-flavor", "envoy", "-stay-up")
+		env := []string{"ENVOY_ADMIN_API=http://" + fp.addr, "ISTIO_QUIT_API=http://" + fp.addr, "NEVER_KILL_ISTIO=yes"}
+		p := startBinary(t, bin, env, child("args", "started")[1:]...)
+		p.expect("started")
+		assert.Equal(t, 0, p.wait())
+		first, _, _ := strings.Cut(p.stderr.String(), "\n")
+		assert.Equal(t, `proxy-await: warning: invalid value "yes" for $NEVER_KILL_ISTIO: not true or false, so ignored, `+
+			`as scuttle ignores it (hint: write true or false)`, first)
+		assert.Equal(t, 2, fp.count("POST", "/quitquitquit"), "Envoy's and ISTIO_QUIT_API's, the same fake here")
 	})
 	t.Run("START_WITHOUT_ENVOY", func(t *testing.T) {
 		fp := startProxy(t, "-flavor", "envoy", "-ready-after", "never", "-stay-up")

@@ -207,3 +207,26 @@ func headingAnchors(page string) []string {
 	}
 	return out
 }
+
+// unversioned is a claim about a proxy or Kubernetes that names no release:
+// "recent Linkerd", "newer releases". Such claims go stale unseen when a
+// release changes a default; name the release instead ("since Linkerd 2.16").
+var unversioned = regexp.MustCompile(`(?i)\b(recent|newer|modern|current|latest|older)\s+(linkerd|istio|envoy|dapr|consul|kubernetes|cloud sql|k8s|releases?|versions?|proxies|proxy)\b`)
+
+// The documentation and the examples name the release each claim holds for.
+func TestDocsNameTheRelease(t *testing.T) {
+	files := markdownPages(t)
+	require.NoError(t, filepath.WalkDir("examples", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, filepath.ToSlash(p))
+		}
+		return err
+	}))
+	for _, f := range files {
+		for i, line := range strings.Split(readDoc(t, f), "\n") {
+			if m := unversioned.FindString(line); m != "" {
+				t.Errorf("%s:%d: %q names no release: say which one the claim holds for", f, i+1, m)
+			}
+		}
+	}
+}

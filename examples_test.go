@@ -235,23 +235,53 @@ func exampleManifests(t *testing.T) []string {
 	return files
 }
 
+// examplePods is the pod templates of one file of examples/, with the
+// entrypoint of the image that a Dockerfile beside it builds.
+func examplePods(t *testing.T, file string) (tpls []*corev1.PodTemplateSpec, entrypoint []string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	objs, err := decodeManifest(data)
+	require.NoError(t, err, file)
+	if df := filepath.Join(filepath.Dir(file), "Dockerfile"); fileExists(df) {
+		entrypoint, err = entrypointOf(df)
+		require.NoError(t, err)
+	}
+	for _, obj := range objs {
+		if tpl, ok := podTemplate(obj); ok {
+			tpls = append(tpls, tpl)
+		}
+	}
+	return tpls, entrypoint
+}
+
+// examplePod is a pod template of examples/, with its file and the
+// entrypoint of its image when a Dockerfile builds it.
+type examplePod struct {
+	file       string
+	tpl        *corev1.PodTemplateSpec
+	entrypoint []string
+}
+
+// allExamplePods is every pod template of examples/.
+func allExamplePods(t *testing.T) []examplePod {
+	var pods []examplePod
+	for _, f := range exampleManifests(t) {
+		tpls, entrypoint := examplePods(t, f)
+		for _, tpl := range tpls {
+			pods = append(pods, examplePod{f, tpl, entrypoint})
+		}
+	}
+	return pods
+}
+
 func TestExamples(t *testing.T) {
 	for _, f := range exampleManifests(t) {
 		t.Run(f, func(t *testing.T) {
-			data, err := os.ReadFile(f)
-			require.NoError(t, err)
-			objs, err := decodeManifest(data)
-			require.NoError(t, err)
-			var entrypoint []string
-			if df := filepath.Join(filepath.Dir(f), "Dockerfile"); fileExists(df) {
-				entrypoint, err = entrypointOf(df)
-				require.NoError(t, err)
-			}
+			tpls, entrypoint := examplePods(t, f)
 			runs := 0
-			for _, obj := range objs {
-				if tpl, ok := podTemplate(obj); ok {
-					runs += checkPod(t, tpl, entrypoint)
-				}
+			for _, tpl := range tpls {
+				runs += checkPod(t, tpl, entrypoint)
 			}
 			assert.NotZero(t, runs, "no container of %s runs proxy-await", f)
 
@@ -406,4 +436,220 @@ func strictJSON(data []byte, into any) error {
 		err = errors.Join(strict...)
 	}
 	return err
+}
+
+// cloudSQLProxyVersion matches a pinned Cloud SQL Auth Proxy version: an
+// image tag, or the version named in prose.
+var cloudSQLProxyVersion = regexp.MustCompile(`(?i)cloud-sql-proxy:v?(\d+\.\d+\.\d+)|cloud sql auth proxy v(\d+\.\d+\.\d+)|cloud-sql-proxy/v2@v(\d+\.\d+\.\d+)`)
+
+// One Cloud SQL Auth Proxy version everywhere: the examples' images and the
+// docs name the release that make test runs for real (the Makefile's
+// CLOUD_SQL_PROXY_VERSION), so what the docs promise is what was tested.
+func TestOneCloudSQLProxyVersion(t *testing.T) {
+	makefile, err := os.ReadFile("Makefile")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^CLOUD_SQL_PROXY_VERSION\s*:?=\s*v(\S+)$`).FindSubmatch(makefile)
+	require.NotNil(t, m, "the Makefile sets no CLOUD_SQL_PROXY_VERSION")
+	want := string(m[1])
+
+	files := []string{"README.md"}
+	for _, dir := range []string{"examples", "docs"} {
+		require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files = append(files, p)
+			}
+			return err
+		}))
+	}
+	found := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range cloudSQLProxyVersion.FindAllStringSubmatch(string(data), -1) {
+			found++
+			got := m[1] + m[2] + m[3]
+			assert.Equal(t, want, got, "%s: %q pins another Cloud SQL Auth Proxy than the Makefile's v%s", f, m[0], want)
+		}
+	}
+	assert.NotZero(t, found, "no file names a Cloud SQL Auth Proxy version")
+}
+
+// presetNames is every --proxy preset, as --help lists them.
+func presetNames(t *testing.T) []string {
+	t.Helper()
+	var help strings.Builder
+	config.PrintHelp(&help)
+	_, list, ok := strings.Cut(help.String(), "\npresets:\n")
+	require.True(t, ok, "--help has no presets section")
+	var names []string
+	for _, line := range strings.Split(list, "\n") {
+		m := regexp.MustCompile(`^  ([a-z]+) `).FindStringSubmatch(line)
+		if m == nil {
+			if strings.TrimSpace(line) == "" || !strings.HasPrefix(line, " ") {
+				break
+			}
+			continue
+		}
+		if _, ok := config.LookupPreset(m[1]); ok {
+			names = append(names, m[1])
+		}
+	}
+	require.NotEmpty(t, names)
+	return names
+}
+
+// The docs say that every preset has an example: some container in
+// examples/ runs proxy-await with each --proxy preset.
+func TestEveryPresetHasAnExample(t *testing.T) {
+	used := map[string]bool{}
+	for _, pod := range allExamplePods(t) {
+		for _, r := range proxyAwaitRuns(pod.tpl, pod.entrypoint) {
+			cfg, err := config.Parse("proxy-await", r.argv[1:], containerEnv(r.c))
+			require.NoError(t, err, pod.file)
+			for _, p := range cfg.Proxies {
+				used[p] = true
+			}
+		}
+	}
+	for _, p := range presetNames(t) {
+		assert.True(t, used[p], "no example runs proxy-await --proxy %s", p)
+	}
+}
+
+// An injector's containers, as far as the Pod Security Standards look at
+// them. "restricted" judges the pod that runs, and a mesh's injector adds
+// containers that the manifests in examples/ do not show. Each injection
+// holds what a mesh's injector adds by default and with the remedy that
+// makes the pod pass, taken from that project's injection templates at the
+// release named; docs/sidecars.md says the same in prose.
+type injection struct {
+	mesh     string
+	injected func(tpl *corev1.PodTemplateSpec) bool
+	// init and sidecar are the containers added by default, fixedInit and
+	// fixedSidecar those added with remedy (nil: the same as by default).
+	init, fixedInit       *corev1.Container
+	sidecar, fixedSidecar *corev1.Container
+	// copyCaps: the sidecar gets the first container's capabilities, as
+	// Linkerd's injector does.
+	copyCaps bool
+	remedy   string
+}
+
+func annotated(key, value string) func(*corev1.PodTemplateSpec) bool {
+	return func(tpl *corev1.PodTemplateSpec) bool { return tpl.Annotations[key] == value }
+}
+
+func labelled(key, value string) func(*corev1.PodTemplateSpec) bool {
+	return func(tpl *corev1.PodTemplateSpec) bool { return tpl.Labels[key] == value }
+}
+
+// injectedContainer is a container with a security context in the terms injectors use.
+func injectedContainer(name string, uid int64, nonRoot bool, add []corev1.Capability, dropAll bool) *corev1.Container {
+	sc := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: new(false),
+		Privileged:               new(false),
+		ReadOnlyRootFilesystem:   new(true),
+		RunAsUser:                &uid,
+		RunAsNonRoot:             &nonRoot,
+		Capabilities:             &corev1.Capabilities{Add: add},
+	}
+	if dropAll {
+		sc.Capabilities.Drop = []corev1.Capability{"ALL"}
+	}
+	return &corev1.Container{Name: name, SecurityContext: sc}
+}
+
+var netAdmin = []corev1.Capability{"NET_ADMIN", "NET_RAW"}
+
+var injections = []injection{{
+	// linkerd/linkerd2 version-2.20: charts/partials/templates/_proxy-init.tpl,
+	// _network-validator.tpl and _proxy.tpl; pkg/inject/inject.go gives the
+	// proxy the first container's capabilities.
+	mesh:      "Linkerd 2.20",
+	injected:  annotated("linkerd.io/inject", "enabled"),
+	init:      injectedContainer("linkerd-init", 65534, true, netAdmin, false),
+	fixedInit: injectedContainer("linkerd-network-validator", 65534, true, nil, true),
+	sidecar:   injectedContainer("linkerd-proxy", 2102, true, nil, false),
+	copyCaps:  true,
+	remedy:    "linkerd-cni (Helm value cniEnabled: true)",
+}, {
+	// istio/istio 1.30.3: manifests/charts/istio-control/istio-discovery/files/injection-template.yaml.
+	mesh:      "Istio 1.30",
+	injected:  labelled("sidecar.istio.io/inject", "true"),
+	init:      injectedContainer("istio-init", 0, false, netAdmin, true),
+	fixedInit: injectedContainer("istio-validation", 1337, true, nil, true),
+	sidecar:   injectedContainer("istio-proxy", 1337, true, nil, true),
+	remedy:    "istio-cni (Helm value pilot.cni.enabled: true)",
+}, {
+	// hashicorp/consul-k8s v2.0.3: control-plane/connect-inject/webhook/container_init.go
+	// (transparent proxy, on by default) and consul_dataplane_sidecar.go.
+	mesh:      "consul-k8s 2.0",
+	injected:  annotated("consul.hashicorp.com/connect-inject", "true"),
+	init:      injectedContainer("consul-connect-inject-init", 0, false, []corev1.Capability{"NET_ADMIN"}, false),
+	fixedInit: injectedContainer("consul-connect-inject-init", 5996, true, nil, true),
+	sidecar:   injectedContainer("consul-dataplane", 5995, true, nil, true),
+	remedy:    "the Consul CNI plugin (Helm value connectInject.cni.enabled: true)",
+}, {
+	// dapr/dapr v1.18.3: pkg/injector/patcher/sidecar_container.go and the
+	// dapr_sidecar_injector chart's values.yaml.
+	mesh:         "Dapr 1.18",
+	injected:     annotated("dapr.io/enabled", "true"),
+	sidecar:      injectedContainer("daprd", 65532, true, nil, false),
+	fixedSidecar: injectedContainer("daprd", 65532, true, nil, true),
+	remedy:       "the Helm value dapr_sidecar_injector.sidecarDropALLCapabilities=true",
+}}
+
+// inject adds an injection's containers to a copy of a pod: by default, or
+// with its remedy.
+func (inj injection) inject(tpl *corev1.PodTemplateSpec, remedied bool) *corev1.PodTemplateSpec {
+	pod := tpl.DeepCopy()
+	init, sidecar := inj.init, inj.sidecar
+	if remedied && inj.fixedInit != nil {
+		init = inj.fixedInit
+	}
+	if remedied && inj.fixedSidecar != nil {
+		sidecar = inj.fixedSidecar
+	}
+	if init != nil {
+		pod.Spec.InitContainers = append([]corev1.Container{*init.DeepCopy()}, pod.Spec.InitContainers...)
+	}
+	if sidecar != nil {
+		c := sidecar.DeepCopy()
+		if first := pod.Spec.Containers[0].SecurityContext; inj.copyCaps && first != nil {
+			c.SecurityContext.Capabilities = first.Capabilities.DeepCopy()
+		}
+		pod.Spec.Containers = append(pod.Spec.Containers, *c)
+	}
+	return pod
+}
+
+// The examples pass "restricted" as written (TestExamples); the pods a mesh
+// makes of them pass only with the remedy docs/sidecars.md names: without a
+// CNI plugin the mesh's init container needs NET_ADMIN (and runs as root, for
+// Istio and Consul), and daprd keeps its capabilities unless told to drop
+// them.
+func TestExamplesInjectedRestricted(t *testing.T) {
+	seen := map[string]bool{}
+	for _, pod := range allExamplePods(t) {
+		for _, inj := range injections {
+			if !inj.injected(pod.tpl) {
+				continue
+			}
+			seen[inj.mesh] = true
+			for _, remedied := range []bool{false, true} {
+				res, err := restricted(inj.inject(pod.tpl, remedied))
+				require.NoError(t, err)
+				if remedied {
+					assert.True(t, res.Allowed, "%s under %s with %s: not \"restricted\": %s: %s",
+						pod.file, inj.mesh, inj.remedy, res.ForbiddenReason(), res.ForbiddenDetail())
+				} else {
+					assert.False(t, res.Allowed, "%s under %s without %s passes \"restricted\": the docs say it does not",
+						pod.file, inj.mesh, inj.remedy)
+				}
+			}
+		}
+	}
+	for _, inj := range injections {
+		assert.True(t, seen[inj.mesh], "no example is injected by %s", inj.mesh)
+	}
 }

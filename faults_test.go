@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -110,24 +111,34 @@ func TestShutdownFaults(t *testing.T) {
 			assert.Equal(t, failed, recs[len(recs)-1], "the failure is the last line")
 		})
 	}
-	// A refused connection means the proxy has exited only if it answered
-	// the readiness probes; otherwise it may not have started yet.
-	closed := func(t *testing.T) string { return "http://" + testutil.RefusingAddr(t) + "/shutdown" }
-	t.Run("refused after the proxy answered", func(t *testing.T) {
-		fp := startProxy(t)
-		p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", closed(t)},
-			child("exit", "3")...)...)
-		assert.Equal(t, 3, p.wait())
-		assert.Equal(t, 1, strings.Count(p.stderr.String(), "proxy already gone"))
-	})
 	t.Run("refused from a proxy that never answered", func(t *testing.T) {
 		t.Parallel()
-		p := startPA(t, nil, append([]string{"-S", "--proxy", "none", "--shutdown-timeout", waitForAProbe, "--shutdown-url", closed(t)},
-			child("exit", "3")...)...)
+		p := startPA(t, nil, append([]string{"-v", "-S", "--proxy", "none", "--shutdown-timeout", waitForAProbe,
+			"--shutdown-url", "http://" + testutil.RefusingAddr(t) + "/shutdown"}, child("exit", "3")...)...)
 		assert.Equal(t, 3, p.wait())
-		assert.Regexp(t, `\nproxy-await: error: proxy did not shut down within `+waitForAProbe+` url=\S+ elapsed=\S+ last="connection refused" \(hint: the proxy never answered`,
-			p.stderr.String())
+		lines := shutdownLines(t, p)
+		require.GreaterOrEqual(t, len(lines), 3, "asked again: it may not have started")
+		assert.Regexp(t, `^proxy-await: error: proxy did not shut down within `+waitForAProbe+` url=\S+ elapsed=\S+ last="connection refused" \(hint: the proxy never answered`,
+			lines[len(lines)-1])
 	})
+}
+
+// A Job whose sidecar went away before the job ended: the proxy answered
+// the wait at its readiness port, and now both its readiness and its
+// shutdown ports refuse. It has exited, which is what the POST was for:
+// that is said once, at info level, after one attempt.
+func TestProxyGoneBeforeTheShutdown(t *testing.T) {
+	fp := startProxy(t, "-flavor", "cloudsql")
+	p := startPA(t, nil, append([]string{"-v", "--proxy", "cloudsql", "-S", "--ready-url", "http://" + fp.ready + "/startup",
+		"--shutdown-url", fp.url("/quitquitquit")}, child("wait-stdin")...)...)
+	p.waitLog("proxy-await: proxy is ready ")
+	fp.signal(syscall.SIGTERM)
+	_ = fp.cmd.Wait() // its ports are closed
+	require.NoError(t, p.stdin.Close())
+	assert.Equal(t, 0, p.wait())
+	lines := shutdownLines(t, p)
+	require.Len(t, lines, 2, "one attempt")
+	assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=`+regexp.QuoteMeta(fp.url("/quitquitquit"))+` elapsed=\S+$`, lines[1])
 }
 
 // The trap of a proxy that starts late: readiness timed out without

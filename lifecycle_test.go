@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,6 +67,7 @@ var exitCodeCases = []struct {
 	{"killed by SIGSEGV", []string{"--", "sh", "-c", "kill -SEGV $$"}, 139},
 	{"not found", []string{"--", "/nonexistent/command"}, 127},
 	{"not found in PATH", []string{"--", "no-such-command-proxy-await"}, 127},
+	{"an empty string", []string{"--", ""}, 127},
 	{"not executable", []string{"--", "/proc/version"}, 126},
 	{"a directory", []string{"--", "/"}, 126},
 }
@@ -134,6 +139,41 @@ func TestReadinessTimeoutRefused(t *testing.T) {
 	assert.Equal(t, 69, p.wait())
 	assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout="+waitForAProbe+" url="+url+
 		` error="connection refused" (hint: connection refused for the whole wait: is the pod meshed (is the sidecar injected), and is --proxy the right preset?)`+"\n")
+}
+
+// The timeout line says "raise --timeout" only where waiting longer can
+// help: for an error that every probe will repeat, its hint says what to
+// fix instead.
+func TestTimeoutHintFitsTheError(t *testing.T) {
+	t.Parallel()
+	fp := startProxy(t, "-stay-up")
+	untrusted := testutil.NewUntrustedTLSServer(t, http.NotFoundHandler())
+	huge, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		if testutil.ReadRequest(r) == nil {
+			return
+		}
+		header := []byte("HTTP/1.1 503 Service Unavailable\r\nX-Endless: " + strings.Repeat("a", 96<<10))
+		_, _ = conn.Write(header)
+		_, _ = io.Copy(io.Discard, conn)
+	})
+	for _, tc := range []struct {
+		name, url, err, hint string
+	}{
+		{"404", fp.url("/no-such-path"), "answered 404 Not Found",
+			"nothing answers at this path: is the readiness URL this proxy's, and --proxy the right preset?"},
+		{"certificate", untrusted.URL + "/ready", "TLS: certificate signed by unknown authority",
+			"the proxy's certificate does not verify here: probe its http:// endpoint, or trust its CA with SSL_CERT_FILE"},
+		{"over 64 KiB", "http://" + huge + "/ready", "answer larger than 64 KiB",
+			"no readiness endpoint answers with that much: is the readiness URL this proxy's?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := startPA(t, nil, append([]string{"-t", waitForAProbe, "--ready-url", tc.url}, child("args", "started")...)...)
+			assert.Equal(t, 69, p.wait())
+			assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout="+waitForAProbe+" url="+tc.url+
+				` error="`+tc.err+`" (hint: `+tc.hint+`)`+"\n")
+		})
+	}
 }
 
 func TestDisableVariablesSkipTheWait(t *testing.T) {
@@ -225,52 +265,4 @@ func TestEnvironmentConfiguration(t *testing.T) {
 		assert.Equal(t, `proxy-await: invalid value "soon" for $PROXY_AWAIT_TERM_DELAY (--term-delay): not a duration (use 250ms, 1m30s, 2d or seconds)`,
 			strings.SplitN(p.stderr.String(), "\n", 2)[0])
 	})
-}
-
-func TestUsageErrorsStartNothing(t *testing.T) {
-	fp := startProxy(t)
-	for _, tc := range []struct {
-		args []string
-		want string // the first line on stderr
-	}{
-		{[]string{"--no-such-flag"}, `proxy-await: unknown flag --no-such-flag`},
-		{[]string{"--rewrite", "FOO:BAR"}, `proxy-await: invalid value "FOO:BAR" for --rewrite: unknown signal FOO`},
-		{[]string{"--timeout", "soon"}, `proxy-await: invalid value "soon" for --timeout: not a duration (use 250ms, 1m30s, 2d or seconds)`},
-		{[]string{"--backoff", "-1s"}, `proxy-await: invalid value "-1s" for --backoff: must not be negative`},
-		{[]string{"--proxy", "istio,foo"}, `proxy-await: invalid value "istio,foo" for --proxy: unknown proxy foo`},
-		{[]string{"--proxy", "none,cloudsql"}, `proxy-await: invalid value "none,cloudsql" for --proxy: none cannot be combined with other proxies`},
-		{[]string{"--proxy", "linkerd,envoy", "-p", "4191"}, `proxy-await: invalid value "4191" for --port: it applies to one preset, not to linkerd,envoy`},
-		{[]string{"--proxy", "istio", "-p", "4191"}, `proxy-await: invalid value "4191" for --port: the istio preset has no admin port`},
-		{[]string{"--shutdown-url", "http://10.0.0.1:4191/shutdown"}, `proxy-await: invalid value "http://10.0.0.1:4191/shutdown" for --shutdown-url: host 10.0.0.1 is not loopback: a proxy accepts shutdown only from inside the pod`},
-		{[]string{"--ready-url", "ftp://127.0.0.1/ready"}, `proxy-await: invalid value "ftp://127.0.0.1/ready" for --ready-url: scheme must be http or https`},
-		{[]string{"--log-format", "xml"}, `proxy-await: invalid value "xml" for --log-format: choose text or json`},
-	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			args := append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")}, tc.args...)
-			p := startPA(t, nil, append(args, child("args", "started")...)...)
-			assert.Equal(t, 2, p.wait())
-			assert.Empty(t, p.restLines, "nothing may start")
-			assert.Equal(t, tc.want, strings.SplitN(p.stderr.String(), "\n", 2)[0])
-		})
-	}
-	t.Run("-S and no command", func(t *testing.T) {
-		p := startPA(t, nil, "--proxy", "none", "-S")
-		assert.Equal(t, 2, p.wait())
-		assert.True(t, strings.HasPrefix(p.stderr.String(), `proxy-await: invalid value "true" for --shutdown: there is no command`))
-	})
-	assert.Empty(t, fp.requests(), "a usage error sends nothing to the proxy")
-}
-
-func TestHelpAndVersion(t *testing.T) {
-	p := startPA(t, nil, "--help")
-	assert.Equal(t, 0, p.wait())
-	help := strings.Join(p.restLines, "\n")
-	for _, want := range []string{"--term-delay", "PROXY_AWAIT_TERM_DELAY", "exit codes:", "examples:", "LINKERD_AWAIT_DISABLED", "69"} {
-		assert.Contains(t, help, want)
-	}
-	p = startPA(t, nil, "--version")
-	assert.Equal(t, 0, p.wait())
-	require.NotEmpty(t, p.restLines)
-	assert.True(t, strings.HasPrefix(p.restLines[0], "proxy-await "))
-	assert.Contains(t, strings.Join(p.restLines, " "), "go1.")
 }

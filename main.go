@@ -8,6 +8,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,11 +21,11 @@ import (
 )
 
 func main() {
-	cfg, err := config.Parse(filepath.Base(os.Args[0]), os.Args[1:], os.LookupEnv)
+	cfg, err := config.ParseEnviron(filepath.Base(os.Args[0]), os.Args[1:], os.Environ())
 	var usage *config.UsageError
 	switch {
 	case errors.As(err, &usage):
-		reportUsage(usage)
+		reportUsage(os.Stderr, usage)
 		os.Exit(exitcode.Usage)
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "%s%v\n", logging.Prefix, err)
@@ -43,19 +44,19 @@ func main() {
 	os.Exit(run(cfg, newLogger(cfg)))
 }
 
-// reportUsage prints a usage error: under --log-format json one record with
-// the event usage_error, else the message and a hint line.
-func reportUsage(u *config.UsageError) {
+// reportUsage prints a usage error to w: under --log-format json one record
+// with the event usage_error, else the message and a hint line.
+func reportUsage(w io.Writer, u *config.UsageError) {
 	if u.Format == "json" {
 		attrs := []any{"event", "usage_error"}
 		if u.Hint != "" {
 			attrs = append(attrs, "hint", u.Hint)
 		}
-		logging.New(os.Stderr, "json", slog.LevelError).Error(u.Msg, attrs...)
+		logging.New(w, "json", slog.LevelError).Error(u.Msg, attrs...)
 		return
 	}
-	fmt.Fprintf(os.Stderr, "%s%s\n", logging.Prefix, u.Msg)
+	fmt.Fprintf(w, "%s%s\n", logging.Prefix, u.Msg)
 	if u.Hint != "" {
-		fmt.Fprintf(os.Stderr, "%shint: %s\n", logging.Prefix, u.Hint)
+		fmt.Fprintf(w, "%shint: %s\n", logging.Prefix, u.Hint)
 	}
 }

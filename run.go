@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 
@@ -36,6 +35,7 @@ func run(c *config.Config, log *slog.Logger) int {
 	// undoing it costs half a millisecond on every exit.
 	sigs := wrapper.Notify()
 
+	warn(c, log)
 	code, start, answered := awaitProxy(c, log, sigs)
 	if start && len(c.Command) > 0 { // no command: only wait
 		code = runChild(c, log, sigs)
@@ -49,6 +49,18 @@ func run(c *config.Config, log *slog.Logger) int {
 	return mapExitCode(c, log, code)
 }
 
+// warn logs what the configuration ignored, once, now that the logger
+// exists.
+func warn(c *config.Config, log *slog.Logger) {
+	for _, w := range c.Warnings {
+		attrs := []any{"event", "config_warning"}
+		if w.Hint != "" {
+			attrs = append(attrs, "hint", w.Hint)
+		}
+		log.Warn(w.Msg, attrs...)
+	}
+}
+
 // mapExitCode applies --exit-code-map, last, to the code the run ends with.
 func mapExitCode(c *config.Config, log *slog.Logger, code int) int {
 	to, ok := c.ExitCodes[code]
@@ -60,16 +72,16 @@ func mapExitCode(c *config.Config, log *slog.Logger, code int) int {
 }
 
 // awaitProxy waits for readiness. It says whether to start the child and, if
-// not, the exit code; and whether the proxy answered at all, which tells the
-// shutdown what a refused connection means.
-func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code int, start, answered bool) {
+// not, the exit code; and which readiness URLs the proxy answered at all,
+// which tells the shutdown what a refused connection means.
+func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code int, start bool, answered []string) {
 	switch {
 	case c.Disabled:
 		log.Info("readiness wait disabled by the environment", "event", "readiness_skipped")
-		return 0, true, false
+		return 0, true, nil
 	case len(c.ReadyURLs) == 0:
 		log.Debug("no readiness URL: not waiting", "event", "readiness_skipped")
-		return 0, true, false
+		return 0, true, nil
 	}
 	// cancel ends the wait on a termination signal; --timeout on its own.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -81,7 +93,7 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 	}
 
 	began := time.Now()
-	log.Info("waiting for the proxy", "event", "readiness_started", "url", strings.Join(c.ReadyURLs, ","))
+	log.Info("waiting for the proxy: "+c.ReadySource(), "event", "readiness_started", "url", c.ReadyURLs)
 	type outcome struct {
 		res readiness.Result
 		err error
@@ -103,7 +115,7 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 			switch {
 			case o.err == nil:
 				log.Info("proxy is ready", "event", "readiness_ready", "elapsed", time.Since(began))
-				return 0, true, true
+				return 0, true, o.res.Answered
 			case !errors.Is(o.err, context.DeadlineExceeded):
 				log.Error("readiness wait failed", "event", "internal_error", "error", o.err.Error())
 				return exitcode.Internal, false, o.res.Answered
@@ -140,9 +152,12 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 // logTimeout says that --timeout ran out, with what the probes got last.
 func logTimeout(c *config.Config, log *slog.Logger, res readiness.Result) {
 	args := []any{"event", "readiness_timeout", "timeout", c.Timeout, "url", res.URLs(), "error", res.Errors()}
-	switch {
+	// "raise --timeout" only where waiting longer can help.
+	switch hint := res.Hint(); {
 	case res.Refused():
 		args = append(args, "hint", "connection refused for the whole wait: "+readiness.RefusedHint)
+	case hint != "":
+		args = append(args, "hint", hint)
 	case c.TimeoutFatal:
 		args = append(args, "hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
 	}
@@ -186,17 +201,22 @@ func runChild(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) int {
 }
 
 // shutdownProxy POSTs the shutdown URLs; its outcome is logged, never fatal.
-// answered says that the proxy answered the readiness probes: a refused
-// connection then means that it has exited already.
-func shutdownProxy(c *config.Config, log *slog.Logger, answered bool) {
+// answered are the readiness URLs that the proxy answered: with each
+// shutdown URL's proxy and its readiness URLs, they tell a proxy that has
+// exited already from one whose shutdown endpoint is missing.
+func shutdownProxy(c *config.Config, log *slog.Logger, answered []string) {
 	if len(c.ShutdownURLs) == 0 {
 		log.Debug("no shutdown URL: nothing to POST", "event", "shutdown_skipped")
 		return
 	}
+	var targets []shutdown.Target
+	for _, s := range c.Sidecars() {
+		targets = append(targets, shutdown.Target{URL: s.Shutdown, Preset: s.Preset, Ready: s.Ready})
+	}
 	_ = shutdown.Post(context.Background(), shutdown.Options{
-		URLs:          c.ShutdownURLs,
-		Timeout:       c.ShutdownTimeout,
-		ProxyAnswered: answered,
-		Logger:        log,
+		Targets:  targets,
+		Answered: answered,
+		Timeout:  c.ShutdownTimeout,
+		Logger:   log,
 	})
 }

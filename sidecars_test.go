@@ -7,12 +7,14 @@ package main
 // from the preset table, so a wrong path in a preset fails here.
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -160,6 +162,63 @@ func TestLinkerdShutdownNotEnabled(t *testing.T) {
 	assert.Contains(t, line, "native sidecar")
 }
 
+// A Job whose sidecar runs on, while nothing listens at the shutdown URL:
+// the shutdown endpoint is missing, not the proxy gone. proxy-await asks
+// again until --shutdown-timeout runs out, then ends with an error that
+// names the likely cause for that sidecar, and exits with the job's 0.
+func TestMissingShutdownEndpointInAJob(t *testing.T) {
+	for _, tc := range []struct {
+		name, preset string
+		args         []string // the fake proxy's
+		hint         string
+	}{
+		// consul-dataplane's lifecycle server on 20300, its own default,
+		// while the preset POSTs consul-k8s's 20600: here, another free
+		// port than the one POSTed.
+		{"consul-dataplane on another graceful port", "consul", nil, "consul-dataplane serves /graceful_shutdown on its graceful port: " +
+			"20600 as consul-k8s injects it, 20300 by consul-dataplane's own default; " +
+			"give the port it uses with --shutdown-url http://127.0.0.1:PORT/graceful_shutdown"},
+		{"cloud-sql-proxy without --quitquitquit", "cloudsql", []string{"-quitquitquit=false"},
+			"cloud-sql-proxy serves /quitquitquit only when started with --quitquitquit: add that flag to its arguments " +
+				"(the endpoint is then on its --admin-port, 9091 by default)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // the budget must run out: in parallel, it is spent once
+			fp := startProxy(t, append([]string{"-flavor", tc.preset, "-stay-up"}, tc.args...)...)
+			readyAddr := fp.addr // consul: Envoy's admin
+			if tc.preset == "cloudsql" {
+				readyAddr = fp.ready
+			}
+			ready := "http://" + readyAddr + presetPath(t, preset(tc.preset).Ready)
+			shutdown := "http://" + testutil.RefusingAddr(t) + presetPath(t, preset(tc.preset).Shutdown)
+			p := startPA(t, nil, append([]string{"-v", "--proxy", tc.preset, "-S", "--shutdown-timeout", "2s",
+				"--ready-url", ready, "--shutdown-url", shutdown}, child("exit", "0")...)...)
+			assert.Equal(t, 0, p.wait(), "the job's status")
+			lines := shutdownLines(t, p)
+			require.GreaterOrEqual(t, len(lines), 3, "asked again within the budget")
+			assert.Regexp(t, `^proxy-await: error: proxy still running: nothing listens at its shutdown URL url=`+
+				regexp.QuoteMeta(shutdown)+` elapsed=\S+ ready_url=`+regexp.QuoteMeta(ready)+` `+
+				regexp.QuoteMeta("(hint: "+tc.hint+")")+`$`, lines[len(lines)-1])
+			assert.Zero(t, fp.count("POST", presetPath(t, preset(tc.preset).Shutdown)), "nothing reached the sidecar")
+		})
+	}
+}
+
+// shutdownLines are proxy-await's log lines after the child exited, each
+// before the last one a refused shutdown POST, numbered from 1: the
+// shutdown asked again and nothing else happened.
+func shutdownLines(t *testing.T, p *proc) []string {
+	t.Helper()
+	_, after, ok := strings.Cut(p.stderr.String(), "proxy-await: child exited ")
+	require.True(t, ok, "the child's exit is not logged")
+	lines := strings.Split(strings.TrimSuffix(after, "\n"), "\n")[1:]
+	require.NotEmpty(t, lines, "nothing logged after the child exited")
+	for i, l := range lines[:len(lines)-1] {
+		assert.Regexp(t, fmt.Sprintf(`^proxy-await: debug: shutdown POST failed url=\S+ attempt=%d error="connection refused"$`, i+1), l)
+	}
+	return lines
+}
+
 // cloudSQLProxy is the Cloud SQL Auth Proxy v2 binary that `make deps`
 // builds: $CLOUD_SQL_PROXY, or where the Makefile keeps it.
 func cloudSQLProxy(t *testing.T) string {
@@ -176,55 +235,99 @@ func cloudSQLProxy(t *testing.T) string {
 	return bin
 }
 
+// cloudSQL is a real Cloud SQL Auth Proxy v2, offline, on free ports.
+type cloudSQL struct {
+	startup, quit string // its /startup and /quitquitquit URLs
+	cmd           *exec.Cmd
+	out           *testutil.Buffer
+	done          chan error // its exit status, once it has exited
+}
+
+// newCloudSQL prepares cloud-sql-proxy with --health-check and flags.
+func newCloudSQL(t *testing.T, flags ...string) *cloudSQL {
+	httpAddr, adminAddr := freeAddr(t), freeAddr(t)
+	_, httpPort, _ := strings.Cut(httpAddr, ":")
+	_, adminPort, _ := strings.Cut(adminAddr, ":")
+	_, dbPort, _ := strings.Cut(freeAddr(t), ":")
+	args := append([]string{"--token", "fake", "--lazy-refresh", "--health-check"}, flags...)
+	args = append(args, "--port", dbPort, "--http-port", httpPort, "--admin-port", adminPort,
+		"--sqladmin-api-endpoint", "http://127.0.0.1:1", "project:region:instance")
+	c := &cloudSQL{
+		startup: "http://" + httpAddr + presetPath(t, preset("cloudsql").Ready),
+		quit:    "http://" + adminAddr + presetPath(t, preset("cloudsql").Shutdown),
+		cmd:     exec.Command(cloudSQLProxy(t), args...),
+		out:     &testutil.Buffer{},
+		done:    make(chan error, 1),
+	}
+	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
+	return c
+}
+
+// start runs cloud-sql-proxy until it exits or the test ends.
+func (c *cloudSQL) start(t *testing.T) {
+	require.NoError(t, c.cmd.Start())
+	go func() { c.done <- c.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = c.cmd.Process.Kill()
+		err := <-c.done
+		c.done <- err
+		if t.Failed() {
+			t.Logf("cloud-sql-proxy output:\n%s", c.out.String())
+		}
+	})
+}
+
 // A real Cloud SQL Auth Proxy v2, offline. proxy-await starts first and
 // waits; the job, run once cloud-sql-proxy is up, reads its /startup itself
 // (busybox wget) to show it was ready, and fails with 3. proxy-await POSTs
 // /quitquitquit, cloud-sql-proxy exits 0, and proxy-await exits 3.
 func TestRealCloudSQLProxy(t *testing.T) {
-	bin := cloudSQLProxy(t)
-	httpAddr, adminAddr := freeAddr(t), freeAddr(t)
-	_, httpPort, _ := strings.Cut(httpAddr, ":")
-	_, adminPort, _ := strings.Cut(adminAddr, ":")
-	_, dbPort, _ := strings.Cut(freeAddr(t), ":")
-	startup := "http://" + httpAddr + presetPath(t, preset("cloudsql").Ready)
-
-	p := startPA(t, nil, "-S", "--ready-url", startup,
-		"--shutdown-url", "http://"+adminAddr+presetPath(t, preset("cloudsql").Shutdown),
-		"--", "sh", "-c", "busybox wget -q -O - "+startup+" && echo; exit 3")
+	sql := newCloudSQL(t, "--quitquitquit")
+	p := startPA(t, nil, "-S", "--ready-url", sql.startup, "--shutdown-url", sql.quit,
+		"--", "sh", "-c", "busybox wget -q -O - "+sql.startup+" && echo; exit 3")
 	deadline := time.Now().Add(waitLimit)
 	for !strings.Contains(p.stderr.String(), "waiting for the proxy") {
 		require.True(t, time.Now().Before(deadline), "proxy-await did not start waiting; stderr:\n%s", p.stderr.String())
 		time.Sleep(5 * time.Millisecond)
 	}
 	p.silent("cloud-sql-proxy is not running yet")
-
-	sql := exec.Command(bin, "--token", "fake", "--lazy-refresh", "--health-check", "--quitquitquit",
-		"--port", dbPort, "--http-port", httpPort, "--admin-port", adminPort,
-		"--sqladmin-api-endpoint", "http://127.0.0.1:1", "project:region:instance")
-	out := &testutil.Buffer{}
-	sql.Stdout, sql.Stderr = out, out
-	require.NoError(t, sql.Start())
-	sqlDone := make(chan error, 1)
-	go func() { sqlDone <- sql.Wait() }()
-	t.Cleanup(func() {
-		_ = sql.Process.Kill()
-		<-sqlDone
-		if t.Failed() {
-			t.Logf("cloud-sql-proxy output:\n%s", out.String())
-		}
-	})
+	sql.start(t)
 
 	assert.Equal(t, "ok", p.expect(""), "the job saw cloud-sql-proxy ready")
 	assert.Equal(t, 3, p.wait())
 	select {
-	case err := <-sqlDone:
-		sqlDone <- err // for the cleanup
+	case err := <-sql.done:
+		sql.done <- err // for the cleanup
 		assert.NoError(t, err, "cloud-sql-proxy exits 0 on /quitquitquit")
 	case <-time.After(waitLimit):
 		t.Fatalf("cloud-sql-proxy still running %s after proxy-await's shutdown", waitLimit)
 	}
 	assert.Contains(t, p.stderr.String(), "proxy shutdown requested")
-	assert.Contains(t, out.String(), "/quitquitquit received request")
+	assert.Contains(t, sql.out.String(), "/quitquitquit received request")
+}
+
+// A real Cloud SQL Auth Proxy v2 started without --quitquitquit serves
+// /startup but nothing on its admin port: a Job's proxy-await must not
+// take the refused POST for a proxy gone. It asks until --shutdown-timeout
+// runs out, then names the flag; cloud-sql-proxy is still running.
+func TestRealCloudSQLProxyWithoutQuitquitquit(t *testing.T) {
+	sql := newCloudSQL(t)
+	sql.start(t)
+	p := startPA(t, nil, "-v", "--proxy", "cloudsql", "-S", "--shutdown-timeout", "2s", "--ready-url", sql.startup,
+		"--shutdown-url", sql.quit, "--", "sh", "-c", "busybox wget -q -O - "+sql.startup+" && echo; exit 0")
+	assert.Equal(t, "ok", p.expect(""), "the job saw cloud-sql-proxy ready")
+	assert.Equal(t, 0, p.wait())
+	lines := shutdownLines(t, p)
+	require.GreaterOrEqual(t, len(lines), 3, "asked again within the budget")
+	assert.Regexp(t, `^proxy-await: error: proxy still running: nothing listens at its shutdown URL url=`+regexp.QuoteMeta(sql.quit)+
+		` elapsed=\S+ ready_url=`+regexp.QuoteMeta(sql.startup)+` \(hint: cloud-sql-proxy serves /quitquitquit only when started with --quitquitquit: `,
+		lines[len(lines)-1])
+	select {
+	case err := <-sql.done:
+		sql.done <- err // for the cleanup
+		t.Fatalf("cloud-sql-proxy exited (%v): nothing should have stopped it", err)
+	default:
+	}
 }
 
 // The fake proxy answers as SPEC.md's last section says each sidecar does:

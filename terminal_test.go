@@ -5,12 +5,10 @@ package main
 // controlling terminal is the pty; the test types on the master side.
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -19,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/proxy-await/proxy-await/internal/testchild"
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // jobShell is proxy-await running as a job under testchild's "jobshell".
@@ -78,16 +77,14 @@ func (s *jobShell) typeKeys(keys string) {
 	require.NoError(s.t, err)
 }
 
-// job returns proxy-await's PID: the shell's only child.
+// job returns proxy-await's PID: the shell's only child. It is found by its
+// parent PID: /proc/PID/task/PID/children lists only what the main thread
+// forked, and the shell's locked goroutine may run on another thread.
 func (s *jobShell) job() int {
 	s.t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", s.cmd.Process.Pid, s.cmd.Process.Pid))
-	require.NoError(s.t, err)
-	f := strings.Fields(string(data))
-	require.Len(s.t, f, 1, "the shell should have one child, proxy-await")
-	pid, err := strconv.Atoi(f[0])
-	require.NoError(s.t, err)
-	return pid
+	children := testutil.Children(s.cmd.Process.Pid)
+	require.Len(s.t, children, 1, "the shell should have one child, proxy-await")
+	return children[0].PID
 }
 
 // One Ctrl-C reaches the child once. Without -g the terminal signals the

@@ -17,8 +17,8 @@ import (
 // Every warning and error proxy-await can print is in
 // docs/troubleshooting.md, with what it means and what to do. The test finds
 // them in the source: the messages of Warn and Error log calls, usage errors
-// (usagef), and the start errors of the command, and looks for the fixed
-// text of each on the page.
+// (usagef), configuration warnings (warnf), and the start errors of the
+// command, and looks for the fixed text of each on the page.
 func TestTroubleshootingListsEveryMessage(t *testing.T) {
 	page := readDoc(t, "docs/troubleshooting.md")
 	msgs := userMessages(t)
@@ -60,7 +60,7 @@ func userMessages(t *testing.T) []message {
 						if len(n.Args) > 0 {
 							arg = n.Args[0]
 						}
-					case "usagef":
+					case "usagef", "warnf":
 						arg = n.Args[1]
 					case "invalid": // c.invalid(flag, value, hint, reason)
 						arg = n.Args[3]

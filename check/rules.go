@@ -116,11 +116,10 @@ type target struct {
 }
 
 // targets are the URLs that name a loopback host, with the preset each
-// comes from unless flag set them.
-func targets(cfg *config.Config, urls []string, flag string) []target {
+// comes from, if one did.
+func targets(cfg *config.Config, urls []string) []target {
 	var out []target
-	presets := slices.DeleteFunc(slices.Clone(cfg.Proxies), func(p string) bool { return p == "none" })
-	for i, raw := range urls {
+	for _, raw := range urls {
 		u, err := url.Parse(raw)
 		if err != nil || !loopback(u.Hostname()) {
 			continue
@@ -132,11 +131,7 @@ func targets(cfg *config.Config, urls []string, flag string) []target {
 				port = 443
 			}
 		}
-		t := target{url: raw, port: port, path: u.Path}
-		if !cfg.Given(flag) && i < len(presets) {
-			t.preset = presets[i]
-		}
-		out = append(out, t)
+		out = append(out, target{url: raw, port: port, path: u.Path, preset: cfg.FromPreset(raw)})
 	}
 	return out
 }
@@ -191,7 +186,7 @@ func (j *judge) presetMismatch() {
 	if j.cfg.Disabled {
 		return
 	}
-	for _, t := range targets(j.cfg, j.cfg.ReadyURLs, "ready-url") {
+	for _, t := range targets(j.cfg, j.cfg.ReadyURLs) {
 		if s := j.mesh.at(t, func(s *sidecar) endpoint { return s.ready }); s != nil {
 			if s.ready.off != "" {
 				j.report(Error, "preset-mismatch", "proxy-await waits for %s, which the %s sidecar never answers, so it would wait forever: %s",
@@ -278,7 +273,7 @@ func (j *judge) shutdownDisabled() {
 	if !j.cfg.Shutdown {
 		return
 	}
-	for _, t := range targets(j.cfg, j.cfg.ShutdownURLs, "shutdown-url") {
+	for _, t := range targets(j.cfg, j.cfg.ShutdownURLs) {
 		if s := j.mesh.at(t, func(s *sidecar) endpoint { return s.shutdown }); s != nil {
 			if s.shutdown.off != "" && s.native != native {
 				j.report(Error, "shutdown-disabled", "-S POSTs %s, which the %s sidecar does not serve, so it would keep running: %s%s",
@@ -299,7 +294,7 @@ func (j *judge) shutdownDisabled() {
 // shutdownTargets are the sidecars the shutdown URLs reach, by path.
 func (j *judge) shutdownTargets() []*sidecar {
 	var out []*sidecar
-	for _, t := range targets(j.cfg, j.cfg.ShutdownURLs, "shutdown-url") {
+	for _, t := range targets(j.cfg, j.cfg.ShutdownURLs) {
 		for _, s := range j.mesh.sidecars {
 			if s.shutdown.path == t.path && (t.preset == "" || t.preset == s.preset || s.shutdown.port == t.port) && !slices.Contains(out, s) {
 				out = append(out, s)

@@ -46,16 +46,43 @@ type Config struct {
 	LogFormat       string
 	Disabled        bool     // a disable variable is set: skip the readiness wait
 	Command         []string // empty: only wait for the proxy
+	Warnings        []Warning
 
 	Check    bool               // --check: lint the manifests at Paths, run nothing
 	Paths    []string           // --check's arguments
 	Versions map[string]Version // --versions: the cluster's releases, by name
 	Install  string             // --install: copy proxy-await into this directory, run nothing
 
-	given map[string]given // by long flag name: how each flag was set
+	given      map[string]given  // by long flag name: how each flag was set
+	readyFrom  string            // the variable that set ReadyURLs, as scuttle
+	fromPreset map[string]string // the preset that supplied each URL it did
 
 	Help    bool
 	Version bool
+}
+
+// ReadySource says where the readiness URLs came from, for the line that
+// starts the wait: "--proxy linkerd (the default)", "--proxy istio",
+// "--proxy istio (from $PROXY_AWAIT_PROXY)", "--ready-url",
+// "$PROXY_AWAIT_READY_URL" or, as scuttle, "$ENVOY_ADMIN_API". A pod that
+// waits forever on the default preset's port then says so on its first line.
+func (c *Config) ReadySource() string {
+	switch g, ok := c.given["ready-url"]; {
+	case ok && g.env != "":
+		return "$" + g.env
+	case ok:
+		return "--ready-url"
+	case c.readyFrom != "":
+		return c.readyFrom
+	}
+	s := "--proxy " + strings.Join(c.Proxies, ",")
+	switch g, ok := c.given["proxy"]; {
+	case !ok:
+		s += " (the default)"
+	case g.env != "":
+		s += " (from $" + g.env + ")"
+	}
+	return s
 }
 
 // given is a flag's value as the user wrote it, and the variable it came
@@ -63,13 +90,6 @@ type Config struct {
 type given struct {
 	value string
 	env   string
-}
-
-// Given says whether the flag called name was set, on the command line or
-// by its variable, rather than left at its default.
-func (c *Config) Given(name string) bool {
-	_, ok := c.given[name]
-	return ok
 }
 
 // UsageError is a bad command line or environment: exit 2 with msg, and a
@@ -85,6 +105,17 @@ func (e *UsageError) Error() string { return e.Msg }
 
 func usagef(hint, format string, args ...any) error {
 	return &UsageError{Msg: fmt.Sprintf(format, args...), Hint: hint}
+}
+
+// Warning is something in the command line or environment that proxy-await
+// ignores: the run goes on, and the warning is logged once at the start.
+type Warning struct {
+	Msg  string
+	Hint string
+}
+
+func warnf(hint, format string, args ...any) Warning {
+	return Warning{Msg: fmt.Sprintf(format, args...), Hint: hint}
 }
 
 // invalid is the usage error for flag's value, quoted as the user wrote it
@@ -108,14 +139,21 @@ func (c *Config) finish() error {
 			return c.invalid("port", strconv.Itoa(c.Port), "give each proxy's URLs with --ready-url and --shutdown-url instead",
 				"it applies to one preset, not to "+strings.Join(c.Proxies, ","))
 		}
-		if presets[c.Proxies[0]].port == 0 {
+		switch name := c.Proxies[0]; {
+		case name == "none":
 			return c.invalid("port", strconv.Itoa(c.Port), "set the URLs with --ready-url and --shutdown-url instead",
-				fmt.Sprintf("the %s preset has no admin port", c.Proxies[0]))
+				"the none preset has no URLs, so no port")
+		case presets[name].port == 0:
+			// Not "no admin port": Istio's Envoy has one, 15000, which
+			// is what a user who writes -p 15000 has in mind.
+			return c.invalid("port", strconv.Itoa(c.Port), "for other ports, give --ready-url and --shutdown-url instead",
+				fmt.Sprintf("the %s preset's ports are fixed (%s)", name, fixedPorts(presets[name])))
 		}
 	} else if len(c.Proxies) == 1 {
 		c.Port = presets[c.Proxies[0]].port
 	}
 	readyGiven, shutdownGiven := c.ReadyURLs != nil, c.ShutdownURLs != nil
+	c.fromPreset = map[string]string{}
 	for _, name := range c.Proxies {
 		p := presets[name]
 		port := p.port
@@ -123,10 +161,14 @@ func (c *Config) finish() error {
 			port = c.Port
 		}
 		if !readyGiven && p.ready != "" {
-			c.ReadyURLs = append(c.ReadyURLs, presetURL(p.ready, port))
+			u := presetURL(p.ready, port)
+			c.ReadyURLs = append(c.ReadyURLs, u)
+			c.fromPreset[u] = name
 		}
 		if !shutdownGiven && p.shutdown != "" {
-			c.ShutdownURLs = append(c.ShutdownURLs, presetURL(p.shutdown, port))
+			u := presetURL(p.shutdown, port)
+			c.ShutdownURLs = append(c.ShutdownURLs, u)
+			c.fromPreset[u] = name
 		}
 	}
 	for _, d := range []struct {
@@ -155,11 +197,14 @@ func (c *Config) finish() error {
 	switch {
 	case len(c.Command) == 0 && c.Shutdown:
 		// Without COMMAND proxy-await only waits, for an init container or a
-		// hook: the proxy it waited for must stay up.
-		return c.invalid("shutdown", "true", "put the command after --, or drop --shutdown to only wait for the proxy",
-			"there is no command to run before the shutdown")
-	case len(c.Command) > 0 && c.Command[0] == "":
-		return usagef("give the command's name or path", "the command is an empty string")
+		// hook: the proxy it waited for must stay up. The message names the
+		// flag, not a value "true" that the user of -S never wrote.
+		flag := "--shutdown"
+		if g := c.given["shutdown"]; g.env != "" {
+			flag = "$" + g.env + " (--shutdown)"
+		}
+		return usagef("put the command after --, or drop --shutdown to only wait for the proxy",
+			"%s without a command: there is no command to run before the shutdown", flag)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -99,7 +100,7 @@ func TestPresets(t *testing.T) {
 			[]string{"http://127.0.0.1:15021/healthz/ready"}, []string{"http://127.0.0.2:9/quit"}},
 		{[]string{"--proxy", "cloudsql"}, []string{"http://127.0.0.1:9090/startup"}, []string{"http://127.0.0.1:9091/quitquitquit"}},
 		{[]string{"--proxy", "dapr"}, []string{"http://127.0.0.1:3500/v1.0/healthz/outbound"}, []string{"http://127.0.0.1:3500/v1.0/shutdown"}},
-		{[]string{"--proxy", "consul"}, []string{"http://127.0.0.1:19000/ready"}, []string{"http://127.0.0.1:20300/graceful_shutdown"}},
+		{[]string{"--proxy", "consul"}, []string{"http://127.0.0.1:19000/ready"}, []string{"http://127.0.0.1:20600/graceful_shutdown"}},
 		{[]string{"--proxy", "istio,cloudsql"},
 			[]string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"},
 			[]string{"http://127.0.0.1:15020/quitquitquit", "http://127.0.0.1:9091/quitquitquit"}},
@@ -110,7 +111,7 @@ func TestPresets(t *testing.T) {
 			[]string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"},
 			[]string{"http://127.0.0.1:15020/quitquitquit", "http://127.0.0.1:9091/quitquitquit"}},
 		{[]string{"--proxy", "envoy,consul", "--ready-url", "http://127.0.0.1:1/r"},
-			[]string{"http://127.0.0.1:1/r"}, []string{"http://127.0.0.1:15000/quitquitquit", "http://127.0.0.1:20300/graceful_shutdown"}},
+			[]string{"http://127.0.0.1:1/r"}, []string{"http://127.0.0.1:15000/quitquitquit", "http://127.0.0.1:20600/graceful_shutdown"}},
 		{[]string{"--proxy", "none,none"}, nil, nil},
 	} {
 		c, err := Parse("proxy-await", append(tc.args, "app"), testutil.Getenv(nil))
@@ -247,16 +248,16 @@ func TestLinkerdAwaitVariables(t *testing.T) {
 }
 
 // Every usage error: its exact message (the first line printed) and hint.
+const notLoopback = "is not loopback: a proxy accepts shutdown only from inside the pod"
+
 func TestUsageErrors(t *testing.T) {
 	const duration = "not a duration (use 250ms, 1m30s, 2d or seconds)"
-	const notLoopback = "is not loopback: a proxy accepts shutdown only from inside the pod"
 	for _, tc := range []struct {
 		args []string
 		env  map[string]string
 		msg  string
 		hint string
 	}{
-		{[]string{"--", ""}, nil, "the command is an empty string", "give the command's name or path"},
 		{[]string{"--bogus", "app"}, nil, "unknown flag --bogus", "see --help for the flags"},
 		{[]string{"-x", "app"}, nil, "unknown flag -x", "see --help for the flags"},
 		{[]string{"--timeout"}, nil, "--timeout needs a value", "write --timeout=30s"},
@@ -286,7 +287,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--proxy", "consol", "app"}, nil, `invalid value "consol" for --proxy: unknown proxy consol`, presetHint},
 		{[]string{"--proxy", "istio,foo", "app"}, nil, `invalid value "istio,foo" for --proxy: unknown proxy foo`, presetHint},
 		{[]string{"--proxy", "istio,", "app"}, nil, `invalid value "istio," for --proxy: empty item in a comma-separated list`, ""},
-		{[]string{"--proxy", "Istio", "app"}, nil, `invalid value "Istio" for --proxy: unknown proxy Istio`, presetHint},
+		{[]string{"--proxy", "ıstio", "app"}, nil, `invalid value "ıstio" for --proxy: unknown proxy "ıstio"`, presetHint},
 		{[]string{"--proxy", "istio", "--proxy", "foo", "app"}, nil, `invalid value "foo" for --proxy: unknown proxy foo`, presetHint},
 		{[]string{"--proxy", "none,istio", "app"}, nil, `invalid value "none,istio" for --proxy: none cannot be combined with other proxies`,
 			"give none alone, or only the proxies to await"},
@@ -295,13 +296,21 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PROXY": "istio,foo"}, `invalid value "istio,foo" for $PROXY_AWAIT_PROXY (--proxy): unknown proxy foo`, presetHint},
 		{[]string{"--proxy", "linkerd,envoy", "-p", "4191", "app"}, nil, `invalid value "4191" for --port: it applies to one preset, not to linkerd,envoy`,
 			"give each proxy's URLs with --ready-url and --shutdown-url instead"},
-		{[]string{"--proxy", "cloudsql", "-p", "9090", "app"}, nil, `invalid value "9090" for --port: the cloudsql preset has no admin port`,
+		{[]string{"--proxy", "cloudsql", "-p", "9090", "app"}, nil,
+			`invalid value "9090" for --port: the cloudsql preset's ports are fixed (readiness on 9090, shutdown on 9091)`,
+			"for other ports, give --ready-url and --shutdown-url instead"},
+		{[]string{"--proxy", "none", "-p", "1", "app"}, nil, `invalid value "1" for --port: the none preset has no URLs, so no port`,
 			"set the URLs with --ready-url and --shutdown-url instead"},
-		{[]string{"--proxy", "none", "-p", "1", "app"}, nil, `invalid value "1" for --port: the none preset has no admin port`,
-			"set the URLs with --ready-url and --shutdown-url instead"},
+		// Istio's Envoy has an admin port, 15000; its preset's ports are fixed.
+		{[]string{"--proxy", "istio", "-p", "15000", "app"}, nil,
+			`invalid value "15000" for --port: the istio preset's ports are fixed (readiness on 15021, shutdown on 15020)`,
+			"for other ports, give --ready-url and --shutdown-url instead"},
+		{[]string{"--proxy", "dapr", "-p", "3501", "app"}, nil,
+			`invalid value "3501" for --port: the dapr preset's ports are fixed (readiness and shutdown on 3500)`,
+			"for other ports, give --ready-url and --shutdown-url instead"},
 		{[]string{"--proxy", "istio", "app"}, map[string]string{"PROXY_AWAIT_PORT": "4191"},
-			`invalid value "4191" for $PROXY_AWAIT_PORT (--port): the istio preset has no admin port`,
-			"set the URLs with --ready-url and --shutdown-url instead"},
+			`invalid value "4191" for $PROXY_AWAIT_PORT (--port): the istio preset's ports are fixed (readiness on 15021, shutdown on 15020)`,
+			"for other ports, give --ready-url and --shutdown-url instead"},
 		{[]string{"-p", "70000", "app"}, nil, `invalid value "70000" for --port: not a port number (1-65535)`, ""},
 		{[]string{"-p", "0", "app"}, nil, `invalid value "0" for --port: not a port number (1-65535)`, ""},
 		{[]string{"-p", "http", "app"}, nil, `invalid value "http" for --port: not a decimal number`, ""},
@@ -311,7 +320,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "-1"}, `invalid value "-1" for $PROXY_AWAIT_PORT (--port): not a decimal number`, ""},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "0x1"}, `invalid value "0x1" for $PROXY_AWAIT_PORT (--port): not a decimal number`, ""},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PORT": "0"}, `invalid value "0" for $PROXY_AWAIT_PORT (--port): not a port number (1-65535)`, ""},
-		{[]string{"--ready-url", "127.0.0.1:4191/ready", "app"}, nil, `invalid value "127.0.0.1:4191/ready" for --ready-url: not an http or https URL`, ""},
+		{[]string{"--ready-url", "127.0.0.1:4191/ready", "app"}, nil, `invalid value "127.0.0.1:4191..." for --ready-url: not an http or https URL`, ""},
 		{[]string{"--ready-url", "http:///ready", "app"}, nil, `invalid value "http:///ready" for --ready-url: URL has no host`, ""},
 		{[]string{"--ready-url", "http://127.0.0.1:99999/", "app"}, nil, `invalid value "http://127.0.0.1:99999/" for --ready-url: not a port number: 99999`, ""},
 		{[]string{"--shutdown-url", "http://example.com/shutdown", "app"}, nil, `invalid value "http://example.com/shutdown" for --shutdown-url: host example.com ` + notLoopback, ""},
@@ -333,15 +342,16 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN_URL": "http://127.0.0.1/a,http://10.1.1.1/b"},
 			`invalid value "http://127.0.0.1/a,http://10.1.1.1/b" for $PROXY_AWAIT_SHUTDOWN_URL (--shutdown-url): host 10.1.1.1 ` + notLoopback, ""},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_READY_URL": "http://127.0.0.1/a,,http://127.0.0.1/b"},
-			`invalid value "http://127.0.0.1/a,,http://127.0.0.1/b" for $PROXY_AWAIT_READY_URL (--ready-url): empty item in a comma-separated list`, ""},
+			`invalid value "http://127.0.0.1/a,,..." for $PROXY_AWAIT_READY_URL (--ready-url): empty item in a comma-separated list`, ""},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_SHUTDOWN": "yes please"}, `invalid value "yes please" for $PROXY_AWAIT_SHUTDOWN (--shutdown): must be true or false`, ""},
 
-		// Without COMMAND proxy-await only waits: nothing to shut down after.
-		{[]string{"-S"}, nil, `invalid value "true" for --shutdown: there is no command to run before the shutdown`,
+		// Without COMMAND proxy-await only waits: nothing to shut down
+		// after. The message quotes no value "true" that -S never wrote.
+		{[]string{"-S"}, nil, `--shutdown without a command: there is no command to run before the shutdown`,
 			"put the command after --, or drop --shutdown to only wait for the proxy"},
-		{[]string{"--shutdown=true", "--"}, nil, `invalid value "true" for --shutdown: there is no command to run before the shutdown`,
+		{[]string{"--shutdown=true", "--"}, nil, `--shutdown without a command: there is no command to run before the shutdown`,
 			"put the command after --, or drop --shutdown to only wait for the proxy"},
-		{nil, map[string]string{"PROXY_AWAIT_SHUTDOWN": "1"}, `invalid value "1" for $PROXY_AWAIT_SHUTDOWN (--shutdown): there is no command to run before the shutdown`,
+		{nil, map[string]string{"PROXY_AWAIT_SHUTDOWN": "1"}, `$PROXY_AWAIT_SHUTDOWN (--shutdown) without a command: there is no command to run before the shutdown`,
 			"put the command after --, or drop --shutdown to only wait for the proxy"},
 	} {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
@@ -457,7 +467,8 @@ func TestUnknownFlagSuggestion(t *testing.T) {
 }
 
 // The log format a usage error is printed in: the command line's
-// --log-format as far as it was read, else the variable's.
+// --log-format, wherever it is among the flags (after the mistake too),
+// else the variable's. The command's own arguments do not count.
 func TestUsageErrorFormat(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -467,7 +478,13 @@ func TestUsageErrorFormat(t *testing.T) {
 		{[]string{"--bogus"}, nil, "text"},
 		{[]string{"--log-format", "json", "--bogus"}, nil, "json"},
 		{[]string{"--log-format=json", "-t", "--", "true"}, nil, "json"},
-		{[]string{"--bogus", "--log-format", "json"}, nil, "text"},
+		{[]string{"--bogus", "--log-format", "json"}, nil, "json"},
+		{[]string{"--bogus", "--log-format=json", "app"}, nil, "json"},
+		{[]string{"-t", "--", "--log-format", "json"}, nil, "text"},
+		{[]string{"--timeout-fatal", "false", "--log-format", "json"}, nil, "json"},
+		{[]string{"--log-format", "json", "--bogus", "--log-format", "text"}, nil, "text"},
+		{[]string{"--bogus", "--log-format", "json"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "text"}, "json"},
+		{[]string{"--timeout", "5q", "app", "--log-format", "json"}, nil, "text"},
 		{[]string{"--timeout", "5q", "--log-format", "json", "app"}, nil, "json"},
 		{[]string{"--log-format", "xml", "app"}, nil, "text"},
 		{[]string{"--log-format", "xml", "app"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json"}, "text"},
@@ -563,16 +580,94 @@ func TestScuttleVariables(t *testing.T) {
 	assert.True(t, c.Quiet)
 
 	for v, want := range map[string]string{
-		"ENVOY_ADMIN_API":            `invalid value "127.0.0.1:15000" for $ENVOY_ADMIN_API: not an http or https URL`,
-		"ISTIO_QUIT_API":             `invalid value "127.0.0.1:15000" for $ISTIO_QUIT_API: not an http or https URL`,
-		"WAIT_FOR_ENVOY_TIMEOUT":     `invalid value "127.0.0.1:15000" for $WAIT_FOR_ENVOY_TIMEOUT: not a duration (use 250ms, 1m30s, 2d or seconds)`,
-		"NEVER_KILL_ISTIO":           `invalid value "127.0.0.1:15000" for $NEVER_KILL_ISTIO: must be true or false`,
-		"QUIT_WITHOUT_ENVOY_TIMEOUT": `invalid value "127.0.0.1:15000" for $QUIT_WITHOUT_ENVOY_TIMEOUT: not a duration (use 250ms, 1m30s, 2d or seconds)`,
+		"ENVOY_ADMIN_API": `invalid value "127.0.0.1:15000" for $ENVOY_ADMIN_API: not an http or https URL`,
+		"ISTIO_QUIT_API":  `invalid value "127.0.0.1:15000" for $ISTIO_QUIT_API: not an http or https URL`,
 	} {
 		_, err := Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{v: "127.0.0.1:15000"}))
 		var u *UsageError
 		require.ErrorAs(t, err, &u, v)
 		assert.Equal(t, want, u.Msg)
+	}
+}
+
+// scuttle's timeouts as its waitForEnvoy reads them (kvij/scuttle main.go
+// lines 187-193, the same in redboxllc/scuttle main.go 189-195):
+// QUIT_WITHOUT_ENVOY_TIMEOUT when more than 0, else WAIT_FOR_ENVOY_TIMEOUT
+// when more than 0, else none; 0 is the default of both (scuttle_config.go
+// getConfig), so 0 is "not set". QUIT_REQUEST_TIMEOUT (kvij/scuttle
+// scuttle_config.go line 47, default 5s) bounds the quit requests.
+func TestScuttleTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		env      map[string]string
+		args     []string
+		timeout  time.Duration
+		fatal    bool
+		shutdown time.Duration
+	}{
+		{nil, nil, 0, true, 5 * time.Second},
+		{map[string]string{"WAIT_FOR_ENVOY_TIMEOUT": "2s", "QUIT_WITHOUT_ENVOY_TIMEOUT": "0"}, nil, 2 * time.Second, false, 5 * time.Second},
+		{map[string]string{"WAIT_FOR_ENVOY_TIMEOUT": "2s", "QUIT_WITHOUT_ENVOY_TIMEOUT": "0s"}, nil, 2 * time.Second, false, 5 * time.Second},
+		{map[string]string{"WAIT_FOR_ENVOY_TIMEOUT": "0", "QUIT_WITHOUT_ENVOY_TIMEOUT": "3s"}, nil, 3 * time.Second, true, 5 * time.Second},
+		{map[string]string{"WAIT_FOR_ENVOY_TIMEOUT": "2s", "QUIT_WITHOUT_ENVOY_TIMEOUT": "3s"}, nil, 3 * time.Second, true, 5 * time.Second},
+		{map[string]string{"WAIT_FOR_ENVOY_TIMEOUT": "0", "QUIT_WITHOUT_ENVOY_TIMEOUT": "0"}, nil, 0, true, 5 * time.Second},
+		{map[string]string{"QUIT_REQUEST_TIMEOUT": "500ms"}, nil, 0, true, 500 * time.Millisecond},
+		{map[string]string{"QUIT_REQUEST_TIMEOUT": "0"}, nil, 0, true, 5 * time.Second},
+		{map[string]string{"QUIT_REQUEST_TIMEOUT": "1m"}, []string{"--shutdown-timeout", "2s"}, 0, true, 2 * time.Second},
+		{map[string]string{"WAIT_FOR_ENVOY_TIMEOUT": "2s"}, []string{"-t", "9s"}, 9 * time.Second, false, 5 * time.Second},
+	} {
+		c, err := Parse("scuttle", append(tc.args, "app"), testutil.Getenv(tc.env))
+		require.NoError(t, err, "%v %v", tc.env, tc.args)
+		assert.Equal(t, tc.timeout, c.Timeout, "%v %v", tc.env, tc.args)
+		assert.Equal(t, tc.fatal, c.TimeoutFatal, "%v %v", tc.env, tc.args)
+		assert.Equal(t, tc.shutdown, c.ShutdownTimeout, "%v %v", tc.env, tc.args)
+		assert.Empty(t, c.Warnings, "%v %v", tc.env, tc.args)
+	}
+}
+
+// scuttle reads a boolean as exactly "true" or "false" and ignores any
+// other value, keeping the default (scuttle_config.go getBoolFromEnv, lines
+// 89-109 in kvij/scuttle, 79-99 in redboxllc/scuttle); it ignores a
+// duration that does not parse (getDurationFromEnv). So does proxy-await as
+// scuttle, with a warning where scuttle logs "Invalid value will be
+// ignored": a value scuttle read as false is false here, never a usage
+// error that crash-loops the pod.
+func TestScuttleValuesAsScuttleReadsThem(t *testing.T) {
+	admin := map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000"}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{k: v}
+		for k, v := range admin {
+			m[k] = v
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name, value string
+		check       func(*Config) bool
+		warning     string
+	}{
+		{"NEVER_KILL_ISTIO", "true", func(c *Config) bool { return !c.Shutdown }, ""},
+		{"NEVER_KILL_ISTIO", "false", func(c *Config) bool { return c.Shutdown }, ""},
+		{"NEVER_KILL_ISTIO", "TRUE", func(c *Config) bool { return c.Shutdown }, `invalid value "TRUE" for $NEVER_KILL_ISTIO`},
+		{"NEVER_KILL_ISTIO", "1", func(c *Config) bool { return c.Shutdown }, `invalid value "1" for $NEVER_KILL_ISTIO`},
+		{"NEVER_KILL_ISTIO", "yes", func(c *Config) bool { return c.Shutdown }, `invalid value "yes" for $NEVER_KILL_ISTIO`},
+		{"START_WITHOUT_ENVOY", "True", func(c *Config) bool { return !c.Disabled }, `invalid value "True" for $START_WITHOUT_ENVOY`},
+		{"NEVER_KILL_ISTIO_ON_FAILURE", "on", func(c *Config) bool { return !c.ShutdownOnlyOK }, `invalid value "on" for $NEVER_KILL_ISTIO_ON_FAILURE`},
+		{"SCUTTLE_LOGGING", "no", func(c *Config) bool { return !c.Quiet }, `invalid value "no" for $SCUTTLE_LOGGING`}, // its default is on
+		{"SCUTTLE_LOGGING", "false", func(c *Config) bool { return c.Quiet }, ""},
+		{"WAIT_FOR_ENVOY_TIMEOUT", "soon", func(c *Config) bool { return c.Timeout == 0 }, `invalid value "soon" for $WAIT_FOR_ENVOY_TIMEOUT`},
+		{"QUIT_WITHOUT_ENVOY_TIMEOUT", "-1s", func(c *Config) bool { return c.Timeout == 0 && c.TimeoutFatal }, `invalid value "-1s" for $QUIT_WITHOUT_ENVOY_TIMEOUT`},
+		{"QUIT_REQUEST_TIMEOUT", "5 s", func(c *Config) bool { return c.ShutdownTimeout == 5*time.Second }, `invalid value "5 s" for $QUIT_REQUEST_TIMEOUT`},
+	} {
+		c, err := Parse("scuttle", []string{"app"}, testutil.Getenv(with(tc.name, tc.value)))
+		require.NoError(t, err, "%s=%q", tc.name, tc.value)
+		assert.True(t, tc.check(c), "%s=%q", tc.name, tc.value)
+		if tc.warning == "" {
+			assert.Empty(t, c.Warnings, "%s=%q", tc.name, tc.value)
+			continue
+		}
+		require.Len(t, c.Warnings, 1, "%s=%q", tc.name, tc.value)
+		assert.True(t, strings.HasPrefix(c.Warnings[0].Msg, tc.warning+": "), "%s=%q: %q", tc.name, tc.value, c.Warnings[0].Msg)
+		assert.True(t, strings.HasSuffix(c.Warnings[0].Msg, ", so ignored, as scuttle ignores it"), "%q", c.Warnings[0].Msg)
 	}
 }
 
@@ -619,10 +714,225 @@ func TestWaitAllAndExitCodeMapUsageErrors(t *testing.T) {
 }
 
 func TestExitCodeMapConfig(t *testing.T) {
-	c, err := Parse("proxy-await", []string{"--exit-code-map", "143:0,3:4", "--exit-code-map", "3:5", "app"}, testutil.Getenv(nil))
+	c, err := Parse("proxy-await", []string{"--exit-code-map", "143:0,3:4", "--exit-code-map", "3:4", "app"}, testutil.Getenv(nil))
 	require.NoError(t, err)
-	assert.Equal(t, map[int]int{143: 0, 3: 5}, c.ExitCodes, "a later rule for the same code wins")
+	assert.Equal(t, map[int]int{143: 0, 3: 4}, c.ExitCodes, "the same rule twice is one rule")
 	c, err = Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_WAIT_ALL": "2s"}))
 	require.NoError(t, err)
 	assert.Equal(t, 2*time.Second, c.WaitAll)
+}
+
+// Every value from the environment is read without the white space around
+// it: a YAML block scalar (`value: |`) leaves a newline at the end, and
+// " true" is as easy to write as "true".
+func TestEnvironmentValuesAreTrimmed(t *testing.T) {
+	c, err := Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{
+		"PROXY_AWAIT_PROXY":         " envoy\n",
+		"PROXY_AWAIT_PORT":          "\t9901 ",
+		"PROXY_AWAIT_SHUTDOWN":      " true",
+		"PROXY_AWAIT_TIMEOUT_FATAL": "false\n",
+		"PROXY_AWAIT_PROCESS_GROUP": "1\r\n",
+		"PROXY_AWAIT_LOG_FORMAT":    "json\n",
+		"PROXY_AWAIT_TERM_DELAY":    " 20s\n",
+		"PROXY_AWAIT_EXIT_CODE_MAP": "143:0\n",
+		"LINKERD_AWAIT_VERBOSE":     " off\n",
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"envoy"}, c.Proxies)
+	assert.Equal(t, []string{"http://127.0.0.1:9901/ready"}, c.ReadyURLs)
+	assert.True(t, c.Shutdown)
+	assert.False(t, c.TimeoutFatal)
+	assert.True(t, c.ProcessGroup)
+	assert.Equal(t, "json", c.LogFormat)
+	assert.Equal(t, 20*time.Second, c.TermDelay)
+	assert.Equal(t, map[int]int{143: 0}, c.ExitCodes)
+	assert.False(t, c.Verbose)
+
+	// White space alone is as good as unset.
+	c, err = Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{
+		"PROXY_AWAIT_PORT": " ", "PROXY_AWAIT_DISABLED": "\n", "PROXY_AWAIT_LOG_FORMAT": " \t"}))
+	require.NoError(t, err)
+	assert.Equal(t, 4191, c.Port)
+	assert.False(t, c.Disabled)
+	assert.Equal(t, "text", c.LogFormat)
+
+	// A usage error from a variable is printed in JSON when its format
+	// variable says json, newline or not.
+	_, err = Parse("proxy-await", []string{"--bogus"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json\n"}))
+	var u *UsageError
+	require.ErrorAs(t, err, &u)
+	assert.Equal(t, "json", u.Format)
+
+	// The reason quotes the value as read.
+	_, err = Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_PORT": " 0x1\n"}))
+	assert.EqualError(t, err, `invalid value "0x1" for $PROXY_AWAIT_PORT (--port): not a decimal number`)
+}
+
+// A PROXY_AWAIT_ variable that proxy-await does not read is a warning that
+// names the closest one it reads; the run goes on. Variables without the
+// prefix are none of proxy-await's business.
+func TestUnknownVariables(t *testing.T) {
+	c, err := ParseEnviron("proxy-await", []string{"app"}, []string{
+		"PROXY_AWAIT_TERMDELAY=20s", "PROXY_AWAIT_DISABLE=1", "PROXY_AWAIT_PROXY=istio", "PROXY_AWAIT_XYZZY=",
+		"PROXY_AWAIT_TIMEOUT=1s", "PROXY_AWAIT_TIMEOUT=2s", "HOME=/root", "LINKERD_AWAIT_DISABLED=", "proxy_await_term_delay=1s",
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []Warning{
+		{Msg: "unknown variable $PROXY_AWAIT_DISABLE: ignored", Hint: "did you mean $PROXY_AWAIT_DISABLED?"},
+		{Msg: "unknown variable $PROXY_AWAIT_TERMDELAY: ignored", Hint: "did you mean $PROXY_AWAIT_TERM_DELAY?"},
+		{Msg: "unknown variable $PROXY_AWAIT_XYZZY: ignored", Hint: "see --help for the variables proxy-await reads"},
+	}, c.Warnings)
+	assert.Zero(t, c.TermDelay, "a misspelt variable sets nothing")
+	assert.False(t, c.Disabled)
+	assert.Equal(t, []string{"istio"}, c.Proxies)
+	assert.Equal(t, time.Second, c.Timeout, "the first of two definitions wins, as with os.Getenv")
+
+	c, err = ParseEnviron("proxy-await", []string{"app"}, []string{"PROXY_AWAIT_DISABLED=1", "PROXY_AWAIT_TERM_DELAY=1s",
+		"PROXY_AWAIT_EXIT_CODE_MAP=143:0", "PROXY_AWAIT_LOG_FORMAT=json"})
+	require.NoError(t, err)
+	assert.Empty(t, c.Warnings, "variables that proxy-await reads")
+
+	// A usage error comes alone.
+	_, err = ParseEnviron("proxy-await", []string{"--bogus"}, []string{"PROXY_AWAIT_TERMDELAY=20s"})
+	assert.EqualError(t, err, "unknown flag --bogus")
+}
+
+// A code mapped to two different codes is a usage error that names both
+// rules: which one wins would be a guess, and the last one winning without a
+// word hides the other.
+func TestExitCodeMappedTwice(t *testing.T) {
+	const hint = "keep one rule for each code"
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		msg  string
+	}{
+		{[]string{"--exit-code-map", "1:2,1:3", "app"}, nil,
+			`invalid value "1:2,1:3" for --exit-code-map: exit code 1 is mapped twice, by 1:2 and by 1:3`},
+		{[]string{"--exit-code-map", "1:2", "--exit-code-map=143:0,001:3", "app"}, nil,
+			`invalid value "143:0,001:3" for --exit-code-map: exit code 1 is mapped twice, by 1:2 and by 001:3`},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_EXIT_CODE_MAP": "143:0, 143:1"},
+			`invalid value "143:0, 143:1" for $PROXY_AWAIT_EXIT_CODE_MAP (--exit-code-map): exit code 143 is mapped twice, by 143:0 and by 143:1`},
+	} {
+		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
+		var u *UsageError
+		require.ErrorAs(t, err, &u, "%v %v", tc.args, tc.env)
+		assert.Equal(t, tc.msg, u.Msg)
+		assert.Equal(t, hint, u.Hint)
+	}
+	// The command line replaces the variable's list: no clash between them.
+	c, err := Parse("proxy-await", []string{"--exit-code-map", "1:3", "app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_EXIT_CODE_MAP": "1:2"}))
+	require.NoError(t, err)
+	assert.Equal(t, map[int]int{1: 3}, c.ExitCodes)
+}
+
+// --help shows a boolean flag as it is used, "--shutdown", not pflag's
+// "--shutdown[=true|false]", which reads as if the value could follow after
+// a space (it cannot: see TestBooleanFlagTrap).
+func TestHelpShowsBooleanFlagsPlain(t *testing.T) {
+	var help strings.Builder
+	PrintHelp(&help)
+	assert.NotContains(t, help.String(), "[=")
+	n := 0
+	flagSet(&Config{}).VisitAll(func(f *pflag.Flag) {
+		if f.Value.Type() != "bool" {
+			return
+		}
+		n++
+		line := `(?m)^      --` + f.Name + ` {2,}\S`
+		if f.Shorthand != "" {
+			line = `(?m)^  -` + f.Shorthand + `, --` + f.Name + ` {2,}\S`
+		}
+		assert.Regexp(t, line, help.String(), "--%s", f.Name)
+	})
+	assert.Equal(t, 8, n, "the boolean flags")
+}
+
+// Preset names are read in any case: --proxy Istio is istio. Only ASCII
+// letters fold, so that no other character becomes a preset's letter.
+func TestPresetNamesIgnoreCase(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want []string
+	}{
+		{[]string{"--proxy", "Istio"}, nil, []string{"istio"}},
+		{[]string{"--proxy", "LINKERD", "-p", "4999"}, nil, []string{"linkerd"}},
+		{[]string{"--proxy", "Istio,CloudSQL,istio"}, nil, []string{"istio", "cloudsql"}},
+		{[]string{"--proxy", "None"}, nil, []string{"none"}},
+		{nil, map[string]string{"PROXY_AWAIT_PROXY": "Dapr"}, []string{"dapr"}},
+	} {
+		c, err := Parse("proxy-await", append(tc.args, "app"), testutil.Getenv(tc.env))
+		require.NoError(t, err, "%v %v", tc.args, tc.env)
+		assert.Equal(t, tc.want, c.Proxies, "%v %v", tc.args, tc.env)
+	}
+	// The Kelvin sign lower-cases to k in Unicode: not a preset's letter.
+	_, err := Parse("proxy-await", []string{"--proxy", "lin\u212Aerd", "app"}, testutil.Getenv(nil))
+	assert.EqualError(t, err, "invalid value \"lin\u212Aerd\" for --proxy: unknown proxy \"lin\u212Aerd\"")
+}
+
+// The line that starts the wait says where its URLs came from, and that
+// the preset is the default when no --proxy was given: a pod in an Istio
+// mesh waiting on Linkerd's port says so on its first line.
+func TestReadySource(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"proxy-await", nil, nil, "--proxy linkerd (the default)"},
+		{"proxy-await", []string{"-p", "4999"}, nil, "--proxy linkerd (the default)"},
+		{"proxy-await", []string{"--proxy", "linkerd"}, nil, "--proxy linkerd"},
+		{"proxy-await", []string{"--proxy", "Istio,cloudsql"}, nil, "--proxy istio,cloudsql"},
+		{"proxy-await", nil, map[string]string{"PROXY_AWAIT_PROXY": "istio"}, "--proxy istio (from $PROXY_AWAIT_PROXY)"},
+		{"proxy-await", []string{"--ready-url", "http://127.0.0.1:1/r"}, nil, "--ready-url"},
+		{"proxy-await", nil, map[string]string{"PROXY_AWAIT_READY_URL": "http://127.0.0.1:1/r"}, "$PROXY_AWAIT_READY_URL"},
+		{"scuttle", nil, map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000"}, "$ENVOY_ADMIN_API"},
+	} {
+		c, err := Parse(tc.name, append(tc.args, "app"), testutil.Getenv(tc.env))
+		require.NoError(t, err, "%v %v", tc.args, tc.env)
+		assert.Equal(t, tc.want, c.ReadySource(), "%s %v %v", tc.name, tc.args, tc.env)
+	}
+}
+
+// Each shutdown URL is paired with its proxy's preset and readiness URLs:
+// the shutdown tells a proxy that is gone from a missing endpoint by them.
+func TestSidecars(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []Sidecar
+	}{
+		{"the default preset", nil, nil,
+			[]Sidecar{{"http://127.0.0.1:4191/shutdown", "linkerd", []string{"http://127.0.0.1:4191/ready"}}}},
+		{"two presets, each its own", []string{"--proxy", "istio,cloudsql"}, nil, []Sidecar{
+			{"http://127.0.0.1:15020/quitquitquit", "istio", []string{"http://127.0.0.1:15021/healthz/ready"}},
+			{"http://127.0.0.1:9091/quitquitquit", "cloudsql", []string{"http://127.0.0.1:9090/startup"}},
+		}},
+		{"URLs by hand for one preset", []string{"--proxy", "consul", "--ready-url", "http://127.0.0.1:1/ready",
+			"--shutdown-url", "http://127.0.0.1:2/graceful_shutdown"}, nil,
+			[]Sidecar{{"http://127.0.0.1:2/graceful_shutdown", "consul", []string{"http://127.0.0.1:1/ready"}}}},
+		{"a shutdown URL by hand for two presets: the readiness URLs on its host", []string{"--proxy", "istio,cloudsql",
+			"--shutdown-url", "http://localhost:9/q"}, nil,
+			[]Sidecar{{"http://localhost:9/q", "", []string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"}}}},
+		{"no preset: the readiness URLs on its host", []string{"--proxy", "none", "--ready-url", "http://127.0.0.1:1/r",
+			"--ready-url", "http://10.0.0.1:2/r", "--shutdown-url", "http://[::1]:3/q"}, nil,
+			[]Sidecar{{"http://[::1]:3/q", "", []string{"http://127.0.0.1:1/r"}}}},
+		{"no readiness URL", []string{"--proxy", "none", "--shutdown-url", "http://127.0.0.1:3/q"}, nil,
+			[]Sidecar{{"http://127.0.0.1:3/q", "", nil}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse("proxy-await", append(tc.args, "app"), testutil.Getenv(tc.env))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, c.Sidecars())
+		})
+	}
+	c, err := Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000"}))
+	require.NoError(t, err)
+	assert.Equal(t, []Sidecar{
+		{"http://127.0.0.1:15000/quitquitquit", "", []string{"http://127.0.0.1:15000/ready"}},
+		{"http://127.0.0.1:15020/quitquitquit", "", []string{"http://127.0.0.1:15000/ready"}},
+	}, c.Sidecars(), "as scuttle")
 }

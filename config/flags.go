@@ -7,12 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
 // EnvPrefix starts the environment variable of every flag.
@@ -45,24 +49,25 @@ func flagSet(c *Config) *pflag.FlagSet {
 	fs.VarP((*duration)(&c.Backoff), "backoff", "b", "longest interval between two readiness probes")
 	fs.Var((*duration)(&c.ProbeTimeout), "probe-timeout", "timeout of one readiness probe")
 	fs.VarP((*duration)(&c.Timeout), "timeout", "t", "give up waiting for readiness after this long; 0 waits forever")
-	fs.BoolVar(&c.TimeoutFatal, "timeout-fatal", true, "on readiness timeout exit 69; with =false start the command anyway")
-	fs.BoolVarP(&c.Shutdown, "shutdown", "S", false, "POST the shutdown URLs when proxy-await exits (for Jobs and CronJobs)")
+	c.TimeoutFatal = true
+	boolFlag(fs, &c.TimeoutFatal, "timeout-fatal", "", "on readiness timeout exit 69; with =false start the command anyway")
+	boolFlag(fs, &c.Shutdown, "shutdown", "S", "POST the shutdown URLs when proxy-await exits (for Jobs and CronJobs)")
 	fs.Var((*duration)(&c.ShutdownTimeout), "shutdown-timeout", "total time for the shutdown POSTs, retries included")
 	fs.VarP(rewriteTable(c.Rewrite), "rewrite", "r", "deliver signal TO when FROM arrives (names or numbers), repeatable; TO=0 drops FROM")
-	fs.BoolVarP(&c.ProcessGroup, "process-group", "g", false, "start the command in its own process group and signal the whole group")
+	boolFlag(fs, &c.ProcessGroup, "process-group", "g", "start the command in its own process group and signal the whole group")
 	fs.Var((*duration)(&c.TermDelay), "term-delay", "hold a received SIGTERM this long while the command keeps serving")
 	fs.Var((*duration)(&c.DrainQuiet), "drain-quiet", "with --term-delay: deliver SIGTERM once the command's listening sockets have had no traffic for this long")
 	fs.Var((*duration)(&c.KillAfter), "kill-after", "SIGKILL the command this long after its termination signal; 0 never")
 	fs.Var((*duration)(&c.WaitAll), "wait-all", "when the command exits, SIGTERM what it left running and wait this long before SIGKILL; 0 does not wait")
-	fs.Var(exitCodeMap(c.ExitCodes), "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")
-	fs.BoolVar(&c.Check, "check", false, "check the Kubernetes manifests in the files and directories given as arguments (- for stdin), then exit")
+	fs.Var(&exitCodeMap{codes: c.ExitCodes, rules: map[int]string{}}, "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")
+	boolFlag(fs, &c.Check, "check", "", "check the Kubernetes manifests in the files and directories given as arguments (- for stdin), then exit")
 	fs.Var(versionList(c.Versions), "versions", "with --check: the cluster's releases, e.g. linkerd=2.20,istio=1.27,kubernetes=1.33")
 	fs.Var((*dirValue)(&c.Install), "install", "copy proxy-await into `DIR` as DIR/proxy-await, then exit")
-	fs.BoolVarP(&c.Verbose, "verbose", "v", false, "debug logging")
-	fs.BoolVarP(&c.Quiet, "quiet", "q", false, "log errors only")
+	boolFlag(fs, &c.Verbose, "verbose", "v", "debug logging")
+	boolFlag(fs, &c.Quiet, "quiet", "q", "log errors only")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
-	fs.BoolVarP(&c.Version, "version", "V", false, "print version, commit and Go version, then exit")
-	fs.BoolVarP(&c.Help, "help", "h", false, "print this help, then exit")
+	boolFlag(fs, &c.Version, "version", "V", "print version, commit and Go version, then exit")
+	boolFlag(fs, &c.Help, "help", "h", "print this help, then exit")
 
 	fs.VisitAll(func(f *pflag.Flag) {
 		if env := envName(f); env != "" {
@@ -70,6 +75,12 @@ func flagSet(c *Config) *pflag.FlagSet {
 		}
 	})
 	return fs
+}
+
+// boolFlag declares a boolean flag with *p as its default: given alone it
+// is true, and it takes a value only after "=".
+func boolFlag(fs *pflag.FlagSet, p *bool, name, short, usage string) {
+	fs.VarPF((*boolean)(p), name, short, usage).NoOptDefVal = "true"
 }
 
 // envName is the variable that supplies a flag's default; "" for flags that
@@ -81,18 +92,75 @@ func envName(f *pflag.Flag) string {
 	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 }
 
+// ParseEnviron is Parse with the environment as os.Environ gives it. It
+// also warns of each variable that starts with PROXY_AWAIT_ but is none that
+// proxy-await reads: a misspelt PROXY_AWAIT_TERMDELAY would otherwise lose
+// its setting without a word.
+func ParseEnviron(name string, args, environ []string) (*Config, error) {
+	vars := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := vars[k]; !dup { // the first wins, as with os.Getenv
+			vars[k] = v
+		}
+	}
+	c, err := Parse(name, args, func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	})
+	if err != nil || c.Help || c.Version {
+		return c, err
+	}
+	c.Warnings = append(unknownVariables(slices.Sorted(maps.Keys(vars))), c.Warnings...)
+	return c, nil
+}
+
+// unknownVariables warns of each of names that starts with PROXY_AWAIT_ and
+// is not a variable proxy-await reads, with the closest one that it reads.
+func unknownVariables(names []string) []Warning {
+	fs := flagSet(&Config{})
+	known := map[string]bool{}
+	var candidates []string // as flag names: "term-delay" for PROXY_AWAIT_TERM_DELAY
+	fs.VisitAll(func(f *pflag.Flag) {
+		if env := envName(f); env != "" {
+			known[env] = true
+			candidates = append(candidates, f.Name)
+		}
+	})
+	for _, v := range disableVars {
+		if name, ok := strings.CutPrefix(v, EnvPrefix); ok {
+			known[v] = true
+			candidates = append(candidates, strings.ToLower(name))
+		}
+	}
+	var out []Warning
+	for _, name := range names {
+		rest, ok := strings.CutPrefix(name, EnvPrefix)
+		if !ok || known[name] {
+			continue
+		}
+		hint := "see --help for the variables proxy-await reads"
+		if near := closest(strings.ToLower(strings.ReplaceAll(rest, "_", "-")), candidates); near != "" {
+			hint = "did you mean $" + EnvPrefix + strings.ToUpper(strings.ReplaceAll(near, "-", "_")) + "?"
+		}
+		out = append(out, warnf(hint, "unknown variable $%s: ignored", shown(name)))
+	}
+	return out
+}
+
 // Parse reads args (without the program name) and the environment.
 // The command line wins over the environment; a bad value anywhere is a
 // *usageError naming it. name is the name proxy-await was invoked by: as
 // "scuttle" it also reads scuttle's variables (see scuttle.go).
 func Parse(name string, args []string, getenv func(string) (string, bool)) (*Config, error) {
+	getenv = trimmed(getenv)
 	c := &Config{given: map[string]given{}}
 	fs := flagSet(c)
 	scan := scanArgs(fs, args)
 	fail := func(err error) (*Config, error) {
 		var u *UsageError
 		if errors.As(err, &u) {
-			u.Format = knownFormat(scan, getenv)
+			u.Format = knownFormat(args, scan, getenv)
 		}
 		return nil, err
 	}
@@ -106,7 +174,7 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 		return c, nil
 	}
 	for flag, value := range scan.values {
-		c.given[flag] = given{value: value}
+		c.given[flag] = given{value: shownValue(fs.Lookup(flag), value, false)}
 	}
 	var envErr error
 	fs.VisitAll(func(f *pflag.Flag) {
@@ -116,10 +184,15 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 			return
 		}
 		if err := setFromEnv(f, v); err != nil {
-			envErr = usagef(hintFor(err, f.Name), "invalid value %q for $%s (--%s): %v", v, name, f.Name, err)
+			shown := v
+			var list *listError
+			if errors.As(err, &list) {
+				shown = list.shown
+			}
+			envErr = usagef(hintFor(err, f.Name), "invalid value %q for $%s (--%s): %v", shown, name, f.Name, err)
 		}
 		f.Changed = true // set explicitly, if not on the command line
-		c.given[f.Name] = given{value: v, env: name}
+		c.given[f.Name] = given{value: shownValue(f, v, true), env: name}
 	})
 	if envErr != nil {
 		return fail(envErr)
@@ -145,19 +218,45 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 	return c, nil
 }
 
+// trimmed is getenv with every value trimmed of the white space around it:
+// a YAML block scalar ends a value with a newline, and a space after "=" is
+// easy to miss.
+func trimmed(getenv func(string) (string, bool)) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok := getenv(name)
+		return strings.TrimSpace(v), ok
+	}
+}
+
 // setFromEnv sets f from its environment variable, where a repeatable flag
 // always takes a comma-separated list.
 func setFromEnv(f *pflag.Flag, v string) error {
-	if l, ok := f.Value.(listValue); ok {
+	switch l := f.Value.(type) {
+	case *urlList:
+		return l.addList(v)
+	case listValue:
 		return addItems(l, v, true)
 	}
 	return f.Value.Set(v)
 }
 
+// shownValue is v, a value of f as written (a list, from the environment),
+// as a message may quote it: a URL flag's value without its password
+// (package redact).
+func shownValue(f *pflag.Flag, v string, list bool) string {
+	switch _, ok := f.Value.(*urlList); {
+	case ok && list:
+		return redact.URLs(urlItems(v))
+	case ok:
+		return redact.URL(v)
+	}
+	return v
+}
+
 // falsy reads LINKERD_AWAIT_VERBOSE as linkerd-await does: these words turn
 // it off, any other non-empty value on.
 func falsy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
+	switch strings.ToLower(v) {
 	case "0", "f", "false", "n", "no", "off":
 		return true
 	}
@@ -166,9 +265,21 @@ func falsy(v string) bool {
 
 // knownFormat is the log format a usage error is printed in: --log-format's
 // value if the command line gives one, else $PROXY_AWAIT_LOG_FORMAT's; a value
-// that is not text or json (the error may be about it) means text.
-func knownFormat(scan scanned, getenv func(string) (string, bool)) string {
+// that is not text or json (the error may be about it) means text. When the
+// reading of the command line stopped at a mistake, a --log-format after the
+// mistake counts too: where the flags end is then unknown, and a log
+// pipeline that reads JSON gets JSON whatever the order of the flags.
+func knownFormat(args []string, scan scanned, getenv func(string) (string, bool)) string {
 	v, given := scan.values["log-format"]
+	if scan.err != nil {
+		for i := 0; i < len(args) && args[i] != "--"; i++ {
+			if value, ok := strings.CutPrefix(args[i], "--log-format="); ok {
+				v, given = value, true
+			} else if args[i] == "--log-format" && i+1 < len(args) {
+				v, given = args[i+1], true
+			}
+		}
+	}
 	if !given {
 		v, _ = getenv(EnvPrefix + "LOG_FORMAT")
 	}
@@ -321,21 +432,28 @@ func unknownShorthand(fs *pflag.FlagSet, a string, c byte) error {
 	return usagef(hint, "unknown flag %s in %s", shown("-"+string(rune(c))), shown(a))
 }
 
-// closestFlag is the long flag name nearest to name in edit distance
-// (ignoring case), or one that name begins; "" if none is near enough to be
-// what was meant.
+// closestFlag is the long flag name nearest to name (see closest).
 func closestFlag(fs *pflag.FlagSet, name string) string {
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	return closest(name, names)
+}
+
+// closest is the candidate nearest to name in edit distance (ignoring
+// case), or one that name begins; "" if none is near enough to be what was
+// meant.
+func closest(name string, candidates []string) string {
 	name = strings.ToLower(name)
 	best, bestDist := "", 0
-	fs.VisitAll(func(f *pflag.Flag) {
-		d := levenshtein(name, f.Name)
-		if len(name) >= 3 && strings.HasPrefix(f.Name, name) {
+	for _, c := range candidates {
+		d := levenshtein(name, c)
+		if len(name) >= 3 && strings.HasPrefix(c, name) {
 			d = min(d, 1) // "--ready" for --ready-url
 		}
 		if best == "" || d < bestDist {
-			best, bestDist = f.Name, d
+			best, bestDist = c, d
 		}
-	})
+	}
 	if bestDist > max(2, len(name)/3) {
 		return ""
 	}
@@ -382,11 +500,18 @@ func shown(s string) string {
 func flagError(err error) error {
 	var invalid *pflag.InvalidValueError
 	if errors.As(err, &invalid) {
-		return usagef(hintFor(err, invalid.GetFlag().Name), "invalid value %q for --%s: %v", invalid.GetValue(), invalid.GetFlag().Name, errors.Unwrap(err))
+		f := invalid.GetFlag()
+		return usagef(hintFor(err, f.Name), "invalid value %q for --%s: %v", shownValue(f, invalid.GetValue(), false), f.Name, errors.Unwrap(err))
 	}
 	var missing *pflag.ValueRequiredError
 	if errors.As(err, &missing) {
 		return usagef(fmt.Sprintf("write --%s=%s", missing.GetFlag().Name, example(missing.GetFlag())), "--%s needs a value", missing.GetFlag().Name)
+	}
+	var syntax *pflag.InvalidSyntaxError
+	if errors.As(err, &syntax) {
+		// Not past its "=": the value may be a URL with a password.
+		name, _, _ := strings.Cut(syntax.GetSpecifiedFlag(), "=")
+		return usagef("see --help for the flags", "bad flag syntax: %s", shown(name))
 	}
 	return usagef("see --help for the flags", "%s", shown(err.Error()))
 }

@@ -212,6 +212,15 @@ func FuzzEnvConfig(f *testing.F) {
 		}
 		c, err := Parse("proxy-await", []string{"app"}, testutil.Getenv(kv))
 		checkParsed(t, c, err, vars)
+
+		// White space around a value does not count.
+		padded := map[string]string{}
+		for k, v := range kv {
+			padded[k] = " " + v + "\n"
+		}
+		again, errAgain := Parse("proxy-await", []string{"app"}, testutil.Getenv(padded))
+		assert.Equal(t, fmt.Sprint(err), fmt.Sprint(errAgain), "the same values with white space around them")
+		assert.Equal(t, c, again, "the same values with white space around them")
 	})
 }
 
@@ -240,6 +249,12 @@ func FuzzCommandLine(f *testing.F) {
 		{"-p", "-S", "app", ""},
 		{"-", "-S", "false", ""},
 		{"-test.v", "-S", "false", ""},
+		{"-S", "", "", ""},
+		{"-gS", "--", "", ""},
+		{"--proxy", "Istio", "-p", "15000"},
+		{"--exit-code-map", "1:2,1:3", "app", ""},
+		{"--bogus", "--log-format", "json", ""},
+		{"--", "", "", ""},
 	} {
 		f.Add(args[0], args[1], args[2], args[3])
 	}
@@ -257,6 +272,13 @@ func FuzzCommandLine(f *testing.F) {
 			require.NotEmpty(t, u.Msg)
 			assert.NotContains(t, u.Msg, "\n", "usage error on more than one line: %q", u.Msg)
 			assert.NotContains(t, u.Hint, "\n", "hint on more than one line: %q", u.Hint)
+			// A value the error quotes is one the user wrote: never a
+			// "true" that -S stands for.
+			if m := quotedValue.FindStringSubmatch(u.Msg); m != nil {
+				v, qerr := strconv.Unquote(m[1])
+				require.NoError(t, qerr, "%q", u.Msg)
+				assert.True(t, strings.Contains(strings.Join(args, "\x00"), v), "%q quotes %q, which is not in %q", u.Msg, v, args)
+			}
 			return
 		}
 		require.NotNil(t, cfg)
@@ -280,6 +302,9 @@ func FuzzCommandLine(f *testing.F) {
 		}
 	})
 }
+
+// quotedValue finds the value a usage error quotes.
+var quotedValue = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for `)
 
 // FuzzScuttleEnv feeds fuzzed scuttle variables to parseConfig as "scuttle".
 func FuzzScuttleEnv(f *testing.F) {
@@ -309,17 +334,54 @@ func FuzzScuttleEnv(f *testing.F) {
 		{admin: " http://127.0.0.1:15000// ", generic: "https://localhost/q", shutdown: "http://127.0.0.1:3/s"},
 		{admin: "http://127.0.0.1:15000?x", proxy: "none"},
 		{admin: "http://[::1]:15000", wait: "2d", never: "false"},
+		{admin: "http://127.0.0.1:15000", wait: "2s", quit: "0"},
+		{admin: "http://127.0.0.1:15000", wait: "0", quit: "0s", never: "TRUE"},
+		{admin: "http://127.0.0.1:15000", wait: "2s", quit: "soon", never: "1"},
 	} {
 		f.Add(s.admin, s.istio, s.generic, s.wait, s.quit, s.never, s.proxy, s.shutdown)
 	}
 	f.Fuzz(func(t *testing.T, admin, istio, generic, wait, quit, never, proxy, shutdown string) {
 		values := []string{admin, istio, generic, wait, quit, never, proxy, shutdown}
-		kv := map[string]string{}
+		kv := map[string]string{"QUIT_REQUEST_TIMEOUT": quit, "SCUTTLE_LOGGING": never}
 		for i, v := range vars {
 			kv[v] = values[i]
 		}
 		c, err := Parse("scuttle", []string{"app"}, testutil.Getenv(kv))
-		checkParsed(t, c, err, vars)
+		checkParsed(t, c, err, append(vars, "QUIT_REQUEST_TIMEOUT", "SCUTTLE_LOGGING"))
+
+		// scuttle ignores a boolean or a duration it cannot read: so does
+		// proxy-await as scuttle, with a one-line warning, never a usage
+		// error.
+		var u *UsageError
+		if errors.As(err, &u) {
+			for _, v := range []string{"WAIT_FOR_ENVOY_TIMEOUT", "QUIT_WITHOUT_ENVOY_TIMEOUT", "QUIT_REQUEST_TIMEOUT", "NEVER_KILL_ISTIO", "SCUTTLE_LOGGING"} {
+				assert.NotContains(t, u.Msg, "$"+v, "a value scuttle ignores is not a usage error")
+			}
+			return
+		}
+		for _, w := range c.Warnings {
+			assert.NotContains(t, w.Msg, "\n", "warning on more than one line: %q", w.Msg)
+			assert.NotContains(t, w.Msg, "\r", "warning on more than one line: %q", w.Msg)
+		}
+		// The timeouts as scuttle's waitForEnvoy picks them: the first of
+		// QUIT_WITHOUT_ENVOY_TIMEOUT and WAIT_FOR_ENVOY_TIMEOUT that is more
+		// than 0.
+		q, errQ := parseDuration(quit)
+		w, errW := parseDuration(wait)
+		switch {
+		case errQ == nil && q > 0:
+			assert.Equal(t, q, c.Timeout)
+			assert.True(t, c.TimeoutFatal)
+		case errW == nil && w > 0:
+			assert.Equal(t, w, c.Timeout)
+			assert.False(t, c.TimeoutFatal)
+		default:
+			assert.Zero(t, c.Timeout)
+			assert.True(t, c.TimeoutFatal)
+		}
+		if strings.TrimSpace(never) == "true" {
+			assert.False(t, c.Shutdown, "NEVER_KILL_ISTIO=true")
+		}
 	})
 }
 

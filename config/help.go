@@ -39,9 +39,10 @@ environment:
   LINKERD_AWAIT_VERBOSE
       turns on debug logging (as --verbose), unless 0, f, false, n, no or off
   A repeatable flag's variable takes a comma-separated list:
-  PROXY_AWAIT_READY_URL=URL1,URL2. On the command line give a URL flag once
-  per URL (a URL may hold a comma); --proxy, --rewrite and --exit-code-map
-  take a list there too.
+  PROXY_AWAIT_READY_URL=URL1,URL2, where a comma starts the next URL only
+  where one begins (http://, https://). On the command line give a URL flag
+  once per URL (a URL may hold a comma); --proxy, --rewrite and
+  --exit-code-map take a list there too.
 
 presets:
   linkerd  ready http://127.0.0.1:4191/ready          shutdown http://127.0.0.1:4191/shutdown
@@ -50,7 +51,7 @@ presets:
   cloudsql ready http://127.0.0.1:9090/startup        shutdown http://127.0.0.1:9091/quitquitquit
   dapr     ready http://127.0.0.1:3500/v1.0/healthz/outbound
                                                       shutdown http://127.0.0.1:3500/v1.0/shutdown
-  consul   ready http://127.0.0.1:19000/ready         shutdown http://127.0.0.1:20300/graceful_shutdown
+  consul   ready http://127.0.0.1:19000/ready         shutdown http://127.0.0.1:20600/graceful_shutdown
   none     no readiness wait, no shutdown
   Several at once: --proxy istio,cloudsql awaits both and shuts both down.
 
@@ -72,7 +73,7 @@ exit codes:
   --exit-code-map FROM:TO turns any of these into TO
 
 examples:
-  # a Linkerd-meshed Job: wait for the proxy, run, then shut the proxy down
+  # a Job with a classic Linkerd sidecar (before 2.20): wait, run, then shut the proxy down
   proxy-await --shutdown -- ./migrate --all
 
   # HAProxy behind a load balancer: keep serving 20s after SIGTERM, then stop softly

@@ -6,11 +6,15 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 )
 
-// preset is a proxy's admin endpoints.
+// preset is a proxy's admin endpoints. consul's shutdown port is the graceful
+// port that consul-k8s gives consul-dataplane (its
+// connectInject.sidecarProxy.lifecycle.defaultGracefulPort); consul-dataplane
+// run by hand defaults to 20300.
 type preset struct {
 	port     int    // default admin port; 0 when --port does not apply
 	ready    string // readiness URL, with %d for the port
@@ -23,7 +27,7 @@ var presets = map[string]preset{
 	"envoy":    {port: 15000, ready: "http://127.0.0.1:%d/ready", shutdown: "http://127.0.0.1:%d/quitquitquit"},
 	"cloudsql": {ready: "http://127.0.0.1:9090/startup", shutdown: "http://127.0.0.1:9091/quitquitquit"},
 	"dapr":     {ready: "http://127.0.0.1:3500/v1.0/healthz/outbound", shutdown: "http://127.0.0.1:3500/v1.0/shutdown"},
-	"consul":   {ready: "http://127.0.0.1:19000/ready", shutdown: "http://127.0.0.1:20300/graceful_shutdown"},
+	"consul":   {ready: "http://127.0.0.1:19000/ready", shutdown: "http://127.0.0.1:20600/graceful_shutdown"},
 	"none":     {},
 }
 
@@ -56,6 +60,9 @@ func (p *proxyList) add(name string) error {
 	if !p.set {
 		*p.names, p.set = nil, true
 	}
+	if isASCII(name) { // "Istio" is istio; "ıstio" is not
+		name = strings.ToLower(name)
+	}
 	if _, ok := presets[name]; !ok {
 		return &hinted{fmt.Errorf("unknown proxy %s", shown(name)), presetHint}
 	}
@@ -66,6 +73,17 @@ func (p *proxyList) add(name string) error {
 		return &hinted{errors.New("none cannot be combined with other proxies"), "give none alone, or only the proxies to await"}
 	}
 	return nil
+}
+
+// fixedPorts says where a preset that takes no --port listens: "readiness
+// on 15021, shutdown on 15020".
+func fixedPorts(p preset) string {
+	ready, _ := url.Parse(p.ready)
+	shut, _ := url.Parse(p.shutdown)
+	if ready.Port() == shut.Port() {
+		return "readiness and shutdown on " + ready.Port()
+	}
+	return "readiness on " + ready.Port() + ", shutdown on " + shut.Port()
 }
 
 // Preset is a proxy's admin endpoints as --proxy NAME sets them, with the
@@ -80,4 +98,65 @@ type Preset struct {
 func LookupPreset(name string) (Preset, bool) {
 	p, ok := presets[name]
 	return Preset{Port: p.port, Ready: presetURL(p.ready, p.port), Shutdown: presetURL(p.shutdown, p.port)}, ok
+}
+
+// Sidecar is a shutdown URL with what the configuration says of the proxy
+// behind it.
+type Sidecar struct {
+	Shutdown string
+	Preset   string   // the preset of the proxy; "" when the URLs do not say
+	Ready    []string // the proxy's readiness URLs
+}
+
+// Sidecars pairs each shutdown URL with its proxy: the preset that supplied
+// the URL, or the only preset given when the URL was given by hand; and that
+// proxy's readiness URLs: the preset's, or, when the URLs do not say which
+// proxy they belong to, the readiness URLs on the same host.
+func (c *Config) Sidecars() []Sidecar {
+	out := make([]Sidecar, len(c.ShutdownURLs))
+	for i, s := range c.ShutdownURLs {
+		sc := Sidecar{Shutdown: s, Preset: c.presetOf(s)}
+		for _, r := range c.ReadyURLs {
+			if sc.Preset != "" && c.presetOf(r) == sc.Preset {
+				sc.Ready = append(sc.Ready, r)
+			}
+		}
+		if len(sc.Ready) == 0 {
+			for _, r := range c.ReadyURLs {
+				if sameHost(r, s) {
+					sc.Ready = append(sc.Ready, r)
+				}
+			}
+		}
+		out[i] = sc
+	}
+	return out
+}
+
+// FromPreset is the preset that supplied rawURL, one of the readiness or
+// shutdown URLs; "" when --ready-url, --shutdown-url or a variable did.
+func (c *Config) FromPreset(rawURL string) string { return c.fromPreset[rawURL] }
+
+// presetOf is the preset whose proxy serves rawURL, one of the readiness or
+// shutdown URLs; "" when the configuration does not say.
+func (c *Config) presetOf(rawURL string) string {
+	if p, ok := c.fromPreset[rawURL]; ok {
+		return p
+	}
+	if len(c.Proxies) == 1 && c.Proxies[0] != "none" {
+		return c.Proxies[0]
+	}
+	return ""
+}
+
+// sameHost says whether two URLs name the same host; every loopback name is
+// the pod's own.
+func sameHost(a, b string) bool {
+	ua, errA := url.Parse(a)
+	ub, errB := url.Parse(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	ha, hb := ua.Hostname(), ub.Hostname()
+	return isLoopback(ha) && isLoopback(hb) || strings.EqualFold(ha, hb)
 }

@@ -2,10 +2,12 @@ package config
 
 import (
 	"net/url"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
 // applyScuttle maps scuttle's environment onto proxy-await's settings, for
@@ -22,9 +24,17 @@ import (
 //	START_WITHOUT_ENVOY=true      do not wait (still shut down)
 //	WAIT_FOR_ENVOY_TIMEOUT=D      --timeout D --timeout-fatal=false
 //	QUIT_WITHOUT_ENVOY_TIMEOUT=D  --timeout D --timeout-fatal (wins over the one above)
+//	QUIT_REQUEST_TIMEOUT=D        --shutdown-timeout D (scuttle's default is 5s, as ours)
 //	NEVER_KILL_ISTIO=true         no shutdown at all
 //	NEVER_KILL_ISTIO_ON_FAILURE=true  no shutdown when the command failed
 //	SCUTTLE_LOGGING=false         --quiet
+//
+// Values are read as scuttle reads them (scuttle_config.go, getBoolFromEnv
+// and getDurationFromEnv): a boolean is exactly true or false, a duration of
+// 0 is not set, and any other value is ignored, with a warning where scuttle
+// logs "Invalid value will be ignored", never a usage error that would
+// crash-loop a pod that ran under scuttle. Durations also take proxy-await's
+// own forms (15 for seconds, 2d), which scuttle would ignore.
 //
 // Where scuttle misbehaves, proxy-await does not copy it: the proxy is shut
 // down on every exit path (scuttle leaves it running when the command cannot
@@ -33,18 +43,30 @@ import (
 func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
 	env := func(name string) string {
 		v, _ := getenv(name)
-		return strings.TrimSpace(v)
+		return v
 	}
-	boolean := func(name string) (bool, error) {
+	boolean := func(name string, def bool) bool {
+		switch v := env(name); v {
+		case "true", "false":
+			return v == "true"
+		case "":
+		default:
+			c.Warnings = append(c.Warnings, warnf("write true or false",
+				"invalid value %q for $%s: not true or false, so ignored, as scuttle ignores it", v, name))
+		}
+		return def
+	}
+	duration := func(name string) time.Duration {
 		v := env(name)
 		if v == "" {
-			return false, nil
+			return 0
 		}
-		b, err := strconv.ParseBool(v)
+		d, err := parseDuration(v)
 		if err != nil {
-			return false, usagef("", "invalid value %q for $%s: must be true or false", v, name)
+			c.Warnings = append(c.Warnings, warnf("write a duration such as 30s",
+				"invalid value %q for $%s: %v, so ignored, as scuttle ignores it", v, name, err))
 		}
-		return b, nil
+		return d
 	}
 	explicit := fs.Changed
 
@@ -71,72 +93,62 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 		}
 		quit = append(quit, istio+"/quitquitquit")
 	}
-	if generic := env("GENERIC_QUIT_ENDPOINTS"); generic != "" {
-		for _, u := range strings.Split(generic, ",") {
-			u = strings.TrimSpace(u)
-			if _, err := scuttleURL("GENERIC_QUIT_ENDPOINTS", u, true); err != nil {
+	if generic, variable := env("GENERIC_QUIT_ENDPOINTS"), "GENERIC_QUIT_ENDPOINTS"; generic != "" {
+		for _, u := range urlItems(generic) {
+			if strayComma(u) {
+				return usagef("", "invalid value %q for $%s: %v", redact.URL(u), variable, errEmptyItem)
+			}
+			if _, err := scuttleURL(variable, u, true); err != nil {
 				return err
 			}
 			quit = append(quit, u)
 		}
 	}
 	if !explicit("ready-url") && ready != nil {
-		c.ReadyURLs = ready
+		c.ReadyURLs, c.readyFrom = ready, "$ENVOY_ADMIN_API"
 	}
 	if !explicit("shutdown-url") && quit != nil {
 		c.ShutdownURLs = quit
 	}
 
-	never, err := boolean("NEVER_KILL_ISTIO")
-	if err != nil {
-		return err
-	}
+	never := boolean("NEVER_KILL_ISTIO", false)
 	if !explicit("shutdown") {
 		c.Shutdown = len(quit) > 0 && !never && len(c.Command) > 0 // without a command: only wait
 	}
-	if c.ShutdownOnlyOK, err = boolean("NEVER_KILL_ISTIO_ON_FAILURE"); err != nil {
-		return err
-	}
-	startWithout, err := boolean("START_WITHOUT_ENVOY")
-	if err != nil {
-		return err
-	}
-	c.Disabled = c.Disabled || startWithout
+	c.ShutdownOnlyOK = boolean("NEVER_KILL_ISTIO_ON_FAILURE", false)
+	c.Disabled = c.Disabled || boolean("START_WITHOUT_ENVOY", false)
 
-	for _, t := range []struct {
-		name  string
-		fatal bool
-	}{{"WAIT_FOR_ENVOY_TIMEOUT", false}, {"QUIT_WITHOUT_ENVOY_TIMEOUT", true}} {
-		v := env(t.name)
-		if v == "" {
-			continue
-		}
-		d, err := parseDuration(v)
-		if err != nil {
-			return usagef("", "invalid value %q for $%s: %v", v, t.name, err)
-		}
-		if !explicit("timeout") {
-			c.Timeout = d
-		}
-		if !explicit("timeout-fatal") {
-			c.TimeoutFatal = t.fatal
-		}
+	// As scuttle's waitForEnvoy: QUIT_WITHOUT_ENVOY_TIMEOUT when more than 0
+	// (its default 0 means not set), else WAIT_FOR_ENVOY_TIMEOUT when more
+	// than 0, else no timeout.
+	timeout, fatal := duration("QUIT_WITHOUT_ENVOY_TIMEOUT"), true
+	if wait := duration("WAIT_FOR_ENVOY_TIMEOUT"); timeout == 0 && wait > 0 {
+		timeout, fatal = wait, false
+	}
+	if timeout > 0 && !explicit("timeout") {
+		c.Timeout = timeout
+	}
+	if timeout > 0 && !explicit("timeout-fatal") {
+		c.TimeoutFatal = fatal
+	}
+	// scuttle bounds its quit requests by QUIT_REQUEST_TIMEOUT; here it
+	// bounds the whole shutdown, retries included. With 0 scuttle gives up
+	// before it sends anything; here the default stays.
+	if d := duration("QUIT_REQUEST_TIMEOUT"); d > 0 && !explicit("shutdown-timeout") {
+		c.ShutdownTimeout = d
 	}
 
-	if v := env("SCUTTLE_LOGGING"); v != "" && !explicit("quiet") && !explicit("verbose") {
-		on, err := boolean("SCUTTLE_LOGGING")
-		if err != nil {
-			return err
-		}
-		c.Quiet = !on
+	if logging := boolean("SCUTTLE_LOGGING", true); !explicit("quiet") && !explicit("verbose") {
+		c.Quiet = !logging
 	}
 	return nil
 }
 
-// scuttleURL checks a URL from one of scuttle's variables.
+// scuttleURL checks a URL from one of scuttle's variables. Its error shows
+// the URL as package redact does.
 func scuttleURL(variable, raw string, loopback bool) (*url.URL, error) {
 	if err := checkURL(raw, loopback); err != nil {
-		return nil, usagef("", "invalid value %q for $%s: %v", raw, variable, err)
+		return nil, usagef(hintFor(err, ""), "invalid value %q for $%s: %v", redact.URL(raw), variable, err)
 	}
 	return url.Parse(raw)
 }

@@ -16,8 +16,25 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/wrapper"
 )
+
+// boolean is a boolean flag value. pflag's own shows in --help as
+// "--shutdown[=true|false]", which reads as if the value could follow a
+// space; this one shows as "--shutdown", as it is used.
+type boolean bool
+
+func (b *boolean) String() string { return strconv.FormatBool(bool(*b)) }
+func (b *boolean) Type() string   { return "bool" }
+func (b *boolean) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("must be true or false")
+	}
+	*b = boolean(v)
+	return nil
+}
 
 // duration is a flag value in Go syntax ("250ms", "1m30s") that also takes
 // "d" for days and a bare integer for seconds. Spaces around it are dropped,
@@ -101,7 +118,7 @@ func addItems(v listValue, s string, split bool) error {
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
-			return errors.New("empty item in a comma-separated list")
+			return errEmptyItem
 		}
 		if err := v.add(item); err != nil {
 			return err
@@ -118,13 +135,13 @@ type hinted struct {
 }
 
 // urlList is a repeatable URL flag. The first URL given replaces the
-// preset's list.
+// preset's list. It never shows a URL but as package redact does.
 type urlList struct {
 	urls     *[]string
 	loopback bool // shutdown URLs must stay inside the pod
 }
 
-func (u *urlList) String() string            { return strings.Join(*u.urls, ",") }
+func (u *urlList) String() string            { return redact.URLs(*u.urls) }
 func (u *urlList) Type() string              { return "URL" }
 func (u *urlList) Set(s string) error        { return addItems(u, s, u.splitsOnCommandLine()) }
 func (u *urlList) splitsOnCommandLine() bool { return false }
@@ -142,6 +159,74 @@ func (u *urlList) add(raw string) error {
 	return nil
 }
 
+// addList adds the URLs of a list from an environment variable (urlItems
+// splits it). Its error quotes the list only up to the URL that is wrong:
+// what follows may be the rest of that URL's password.
+func (u *urlList) addList(s string) error {
+	items := urlItems(s)
+	for i, item := range items {
+		err := errEmptyItem
+		if !strayComma(item) {
+			err = u.add(item)
+		}
+		if err != nil {
+			shown := redact.URLs(items[:i+1])
+			if i < len(items)-1 {
+				shown += "," + redact.Cut
+			}
+			return &listError{shown: shown, err: err}
+		}
+	}
+	return nil
+}
+
+// urlItems splits a URL list from an environment variable
+// (PROXY_AWAIT_READY_URL=URL1,URL2) at each comma where the next URL starts,
+// with its scheme and "//", or where the list ends: a comma is legal inside
+// a URL, in a query or a password. Spaces around each URL are dropped. An
+// empty item, or one that ends with a comma (",," in a list), is a stray
+// comma.
+func urlItems(s string) []string {
+	var items []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && (s[i] != ',' || !startsList(s[i+1:])) {
+			continue
+		}
+		items = append(items, strings.TrimSpace(s[start:i]))
+		start = i + 1
+	}
+	return items
+}
+
+// strayComma says whether an item of urlItems is a stray comma's: empty, or
+// ending with a comma.
+func strayComma(item string) bool { return item == "" || strings.HasSuffix(item, ",") }
+
+// startsList says whether s, what follows a comma in a URL list, is the
+// next URL or the list's end.
+func startsList(s string) bool {
+	s = strings.TrimSpace(s)
+	scheme, _, ok := strings.Cut(s, "://")
+	if s == "" || !ok || scheme == "" {
+		return s == ""
+	}
+	u, err := url.Parse(scheme + ":")
+	return err == nil && strings.EqualFold(u.Scheme, scheme)
+}
+
+// listError is a wrong item of a list from an environment variable, with
+// the list as its usage error quotes it.
+type listError struct {
+	shown string
+	err   error
+}
+
+func (e *listError) Error() string { return e.err.Error() }
+func (e *listError) Unwrap() error { return e.err }
+
+var errEmptyItem = errors.New("empty item in a comma-separated list")
+
 // checkURL accepts http and https URLs with a host; with loopback, only a
 // host inside the pod (127.0.0.0/8, ::1, localhost): a proxy takes shutdown
 // requests from its own pod only, and nothing else should be told to stop.
@@ -152,6 +237,13 @@ func checkURL(raw string, loopback bool) error {
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return fmt.Errorf("scheme must be http or https")
+	}
+	if _, whole := redact.Parse(raw); !whole && strings.Contains(raw, "@") {
+		// url.Parse ended the userinfo early: a "/" in a password
+		// makes the rest of it the path, and the host the password's
+		// start. Checked before the host and port, which would show it.
+		return &hinted{errors.New("an @ after the host: a user name or password with / ? or # in it"),
+			"percent-encode them in the user name and password (%2F, %3F, %23), and an @ in the path as %40"}
 	}
 	if u.Hostname() == "" {
 		return fmt.Errorf("URL has no host")
@@ -227,21 +319,25 @@ func (p *port) Set(s string) error {
 }
 
 // exitCodeMap is the --exit-code-map flag: FROM:TO rules, repeatable, and
-// comma-separated on the command line too; codes 0-255.
-type exitCodeMap map[int]int
+// comma-separated on the command line too; codes 0-255. A code mapped to
+// two different codes is an error: which rule wins would be a guess.
+type exitCodeMap struct {
+	codes map[int]int
+	rules map[int]string // each FROM's rule as written
+}
 
-func (m exitCodeMap) Type() string { return "FROM:TO" }
-func (m exitCodeMap) String() string {
+func (m *exitCodeMap) Type() string { return "FROM:TO" }
+func (m *exitCodeMap) String() string {
 	var rules []string
-	for from, to := range m {
+	for from, to := range m.codes {
 		rules = append(rules, fmt.Sprintf("%d:%d", from, to))
 	}
 	slices.Sort(rules)
 	return strings.Join(rules, ",")
 }
-func (m exitCodeMap) Set(s string) error        { return addItems(m, s, m.splitsOnCommandLine()) }
-func (m exitCodeMap) splitsOnCommandLine() bool { return true }
-func (m exitCodeMap) add(rule string) error {
+func (m *exitCodeMap) Set(s string) error        { return addItems(m, s, m.splitsOnCommandLine()) }
+func (m *exitCodeMap) splitsOnCommandLine() bool { return true }
+func (m *exitCodeMap) add(rule string) error {
 	f, t, ok := strings.Cut(rule, ":")
 	if !ok {
 		return errors.New("want FROM:TO, as in 143:0")
@@ -254,7 +350,11 @@ func (m exitCodeMap) add(rule string) error {
 	if err != nil {
 		return err
 	}
-	m[from] = to
+	if prev, ok := m.codes[from]; ok && prev != to {
+		return &hinted{fmt.Errorf("exit code %d is mapped twice, by %s and by %s", from, m.rules[from], rule),
+			"keep one rule for each code"}
+	}
+	m.codes[from], m.rules[from] = to, rule
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/proxy-await/proxy-await/internal/answer"
@@ -21,7 +22,10 @@ import (
 
 // StatusError is a probe that the proxy answered with a status other than
 // 2xx: the proxy is up, not ready.
-type StatusError struct{ Status string }
+type StatusError struct {
+	Code   int
+	Status string
+}
 
 func (e *StatusError) Error() string { return "answered " + e.Status }
 
@@ -60,7 +64,8 @@ type prober struct {
 func newProber(rawURL string, timeout time.Duration) (*prober, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, err
+		// Not url.Parse's error, which quotes the URL, password and all.
+		return nil, errors.New("not a valid URL")
 	}
 	p := &prober{addr: u.Host, timeout: timeout, head: make([]byte, 0, 512), headReader: bufio.NewReader(nil)}
 	port := "80"
@@ -87,48 +92,78 @@ func newProber(rawURL string, timeout time.Duration) (*prober, error) {
 
 // probe sends one GET and reads its answer. It returns nil when the URL
 // answered 2xx, a *StatusError for any other answer, and otherwise what
-// failed, in plain words.
+// failed, in plain words. When the wait ends (ctx), it returns ctx's error
+// itself, and no other error it returns is one of ctx's.
+//
+// A kept-alive connection that the proxy closed after its last answer (an
+// HTTP/1.1 server may, with or without "Connection: close") fails the next
+// exchange before any byte of an answer: the probe then sends its request
+// again on a new connection, once, as net/http retries an idempotent
+// request, rather than fail and wait an interval for the next probe.
 func (p *prober) probe(ctx context.Context) error {
-	// One deadline on the connection bounds the whole probe; a context with
-	// a timeout would add a runtime timer, and its wake-ups, to every probe.
+	// One deadline on the connection bounds the whole probe, a second try
+	// included; a context with a timeout would add a runtime timer, and its
+	// wake-ups, to every probe.
 	deadline := time.Now().Add(p.timeout)
-	if p.conn == nil {
-		if err := p.dial(ctx, deadline); err != nil {
+	reused := p.conn != nil
+	for {
+		if p.conn == nil {
+			if err := p.dial(ctx, deadline); err != nil {
+				return p.failure(ctx, err)
+			}
+		}
+		status, reuse, err := p.exchangeOn(ctx, deadline)
+		if !reuse {
+			p.close()
+		}
+		switch {
+		case status != nil && (status.StatusCode < 200 || status.StatusCode > 299):
+			return &StatusError{Code: status.StatusCode, Status: status.Status}
+		case errors.Is(err, errStale) && reused:
+			reused = false
+			continue
+		case err != nil:
 			return p.failure(ctx, err)
 		}
+		return nil
 	}
-	conn := p.conn
-	_ = conn.SetDeadline(deadline)
-	// An ended context (a signal, --timeout) interrupts the exchange at once.
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
-	defer stop()
-
-	status, reuse, err := p.exchange()
-	if !reuse {
-		p.close()
-	}
-	switch {
-	case status != nil && (status.StatusCode < 200 || status.StatusCode > 299):
-		return &StatusError{Status: status.Status}
-	case err != nil:
-		return p.failure(ctx, err)
-	}
-	return nil
 }
 
+// exchangeOn is exchange on the open connection with the probe's deadline;
+// an ended context (a signal, --timeout) interrupts it at once.
+func (p *prober) exchangeOn(ctx context.Context, deadline time.Time) (*http.Response, bool, error) {
+	conn := p.conn
+	_ = conn.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+	return p.exchange()
+}
+
+// errStale is an exchange that failed before any byte of an answer came
+// back, because the connection was closed: on a kept-alive connection, the
+// proxy closed it after its last answer.
+var errStale = errors.New("connection closed before an answer")
+
+// handshakeError is a TLS handshake that failed.
+type handshakeError struct{ error }
+
+func (e handshakeError) Unwrap() error { return e.error }
+
 func (p *prober) dial(ctx context.Context, deadline time.Time) error {
-	dialer := &net.Dialer{Deadline: deadline}
-	var (
-		conn net.Conn
-		err  error
-	)
-	if p.tls != nil {
-		conn, err = (&tls.Dialer{NetDialer: dialer, Config: p.tls}).DialContext(ctx, "tcp", p.addr)
-	} else {
-		conn, err = dialer.DialContext(ctx, "tcp", p.addr)
-	}
+	conn, err := (&net.Dialer{Deadline: deadline}).DialContext(ctx, "tcp", p.addr)
 	if err != nil {
 		return err
+	}
+	if p.tls != nil {
+		// The handshake is a stage of its own, so that a server that
+		// accepts and never answers it is reported as such.
+		tc := tls.Client(conn, p.tls)
+		_ = tc.SetDeadline(deadline)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return handshakeError{err}
+		}
+		conn = tc
 	}
 	p.conn = conn
 	p.budget = answer.Reader{R: conn}
@@ -137,19 +172,29 @@ func (p *prober) dial(ctx context.Context, deadline time.Time) error {
 }
 
 // failure says why a probe got no answer: the context's error when the wait
-// ended, a timeout with its bound, or the cause in plain words.
+// ended, a timeout with its bound and the stage it cut, or the cause in
+// plain words.
 func (p *prober) failure(ctx context.Context, err error) error {
-	var ne net.Error
+	var (
+		ne        net.Error
+		handshake handshakeError
+	)
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case answer.Expired(ctx): // cut by --timeout, not --probe-timeout
 		return context.DeadlineExceeded
+	case errors.As(err, &ne) && ne.Timeout() && errors.As(err, &handshake):
+		return &answer.Error{Msg: fmt.Sprintf("TLS handshake did not finish within --probe-timeout %s", p.timeout), Err: errProbeTimeout}
 	case errors.As(err, &ne) && ne.Timeout():
-		return &answer.Error{Msg: fmt.Sprintf("no answer within --probe-timeout %s", p.timeout), Err: err}
+		return &answer.Error{Msg: fmt.Sprintf("no answer within --probe-timeout %s", p.timeout), Err: errProbeTimeout}
 	}
 	return answer.Plain(err)
 }
+
+// errProbeTimeout is what a probe that ran out of --probe-timeout unwraps
+// to: not the context's DeadlineExceeded, which means that the wait ended.
+var errProbeTimeout = errors.New("probe timed out")
 
 // exchange writes the request and reads the answer's status, skipping 1xx
 // answers, at most answer.Max bytes in all. It reads the body of an answer
@@ -159,15 +204,18 @@ func (p *prober) failure(ctx context.Context, err error) error {
 // returned even when reading the body failed.
 func (p *prober) exchange() (*http.Response, bool, error) {
 	if _, err := p.conn.Write(p.request); err != nil {
-		return nil, false, err
+		return nil, false, staleIfClosed(err)
 	}
 	// Bytes buffered already count towards this answer.
 	p.budget.Left = int64(answer.Max - p.reader.Buffered())
-	for {
+	for first := true; ; first = false {
 		resp, err := p.readHead()
 		if err != nil && p.budget.Left <= 0 {
 			// The cut may fall inside a line, which then reads as malformed.
 			err = answer.ErrTooLarge
+		}
+		if err != nil && first && len(p.head) == 0 {
+			err = staleIfClosed(err)
 		}
 		if err != nil {
 			return nil, false, err
@@ -184,10 +232,21 @@ func (p *prober) exchange() (*http.Response, bool, error) {
 	}
 }
 
+// staleIfClosed is errStale for an error that says the connection was
+// closed, and err otherwise.
+func staleIfClosed(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return fmt.Errorf("%w: %w", errStale, err)
+	}
+	return err
+}
+
 // readHead reads an answer's status line and headers. It gathers them into
 // a buffer of its own before parsing, since net/textproto, reading from the
 // connection, would allocate several times what it reads: an endless header
-// then costs the 64 KiB of the buffer and no more.
+// then costs the 64 KiB of the buffer and no more. A 2xx status line
+// decides on its own: its headers are not waited for, and a connection
+// closed right after it is still a 2xx.
 func (p *prober) readHead() (*http.Response, error) {
 	p.head = p.head[:0]
 	for {
@@ -198,6 +257,11 @@ func (p *prober) readHead() (*http.Response, error) {
 			p.head = append(make([]byte, 0, max(answer.Max, len(p.head)+len(line))), p.head...)
 		}
 		p.head = append(p.head, line...)
+		if err == nil && len(p.head) == len(line) {
+			if code, status, ok := successLine(line); ok {
+				return &http.Response{StatusCode: code, Status: status}, nil
+			}
+		}
 		switch {
 		case err == bufio.ErrBufferFull:
 			continue
@@ -211,6 +275,24 @@ func (p *prober) readHead() (*http.Response, error) {
 		}
 	}
 }
+
+// successLine reads a 2xx status line, "HTTP/1.1 200 OK\r\n": the code, and
+// the status as net/http gives it ("200 OK"). ok is false for any other
+// line, which http.ReadResponse then parses with the headers.
+func successLine(line []byte) (code int, status string, ok bool) {
+	line = bytes.TrimRight(line, "\r\n")
+	if len(line) < len("HTTP/1.1 200") || !bytes.HasPrefix(line, []byte("HTTP/1.")) || !isDigit(line[7]) || line[8] != ' ' {
+		return 0, "", false
+	}
+	digits := line[9:12]
+	if digits[0] != '2' || !isDigit(digits[1]) || !isDigit(digits[2]) || len(line) > 12 && line[12] != ' ' {
+		return 0, "", false
+	}
+	code = 200 + int(digits[1]-'0')*10 + int(digits[2]-'0')
+	return code, string(line[9:]), true
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
 // skipBody reads an answer's body, which follows its head on the
 // connection, to the end, so that the next answer starts where the next

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,7 +18,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
+	"github.com/proxy-await/proxy-await/internal/answer"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
@@ -124,7 +128,8 @@ func endless(conn net.Conn, chunk []byte, closed chan<- struct{}) {
 
 func TestEndlessHeaderCostsBoundedMemory(t *testing.T) {
 	closed := make(chan struct{})
-	status, chunk := []byte("HTTP/1.1 200 OK\r\nX-Endless: "), []byte(strings.Repeat("a", 32<<10))
+	// Not 2xx: a 2xx status line decides before any header is read.
+	status, chunk := []byte("HTTP/1.1 503 Service Unavailable\r\nX-Endless: "), []byte(strings.Repeat("a", 32<<10))
 	addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
 		if testutil.ReadRequest(r) == nil {
 			return
@@ -318,4 +323,117 @@ func TestHTTPSProbes(t *testing.T) {
 
 	bad := testutil.NewUntrustedTLSServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	assert.EqualError(t, probeOnce(t, bad.URL+"/ready", bound), "TLS: certificate signed by unknown authority")
+}
+
+// silentListener is a loopback port that completes TCP connections and then
+// says nothing: the kernel accepts them into the listen queue, and no one
+// ever reads or writes. listen starts it; before, the port refuses every
+// connection, as a proxy that has not bound its port yet.
+func silentListener(t *testing.T) (addr string, listen func()) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unix.Close(fd) })
+	require.NoError(t, unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
+	sa, err := unix.Getsockname(fd)
+	require.NoError(t, err)
+	addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*unix.SockaddrInet4).Port))
+	return addr, func() { require.NoError(t, unix.Listen(fd, 1024)) }
+}
+
+// A TLS handshake that never finishes is reported as that, not as an answer
+// that never came; over http:// the same port gets no answer.
+func TestTLSHandshakeThatNeverFinishes(t *testing.T) {
+	addr, listen := silentListener(t)
+	listen()
+	assert.EqualError(t, probeOnce(t, "https://"+addr+"/ready", 50*time.Millisecond),
+		"TLS handshake did not finish within --probe-timeout 50ms")
+	assert.EqualError(t, probeOnce(t, "http://"+addr+"/ready", 50*time.Millisecond),
+		"no answer within --probe-timeout 50ms")
+}
+
+// A proxy that closes its kept-alive connection after each answer, without
+// "Connection: close" (as an HTTP/1.1 server may): every probe still gets
+// the answer, on a new connection, instead of every other one failing on
+// the closed one.
+func TestProbeRetriesAConnectionClosedSinceTheLastAnswer(t *testing.T) {
+	addr, conns := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		if testutil.ReadRequest(r) != nil {
+			_, _ = io.WriteString(conn, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 10\r\n\r\nnot ready\n")
+		}
+	})
+	p, err := newProber("http://"+addr+"/ready", bound)
+	require.NoError(t, err)
+	defer p.close()
+	for i := range 5 {
+		assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable", "probe %d", i+1)
+	}
+	assert.Equal(t, int64(5), conns.Load(), "one connection a probe")
+
+	// A new connection closed before an answer is the probe's failure: it is
+	// not sent again.
+	closing, conns := testutil.RawServer(t, func(_ net.Conn, r *bufio.Reader) { testutil.ReadRequest(r) })
+	assert.EqualError(t, probeOnce(t, "http://"+closing+"/ready", bound), "connection closed before an answer")
+	assert.Equal(t, int64(1), conns.Load())
+}
+
+// A 2xx status line decides: a connection closed or reset right after it,
+// or headers that never come, still make the URL ready.
+func TestSuccessStatusLineDecides(t *testing.T) {
+	for name, tc := range map[string]struct {
+		line  string
+		after func(net.Conn)
+	}{
+		"200 then close":                     {"HTTP/1.1 200 OK\r\n", func(net.Conn) {}},
+		"204 then reset":                     {"HTTP/1.0 204 No Content\r\n", func(c net.Conn) { _ = c.(*net.TCPConn).SetLinger(0) }},
+		"200 without a reason, then nothing": {"HTTP/1.1 200\r\n", func(c net.Conn) { _, _ = io.Copy(io.Discard, c) }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+				if testutil.ReadRequest(r) != nil {
+					_, _ = io.WriteString(conn, tc.line)
+					tc.after(conn)
+				}
+			})
+			assert.NoError(t, probeOnce(t, "http://"+addr+"/ready", bound))
+		})
+	}
+	for _, line := range []string{"HTTP/1.1 2000 OK\r\n", "HTTP/1.1 20 OK\r\n", "HTTP/1.1 200OK\r\n", "HTTPS/1.1 200 OK\r\n", "HTTP/1.1 503 OK\r\n"} {
+		addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+			if testutil.ReadRequest(r) != nil {
+				_, _ = io.WriteString(conn, line)
+			}
+		})
+		assert.Error(t, probeOnce(t, "http://"+addr+"/ready", bound), "%q", line)
+	}
+}
+
+// The hint fits the error: only errors that waiting cannot fix have one.
+func TestHintFitsTheError(t *testing.T) {
+	bad := testutil.NewUntrustedTLSServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	plain := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(plain.Close)
+	huge, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		if testutil.ReadRequest(r) != nil {
+			endless(conn, []byte("HTTP/1.1 100 Continue\r\n\r\n"), make(chan struct{}))
+		}
+	})
+	for _, tc := range []struct {
+		url, err, hint string
+	}{
+		{bad.URL + "/ready", "TLS: certificate signed by unknown authority",
+			"the proxy's certificate does not verify here: probe its http:// endpoint, or trust its CA with SSL_CERT_FILE"},
+		{strings.Replace(plain.URL, "http:", "https:", 1) + "/ready", "TLS: the server does not speak TLS",
+			"the port does not speak TLS: write the readiness URL with http://"},
+		{plain.URL + "/ready", "answered 404 Not Found",
+			"nothing answers at this path: is the readiness URL this proxy's, and --proxy the right preset?"},
+		{"http://" + huge + "/ready", "answer larger than 64 KiB", "no readiness endpoint answers with that much: is the readiness URL this proxy's?"},
+		{refusingURL(t), "connection refused", ""},
+		{serve(t, &endpoint{notReady: 1 << 30}), "answered 503 Service Unavailable", ""},
+	} {
+		err := probeOnce(t, tc.url, bound)
+		assert.EqualError(t, err, tc.err)
+		assert.Equal(t, tc.hint, Hint(err), "%s", tc.err)
+	}
+	assert.Empty(t, Hint(&answer.Error{Msg: "no answer within --probe-timeout 1s", Err: errProbeTimeout}))
 }

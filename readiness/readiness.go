@@ -9,19 +9,24 @@
 // the last error every few seconds, so a pod stuck here says why; with debug
 // logging, each probe error is logged when it changes.
 //
-// Await also reports whether the proxy answered at all, which tells the
+// Await also reports which URLs the proxy answered at all, which tells the
 // shutdown whether a refused connection means the proxy has exited or has not
 // started yet.
 package readiness
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
+	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/proxy-await/proxy-await/internal/answer"
 )
 
 // FirstInterval is the pause after the first failed probe; it doubles on
@@ -45,9 +50,9 @@ type Options struct {
 
 // Result is what the wait learnt about the proxy.
 type Result struct {
-	// Answered says whether every URL gave an HTTP answer (any status) at
-	// least once: the proxy was running.
-	Answered bool
+	// Answered are the URLs that gave an HTTP answer (any status) at least
+	// once, in Options.URLs' order: a proxy was running there.
+	Answered []string
 	// Pending are the URLs that had not answered 2xx when the wait ended,
 	// in Options.URLs' order, each with its last error in plain words.
 	Pending []Pending
@@ -59,15 +64,15 @@ type Pending struct {
 	Err error
 }
 
-// URLs and Errors format Pending for a log line: the URLs comma-separated
-// (the logger redacts passwords from such a list), the errors in the same
-// order, separated by "; ".
-func (r Result) URLs() string {
+// URLs and Errors format Pending for a log line: the URLs as a list (the
+// logger shows each without its password), the errors in the same order,
+// separated by "; ".
+func (r Result) URLs() []string {
 	s := make([]string, len(r.Pending))
 	for i, p := range r.Pending {
 		s[i] = p.URL
 	}
-	return strings.Join(s, ",")
+	return s
 }
 
 func (r Result) Errors() string {
@@ -78,14 +83,14 @@ func (r Result) Errors() string {
 	return strings.Join(s, "; ")
 }
 
-// Refused says whether every pending URL's last probe was refused and no URL
-// ever answered: nothing listens where the proxy should be.
+// Refused says whether every pending URL's last probe was refused and none
+// of them ever answered: nothing listens where the proxy should be.
 func (r Result) Refused() bool {
-	if r.Answered || len(r.Pending) == 0 {
+	if len(r.Pending) == 0 {
 		return false
 	}
 	for _, p := range r.Pending {
-		if !errors.Is(p.Err, syscall.ECONNREFUSED) {
+		if !errors.Is(p.Err, syscall.ECONNREFUSED) || slices.Contains(r.Answered, p.URL) {
 			return false
 		}
 	}
@@ -94,6 +99,39 @@ func (r Result) Refused() bool {
 
 // RefusedHint is the hint for a proxy port that refuses connections.
 const RefusedHint = "is the pod meshed (is the sidecar injected), and is --proxy the right preset?"
+
+// Hint is what to do about a probe error that waiting longer does not fix,
+// and "" for the others: a readiness path that is not there (404), an
+// answer larger than any readiness endpoint sends, a TLS failure that the
+// same certificate or server will repeat.
+func Hint(err error) string {
+	var (
+		status *StatusError
+		record tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &status) && status.Code == http.StatusNotFound:
+		return "nothing answers at this path: is the readiness URL this proxy's, and --proxy the right preset?"
+	case errors.Is(err, answer.ErrTooLarge):
+		return "no readiness endpoint answers with that much: is the readiness URL this proxy's?"
+	case errors.As(err, &record):
+		return "the port does not speak TLS: write the readiness URL with http://"
+	case answer.IsTLS(err):
+		return "the proxy's certificate does not verify here: probe its http:// endpoint, or trust its CA with SSL_CERT_FILE"
+	}
+	return ""
+}
+
+// Hint is the hint of the first pending URL whose error waiting does not
+// fix; "" when waiting may still help every one.
+func (r Result) Hint() string {
+	for _, p := range r.Pending {
+		if h := Hint(p.Err); h != "" {
+			return h
+		}
+	}
+	return ""
+}
 
 // state is what the wait knows of one URL.
 type state struct {
@@ -131,8 +169,11 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 					if s.refusedSince.IsZero() {
 						s.refusedSince = sent
 					}
-				case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-					return // the wait ended: an interrupted probe says nothing
+				case err == context.Canceled || err == context.DeadlineExceeded:
+					// The wait ended: an interrupted probe says nothing.
+					// Only the context's own errors mean that (see probe):
+					// a probe timeout is an error like any other.
+					return
 				default:
 					s.refusedSince = time.Time{}
 				}
@@ -172,8 +213,9 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 				if s.last == nil {
 					continue
 				}
-				var hint string
+				hint := Hint(s.last)
 				switch {
+				case hint != "":
 				// The tick may fire a hair before the run of refusals is
 				// hintAfter long: half a period of slack.
 				case !s.hinted && !s.refusedSince.IsZero() && now.Sub(s.refusedSince) >= hintAfter-every/2:
@@ -202,10 +244,12 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 func finish(ctx context.Context, urls []string, mu *sync.Mutex, states map[string]*state) (Result, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	r := Result{Answered: true}
+	var r Result
 	for _, u := range urls {
 		s := states[u]
-		r.Answered = r.Answered && s.answered
+		if s.answered {
+			r.Answered = append(r.Answered, u)
+		}
 		if s.last != nil {
 			r.Pending = append(r.Pending, Pending{URL: u, Err: s.last})
 		}

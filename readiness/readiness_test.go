@@ -81,9 +81,10 @@ func opts(urls ...string) Options {
 
 func TestFirstProbeAtOnce(t *testing.T) {
 	e := &endpoint{}
-	res, err := Await(context.Background(), opts(serve(t, e)))
+	url := serve(t, e)
+	res, err := Await(context.Background(), opts(url))
 	require.NoError(t, err)
-	assert.Equal(t, Result{Answered: true}, res)
+	assert.Equal(t, Result{Answered: []string{url}}, res)
 	assert.Equal(t, int64(1), e.probes.Load(), "a ready proxy is probed once")
 }
 
@@ -134,7 +135,7 @@ func TestEveryURLMustBeReady(t *testing.T) {
 	res, err := Await(ctx, opts(urlA, urlB))
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, int64(1), a.probes.Load(), "a ready URL is not probed again")
-	assert.Equal(t, urlB, res.URLs(), "only the URL not ready is pending")
+	assert.Equal(t, []string{urlB}, res.URLs(), "only the URL not ready is pending")
 
 	c, d := &endpoint{notReady: 3}, &endpoint{notReady: 1}
 	_, err = Await(context.Background(), opts(serve(t, c), serve(t, d)))
@@ -144,18 +145,18 @@ func TestEveryURLMustBeReady(t *testing.T) {
 }
 
 // The shutdown reads "connection refused" as "the proxy has exited" only if
-// the proxy answered: Await says whether it did.
+// the proxy answered: Await says which URLs it answered.
 func TestAwaitSaysWhetherTheProxyAnswered(t *testing.T) {
 	notReady, refused := serve(t, &endpoint{notReady: 1 << 30}), refusingURL(t)
 	for _, tc := range []struct {
 		name     string
 		urls     []string
-		answered bool
+		answered []string
 		errors   string
 	}{
-		{"not ready", []string{notReady}, true, "answered 503 Service Unavailable"},
-		{"refused", []string{refused}, false, "connection refused"},
-		{"one of two refused", []string{notReady, refused}, false, "answered 503 Service Unavailable; connection refused"},
+		{"not ready", []string{notReady}, []string{notReady}, "answered 503 Service Unavailable"},
+		{"refused", []string{refused}, nil, "connection refused"},
+		{"one of two refused", []string{notReady, refused}, []string{notReady}, "answered 503 Service Unavailable; connection refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// End the wait once every URL has failed a probe: the debug
@@ -180,7 +181,7 @@ func TestAwaitSaysWhetherTheProxyAnswered(t *testing.T) {
 			res, err := Await(ctx, o)
 			assert.ErrorIs(t, err, context.Canceled)
 			assert.Equal(t, tc.answered, res.Answered)
-			assert.Equal(t, strings.Join(tc.urls, ","), res.URLs())
+			assert.Equal(t, tc.urls, res.URLs())
 			assert.Equal(t, tc.errors, res.Errors())
 			assert.Equal(t, tc.name == "refused", res.Refused())
 		})
@@ -196,7 +197,7 @@ func TestWaitEndsBeforeAnyProbe(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, "no answer yet", res.Errors())
 	assert.False(t, res.Refused())
-	assert.False(t, res.Answered)
+	assert.Empty(t, res.Answered)
 }
 
 func TestProbeTimeout(t *testing.T) {
@@ -458,4 +459,36 @@ func TestEnvironmentProxyIgnored(t *testing.T) {
 	assert.EqualError(t, probeOnce(t, strings.Replace(tlsSrv.URL, "127.0.0.1", "0.0.0.0", 1)+"/ready", bound),
 		"TLS: certificate is valid for 127.0.0.1, ::1, not 0.0.0.0", "the probe reached the server itself")
 	assert.Equal(t, int64(1), proxied.Load(), "no probe went through the proxy")
+}
+
+// A port that refused connections and now takes them but never finishes a
+// TLS handshake: the progress lines report the handshake, and the refusal
+// and its hint are gone with it. (A probe timeout used to read as the end
+// of the wait, and was dropped: the lines said "no answer yet", or the
+// stale refusal, for the whole wait.)
+func TestNewerErrorReplacesARefusal(t *testing.T) {
+	for _, scheme := range []string{"https", "http"} {
+		t.Run(scheme, func(t *testing.T) {
+			addr, listen := silentListener(t)
+			url := scheme + "://" + addr + "/ready"
+			w := &logWatch{}
+			o := opts(url)
+			o.ProbeTimeout = 30 * time.Millisecond
+			o.ProgressEvery = 20 * time.Millisecond
+			o.RefusedHintAfter = time.Millisecond // every refused line would carry it
+			o.Timeout = time.Hour
+			o.Logger = logging.New(&w.buf, "text", slog.LevelDebug)
+			awaitInBackground(t, o)
+			i := w.after(t, probeFailed, 0)
+			require.Equal(t, probeFailed+url+` error="connection refused"`, w.lines[i])
+			listen()
+			want := "no answer within --probe-timeout 30ms"
+			if scheme == "https" {
+				want = "TLS handshake did not finish within --probe-timeout 30ms"
+			}
+			j := w.after(t, probeFailed+url+` error="`+want+`"`, 2)
+			assert.Regexp(t, progressLine(url, want, ""), w.lines[j+1])
+			assert.Regexp(t, progressLine(url, want, ""), w.lines[j+2])
+		})
+	}
 }

@@ -17,7 +17,7 @@ func BenchmarkPost(b *testing.B) {
 		_, _ = w.Write([]byte("shutdown\n"))
 	}))
 	defer srv.Close()
-	opts := Options{URLs: []string{srv.URL + "/shutdown"}, Timeout: 5 * time.Second, Logger: logging.Discard()}
+	opts := Options{Targets: Targets(srv.URL + "/shutdown"), Timeout: 5 * time.Second, Logger: logging.Discard()}
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := Post(context.Background(), opts); err != nil {

@@ -7,12 +7,21 @@
 // of it, so a proxy that is slow to answer is waited for rather than asked
 // again. Timeouts, dropped connections and 5xx answers are retried with
 // backoff; 3xx (never followed), 4xx and TLS failures are failures that
-// retrying would not fix. A refused connection means the proxy has exited
-// only if it was seen running (it answered a readiness probe, or accepted a
-// connection during this shutdown); otherwise it may not have started yet,
-// and it is asked again until the budget runs out. An answer is read up to
-// 64 KiB; its body is read only after a 404, up to 512 bytes, to tell
-// Linkerd's switched-off endpoint, and otherwise never waited for.
+// retrying would not fix. An answer is read up to 64 KiB; its body is read
+// only after a 404, up to 512 bytes, to tell Linkerd's switched-off endpoint,
+// and otherwise never waited for.
+//
+// A refused connection means that the proxy has exited only when nothing of
+// it answers any more: the URL's own host and port answered before (during
+// the readiness wait, or an earlier attempt of this shutdown reached it), or
+// the proxy's readiness URLs, which answered before, now refuse too. Then it
+// is said once and not retried. While a readiness URL of the proxy still
+// accepts connections, the proxy runs and its shutdown endpoint is missing
+// (Cloud SQL Auth Proxy without --quitquitquit, consul-dataplane on another
+// graceful port): it is asked again until the budget runs out, and then an
+// error names the likely cause for that proxy, for the Job would otherwise
+// hang while the log says all is well. A proxy never seen running may not
+// have started yet, and is asked again until the budget runs out.
 package shutdown
 
 import (
@@ -24,6 +33,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,22 +52,64 @@ const (
 	retryWaitMax = 500 * time.Millisecond
 )
 
+// readyCheckTimeout bounds one look at whether a readiness URL still accepts
+// connections, after a refused POST.
+const readyCheckTimeout = time.Second
+
 // Options says what to POST and how.
 type Options struct {
-	URLs    []string
-	Timeout time.Duration // bounds the whole shutdown, retries included
-	// ProxyAnswered says that the proxy was seen running before the
-	// shutdown (its readiness URLs answered): a refused connection then
-	// means that it has exited.
-	ProxyAnswered bool
-	Logger        *slog.Logger
+	Targets []Target
+	// Answered are the readiness URLs that gave an HTTP answer during the
+	// wait: a proxy was running at their host and port.
+	Answered []string
+	Timeout  time.Duration // bounds the whole shutdown, retries included
+	Logger   *slog.Logger
+}
+
+// Target is one shutdown URL and what is known of the proxy behind it.
+type Target struct {
+	URL string
+	// Preset names the proxy (a --proxy preset), "" when the URLs do not
+	// say: the error for a missing shutdown endpoint names its likely
+	// cause for that proxy.
+	Preset string
+	// Ready are the proxy's readiness URLs: while one still accepts
+	// connections, a refused shutdown URL is a missing endpoint, not a
+	// proxy gone.
+	Ready []string
+}
+
+// Targets are the given URLs, each of an unknown proxy with no readiness
+// URL: a refused connection means "gone" only after one reached it.
+func Targets(urls ...string) []Target {
+	t := make([]Target, len(urls))
+	for i, u := range urls {
+		t[i] = Target{URL: u}
+	}
+	return t
 }
 
 // NotEnabledHint is what to do when the proxy's shutdown endpoint is
 // switched off, as Linkerd's is by default.
-const NotEnabledHint = "enable it (Linkerd: annotation config.linkerd.io/proxy-admin-shutdown: enabled, " +
-	"or the Helm value proxy.enableShutdownEndpoint=true), or run the proxy as a native sidecar, " +
-	"where -S is not needed"
+const NotEnabledHint = "if the proxy runs as a native sidecar, drop -S: the kubelet stops it after the app; " +
+	"otherwise enable the endpoint (Linkerd: annotation config.linkerd.io/proxy-admin-shutdown: enabled, " +
+	"or the Helm value proxy.enableShutdownEndpoint=true)"
+
+// MissingHint names the likely cause, for the proxy of preset, of a shutdown
+// URL that refuses connections while the proxy still answers, and the remedy.
+func MissingHint(preset string) string {
+	switch preset {
+	case "cloudsql":
+		return "cloud-sql-proxy serves /quitquitquit only when started with --quitquitquit: add that flag to its arguments " +
+			"(the endpoint is then on its --admin-port, 9091 by default)"
+	case "consul":
+		return "consul-dataplane serves /graceful_shutdown on its graceful port: 20600 as consul-k8s injects it, " +
+			"20300 by consul-dataplane's own default; give the port it uses with --shutdown-url http://127.0.0.1:PORT/graceful_shutdown"
+	case "linkerd":
+		return NotEnabledHint
+	}
+	return "check --shutdown-url: the proxy still answers at its readiness URL, but nothing listens at this one"
+}
 
 // neverAnsweredHint follows a shutdown that found nothing listening, from
 // a proxy never seen running.
@@ -67,45 +120,83 @@ const neverAnsweredHint = "the proxy never answered: is the pod meshed (is the s
 // shutdown endpoint that takes a POST.
 const wrongURLHint = "is --shutdown-url this proxy's shutdown endpoint, and --proxy the right preset?"
 
-// errGone ends the retries of a URL whose proxy was seen running and now
-// refuses connections: it has exited, which is what the POST was for. Post
-// counts it as success.
+// errGone ends the retries of a URL whose proxy has exited, which is what
+// the POST was for. Post counts it as success.
 var errGone = errors.New("connection refused: the proxy has exited")
 
-// Post POSTs every URL, each until it answers 2xx or opts.Timeout runs out,
-// and logs the outcome of each. It returns an error joining every URL's
-// failure; a proxy found gone is a success.
+// Post POSTs every target's URL, each until it answers 2xx or opts.Timeout
+// runs out, and logs the outcome of each. It returns an error joining every
+// URL's failure; a proxy found gone is a success.
 func Post(ctx context.Context, opts Options) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 
-	errs := make([]error, len(opts.URLs))
+	errs := make([]error, len(opts.Targets))
 	var wg sync.WaitGroup
-	for i, u := range opts.URLs {
+	for i, tg := range opts.Targets {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = postOne(ctx, u, opts)
+			errs[i] = newTarget(tg, opts).post(ctx, opts.Timeout)
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
-// target is one URL's shutdown: what has been learnt from its attempts.
+// target is one URL's shutdown: what is known of its proxy, and what has
+// been learnt from its attempts.
 type target struct {
-	url  string
-	log  *slog.Logger
-	seen atomic.Bool // the proxy was seen running; set by dials too
-	n    int         // attempts so far
-	last string      // the last attempt's answer or error, in plain words
+	Target
+	log   *slog.Logger
+	own   string   // the URL's host:port
+	ready []string // the host:port of each readiness URL of the proxy but own
+
+	ownSeen   atomic.Bool // something answered at own; set by dials too
+	proxySeen bool        // a readiness URL of the proxy answered
+	missing   string      // the readiness URL that answered after the last refused attempt; "" if none did
+	n         int         // attempts so far
+	last      string      // the last attempt's answer or error, in plain words
 }
 
-func postOne(ctx context.Context, url string, opts Options) error {
-	log := opts.Logger
+func newTarget(tg Target, opts Options) *target {
+	t := &target{Target: tg, log: opts.Logger, own: hostPort(tg.URL)}
+	for _, r := range tg.Ready {
+		if hp := hostPort(r); hp != t.own && !slices.Contains(t.ready, hp) {
+			t.ready = append(t.ready, hp)
+		}
+	}
+	for _, a := range opts.Answered {
+		switch {
+		case hostPort(a) == t.own:
+			t.ownSeen.Store(true)
+		case slices.Contains(tg.Ready, a):
+			t.proxySeen = true
+		}
+	}
+	return t
+}
+
+// hostPort is where rawURL connects to: its host and port, the scheme's
+// default port if it names none; "" if it does not parse.
+func hostPort(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+func (t *target) post(ctx context.Context, budget time.Duration) error {
+	log, url := t.log, t.URL
 	start := time.Now()
-	t := &target{url: url, log: log}
-	t.seen.Store(opts.ProxyAnswered)
 	client := t.client()
 
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, url, nil)
@@ -120,10 +211,15 @@ func postOne(ctx context.Context, url string, opts Options) error {
 		log.Info("proxy already gone, nothing to shut down", "event", "shutdown_proxy_gone",
 			"url", url, "elapsed", elapsed)
 		return nil
+	case err != nil && ctx.Err() != nil && t.last == "connection refused" && t.missing != "":
+		msg := "proxy still running: nothing listens at its shutdown URL"
+		log.Error(msg, "event", "shutdown_failed", "url", url, "elapsed", elapsed, "ready_url", t.missing,
+			"hint", MissingHint(t.Preset))
+		return errors.New(msg)
 	case err != nil && ctx.Err() != nil:
-		msg := "proxy did not shut down within " + opts.Timeout.String()
+		msg := "proxy did not shut down within " + budget.String()
 		args := []any{"event", "shutdown_failed", "url", url, "elapsed", elapsed, "last", t.last}
-		if t.last == "connection refused" && !t.seen.Load() {
+		if t.last == "connection refused" && !t.ownSeen.Load() && !t.proxySeen {
 			args = append(args, "hint", neverAnsweredHint)
 		}
 		log.Error(msg, args...)
@@ -199,7 +295,7 @@ func (t *target) connect(ctx context.Context, network, addr string) (net.Conn, e
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, network, addr)
 	if err == nil {
-		t.seen.Store(true) // something listens: the proxy has started
+		t.ownSeen.Store(true) // something listens: the proxy has started
 	}
 	return conn, err
 }
@@ -233,9 +329,9 @@ func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error)
 	t.n++
 	switch {
 	case err == nil:
-		t.seen.Store(true)
+		t.ownSeen.Store(true)
 		t.last = resp.Status
-		t.log.Debug("shutdown POST answered", "event", "shutdown_attempt", "url", t.url,
+		t.log.Debug("shutdown POST answered", "event", "shutdown_attempt", "url", t.URL,
 			"attempt", t.n, "status", resp.StatusCode)
 	case ctx.Err() != nil || answer.Expired(ctx):
 		// An attempt cut by the deadline says nothing of the proxy: the
@@ -245,7 +341,7 @@ func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error)
 		}
 	default:
 		t.last = answer.Describe(err)
-		t.log.Debug("shutdown POST failed", "event", "shutdown_attempt", "url", t.url,
+		t.log.Debug("shutdown POST failed", "event", "shutdown_attempt", "url", t.URL,
 			"attempt", t.n, "error", t.last)
 	}
 	switch {
@@ -258,12 +354,62 @@ func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error)
 		// otherwise read before the next attempt, however slow it comes.
 		resp.Body.Close()
 		return true, nil
-	case errors.Is(err, syscall.ECONNREFUSED) && t.seen.Load():
+	case errors.Is(err, syscall.ECONNREFUSED) && t.gone(ctx):
 		return false, errGone
 	case errors.Is(err, answer.ErrTooLarge), answer.IsTLS(err):
 		return false, err
 	}
-	// Timeouts, resets, and a refused connection from a proxy never seen
-	// running: it may still answer.
+	// Timeouts, resets, and a refused connection from a proxy that still
+	// runs or was never seen running: it may still answer.
 	return true, nil
+}
+
+// gone says, after a refused attempt, whether nothing of the proxy answers
+// any more (the package comment's rule). On the way it notes whether a
+// readiness URL of the proxy still accepts connections: the shutdown
+// endpoint is then missing.
+func (t *target) gone(ctx context.Context) bool {
+	if t.ownSeen.Load() {
+		return true
+	}
+	answering, refusing := t.readyNow(ctx)
+	switch {
+	case answering != "":
+		t.proxySeen, t.missing = true, answering
+	case refusing:
+		t.missing = ""
+	}
+	return refusing && t.proxySeen
+}
+
+// readyNow looks whether the proxy's readiness URLs accept connections: it
+// returns the first that does, or says whether every one refused. A look
+// that ends otherwise (a timeout, the budget's end) tells neither.
+func (t *target) readyNow(ctx context.Context) (answering string, refusing bool) {
+	if len(t.ready) == 0 {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyCheckTimeout)
+	defer cancel()
+	refusing = true
+	for _, addr := range t.ready {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			conn.Close()
+			return t.readyURL(addr), false
+		}
+		refusing = refusing && errors.Is(err, syscall.ECONNREFUSED)
+	}
+	return "", refusing
+}
+
+// readyURL is the readiness URL at addr.
+func (t *target) readyURL(addr string) string {
+	for _, r := range t.Ready {
+		if hostPort(r) == addr {
+			return r
+		}
+	}
+	return ""
 }

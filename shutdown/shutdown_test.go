@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -71,7 +72,7 @@ func post(t *testing.T, o Options) (error, string) {
 }
 
 func opts(timeout time.Duration, urls ...string) Options {
-	return Options{URLs: urls, Timeout: timeout}
+	return Options{Targets: Targets(urls...), Timeout: timeout}
 }
 
 func server(t *testing.T, h http.Handler) string {
@@ -117,22 +118,21 @@ func TestOutOfTimeSaysWhatHappenedLast(t *testing.T) {
 	hang := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	var first atomic.Bool
 	for _, tc := range []struct {
-		name     string
-		url      string
-		answered bool
-		last     string
-		hint     string
+		name string
+		url  string
+		last string
+		hint string
 	}{
-		{"503", server(t, &answers{statuses: []int{503}}), false, `last="503 Service Unavailable"`, ""},
-		{"hang", server(t, hang), false, `last="no answer"`, ""},
+		{"503", server(t, &answers{statuses: []int{503}}), `last="503 Service Unavailable"`, ""},
+		{"hang", server(t, hang), `last="no answer"`, ""},
 		{"503, then an attempt cut by the deadline", server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if first.CompareAndSwap(false, true) {
 				w.WriteHeader(http.StatusServiceUnavailable)
 				return
 			}
 			<-r.Context().Done()
-		})), false, `last="503 Service Unavailable"`, ""},
-		{"refused from a proxy never seen", closedPort(t), false, `last="connection refused"`,
+		})), `last="503 Service Unavailable"`, ""},
+		{"refused from a proxy never seen", closedPort(t), `last="connection refused"`,
 			` (hint: the proxy never answered: is the pod meshed (is the sidecar injected), and is --proxy (or --shutdown-url) right?)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,7 +141,7 @@ func TestOutOfTimeSaysWhatHappenedLast(t *testing.T) {
 			// 2 s are spent once.
 			t.Parallel()
 			start := time.Now()
-			err, log := post(t, Options{URLs: []string{tc.url}, Timeout: 2 * time.Second, ProxyAnswered: tc.answered})
+			err, log := post(t, Options{Targets: Targets(tc.url), Timeout: 2 * time.Second})
 			require.Error(t, err)
 			assert.Less(t, time.Since(start), bound, "gives up at --shutdown-timeout")
 			assert.Regexp(t, `^proxy-await: error: proxy did not shut down within 2s url=`+tc.url+
@@ -178,7 +178,7 @@ func TestNotRetried(t *testing.T) {
 }
 
 // Linkerd's proxy answers so when its shutdown endpoint is not enabled, the
-// default in recent releases.
+// default since Linkerd 2.16.
 func TestLinkerdShutdownEndpointNotEnabled(t *testing.T) {
 	var posts atomic.Int64
 	url := server(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -191,11 +191,12 @@ func TestLinkerdShutdownEndpointNotEnabled(t *testing.T) {
 	require.EqualError(t, err, "the proxy's shutdown endpoint is not enabled")
 	assert.Equal(t, int64(1), posts.Load(), "not retried")
 	assert.Regexp(t, `^proxy-await: error: the proxy's shutdown endpoint is not enabled url=`+url+
-		` status=404 elapsed=\S+ \(hint: enable it \(Linkerd: annotation config.linkerd.io/proxy-admin-shutdown: enabled, `+
-		`or the Helm value proxy.enableShutdownEndpoint=true\), or run the proxy as a native sidecar, where -S is not needed\)\n$`, log)
+		` status=404 elapsed=\S+ \(hint: if the proxy runs as a native sidecar, drop -S: the kubelet stops it after the app; `+
+		`otherwise enable the endpoint \(Linkerd: annotation config.linkerd.io/proxy-admin-shutdown: enabled, `+
+		`or the Helm value proxy.enableShutdownEndpoint=true\)\)\n$`, log)
 
 	var buf testutil.Buffer
-	_ = Post(context.Background(), Options{URLs: []string{url}, Timeout: bound, Logger: logging.New(&buf, "json", 0)})
+	_ = Post(context.Background(), Options{Targets: Targets(url), Timeout: bound, Logger: logging.New(&buf, "json", 0)})
 	var rec map[string]any
 	require.NoError(t, json.Unmarshal([]byte(buf.String()), &rec))
 	assert.Equal(t, "shutdown_failed", rec["event"])
@@ -227,7 +228,8 @@ func TestRefused(t *testing.T) {
 	const gone = `^proxy-await: proxy already gone, nothing to shut down url=\S+ elapsed=\S+\n$`
 	t.Run("after readiness answered", func(t *testing.T) {
 		start := time.Now()
-		err, log := post(t, Options{URLs: []string{closedPort(t)}, Timeout: bound, ProxyAnswered: true})
+		url := closedPort(t)
+		err, log := post(t, Options{Targets: Targets(url), Answered: []string{strings.Replace(url, "/shutdown", "/ready", 1)}, Timeout: bound})
 		require.NoError(t, err, "a proxy that is gone already needs no shutdown")
 		assert.Less(t, time.Since(start), bound, "not retried until the deadline")
 		assert.Regexp(t, gone, log)
@@ -263,7 +265,7 @@ func TestRefused(t *testing.T) {
 		var buf testutil.Buffer
 		done := make(chan error, 1)
 		go func() {
-			done <- Post(context.Background(), Options{URLs: []string{"http://" + addr + "/shutdown"}, Timeout: bound,
+			done <- Post(context.Background(), Options{Targets: Targets("http://" + addr + "/shutdown"), Timeout: bound,
 				Logger: logging.New(&buf, "text", -4)})
 		}()
 		// Start the proxy once a refused POST has been logged.
@@ -348,7 +350,7 @@ func TestResetIsRetried(t *testing.T) {
 		_, _ = conn.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
 	})
 	var buf testutil.Buffer
-	require.NoError(t, Post(context.Background(), Options{URLs: []string{"http://" + addr + "/shutdown"}, Timeout: bound,
+	require.NoError(t, Post(context.Background(), Options{Targets: Targets("http://" + addr + "/shutdown"), Timeout: bound,
 		Logger: logging.New(&buf, "text", -4)}))
 	assert.Equal(t, int64(2), n.Load())
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -387,7 +389,7 @@ func TestCredentialsAreSentNotLogged(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	var buf testutil.Buffer
-	err := Post(context.Background(), Options{URLs: []string{strings.Replace(srv.URL, "://", "://admin:s3cret@", 1) + "/shutdown"},
+	err := Post(context.Background(), Options{Targets: Targets(strings.Replace(srv.URL, "://", "://admin:s3cret@", 1) + "/shutdown"),
 		Timeout: bound, Logger: logging.New(&buf, "text", -4)})
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), a.posts.Load())
@@ -409,7 +411,7 @@ func TestEveryLineHasAnEvent(t *testing.T) {
 	t.Parallel()
 	var buf testutil.Buffer
 	a := &answers{statuses: []int{503, 500, 200}}
-	_ = Post(context.Background(), Options{URLs: []string{server(t, a), closedPort(t)}, Timeout: 2 * time.Second,
+	_ = Post(context.Background(), Options{Targets: Targets(server(t, a), closedPort(t)), Timeout: 2 * time.Second,
 		Logger: logging.New(&buf, "json", -4)})
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	assert.Greater(t, len(lines), 4)
@@ -445,4 +447,128 @@ func TestEnvironmentProxyIgnored(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), a.posts.Load(), "the POST reached the endpoint")
 	assert.Equal(t, int64(1), proxied.Load(), "and not through the proxy")
+}
+
+// listening is the readiness URL of a proxy that accepts connections, and
+// the function that stops it: from then on its port refuses them.
+func listening(t *testing.T) (string, func()) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conn.Close()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/ready", func() { ln.Close() }
+}
+
+// debugPost runs a shutdown with a text log at debug level, and returns its
+// error and its log's lines.
+func debugPost(t *testing.T, o Options) (error, []string) {
+	var buf testutil.Buffer
+	o.Logger = logging.New(&buf, "text", slog.LevelDebug)
+	err := Post(context.Background(), o)
+	return err, strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+}
+
+// refusedAttempts says that lines, but the last, are each a refused attempt,
+// numbered from 1: the shutdown asked again, and nothing else happened.
+func refusedAttempts(t *testing.T, lines []string) {
+	t.Helper()
+	for i, l := range lines[:len(lines)-1] {
+		assert.Regexp(t, fmt.Sprintf(`^proxy-await: debug: shutdown POST failed url=\S+ attempt=%d error="connection refused"$`, i+1), l)
+	}
+}
+
+// While the proxy's readiness URL accepts connections, a shutdown URL that
+// refuses them is a missing endpoint, not a proxy gone: it is asked again
+// until the budget runs out, then an error names the likely cause for that
+// proxy. The proxy may have answered during the wait or not (the wait was
+// skipped): that it answers now is what counts.
+func TestMissingShutdownEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		name, preset string
+		answered     bool
+		hint         string
+	}{
+		{"cloudsql", "cloudsql", true, "cloud-sql-proxy serves /quitquitquit only when started with --quitquitquit: add that flag to its arguments " +
+			"(the endpoint is then on its --admin-port, 9091 by default)"},
+		{"consul", "consul", true, "consul-dataplane serves /graceful_shutdown on its graceful port: 20600 as consul-k8s injects it, " +
+			"20300 by consul-dataplane's own default; give the port it uses with --shutdown-url http://127.0.0.1:PORT/graceful_shutdown"},
+		{"linkerd", "linkerd", true, NotEnabledHint},
+		{"istio", "istio", true, "check --shutdown-url: the proxy still answers at its readiness URL, but nothing listens at this one"},
+		{"unknown proxy, wait skipped", "", false, "check --shutdown-url: the proxy still answers at its readiness URL, but nothing listens at this one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The budget must run out, after two attempts at least even
+			// on a loaded machine; in parallel, it is spent once.
+			t.Parallel()
+			ready, _ := listening(t)
+			url := closedPort(t)
+			o := Options{Targets: []Target{{URL: url, Preset: tc.preset, Ready: []string{ready}}}, Timeout: 2 * time.Second}
+			if tc.answered {
+				o.Answered = []string{ready}
+			}
+			err, lines := debugPost(t, o)
+			require.EqualError(t, err, "proxy still running: nothing listens at its shutdown URL")
+			require.GreaterOrEqual(t, len(lines), 3, "asked again: %q", lines)
+			refusedAttempts(t, lines)
+			assert.Regexp(t, `^proxy-await: error: proxy still running: nothing listens at its shutdown URL url=`+url+
+				` elapsed=\S+ ready_url=`+ready+` `+regexpQuote("(hint: "+tc.hint+")")+`$`, lines[len(lines)-1])
+		})
+	}
+}
+
+// A proxy that answered during the wait and now refuses at its readiness
+// URL and at its shutdown URL has gone: said once, not asked again.
+func TestGoneWhenNothingOfTheProxyAnswers(t *testing.T) {
+	ready := "http://" + testutil.RefusingAddr(t) + "/ready"
+	url := closedPort(t)
+	err, lines := debugPost(t, Options{Targets: []Target{{URL: url, Preset: "cloudsql", Ready: []string{ready}}},
+		Answered: []string{ready}, Timeout: bound})
+	require.NoError(t, err)
+	require.Len(t, lines, 2, "one attempt: %q", lines)
+	refusedAttempts(t, lines)
+	assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=`+url+` elapsed=\S+$`, lines[1])
+}
+
+// A proxy that goes away while its shutdown endpoint is missing is gone
+// from the next refused attempt on: its readiness URL, which answered, now
+// refuses too.
+func TestGoneWhileAskedAgain(t *testing.T) {
+	ready, stop := listening(t)
+	url := closedPort(t)
+	var buf testutil.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Post(context.Background(), Options{Targets: []Target{{URL: url, Preset: "consul", Ready: []string{ready}}},
+			Timeout: bound, Logger: logging.New(&buf, "text", slog.LevelDebug)})
+	}()
+	buf.WaitFor(t, "attempt=2 ", bound) // asked again: its readiness URL answered
+	stop()
+	require.NoError(t, <-done)
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	refusedAttempts(t, lines)
+	assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=`+url+` elapsed=\S+$`, lines[len(lines)-1])
+}
+
+// A proxy never seen running (its readiness URL refuses too, and never
+// answered) may not have started: it is asked again until the budget runs
+// out.
+func TestNeverAnsweredIsAskedAgain(t *testing.T) {
+	t.Parallel()
+	ready := "http://" + testutil.RefusingAddr(t) + "/ready"
+	url := closedPort(t)
+	err, lines := debugPost(t, Options{Targets: []Target{{URL: url, Preset: "cloudsql", Ready: []string{ready}}},
+		Timeout: 2 * time.Second})
+	require.Error(t, err)
+	require.GreaterOrEqual(t, len(lines), 3, "asked again: %q", lines)
+	refusedAttempts(t, lines)
+	assert.Regexp(t, `^proxy-await: error: proxy did not shut down within 2s url=`+url+` elapsed=\S+ last="connection refused" `+
+		regexpQuote("(hint: "+neverAnsweredHint+")")+`$`, lines[len(lines)-1])
 }

@@ -76,6 +76,15 @@ func spawn(cmd *exec.Cmd) (*os.Process, error) {
 // the first file found that is not executable is returned, so that its exec
 // fails with EACCES (126), as with execvp and shells.
 func lookPath(name string) (string, error) {
+	if name == "" {
+		// As a shell does with "": not found, 127.
+		return "", &StartError{
+			Code: exitcode.NotFound,
+			Msg:  "the command is an empty string: not found",
+			Hint: "give the command's name or path",
+			Err:  exec.ErrNotFound,
+		}
+	}
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
@@ -141,6 +150,9 @@ func startError(file string, err error) *StartError {
 		// to run it: a script's interpreter or a binary's dynamic loader.
 		// Shells exit 127 for it too.
 		switch kind, interp := interpreter(file); kind {
+		case "crlf":
+			e.Msg = fmt.Sprintf("%s: its #! line ends in a carriage return: the script has Windows line endings (CRLF)", file)
+			e.Hint = "convert " + file + " to Unix line endings (LF), with dos2unix or sed -i 's/\\r$//'"
 		case "script":
 			e.Msg = fmt.Sprintf("%s: its interpreter %s does not exist", file, interp)
 			e.Hint = "fix the script's #! line, or install " + interp + " in the image"
@@ -152,9 +164,23 @@ func startError(file string, err error) *StartError {
 			e.Msg = file + ": a file it needs to run does not exist"
 		}
 	case syscall.EACCES:
-		if st, err := os.Stat(file); err == nil && st.IsDir() {
+		st, err := os.Stat(file)
+		if err == nil && st.IsDir() {
 			e.Msg = file + ": is a directory"
 			return e
+		}
+		// The file may run, and what the kernel may not run is the
+		// program it names: a script's interpreter, a binary's loader.
+		if err == nil && executable(file, st) {
+			if kind, interp := interpreter(file); kind == "script" || kind == "binary" {
+				what := map[string]string{"script": "interpreter", "binary": "dynamic loader"}[kind]
+				e.Msg = fmt.Sprintf("%s: its %s %s is not executable, or on a noexec mount", file, what, interp)
+				e.Hint = "make " + interp + " executable with chmod +x"
+				if kind == "script" {
+					e.Hint += ", or fix the script's #! line"
+				}
+				return e
+			}
 		}
 		e.Msg = file + ": permission denied: not an executable file, or on a noexec mount"
 		e.Hint = "make it executable with chmod +x"
@@ -212,7 +238,9 @@ func goarch(bin *elf.File) string {
 
 // interpreter names what the kernel runs file with: the program on a
 // script's "#!" line, or a dynamically linked binary's loader (PT_INTERP).
-// kind is "script", "binary" or "" when file is neither.
+// kind is "script", "binary", "crlf" for a script whose interpreter's name
+// ends in a carriage return (its #! line ends in one), or "" when file is
+// none of these.
 func interpreter(file string) (kind, interp string) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -221,10 +249,20 @@ func interpreter(file string) (kind, interp string) {
 	defer f.Close()
 	line, _ := bufio.NewReader(f).ReadSlice('\n')
 	if rest, ok := bytes.CutPrefix(line, []byte("#!")); ok {
-		if fields := strings.Fields(string(rest)); len(fields) > 0 {
-			return "script", fields[0]
+		// As the kernel reads it (binfmt_script): blanks before the
+		// name, which ends at a blank or the end of the line; a carriage
+		// return is part of the name.
+		rest = bytes.TrimLeft(bytes.TrimSuffix(rest, []byte("\n")), " \t")
+		if i := bytes.IndexAny(rest, " \t"); i >= 0 {
+			rest = rest[:i]
 		}
-		return "", ""
+		switch {
+		case len(rest) == 0:
+			return "", ""
+		case rest[len(rest)-1] == '\r':
+			return "crlf", string(rest)
+		}
+		return "script", string(rest)
 	}
 	bin, err := elf.NewFile(f)
 	if err != nil {

@@ -146,3 +146,48 @@ func binaryWithLoader(t *testing.T, dir, loader string) string {
 	t.Fatalf("%s is statically linked: a dynamically linked binary is needed (install coreutils)", src)
 	return ""
 }
+
+// A script saved with Windows line endings has "#!/bin/sh\r" for its first
+// line: the kernel looks for an interpreter named "/bin/sh\r". The error
+// says so and names the script, rather than that /bin/sh does not exist.
+func TestScriptWithWindowsLineEndings(t *testing.T) {
+	dir := t.TempDir()
+	for _, line := range []string{"#!/bin/sh\r\necho never\r\n", "#! /bin/sh\r\necho never\r\n", "#!/bin/sh\r"} {
+		script := writeFile(t, dir, "crlf.sh", line, 0o755)
+		_, _, se := runOut(t, script)
+		require.NotNil(t, se, "%q", line)
+		assert.Equal(t, exitcode.NotFound, se.Code, "%q", line)
+		assert.Equal(t, script+": its #! line ends in a carriage return: the script has Windows line endings (CRLF)", se.Error(), "%q", line)
+		assert.Equal(t, `convert `+script+` to Unix line endings (LF), with dos2unix or sed -i 's/\r$//'`, se.Hint, "%q", line)
+	}
+}
+
+// An interpreter (or dynamic loader) that exists but is not executable is
+// named as the culprit: chmod +x on the script would change nothing.
+func TestInterpreterThatIsNotExecutable(t *testing.T) {
+	dir := t.TempDir()
+	interp := writeFile(t, dir, "interp", "#!/bin/sh\necho never\n", 0o644)
+	script := writeFile(t, dir, "job", "#!"+interp+" -x\necho never\n", 0o755)
+	_, _, se := runOut(t, script)
+	require.NotNil(t, se)
+	assert.Equal(t, exitcode.NotExecutable, se.Code)
+	assert.Equal(t, script+": its interpreter "+interp+" is not executable, or on a noexec mount", se.Error())
+	assert.Equal(t, "make "+interp+" executable with chmod +x, or fix the script's #! line", se.Hint)
+
+	short, err := os.MkdirTemp("/tmp", "ld") // the loader's name must fit in the binary
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(short) })
+	loader := writeFile(t, short, "ld", "", 0o644)
+	bin := binaryWithLoader(t, dir, loader)
+	_, _, se = runOut(t, bin)
+	require.NotNil(t, se)
+	assert.Equal(t, exitcode.NotExecutable, se.Code)
+	assert.Equal(t, bin+": its dynamic loader "+loader+" is not executable, or on a noexec mount", se.Error())
+
+	// The script itself not executable: the script is named.
+	require.NoError(t, os.Chmod(interp, 0o755))
+	require.NoError(t, os.Chmod(script, 0o644))
+	_, _, se = runOut(t, script)
+	require.NotNil(t, se)
+	assert.Equal(t, script+": permission denied: not an executable file, or on a noexec mount", se.Error())
+}

@@ -1,9 +1,10 @@
 // Package logging builds proxy-await's logger: one line a record on stderr,
 // either "proxy-await: message key=value" text or one JSON object a line.
 //
-// A "url" attribute (one URL or a comma-separated list) is logged with its
-// password replaced by "xxxxx", should a URL carry credentials; the user name
-// stays, so that a reader can tell which credentials were used.
+// An attribute that names a URL is called "url" or ends in "_url"; its value
+// is one URL (a string) or a list of them ([]string), and it is printed as
+// package redact shows URLs: a password becomes "xxxxx", and a list is
+// redacted URL by URL before it is joined, never split again on its commas.
 //
 // Every record carries an "event" attribute, a stable name that log pipelines
 // can match on (the JSON output shows it; the text output leaves it out because
@@ -15,11 +16,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
 // Prefix starts every text line, so that proxy-await's lines stand apart from
@@ -58,8 +62,8 @@ func jsonAttr(groups []string, a slog.Attr) slog.Attr {
 		return a
 	}
 	switch {
-	case a.Key == "url":
-		return slog.String(a.Key, redact(a.Value.String()))
+	case isURL(a.Key):
+		return slog.String(a.Key, shownURL(a.Value))
 	case a.Key == slog.LevelKey:
 		return slog.String(slog.LevelKey, strings.ToLower(a.Value.String()))
 	case a.Value.Kind() == slog.KindDuration:
@@ -108,10 +112,10 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 		case "event":
 		case "hint":
 			hint = a.Value.String()
-		case "url":
-			b.WriteString(" url=")
-			b.WriteString(quote(slog.StringValue(redact(a.Value.String()))))
 		default:
+			if isURL(a.Key) {
+				a.Value = slog.StringValue(shownURL(a.Value))
+			}
 			b.WriteByte(' ')
 			b.WriteString(a.Key)
 			b.WriteByte('=')
@@ -124,6 +128,11 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	}
 	r.Attrs(write)
 	if hint != "" {
+		// A hint may name a file or a #! line; quoted, as any other
+		// value is, when it holds what a terminal would act on.
+		if !printable(hint) {
+			hint = strconv.Quote(hint)
+		}
 		b.WriteString(" (hint: ")
 		b.WriteString(hint)
 		b.WriteByte(')')
@@ -135,15 +144,21 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	return err
 }
 
-// redact removes the password of every URL in a comma-separated list.
-func redact(urls string) string {
-	parts := strings.Split(urls, ",")
-	for i, p := range parts {
-		if u, err := url.Parse(p); err == nil && u.User != nil {
-			parts[i] = u.Redacted()
-		}
+// printable says whether s is valid UTF-8 without control characters.
+func printable(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0
+}
+
+// isURL says whether an attribute's key names a URL.
+func isURL(key string) bool { return key == "url" || strings.HasSuffix(key, "_url") }
+
+// shownURL is a URL attribute's value as it may be printed.
+func shownURL(v slog.Value) string {
+	v = v.Resolve()
+	if list, ok := v.Any().([]string); ok {
+		return redact.URLs(list)
 	}
-	return strings.Join(parts, ",")
+	return redact.URL(v.String())
 }
 
 func quote(v slog.Value) string {

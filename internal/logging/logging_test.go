@@ -24,6 +24,21 @@ proxy-await: error: broken url=http://user:xxxxx@127.0.0.1:4191/shutdown
 `, b.String())
 }
 
+// A hint is written as it is, unless it holds a control character or bytes
+// that are not UTF-8: then it is quoted, as values are, so that what a file
+// or a #! line holds never reaches the terminal raw.
+func TestTextHintIsQuotedWhenItMustBe(t *testing.T) {
+	var b bytes.Buffer
+	log := New(&b, "text", Level(false, false))
+	log.Error("bad", "event", "x", "hint", "install /bin/sh\x1b[2J in the image")
+	log.Error("bad", "event", "x", "hint", "fix \xff")
+	log.Error("bad", "event", "x", "hint", "café, with spaces: fine")
+	assert.Equal(t, `proxy-await: error: bad (hint: "install /bin/sh\x1b[2J in the image")
+proxy-await: error: bad (hint: "fix \xff")
+proxy-await: error: bad (hint: café, with spaces: fine)
+`, b.String())
+}
+
 func TestLevels(t *testing.T) {
 	var b bytes.Buffer
 	New(&b, "text", Level(true, false)).Debug("shown", "event", "z")
@@ -54,4 +69,29 @@ func TestJSON(t *testing.T) {
 	assert.Equal(t, "http://a:xxxxx@127.0.0.1/x", rec["url"])
 	_, err := time.Parse(time.RFC3339Nano, rec["time"].(string))
 	assert.NoError(t, err)
+}
+
+// A URL attribute, one URL or a list, is printed without its password,
+// whatever the password holds: a list is redacted URL by URL, so a comma
+// in a password cannot split it.
+func TestURLAttributesAreRedacted(t *testing.T) {
+	list := []string{"http://u:pa,ss@127.0.0.1:1/ready", "http://127.0.0.1:2/ready?a=1,2"}
+	var b bytes.Buffer
+	log := New(&b, "text", Level(false, false))
+	log.Info("one", "event", "x", "url", "http://u:p@ss,w@127.0.0.1/r")
+	log.Info("list", "event", "x", "url", list)
+	log.Info("other key", "event", "x", "ready_url", "http://u:pa,ss@127.0.0.1/r")
+	assert.Equal(t, `proxy-await: one url=http://u:xxxxx@127.0.0.1/r
+proxy-await: list url="http://u:xxxxx@127.0.0.1:1/ready,http://127.0.0.1:2/ready?a=1,2"
+proxy-await: other key ready_url=http://u:xxxxx@127.0.0.1/r
+`, b.String())
+
+	b.Reset()
+	log = New(&b, "json", Level(false, false))
+	log.Info("list", "event", "x", "url", list, "ready_url", "http://u:p%zz@127.0.0.1/r")
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal(b.Bytes(), &rec))
+	assert.Equal(t, "http://u:xxxxx@127.0.0.1:1/ready,http://127.0.0.1:2/ready?a=1,2", rec["url"])
+	assert.Equal(t, "http://xxxxx@127.0.0.1...", rec["ready_url"])
+	assert.NotContains(t, b.String(), "pa,ss")
 }

@@ -1,6 +1,6 @@
 // Package testchild lets a test binary impersonate the child programs that
 // proxy-await's tests run, as Go's os/exec tests do: a test starts its own
-// binary with PROXY_AWAIT_TEST_CHILD naming a scenario, and TestMain calls Main
+// binary with TESTCHILD_SCENARIO naming a scenario, and TestMain calls Main
 // first thing, which runs the scenario and exits instead of the tests.
 //
 // Every scenario that waits for a signal from the test prints "ready" on
@@ -27,8 +27,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Env names the scenario; its arguments are the command's own arguments.
-const Env = "PROXY_AWAIT_TEST_CHILD"
+// Env names the scenario; its arguments are the command's own arguments. It
+// passes through proxy-await to the child, so it is not a PROXY_AWAIT_
+// name: proxy-await would warn of it.
+const Env = "TESTCHILD_SCENARIO"
 
 // Command returns a command running scenario in this test binary.
 func Command(scenario string, args ...string) *exec.Cmd {

@@ -4,20 +4,23 @@
 //   - linkerd: GET /ready answers "503 not ready\n" until ready, then
 //     "200 ready\n" (text/plain); POST /shutdown answers "200 shutdown\n" to a
 //     loopback client, 403 to any other client, 405 to any other method. With
-//     -shutdown-disabled, as recent proxies ship, POST /shutdown answers
+//     -shutdown-disabled, as proxies ship since Linkerd 2.16, POST /shutdown answers
 //     "404 shutdown endpoint is not enabled\n".
 //   - istio: GET /healthz/ready on the ready listener, POST /quitquitquit
 //     on the admin listener (loopback only).
 //   - envoy: GET /ready and POST /quitquitquit on the admin listener.
 //   - cloudsql (Cloud SQL Auth Proxy v2): GET /startup on the ready listener
 //     ("200 ok", "503 error" before); GET or POST /quitquitquit on the admin
-//     listener answers 200 with no body, 400 to any other method.
+//     listener answers 200 with no body, 400 to any other method. With
+//     -quitquitquit=false, as cloud-sql-proxy started without --quitquitquit,
+//     there is no admin listener.
 //   - dapr (daprd): GET /v1.0/healthz/outbound answers 204 once ready, 500
 //     with a JSON error before; POST /v1.0/shutdown answers 204; daprd
 //     takes both from any client.
 //   - consul (consul-dataplane): Envoy's GET /ready on the admin listener
 //     ("200 LIVE\n", "503 PRE_INITIALIZING\n" before); /graceful_shutdown on
-//     the lifecycle listener answers 200 with no body to any method.
+//     the lifecycle listener (the graceful port, 20600 as consul-k8s sets
+//     it) answers 200 with no body to any method.
 //
 // After a shutdown it has answered, it closes its listeners and exits, as a
 // proxy does, so a second POST is refused; with -stay-up it keeps answering,
@@ -66,7 +69,8 @@ func main() {
 	flavor := flag.String("flavor", "linkerd", "linkerd, istio, envoy, cloudsql, dapr or consul")
 	addr := flag.String("addr", "127.0.0.1:4191", "admin listener (shutdown; readiness too for linkerd, envoy, dapr and consul)")
 	readyAddr := flag.String("ready-addr", "127.0.0.1:15021", "readiness listener of istio and cloudsql")
-	lifecycleAddr := flag.String("lifecycle-addr", "127.0.0.1:20300", "consul-dataplane's lifecycle (shutdown) listener")
+	lifecycleAddr := flag.String("lifecycle-addr", "127.0.0.1:20600", "consul-dataplane's lifecycle (shutdown) listener")
+	quitquitquit := flag.Bool("quitquitquit", true, "cloudsql: serve /quitquitquit on the admin listener; false opens no admin listener")
 	shutdownDisabled := flag.Bool("shutdown-disabled", false, "linkerd: answer 404, the shutdown endpoint is not enabled")
 	readyAfter := flag.String("ready-after", "0s", `turn ready after this long; "never" waits for SIGUSR1`)
 	logPath := flag.String("log", "", "append a JSON line per request to this file")
@@ -107,6 +111,9 @@ func main() {
 	case "linkerd", "envoy", "dapr":
 	case "istio", "cloudsql":
 		listeners["ready"] = *readyAddr
+		if p.flavor == "cloudsql" && !*quitquitquit {
+			delete(listeners, "admin")
+		}
 	case "consul":
 		listeners["lifecycle"] = *lifecycleAddr
 	default:
