@@ -48,6 +48,7 @@ func TestRules(t *testing.T) {
 			`testdata/flags.yaml:8: error: flags: Pod/bad-duration container app: invalid value "soon" for --term-delay: ` + durationReason,
 			`testdata/flags.yaml:19: error: flags: Pod/bad-variable container app: invalid value "10 seconds" for $PROXY_AWAIT_KILL_AFTER (--kill-after): ` + durationReason,
 			`testdata/flags.yaml:70: error: flags: Deployment/bool-space container app: invalid value "false" for --timeout-fatal: a boolean flag takes its value only after = (hint: write --timeout-fatal=false, or put -- before a command named false)`,
+			`testdata/flags.yaml:82: warning: ignored-variable: Pod/misspelt container app: unknown variable $PROXY_AWAIT_TERMDELAY: ignored (hint: did you mean $PROXY_AWAIT_TERM_DELAY?)`,
 		}},
 		{"grace-period.yaml", "", []string{
 			`testdata/grace-period.yaml:14: error: grace-period: Deployment/too-long container web: preStop 5s + term-delay 20s + kill-after 10s = 35s > terminationGracePeriodSeconds 30s: the kubelet's SIGKILL comes first; raise terminationGracePeriodSeconds to 35, or shorten them`,

@@ -85,15 +85,19 @@ func (j *judge) shellForm() {
 }
 
 // flags: what proxy-await in this container would refuse at start, with
-// the usage error it would print.
+// the usage error it would print; ignored-variable: what it would warn of
+// and ignore, a misspelt PROXY_AWAIT_ variable.
 func (j *judge) flags() bool {
-	getenv := func(name string) (string, bool) {
-		if v, ok := j.inv.env[name]; ok {
-			return v, true
-		}
-		return j.c.getenv(name)
+	// The shell's assignments first: the first of a name wins. A value the
+	// manifest does not hold is empty, which proxy-await reads as unset.
+	var environ []string
+	for name, v := range j.inv.env {
+		environ = append(environ, name+"="+v)
 	}
-	cfg, err := config.Parse("proxy-await", j.inv.args, getenv)
+	for name, v := range j.c.env {
+		environ = append(environ, name+"="+v.value)
+	}
+	cfg, err := config.ParseEnviron("proxy-await", j.inv.args, environ)
 	var u *config.UsageError
 	switch {
 	case errors.As(err, &u) && u.Hint != "":
@@ -102,6 +106,13 @@ func (j *judge) flags() bool {
 	case err != nil:
 		j.report(Error, "flags", "%s", err)
 		return false
+	}
+	for _, w := range cfg.Warnings {
+		msg := w.Msg
+		if w.Hint != "" {
+			msg += " (hint: " + w.Hint + ")"
+		}
+		j.report(Warning, "ignored-variable", "%s", msg)
 	}
 	j.cfg = cfg
 	return true
