@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -199,14 +200,50 @@ func TestSplitDocuments(t *testing.T) {
 	assert.Equal(t, []doc{{"----\nb: 2\n", 0}}, split("----\nb: 2\n"))
 }
 
-// A document over the bound is refused unparsed, and the file's other
-// documents are still read.
-func TestLargeDocument(t *testing.T) {
+// A document over the bounds is refused unparsed, at the cost of its text,
+// and the file's other documents are still read: one over the size bound,
+// one whose text holds too many nodes for its size. A List of 5000
+// Deployments, as kubectl prints a large namespace, is read.
+func TestLargeDocuments(t *testing.T) {
 	big := "---\nkind: ConfigMap\ndata:\n  x: " + strings.Repeat("y", maxDocBytes) + "\n"
-	docs, bad := parse("big.yaml", []byte("kind: Pod\n"+big+"---\nkind: Pod\n"))
+	dense := "---\nkind: ConfigMap\ndata: [" + strings.Repeat("1,", maxNodes/2) + "1]\n"
+	data := []byte("kind: Pod\n" + big + dense + "---\nkind: Pod\n")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	docs, bad := parse("big.yaml", data)
+	runtime.ReadMemStats(&after)
 	assert.Len(t, docs, 2)
-	assert.Equal(t, []string{fmt.Sprintf("big.yaml:2: error: input: a document of %d bytes: over the 2 MiB that a Kubernetes object can be", len(big))},
-		[]string{bad[0].String()})
+	var got []string
+	for _, b := range bad {
+		got = append(got, b.String())
+	}
+	assert.Equal(t, []string{
+		fmt.Sprintf("big.yaml:2: error: input: a document of %d bytes, more than is read at once (16 MiB, or about 1000000 nodes): split it, a List into its items", len(big)),
+		fmt.Sprintf("big.yaml:6: error: input: a document of %d bytes, more than is read at once (16 MiB, or about 1000000 nodes): split it, a List into its items", len(dense)),
+	}, got)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated to refuse %d bytes", len(data))
+
+	var list strings.Builder
+	list.WriteString("apiVersion: v1\nkind: List\nitems:\n")
+	for i := range 5000 {
+		fmt.Fprintf(&list, `  - apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: web-%d, namespace: shop}
+    spec:
+      template:
+        metadata: {annotations: {linkerd.io/inject: enabled}}
+        spec:
+          containers:
+            - name: web
+              image: registry.example.com/web:1
+              command: [proxy-await, --term-delay, 20s, --kill-after, 20s, --, /web]
+`, i)
+	}
+	docs, bad = parse("list.yaml", []byte(list.String()))
+	require.Empty(t, bad)
+	require.Len(t, docs, 1)
+	assert.Len(t, objects(docs[0]), 5000)
 }
 
 // The kubelet expands $(VAR) in command, args and env values from the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 )
 
 // bomb is a "billion laughs": levels of ten aliases of the level below, so
@@ -71,6 +72,13 @@ func FuzzManifest(f *testing.F) {
 		if len(data) > 1<<16 {
 			return // the bounds are tested above; keep each input quick
 		}
+		// nodesAtMost is an upper bound: a parsed document never has more.
+		for _, p := range splitDocuments(data) {
+			var n yaml.Node
+			if yaml.Unmarshal(p.text, &n) == nil {
+				assert.LessOrEqual(t, countNodes(&n), nodesAtMost(p.text), "%q", p.text)
+			}
+		}
 		docs, bad := parse("fuzz.yaml", data)
 		for _, b := range bad {
 			assert.Equal(t, "input", b.Rule)
@@ -91,4 +99,14 @@ func FuzzManifest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// countNodes counts the nodes of a parsed document, each once: aliases
+// are nodes of their own, not what they name.
+func countNodes(n *yaml.Node) int {
+	c := 1
+	for _, k := range n.Content {
+		c += countNodes(k)
+	}
+	return c
 }

@@ -17,15 +17,19 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Bounds on what a manifest may cost. The document bound sits above what
-// Kubernetes stores (etcd refuses an object over 1.5 MiB), and a parsed
-// document takes about a hundred times its size in memory, so it is read
-// only when it is under the bound. Aliases are never expanded: a document
-// whose aliases would expand it by more than maxExpansion nodes (a "billion
-// laughs") is refused, as is an alias that contains itself.
+// Bounds on what a manifest may cost. A parsed document takes some 250
+// bytes a node, so a document is parsed only when a look at its text says
+// it has at most maxNodes; the size bounds stop what is plainly too large
+// before that. A document is an
+// object, or a List of them as kubectl prints a whole namespace; Kubernetes
+// stores no object over 1.5 MiB (etcd's bound). Aliases are never
+// expanded: a document whose aliases would expand it by more than
+// maxExpansion nodes (a "billion laughs") is refused, as is an alias that
+// contains itself.
 const (
-	maxFileBytes = 32 << 20
-	maxDocBytes  = 2 << 20
+	maxFileBytes = 64 << 20
+	maxDocBytes  = 16 << 20
+	maxNodes     = 1_000_000
 	maxExpansion = 1_000_000
 )
 
@@ -125,7 +129,7 @@ func readAll(src source, stdin io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	if len(data) > maxFileBytes {
-		return nil, fmt.Errorf("larger than %d MiB", maxFileBytes>>20)
+		return nil, fmt.Errorf("larger than %d MiB: split it", maxFileBytes>>20)
 	}
 	return data, nil
 }
@@ -136,9 +140,10 @@ func parse(name string, data []byte) ([]document, []Finding) {
 	var docs []document
 	var bad []Finding
 	for _, piece := range splitDocuments(data) {
-		if len(piece.text) > maxDocBytes {
-			bad = append(bad, inputFinding(name, piece.line+1, fmt.Sprintf("a document of %d bytes: over the %d MiB that a Kubernetes object can be",
-				len(piece.text), maxDocBytes>>20)))
+		if len(piece.text) > maxDocBytes || nodesAtMost(piece.text) > maxNodes {
+			bad = append(bad, inputFinding(name, piece.line+1, fmt.Sprintf(
+				"a document of %d bytes, more than is read at once (%d MiB, or about %d nodes): split it, a List into its items",
+				len(piece.text), maxDocBytes>>20, maxNodes)))
 			continue
 		}
 		var n yaml.Node
@@ -158,6 +163,26 @@ func parse(name string, data []byte) ([]document, []Finding) {
 		docs = append(docs, document{file: name, root: n.Content[0]})
 	}
 	return docs, bad
+}
+
+// nodesAtMost is an upper bound of the nodes a document's text can hold,
+// read without parsing: every node but the first starts after a line
+// break, a comma, an opening bracket or brace, or a ": ", "- " or "? "
+// indicator, and one of those starts two nodes at most (a key and its
+// value, a flow entry without a value).
+func nodesAtMost(text []byte) int {
+	n := 1
+	for i, c := range text {
+		switch c {
+		case '\n', ',', '[', '{':
+			n++
+		case ':', '-', '?':
+			if i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n' || text[i+1] == '\t' {
+				n++
+			}
+		}
+	}
+	return 2 * n
 }
 
 // piece is one document's text and the number of lines before it.
@@ -262,9 +287,9 @@ func zeroBased(problem string) bool {
 // of the document, following aliases, can cost is then bounded.
 func checkAliases(doc *yaml.Node) error {
 	// Sizes stop growing here, so that exponential aliases cannot overflow
-	// them; a document has fewer than two nodes a byte, so a size this large
-	// is past the bound whatever the document.
-	const expansionCap = maxExpansion + 2*maxDocBytes + 1
+	// them; a document read has fewer than 2*maxNodes nodes, so a size this
+	// large is past the bound whatever the document.
+	const expansionCap = maxExpansion + 2*maxNodes + 1
 	size := map[*yaml.Node]int{}
 	const visiting = -1
 	var expand func(n *yaml.Node) (int, error)
