@@ -277,26 +277,34 @@ func isLoopback(host string) bool {
 }
 
 // rewriteTable is the --rewrite flag: FROM:TO rules, repeatable, and
-// comma-separated on the command line too.
-type rewriteTable map[syscall.Signal]syscall.Signal
+// comma-separated on the command line too. A signal rewritten twice to
+// different signals is a mistake, not "the last rule wins".
+type rewriteTable struct {
+	to    map[syscall.Signal]syscall.Signal
+	rules map[syscall.Signal]string // each FROM's rule as written
+}
 
-func (r rewriteTable) Type() string { return "FROM:TO" }
-func (r rewriteTable) String() string {
+func (r *rewriteTable) Type() string { return "FROM:TO" }
+func (r *rewriteTable) String() string {
 	var rules []string
-	for from, to := range r {
+	for from, to := range r.to {
 		rules = append(rules, fmt.Sprintf("%d:%d", int(from), int(to)))
 	}
 	slices.Sort(rules)
 	return strings.Join(rules, ",")
 }
-func (r rewriteTable) Set(s string) error        { return addItems(r, s, r.splitsOnCommandLine()) }
-func (r rewriteTable) splitsOnCommandLine() bool { return true }
-func (r rewriteTable) add(rule string) error {
+func (r *rewriteTable) Set(s string) error        { return addItems(r, s, r.splitsOnCommandLine()) }
+func (r *rewriteTable) splitsOnCommandLine() bool { return true }
+func (r *rewriteTable) add(rule string) error {
 	from, to, err := wrapper.ParseRewrite(rule)
 	if err != nil {
 		return err
 	}
-	r[from] = to
+	if prev, ok := r.to[from]; ok && prev != to {
+		return &hinted{fmt.Errorf("signal %s is rewritten twice, by %s and by %s", wrapper.SignalName(from), r.rules[from], rule),
+			"keep one rule for each signal"}
+	}
+	r.to[from], r.rules[from] = to, rule
 	return nil
 }
 
