@@ -13,49 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// --check through the binary: findings on stdout, a summary on stderr, and
-// the exit code: 0 without an error finding (warnings allowed), 1 with
-// one, 2 on a usage error. It waits for no proxy and runs nothing.
-func TestCheckExitCodes(t *testing.T) {
-	t.Run("clean: 0", func(t *testing.T) {
-		p := startPA(t, nil, "--check", "examples")
-		assert.Equal(t, 0, p.wait())
-		assert.Empty(t, p.restLines)
-		assert.Regexp(t, `^proxy-await: checked \d+ files: \d+ pod templates; proxy-await runs in \d+ containers errors=0 warnings=0\n$`, p.stderr.String())
-	})
-	t.Run("warnings only: 0", func(t *testing.T) {
-		p := startPA(t, nil, "--check", "check/testdata/proxy-stops-first.yaml")
-		assert.Equal(t, 0, p.wait())
-		require.Len(t, p.restLines, 3)
-		for _, l := range p.restLines {
-			assert.Contains(t, l, ": warning: proxy-stops-first: ")
-		}
-		assert.Equal(t, "proxy-await: checked 1 file: 6 pod templates; proxy-await runs in 6 containers errors=0 warnings=3\n", p.stderr.String())
-	})
-	t.Run("an error: 1", func(t *testing.T) {
-		p := startPA(t, nil, "--check", "check/testdata/grace-period.yaml")
-		assert.Equal(t, "check/testdata/grace-period.yaml:14: error: grace-period: Deployment/too-long container web: preStop 5s + term-delay 20s + kill-after 10s = 35s > terminationGracePeriodSeconds 30s: the kubelet's SIGKILL comes first; raise terminationGracePeriodSeconds to 35, or shorten them",
-			p.next())
-		assert.Regexp(t, `^check/testdata/grace-period.yaml:53: error: grace-period: Job/with-shutdown `, p.next())
-		assert.Equal(t, 1, p.wait())
-		assert.Empty(t, p.restLines)
-	})
-	t.Run("unreadable: 1", func(t *testing.T) {
-		p := startPA(t, nil, "--check", "examples", "nonexistent.yaml")
-		assert.Equal(t, "nonexistent.yaml: error: input: no such file or directory", p.next())
-		assert.Equal(t, 1, p.wait())
-	})
-	t.Run("no path: 2", func(t *testing.T) {
-		p := startPA(t, nil, "--check")
-		assert.Equal(t, 2, p.wait())
-		assert.Equal(t, "proxy-await: --check needs a PATH to read\nproxy-await: hint: give files or directories of manifests, or - for stdin\n", p.stderr.String())
-	})
-	t.Run("a command with --install: 2", func(t *testing.T) {
-		p := startPA(t, nil, "--check", "--install", "/pa", "x.yaml")
-		assert.Equal(t, 2, p.wait())
-		assert.Equal(t, "proxy-await: --check and --install cannot be used together\nproxy-await: hint: run proxy-await once for each\n", p.stderr.String())
-	})
-}
+// --check's exit codes, output and usage errors through the binary are
+// the scenario testdata/script/check.txtar; here what needs Go to check.
 
 // "-" reads the manifests from stdin, as from `helm template` or
 // `kustomize build`; under --log-format json each finding is one object
