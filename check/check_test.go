@@ -156,6 +156,9 @@ func TestStdin(t *testing.T) {
 	require.Len(t, findings, 1)
 	assert.Equal(t, `<stdin>:14: error: flags: Pod/listed container app: invalid value "never" for --kill-after: `+durationReason, findings[0].String())
 	assert.Equal(t, Summary{Files: 1, Pods: 1, Containers: 1}, sum)
+
+	findings, _ = Paths([]string{"-"}, Options{})
+	assert.Equal(t, []Finding{inputFinding(stdinName, 0, "no standard input to read")}, findings, "a library caller without Stdin")
 }
 
 // The parser's errors give the line that is wrong, whether yaml.v3's

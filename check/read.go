@@ -116,6 +116,9 @@ func readAll(src source, stdin io.Reader) ([]byte, error) {
 		return nil, src.err
 	}
 	r := stdin
+	if r == nil && src.path == "" {
+		return nil, errors.New("no standard input to read")
+	}
 	if src.path != "" {
 		f, err := os.Open(src.path)
 		if err != nil {
