@@ -25,12 +25,9 @@ import (
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
-const (
-	// nobody is the user the servers run as.
-	nobody = "65534"
-	// drainAddr is where they listen, in their network namespace.
-	drainAddr = "127.0.0.1:8080"
-)
+// drainAddr is where the servers listen, in their network namespace. They
+// run as nobody.
+const drainAddr = "127.0.0.1:8080"
 
 // drained is proxy-await in a network namespace of its own, and a client of
 // that namespace.

@@ -4,9 +4,10 @@ package main
 // decodes strictly into the Kubernetes API types (an unknown or misspelt
 // field is an error, as under the API server's strict field validation),
 // every pod passes the Pod Security Standards' "restricted" level as
-// Kubernetes' own admission library judges it and has memory limits, and
-// every proxy-await command line in them is one proxy-await accepts, with
-// timings that fit the pod's grace period.
+// Kubernetes' own admission library judges it and has memory limits, every
+// proxy-await command line in them is one proxy-await accepts, with
+// timings that fit the pod's grace period, and proxy-await --check finds
+// no error in them.
 
 import (
 	"encoding/json"
@@ -33,6 +34,7 @@ import (
 	k8sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
 )
 
@@ -282,6 +284,16 @@ func TestExamples(t *testing.T) {
 				runs += checkPod(t, tpl, entrypoint)
 			}
 			assert.NotZero(t, runs, "no container of %s runs proxy-await", f)
+
+			// --check sees every container that runs proxy-await (the
+			// Dockerfile says which image's entrypoint is proxy-await) and
+			// finds no error.
+			findings, sum := check.Paths([]string{f}, check.Options{Entrypoint: func(string) []string { return entrypoint }})
+			// It also knows that proxy-await's own image runs proxy-await.
+			assert.GreaterOrEqual(t, sum.Containers, runs, "containers that --check sees run proxy-await")
+			for _, finding := range findings {
+				assert.NotEqual(t, check.Error, finding.Level, "%s", finding)
+			}
 		})
 	}
 }
@@ -370,9 +382,13 @@ var yamlBlock = regexp.MustCompile("(?ms)^([ ]*)```yaml\n(.*?)^[ ]*```[ ]*$")
 func TestDocsSnippets(t *testing.T) {
 	n := 0
 	for _, page := range markdownPages(t) {
-		for i, m := range yamlBlock.FindAllStringSubmatch(readDoc(t, page), -1) {
+		text := readDoc(t, page)
+		for i, m := range yamlBlock.FindAllStringSubmatchIndex(text, -1) {
+			if strings.HasSuffix(text[:m[0]], checkExample+"\n") {
+				continue // wrong on purpose: TestDocsCheckExample checks it
+			}
 			n++
-			snippet := regexp.MustCompile("(?m)^"+m[1]).ReplaceAllString(m[2], "")
+			snippet := regexp.MustCompile("(?m)^"+text[m[2]:m[3]]).ReplaceAllString(text[m[4]:m[5]], "")
 			t.Run(fmt.Sprintf("%s#%d", page, i+1), func(t *testing.T) { checkSnippet(t, snippet) })
 		}
 	}

@@ -13,7 +13,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/install"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/logging"
 )
@@ -34,6 +36,10 @@ func main() {
 	case cfg.Version:
 		config.PrintVersion(os.Stdout)
 		os.Exit(0)
+	case cfg.Check:
+		os.Exit(check.Run(cfg, os.Stdin, os.Stdout, newLogger(cfg)))
+	case cfg.Install != "":
+		os.Exit(install.Run(cfg.Install, os.Stdout, newLogger(cfg)))
 	}
 	os.Exit(run(cfg, newLogger(cfg)))
 }

@@ -32,7 +32,7 @@ type message struct{ text, where string }
 
 // valueFiles are where the flag values' parsers are: their errors are the
 // reasons of usage errors.
-var valueFiles = map[string]bool{"values.go": true, "presets.go": true, "flags.go": true, "signals.go": true}
+var valueFiles = map[string]bool{"values.go": true, "presets.go": true, "flags.go": true, "signals.go": true, "modes.go": true}
 
 // verb splits a format string at its verbs.
 var verb = regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)

@@ -49,6 +49,11 @@ type Config struct {
 	Command         []string // empty: only wait for the proxy
 	Warnings        []Warning
 
+	Check    bool               // --check: lint the manifests at Paths, run nothing
+	Paths    []string           // --check's arguments
+	Versions map[string]Version // --versions: the cluster's releases, by name
+	Install  string             // --install: copy proxy-await into this directory, run nothing
+
 	given      map[string]given  // by long flag name: how each flag was set
 	readyFrom  string            // the variable that set ReadyURLs, as scuttle
 	fromPreset map[string]string // the preset that supplied each URL it did
@@ -190,6 +195,9 @@ func (c *Config) finish() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c.invalid("log-format", c.LogFormat, "", "choose text or json")
+	}
+	if mode, err := c.modes(); mode || err != nil {
+		return err
 	}
 	switch {
 	case len(c.Command) == 0 && c.Shutdown:

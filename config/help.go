@@ -22,6 +22,8 @@ proxy to shut down when COMMAND exits. Without COMMAND it only waits, and exits
 0 once the proxy is ready (for init containers and postStart hooks).
 
 usage: proxy-await [FLAGS] [--] [COMMAND [ARG...]]
+       proxy-await --check [--versions NAME=V,...] PATH...
+       proxy-await --install DIR
 
 Flags stop at COMMAND, so its own flags pass through. A boolean flag takes a
 value only after "=" (--timeout-fatal=false). Each flag can also be set from
@@ -59,11 +61,13 @@ decimal too.
 
 exit codes:
   0        without COMMAND: the proxy is ready
+  1        --check found an error
   N        the command exited with N
   128+N    the command was killed by signal N, or signal N ended the wait
   2        usage error
   69       the proxy was not ready within --timeout (with --timeout-fatal)
   70       internal error
+  73       --install could not write DIR
   126      the command is not executable
   127      the command was not found
   --exit-code-map FROM:TO turns any of these into TO

@@ -133,6 +133,10 @@ func (c *Config) Sidecars() []Sidecar {
 	return out
 }
 
+// FromPreset is the preset that supplied rawURL, one of the readiness or
+// shutdown URLs; "" when --ready-url, --shutdown-url or a variable did.
+func (c *Config) FromPreset(rawURL string) string { return c.fromPreset[rawURL] }
+
 // presetOf is the preset whose proxy serves rawURL, one of the readiness or
 // shutdown URLs; "" when the configuration does not say.
 func (c *Config) presetOf(rawURL string) string {

@@ -66,7 +66,7 @@ up() {
 		[ $i -lt 300 ] || { log "containerd did not come up: $RUN/logs/containerd.log"; exit 1; }
 		sleep 0.1
 	done
-	for img in pause busybox; do
+	for img in pause busybox proxy-await-image; do
 		ctr --address "$sock" -n k8s.io images import "$BIN/$img.tar" >/dev/null
 	done
 

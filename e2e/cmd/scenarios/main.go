@@ -36,7 +36,12 @@ var scenarios = []scenario{
 	{"4", "deletion with --drain-quiet 1s under kept-alive traffic", drainQuiet},
 	{"5", "deletion with --rewrite TERM:USR1", rewrite},
 	{"6", "--kill-after for an app that ignores TERM", killAfter},
+	{"7", "--install from proxy-await's image into an emptyDir", install},
 }
+
+// proxyAwaitImage is the release image as scripts/ociimage writes it, built
+// from this clone by e2e/build.sh: /proxy-await, its entrypoint, on scratch.
+const proxyAwaitImage = "k8s.local/proxy-await:e2e"
 
 func main() {
 	run := flag.String("run", "", "the run's working directory (e2e/stack.sh's $RUN)")

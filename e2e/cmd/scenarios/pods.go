@@ -11,15 +11,27 @@ import (
 type pod struct {
 	Name       string
 	Grace      int   // terminationGracePeriodSeconds
+	Inits      []ctr // init containers that run to completion, first
 	Sidecars   []ctr // init containers with restartPolicy Always
 	Containers []ctr
+	EmptyDirs  []string // emptyDir volumes, by name
 	run        string
 }
 
 type ctr struct {
 	Name    string
+	Image   string // "" for busybox
 	Command []string
+	Args    []string
 	PreStop []string // an exec preStop hook
+	User    int      // runAsUser, when not 0 (root)
+	Mounts  []mount  // besides /opt/e2e and /out
+}
+
+// mount is a volume of the pod's at a path of the container.
+type mount struct {
+	Volume, Path string
+	ReadOnly     bool
 }
 
 func (p pod) name() string { return p.Name }
@@ -28,15 +40,31 @@ func (p pod) MarshalJSON() ([]byte, error) {
 	containers := func(cs []ctr, restartAlways bool) []any {
 		var out []any
 		for _, c := range cs {
+			image := c.Image
+			if image == "" {
+				image = "k8s.local/busybox:e2e"
+			}
+			mounts := []any{
+				map[string]any{"name": "bin", "mountPath": "/opt/e2e", "readOnly": true},
+				map[string]any{"name": "out", "mountPath": "/out"},
+			}
+			for _, m := range c.Mounts {
+				mounts = append(mounts, map[string]any{"name": m.Volume, "mountPath": m.Path, "readOnly": m.ReadOnly})
+			}
 			m := map[string]any{
 				"name":            c.Name,
-				"image":           "k8s.local/busybox:e2e",
+				"image":           image,
 				"imagePullPolicy": "Never",
-				"command":         c.Command,
-				"volumeMounts": []any{
-					map[string]any{"name": "bin", "mountPath": "/opt/e2e", "readOnly": true},
-					map[string]any{"name": "out", "mountPath": "/out"},
-				},
+				"volumeMounts":    mounts,
+			}
+			if c.Command != nil {
+				m["command"] = c.Command
+			}
+			if c.Args != nil {
+				m["args"] = c.Args
+			}
+			if c.User != 0 {
+				m["securityContext"] = map[string]any{"runAsUser": c.User, "runAsGroup": c.User}
 			}
 			if restartAlways {
 				m["restartPolicy"] = "Always"
@@ -57,13 +85,17 @@ func (p pod) MarshalJSON() ([]byte, error) {
 		"restartPolicy":                 "Never",
 		"terminationGracePeriodSeconds": grace,
 		"containers":                    containers(p.Containers, false),
-		"volumes": []any{
-			map[string]any{"name": "bin", "hostPath": map[string]any{"path": filepath.Join(p.run, "bin"), "type": "Directory"}},
-			map[string]any{"name": "out", "hostPath": map[string]any{"path": filepath.Join(p.run, "out", p.Name), "type": "Directory"}},
-		},
 	}
-	if len(p.Sidecars) > 0 {
-		spec["initContainers"] = containers(p.Sidecars, true)
+	volumes := []any{
+		map[string]any{"name": "bin", "hostPath": map[string]any{"path": filepath.Join(p.run, "bin"), "type": "Directory"}},
+		map[string]any{"name": "out", "hostPath": map[string]any{"path": filepath.Join(p.run, "out", p.Name), "type": "Directory"}},
+	}
+	for _, name := range p.EmptyDirs {
+		volumes = append(volumes, map[string]any{"name": name, "emptyDir": map[string]any{}})
+	}
+	spec["volumes"] = volumes
+	if inits := append(containers(p.Inits, false), containers(p.Sidecars, true)...); len(inits) > 0 {
+		spec["initContainers"] = inits
 	}
 	return json.Marshal(map[string]any{
 		"apiVersion": "v1",

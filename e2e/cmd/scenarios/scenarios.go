@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -15,10 +17,14 @@ import (
 // with the proxy's log orders the job's start and end against the proxy's
 // answers without comparing two clocks.
 func jobScript(code int) []string {
-	return sh(fmt.Sprintf(`echo "start $(wc -l </out/proxy.log)" >/out/app
+	return sh(jobBody(code))
+}
+
+func jobBody(code int) string {
+	return fmt.Sprintf(`echo "start $(wc -l </out/proxy.log)" >/out/app
 sleep 1
 echo "end $(wc -l </out/proxy.log)" >>/out/app
-exit %d`, code))
+exit %d`, code)
 }
 
 // checkJob waits for a job pod to finish and checks the claims of a Job with
@@ -410,4 +416,48 @@ while :; do sleep 1 & wait $!; done`)
 		return "", fmt.Errorf("%s (want exit 137 2±1s after the TERM, 1 POST, the proxy gone before its preStop ends)", figures)
 	}
 	return figures, nil
+}
+
+// 7. An application image without proxy-await gets it from proxy-await's own
+// image: an init container of that image runs --install into an emptyDir,
+// and the job, in the busybox image as another user, runs the copy from the
+// volume, mounted read-only. The job is a Job with a stand-in Linkerd proxy
+// as in scenario 1: it waits, runs, and shuts the proxy down.
+func install(k *kube) (string, error) {
+	ports, err := pickPorts(1)
+	if err != nil {
+		return "", err
+	}
+	const nobody = 65534
+	p := pod{Name: "s7-install", run: k.run, EmptyDirs: []string{"pa"},
+		Inits: []ctr{{Name: "install", Image: proxyAwaitImage, Args: []string{"--install", "/pa"},
+			Mounts: []mount{{"pa", "/pa", false}}}},
+		Containers: []ctr{
+			{Name: "proxy", Command: fakeproxy("-flavor", "linkerd", "-addr", fmt.Sprintf("127.0.0.1:%d", ports[0]), "-ready-after", "2s")},
+			{Name: "app", User: nobody, Mounts: []mount{{"pa", "/pa", true}},
+				Command: append([]string{"/pa/proxy-await", "-S", "-p", strconv.Itoa(ports[0]), "--"},
+					sh(`id -u >/out/uid; `+jobBody(0))...)},
+		}}
+	// The job, as nobody, writes its record into /out.
+	out := filepath.Join(k.run, "out", p.Name)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(out, 0o777); err != nil {
+		return "", err
+	}
+	if err := k.deploy(p); err != nil {
+		return "", err
+	}
+	figures, err := checkJob(k, p.Name, "/ready", "/shutdown", "Succeeded", 0, 1)
+	if err != nil {
+		return "", err
+	}
+	st, _ := k.pods()
+	code, done := st[p.Name].exited("install")
+	uid := strings.TrimSpace(k.out(p.Name, "uid"))
+	if !done || code != 0 || uid != strconv.Itoa(nobody) {
+		return "", fmt.Errorf("install exited %d (done %v), the job ran as uid %q: want 0 and %d", code, done, uid, nobody)
+	}
+	return fmt.Sprintf("install exit 0; the job ran /pa/proxy-await as uid %s from the read-only volume: %s", uid, figures), nil
 }

@@ -1,0 +1,76 @@
+package config
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
+)
+
+// --check takes its arguments as paths, --versions its releases; both come
+// from the environment too.
+func TestCheckMode(t *testing.T) {
+	c, err := Parse("proxy-await", []string{"--check", "--versions", "linkerd=2.20,istio=v1.27.3", "--versions=Kubernetes=1.33", "a.yaml", "-", "dir"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	assert.True(t, c.Check)
+	assert.Equal(t, []string{"a.yaml", "-", "dir"}, c.Paths)
+	assert.Empty(t, c.Command)
+	assert.Equal(t, map[string]Version{"linkerd": {2, 20}, "istio": {1, 27}, "kubernetes": {1, 33}}, c.Versions)
+
+	c, err = Parse("proxy-await", []string{"k8s/"}, testutil.Getenv(map[string]string{
+		"PROXY_AWAIT_CHECK": "true", "PROXY_AWAIT_VERSIONS": " linkerd=2.19 , istio=1.26\n",
+		// Settings for a run do not stand in the way of a check.
+		"PROXY_AWAIT_SHUTDOWN": "true",
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"k8s/"}, c.Paths)
+	assert.Equal(t, map[string]Version{"linkerd": {2, 19}, "istio": {1, 26}}, c.Versions)
+
+	assert.True(t, Version{2, 20}.AtLeast(Version{2, 20}))
+	assert.True(t, Version{3, 0}.AtLeast(Version{2, 20}))
+	assert.False(t, Version{2, 19}.AtLeast(Version{2, 20}))
+	assert.False(t, Version{1, 99}.AtLeast(Version{2, 0}))
+}
+
+// --install takes a directory and nothing else.
+func TestInstallMode(t *testing.T) {
+	c, err := Parse("proxy-await", []string{"--install", "/pa"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	assert.Equal(t, "/pa", c.Install)
+	c, err = Parse("proxy-await", nil, testutil.Getenv(map[string]string{"PROXY_AWAIT_INSTALL": "/pa"}))
+	require.NoError(t, err)
+	assert.Equal(t, "/pa", c.Install)
+}
+
+// Each mistake with the modes is one usage error that names it.
+func TestModeUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		msg  string
+		hint string
+	}{
+		{[]string{"--check"}, nil, "--check needs a PATH to read", "give files or directories of manifests, or - for stdin"},
+		{[]string{"--check", "--install", "/pa", "x"}, nil, "--check and --install cannot be used together", "run proxy-await once for each"},
+		{[]string{"--install", "/pa", "--", "/app", "-x"}, nil, `invalid value "/pa" for --install: it copies proxy-await and runs no command`, `drop /app and what follows it`},
+		{[]string{"--install="}, nil, `invalid value "" for --install: empty directory name`, ""},
+		{[]string{"--versions", "linkerd=2.20", "/app"}, nil, `invalid value "linkerd=2.20" for --versions: it applies only with --check`, "add --check and the manifests to check"},
+		{[]string{"/app"}, map[string]string{"PROXY_AWAIT_VERSIONS": "istio=1.27"}, `invalid value "istio=1.27" for $PROXY_AWAIT_VERSIONS (--versions): it applies only with --check`, "add --check and the manifests to check"},
+		{[]string{"--check", "--versions", "cilium=1.16", "x"}, nil, `invalid value "cilium=1.16" for --versions: unknown name cilium`, "name one of kubernetes, linkerd, istio"},
+		{[]string{"--check", "--versions", "linkerd", "x"}, nil, `invalid value "linkerd" for --versions: want NAME=VERSION, as in linkerd=2.20, not linkerd`, "write --versions linkerd=2.20,istio=1.27,kubernetes=1.33"},
+		{[]string{"--check", "--versions", "linkerd=edge-25.1.1", "x"}, nil, `invalid value "linkerd=edge-25.1.1" for --versions: version edge-25.1.1 is not MAJOR.MINOR, as in 2.20`, ""},
+		{[]string{"--check", "--versions", "linkerd=2", "x"}, nil, `invalid value "linkerd=2" for --versions: version 2 is not MAJOR.MINOR, as in 2.20`, ""},
+		{[]string{"--check", "--versions", "istio=1.+2", "x"}, nil, `invalid value "istio=1.+2" for --versions: version 1.+2 is not MAJOR.MINOR, as in 2.20`, ""},
+		{[]string{"--check", "false", "x"}, nil, `invalid value "false" for --check: a boolean flag takes its value only after =`, "write --check=false, or put -- before a command named false"},
+	} {
+		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
+		var u *UsageError
+		if assert.True(t, errors.As(err, &u), "%q: %v", tc.args, err) {
+			assert.Equal(t, tc.msg, u.Msg, "%q", tc.args)
+			assert.Equal(t, tc.hint, u.Hint, "%q", tc.args)
+		}
+	}
+}
