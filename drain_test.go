@@ -174,9 +174,9 @@ func TestDrainPortsWatchWhatCannotBeSeen(t *testing.T) {
 // A listener the watch can see (a metrics endpoint) does not make up for
 // one it cannot: the server that hides its descriptors may be the one with
 // traffic.
-func TestDrainVisibleHelperDoesNotHideTheServer(t *testing.T) {
+func TestDrainVisibleMetricsPortDoesNotHideTheServer(t *testing.T) {
 	const delay = 3 * time.Second
-	d := startDrained(t, "with-helper", []string{"--term-delay", delay.String(), "--drain-quiet", "200ms"},
+	d := startDrained(t, "with-metrics", []string{"--term-delay", delay.String(), "--drain-quiet", "200ms"},
 		"@", "127.0.0.1:9090", "http-as-user", nobody, drainAddr)
 	sent := time.Now()
 	d.signal(syscall.SIGTERM)

@@ -84,18 +84,18 @@ func init() {
 		serveHTTPOn([]net.Listener{ln})
 	}
 
-	// with-helper ADDR SCENARIO ARG...: start a helper serving as "http"
-	// on ADDR (sharing our stdin, and no other descriptor: it exits at EOF
-	// on stdin, not with us), wait until it is ready, then become
-	// SCENARIO: a server with a metrics endpoint beside it.
-	scenarios["with-helper"] = func(args []string) {
-		helper := Command("http", args[0])
-		helper.Stdin = os.Stdin
-		out, err := helper.StdoutPipe()
+	// with-metrics ADDR SCENARIO ARG...: start a metrics endpoint serving as
+	// "http" on ADDR (sharing our stdin, and no other descriptor: it exits
+	// at EOF on stdin, not with us), wait until it is ready, then become
+	// SCENARIO: a server with a metrics port beside it.
+	scenarios["with-metrics"] = func(args []string) {
+		metrics := Command("http", args[0])
+		metrics.Stdin = os.Stdin
+		out, err := metrics.StdoutPipe()
 		if err != nil {
 			panic(err)
 		}
-		if err := helper.Start(); err != nil {
+		if err := metrics.Start(); err != nil {
 			panic(err)
 		}
 		lines := bufio.NewScanner(out)
