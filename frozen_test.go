@@ -31,21 +31,19 @@ func TestChildFrozenFromOutsideIsNotFollowed(t *testing.T) {
 }
 
 // A SIGSTOP that proxy-await sent itself (--rewrite TSTP:STOP) is job
-// control still: proxy-await stops with the child, as for a SIGTSTP.
+// control still: on a terminal, proxy-await stops with the child, as for a
+// SIGTSTP, and the shell sees the job stopped. With -g the SIGTSTP sent to
+// proxy-await alone is forwarded (the terminal's foreground is the child's
+// group). Without a terminal nothing would resume it, and it does not stop
+// (TestStoppedChildDoesNotStopProxyAwait).
 func TestForwardedSigstopIsFollowed(t *testing.T) {
-	cmd := exec.Command(proxyAwaitBin, append([]string{"--proxy", "none", "--rewrite", "TSTP:STOP"},
-		child("stop-cont", "5")...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // as a shell runs a job
-	p := startCmd(t, cmd, nil)
-	assert.Equal(t, "ready", p.next())
-	pa := cmd.Process.Pid
-	tree := descendants(t, pa)
-	require.Len(t, tree, 2, "proxy-await and its child: %+v", tree)
-
-	require.NoError(t, syscall.Kill(pa, syscall.SIGTSTP))
-	waitState(t, tree[1].PID, 'T', "the child")
-	waitState(t, pa, 'T', "proxy-await")
-	require.NoError(t, syscall.Kill(pa, syscall.SIGCONT))
-	assert.Equal(t, "continued", p.next())
-	assert.Equal(t, 5, p.wait())
+	s := startJobShell(t, "stop-cont", []string{"-g", "--proxy", "none", "--rewrite", "TSTP:STOP"}, "5")
+	assert.Equal(t, "ready", s.next())
+	require.NoError(t, syscall.Kill(s.job(), syscall.SIGTSTP))
+	assert.Equal(t, "shell: stopped SIGSTOP", s.next())
+	_, err := s.commands.WriteString("fg\n")
+	require.NoError(t, err)
+	assert.Equal(t, "continued", s.next())
+	assert.Equal(t, "shell: exited 5 foreground job", s.next())
+	assert.Equal(t, 0, s.wait())
 }

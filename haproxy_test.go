@@ -44,27 +44,51 @@ var haproxyModes = []struct {
 func TestHAProxyGracefulStopWithRewrite(t *testing.T) {
 	for _, mode := range haproxyModes {
 		t.Run(mode.name, func(t *testing.T) {
-			be := startSlowBackend(t)
-			hp := startHAProxy(t, be, []string{"--rewrite", "TERM:USR1"}, mode.args, mode.master)
-			slow := hp.get("/slow")
-			be.waitArrived(t)
-
-			hp.pa.signal(syscall.SIGTERM)
-			hp.waitRefused(t)
-			select {
-			case r := <-slow:
-				t.Fatalf("the in-flight request ended before the backend answered: %+v", r)
-			default:
-			}
-
-			be.releaseAll()
-			r := waitResult(t, slow)
-			require.NoError(t, r.err, "the in-flight request must complete")
-			assert.Equal(t, http.StatusOK, r.status)
-			assert.Equal(t, "slow done\n", r.body)
-			assert.Equal(t, 0, hp.pa.wait(), "HAProxy exits 0 after a soft stop")
+			gracefulStop(t, mode.args, mode.master, []string{"--rewrite", "TERM:USR1"}, func(hp *haproxy) {
+				hp.pa.signal(syscall.SIGTERM)
+			})
 		})
 	}
+}
+
+// A pod deleted by hand twice, or a Ctrl-C after the kubelet's SIGTERM: a
+// second stop signal during the hold ends it, and HAProxy gets the soft stop
+// alone. A SIGINT after the USR1 would stop it hard.
+func TestHAProxySecondStopSignalDuringTheHold(t *testing.T) {
+	for _, mode := range haproxyModes {
+		t.Run(mode.name, func(t *testing.T) {
+			gracefulStop(t, mode.args, mode.master, []string{"--rewrite", "TERM:USR1", "--term-delay", "1h"}, func(hp *haproxy) {
+				hp.pa.signal(syscall.SIGTERM)
+				hp.pa.waitLog("holding SIGTERM while the child keeps serving")
+				hp.pa.signal(syscall.SIGINT)
+			})
+		})
+	}
+}
+
+// gracefulStop runs HAProxy behind proxy-await with paArgs, with a request
+// in flight, calls stop, and checks that HAProxy stopped softly: it closed
+// its listener, finished the request in flight, and exited 0.
+func gracefulStop(t *testing.T, modeArgs []string, master bool, paArgs []string, stop func(*haproxy)) {
+	be := startSlowBackend(t)
+	hp := startHAProxy(t, be, paArgs, modeArgs, master)
+	slow := hp.get("/slow")
+	be.waitArrived(t)
+
+	stop(hp)
+	hp.waitRefused(t)
+	select {
+	case r := <-slow:
+		t.Fatalf("the in-flight request ended before the backend answered: %+v", r)
+	default:
+	}
+
+	be.releaseAll()
+	r := waitResult(t, slow)
+	require.NoError(t, r.err, "the in-flight request must complete")
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, "slow done\n", r.body)
+	assert.Equal(t, 0, hp.pa.wait(), "HAProxy exits 0 after a soft stop")
 }
 
 // The control case: without the rewrite, SIGTERM kills the request in flight.

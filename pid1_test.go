@@ -175,26 +175,64 @@ func TestPID1ExitCodes(t *testing.T) {
 	}
 }
 
-// TestJobControlStopsBoth runs proxy-await as a plain process (PID 1 of a
-// namespace cannot stop itself), in a process group of its own as a shell
-// would, so the kernel does not discard SIGTSTP as sent to an orphaned group.
-func TestJobControlStopsBoth(t *testing.T) {
-	cmd := exec.Command(proxyAwaitBin, append([]string{"--proxy", "none"}, child("stop-cont", "5")...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := startCmd(t, cmd, nil)
-	p.expect("ready")
-	pa := cmd.Process.Pid
-	tree := descendants(t, pa)
-	require.Len(t, tree, 2, "proxy-await and its child: %+v", tree)
-	kid := tree[1].PID
+// Without job control nothing would resume a stopped proxy-await: when its
+// child stops, it keeps running, so that the stop signal, --kill-after and
+// -S still work (tini and dumb-init never stop without a terminal either).
+// Job control means a controlling terminal whose foreground group is
+// proxy-await's; TestCtrlZStopsTheJob has that case. Under setsid without
+// -g the child cannot stop at all: its process group is orphaned, and the
+// kernel discards its SIGTSTP.
+func TestStoppedChildDoesNotStopProxyAwait(t *testing.T) {
+	tini, err := exec.LookPath("tini")
+	require.NoError(t, err, "tini is needed: make deps installs it (apt-get install tini)")
+	for _, tc := range []struct {
+		name  string
+		front []string // what runs proxy-await
+		args  []string
+	}{
+		{"setsid, -g", []string{"setsid"}, []string{"-g"}},
+		{"tini -s", []string{tini, "-s", "--"}, nil},
+		{"tini -s, -g", []string{tini, "-s", "--"}, []string{"-g"}},
+		{"a background job", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fp := startProxy(t, "-stay-up") // stays up to count a second POST
+			args := append(append(tc.front, proxyAwaitBin, "-v", "-S", "--kill-after", "200ms",
+				"--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")), tc.args...)
+			args = append(args, "--", "sh", "-c", "echo ready; kill -TSTP $$; echo resumed")
+			cmd := exec.Command(args[0], args[1:]...)
+			if tc.front == nil {
+				// A process group of its own that is not orphaned, as a
+				// shell's background job. setsid and tini make their own
+				// (setsid only when it is not a group leader already; else
+				// it forks, and exits at once).
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			}
+			p := startCmd(t, cmd, nil)
+			p.expect("ready")
+			var pa, sh int
+			for _, st := range descendants(t, cmd.Process.Pid) {
+				switch st.Comm {
+				case "proxy-await":
+					pa = st.PID
+				case "sh":
+					sh = st.PID
+				}
+			}
+			require.NotZero(t, pa, "proxy-await not found")
+			require.NotZero(t, sh, "the child not found")
+			waitState(t, sh, 'T', "the child")
+			p.waitLog("child stopped: not stopping too, as no job control would resume proxy-await")
 
-	require.NoError(t, syscall.Kill(pa, syscall.SIGTSTP))
-	waitState(t, kid, 'T', "the child")
-	waitState(t, pa, 'T', "proxy-await")
-
-	require.NoError(t, syscall.Kill(pa, syscall.SIGCONT))
-	p.expect("continued")
-	assert.Equal(t, 5, p.wait())
+			// The stop signal reaches a stopped child only once it runs again:
+			// --kill-after ends it, and the proxy is shut down.
+			require.NoError(t, syscall.Kill(pa, syscall.SIGTERM))
+			assert.Equal(t, 137, p.wait())
+			assert.Empty(t, p.restLines, "the child never ran again")
+			assert.Contains(t, p.stderr.String(), "sending SIGKILL")
+			assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+		})
+	}
 }
 
 // --rewrite TSTP:0 drops SIGTSTP: the child does not stop, so neither does

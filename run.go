@@ -179,6 +179,7 @@ func runChild(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) int {
 		ProcessGroup: c.ProcessGroup,
 		TermDelay:    c.TermDelay,
 		DrainQuiet:   c.DrainQuiet,
+		DrainPorts:   c.DrainPorts,
 		KillAfter:    c.KillAfter,
 		WaitAll:      c.WaitAll,
 		Logger:       log,

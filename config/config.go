@@ -38,6 +38,7 @@ type Config struct {
 	ProcessGroup    bool
 	TermDelay       time.Duration
 	DrainQuiet      time.Duration
+	DrainPorts      []uint16 // --drain-ports: watch these instead of the listeners found below proxy-await
 	KillAfter       time.Duration
 	WaitAll         time.Duration
 	ExitCodes       map[int]int // --exit-code-map: FROM -> TO
@@ -187,6 +188,10 @@ func (c *Config) finish() error {
 			return c.invalid("drain-quiet", c.DrainQuiet.String(), "set --term-delay to the longest the hold may last",
 				"it needs --term-delay as its upper bound")
 		}
+	}
+	if len(c.DrainPorts) > 0 && c.DrainQuiet == 0 {
+		return c.invalid("drain-ports", portList{&c.DrainPorts}.String(), "set --drain-quiet to the quiet period, and --term-delay",
+			"it only applies with --drain-quiet")
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c.invalid("log-format", c.LogFormat, "", "choose text or json")

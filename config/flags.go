@@ -55,9 +55,10 @@ func flagSet(c *Config) *pflag.FlagSet {
 	fs.Var((*duration)(&c.ShutdownTimeout), "shutdown-timeout", "total time for the shutdown POSTs, retries included")
 	fs.VarP(&rewriteTable{to: c.Rewrite, rules: map[syscall.Signal]string{}}, "rewrite", "r", "deliver signal TO when FROM arrives (names or numbers), repeatable; TO=0 drops FROM")
 	boolFlag(fs, &c.ProcessGroup, "process-group", "g", "start the command in its own process group and signal the whole group")
-	fs.Var((*duration)(&c.TermDelay), "term-delay", "hold a received SIGTERM this long while the command keeps serving")
-	fs.Var((*duration)(&c.DrainQuiet), "drain-quiet", "with --term-delay: deliver SIGTERM once the command's listening sockets have had no traffic for this long")
-	fs.Var((*duration)(&c.KillAfter), "kill-after", "SIGKILL the command this long after its termination signal; 0 never")
+	fs.Var((*duration)(&c.TermDelay), "term-delay", "hold the stop signal (the first SIGTERM, SIGINT or SIGQUIT) this long while the command keeps serving")
+	fs.Var((*duration)(&c.DrainQuiet), "drain-quiet", "with --term-delay: deliver the stop signal once the listening sockets below proxy-await have had no traffic for this long")
+	fs.Var(portList{&c.DrainPorts}, "drain-ports", "with --drain-quiet: watch these local TCP ports instead, comma-separated")
+	fs.Var((*duration)(&c.KillAfter), "kill-after", "SIGKILL the command this long after its stop signal; 0 never")
 	fs.Var((*duration)(&c.WaitAll), "wait-all", "when the command exits, SIGTERM what it left running and wait this long before SIGKILL; 0 does not wait")
 	fs.Var(&exitCodeMap{codes: c.ExitCodes, rules: map[int]string{}}, "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")
 	boolFlag(fs, &c.Check, "check", "", "check the Kubernetes manifests in the files and directories given as arguments (- for stdin), then exit")
@@ -398,6 +399,8 @@ func example(f *pflag.Flag) string {
 		return "30s"
 	case "port":
 		return "4191"
+	case "PORT[,PORT]":
+		return "8080"
 	case "URL":
 		return "http://127.0.0.1:4191/ready"
 	case "FROM:TO":

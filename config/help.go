@@ -41,8 +41,8 @@ environment:
   A repeatable flag's variable takes a comma-separated list:
   PROXY_AWAIT_READY_URL=URL1,URL2, where a comma starts the next URL only
   where one begins (http://, https://). On the command line give a URL flag
-  once per URL (a URL may hold a comma); --proxy, --rewrite and
-  --exit-code-map take a list there too.
+  once per URL (a URL may hold a comma); --proxy, --rewrite, --exit-code-map
+  and --drain-ports take a list there too.
 
 presets:
   linkerd  ready http://127.0.0.1:4191/ready          shutdown http://127.0.0.1:4191/shutdown

@@ -326,6 +326,32 @@ func (p *port) Set(s string) error {
 	return nil
 }
 
+// portList is the --drain-ports flag: TCP ports as port reads them,
+// repeatable, and comma-separated on the command line too; a port given
+// twice counts once.
+type portList struct{ ports *[]uint16 }
+
+func (l portList) Type() string { return "PORT[,PORT]" }
+func (l portList) String() string {
+	var out []string
+	for _, p := range *l.ports {
+		out = append(out, strconv.Itoa(int(p)))
+	}
+	return strings.Join(out, ",")
+}
+func (l portList) Set(s string) error        { return addItems(l, s, l.splitsOnCommandLine()) }
+func (l portList) splitsOnCommandLine() bool { return true }
+func (l portList) add(item string) error {
+	var p port
+	if err := p.Set(item); err != nil {
+		return err
+	}
+	if !slices.Contains(*l.ports, uint16(p)) {
+		*l.ports = append(*l.ports, uint16(p))
+	}
+	return nil
+}
+
 // exitCodeMap is the --exit-code-map flag: FROM:TO rules, repeatable, and
 // comma-separated on the command line too; codes 0-255. A code mapped to
 // two different codes is an error: which rule wins would be a guess.

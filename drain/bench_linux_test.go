@@ -28,14 +28,7 @@ import (
 //
 //	DRAIN_BENCH_TIME=10s go test -run x -bench Watch ./drain/
 func BenchmarkWatch(b *testing.B) {
-	total := 2 * time.Second
-	if v := os.Getenv("DRAIN_BENCH_TIME"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			b.Fatalf("DRAIN_BENCH_TIME=%q: %v", v, err)
-		}
-		total = d
-	}
+	total := benchTime(b)
 	const quiet = time.Second
 	if total <= quiet {
 		b.Fatalf("DRAIN_BENCH_TIME=%s: the drain must last longer than the quiet period (%s)", total, quiet)
@@ -51,6 +44,88 @@ func BenchmarkWatch(b *testing.B) {
 	}
 }
 
+// benchTime is DRAIN_BENCH_TIME, 2s by default.
+func benchTime(b *testing.B) time.Duration {
+	v := os.Getenv("DRAIN_BENCH_TIME")
+	if v == "" {
+		return 2 * time.Second
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		b.Fatalf("DRAIN_BENCH_TIME=%q: %v", v, err)
+	}
+	return d
+}
+
+// BenchmarkWatchChurn measures what the watch costs during a hold while
+// another port of the network namespace takes as many short connections a
+// second as the machine can make (with hostNetwork, the node's other
+// servers), beside the same hold without them, for DRAIN_BENCH_TIME: a
+// child serves 10 idle connections on the watched port, and other processes
+// connect to another port and close at once (with a reset, so that no port
+// waits in TIME_WAIT), each connection two sockets freed and two destroy
+// reports. The load runs in other processes, so this process's CPU time is
+// the watch's. "unfiltered" passes every report to the watch, as before the
+// kernel filter: the baseline the filter is measured against. It reports the
+// CPU used as a share of one core, the connections a second, and the
+// reports that reached the watch.
+//
+//	DRAIN_BENCH_TIME=10s go test -run x -bench WatchChurn ./drain/
+func BenchmarkWatchChurn(b *testing.B) {
+	total := benchTime(b)
+	for _, tc := range []struct {
+		name              string
+		churn, unfiltered bool
+	}{{"idle", false, false}, {"churn", true, false}, {"churn-unfiltered", true, true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			unfiltered = tc.unfiltered
+			defer func() { unfiltered = false }()
+			for range b.N {
+				cpu, wall, conns, reports := holdOnce(b, tc.churn, total)
+				b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "%cpu")
+				b.ReportMetric(float64(conns)/wall.Seconds(), "conn/s")
+				b.ReportMetric(float64(reports), "reports")
+			}
+		})
+	}
+}
+
+// holdOnce holds for total, with churn on another port if asked, and
+// returns the watch's CPU time, the time it was measured over, the other
+// port's connections and the reports that reached the watch.
+func holdOnce(b *testing.B, churn bool, total time.Duration) (cpu, wall time.Duration, conns int, reports uint64) {
+	server, _, serverOut := startLoad(b, "drain-serve", "10")
+	addr, ok := strings.CutPrefix(serverOut(), "listening ")
+	if !ok {
+		b.Fatal("the server did not say where it listens")
+	}
+	if _, _, clientsOut := startLoad(b, "drain-clients", addr, "10", "100ms", "0s"); clientsOut() != "ready" {
+		b.Fatal("the clients are not ready")
+	}
+	var other string
+	if churn {
+		_, _, otherOut := startLoad(b, "close-each")
+		if other, ok = strings.CutPrefix(otherOut(), "listening "); !ok {
+			b.Fatal("the other server did not say where it listens")
+		}
+	}
+
+	armed := make(chan struct{})
+	w := Start(Options{Root: server.Process.Pid, Quiet: time.Hour, Logger: slog.New(onEvent{"drain_started", armed})})
+	defer w.Stop()
+	<-armed
+	before, began := cpuTime(), time.Now()
+	if churn {
+		_, _, churnOut := startLoad(b, "churn", other, total.String())
+		if _, err := fmt.Sscanf(churnOut(), "connections %d", &conns); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		time.Sleep(total)
+	}
+	return cpuTime() - before, time.Since(began), conns, w.received.Load()
+}
+
 func drainOnce(b *testing.B, n int, quiet, traffic time.Duration) (cpu, late time.Duration) {
 	server, _, serverOut := startLoad(b, "drain-serve", strconv.Itoa(n))
 	addr, ok := strings.CutPrefix(serverOut(), "listening ")
@@ -64,7 +139,7 @@ func drainOnce(b *testing.B, n int, quiet, traffic time.Duration) (cpu, late tim
 
 	armed := make(chan struct{})
 	before := cpuTime()
-	w := Start(server.Process.Pid, quiet, slog.New(onEvent{"drain_started", armed}))
+	w := Start(Options{Root: server.Process.Pid, Quiet: quiet, Logger: slog.New(onEvent{"drain_started", armed})})
 	defer w.Stop()
 	<-armed
 	fmt.Fprintln(clients, "go")
@@ -82,9 +157,9 @@ func drainOnce(b *testing.B, n int, quiet, traffic time.Duration) (cpu, late tim
 	return cpu, quietAt.Sub(time.Unix(0, ns).Add(quiet))
 }
 
-// startLoad runs a testchild scenario until the benchmark ends, and returns
-// it with a function reading its next line.
-func startLoad(b *testing.B, scenario string, args ...string) (*exec.Cmd, io.Writer, func() string) {
+// startLoad runs a testchild scenario until the test or benchmark ends, and
+// returns it with a function reading its next line.
+func startLoad(b testing.TB, scenario string, args ...string) (*exec.Cmd, io.Writer, func() string) {
 	cmd := testchild.Command(scenario, args...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()

@@ -1,13 +1,14 @@
 package drain
 
 import (
-	"log/slog"
+	"fmt"
 	"net"
 	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,16 +17,16 @@ const Supported = true
 
 // How the watch sees traffic
 //
-// Traffic is a new connection to a listening TCP socket of the process tree,
-// or data received on a connection to one. The kernel keeps, for every TCP
-// socket, the number of bytes it has received and the time since it last
-// received data (struct tcp_info's tcpi_bytes_received and
-// tcpi_last_data_recv; for a connection that never received data, the time
-// since it was accepted). sock_diag reports both without privilege, for the
-// sockets that are open (a dump) and for each socket as the kernel frees it
-// (the SKNLGRP_INET{,6}_TCP_DESTROY multicast, whose report carries the
-// socket's last tcp_info). Every connection is either open at a dump or
-// reported as it is freed, so none is missed, however short.
+// Traffic is a new connection to a watched listening TCP socket, or data
+// received on a connection to one. The kernel keeps, for every TCP socket,
+// the number of bytes it has received and the time since it last received
+// data (struct tcp_info's tcpi_bytes_received and tcpi_last_data_recv; for a
+// connection that never received data, the time since it was accepted).
+// sock_diag reports both without privilege, for the sockets that are open (a
+// dump) and for each socket as the kernel frees it (the
+// SKNLGRP_INET{,6}_TCP_DESTROY multicast, whose report carries the socket's
+// last tcp_info). Every connection is either open at a dump or reported as it
+// is freed, so none is missed, however short.
 //
 // The time since the last data places the latest traffic exactly, not at the
 // time of the look: the latest traffic is the most recent "now minus time
@@ -33,10 +34,12 @@ const Supported = true
 // look only when the quiet period would end: it dumps the connections then,
 // and either finds later traffic (and waits for the new end) or lets the
 // destroy reports in flight arrive for a moment and says quiet. Between those
-// looks it only reads the destroy reports as they come and, every
-// refreshPeriod, the short list of listening sockets, to find listeners
-// opened after the start (with the destroy reports on other ports kept until
-// then, for connections a new listener had before it was found).
+// looks it only reads the destroy reports as they come (a filter in the
+// kernel passes those of the watched ports alone) and, every refreshPeriod,
+// the short list of listening sockets, to find listeners opened after the
+// start. A listener found later counts as traffic at the moment the kernel's
+// filter begins to pass its reports: whatever it served before, it served
+// before then.
 //
 // A socket is known by its cookie, a number the kernel gives it for its whole
 // life. A connection seen before whose byte count has not grown is not looked
@@ -53,34 +56,37 @@ const (
 	// tick covers the kernel's clock granularity: tcp_info's times are in
 	// jiffies, as coarse as 10 ms.
 	tick = 10 * time.Millisecond
-	// maxPending bounds the destroy reports kept for a listener not yet found.
-	maxPending = 4096
 )
 
 // refreshPeriod is how often the watch looks for new listeners: half the
-// quiet period, from 10 ms to 1 s. It bounds how long destroy reports wait
-// for a listener not found yet, not how late traffic is seen: the look at
-// the end of the quiet period finds new listeners too.
+// quiet period, from 10 ms to 1 s. It bounds how late a listener opened
+// during the hold is found; a new listener found at the end of the quiet
+// period starts it again.
 func refreshPeriod(quiet time.Duration) time.Duration {
 	return min(max(quiet/2, 10*time.Millisecond), time.Second)
 }
 
-// Watch tells when the listeners of a process tree have gone quiet.
+// Watch tells when the watched listeners have gone quiet.
 type Watch struct {
 	quietC chan struct{}
 	stopC  chan struct{}
 	done   chan struct{}
 
+	// received counts the destroy reports that reached the watch: those the
+	// kernel's filter let through.
+	received atomic.Uint64
+
 	mu     sync.Mutex
 	status Status
 }
 
-// Start watches the listening TCP sockets of pid's process tree and closes
-// Quiet() once they have had no traffic for quiet, counting from now or from
-// the latest traffic. It logs drain_started once it follows the sockets.
-func Start(pid int, quiet time.Duration, log *slog.Logger) *Watch {
+// Start watches the listeners that o names and closes Quiet() once they have
+// had no traffic for o.Quiet, counting from the start or from the latest
+// traffic. It logs drain_started once it follows the sockets, or one warning
+// when it cannot.
+func Start(o Options) *Watch {
 	w := &Watch{quietC: make(chan struct{}), stopC: make(chan struct{}), done: make(chan struct{})}
-	go w.run(pid, quiet, log)
+	go w.run(o)
 	return w
 }
 
@@ -92,20 +98,11 @@ func (w *Watch) Quiet() <-chan struct{} {
 	return w.quietC
 }
 
-// Status says what the watch has seen so far; a nil Watch is not armed.
-func (w *Watch) Status() Status {
+// Stop ends the watch and returns what it saw, with the connections looked
+// at once more, now. A nil Watch was never armed.
+func (w *Watch) Stop() Status {
 	if w == nil {
 		return Status{}
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.status
-}
-
-// Stop ends the watch and waits for its goroutines. A nil Watch is stopped.
-func (w *Watch) Stop() {
-	if w == nil {
-		return
 	}
 	select {
 	case <-w.stopC:
@@ -113,64 +110,128 @@ func (w *Watch) Stop() {
 		close(w.stopC)
 	}
 	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.status
 }
 
-func (w *Watch) run(pid int, quiet time.Duration, log *slog.Logger) {
+const portsHint = "set --drain-ports to the ports the command serves on"
+
+func (w *Watch) run(o Options) {
 	defer close(w.done)
-	d, err := newDiffer()
-	if err != nil {
-		log.Warn("cannot use sock_diag: waiting the whole --term-delay", "event", "drain_failed", "error", err.Error())
-		<-w.stopC
-		return
-	}
-	defer d.close()
-	s := newSockets(pid, d)
+	log := o.Logger
 	// Without its sockets the watch cannot tell quiet from busy: it never
 	// fires, and --term-delay decides.
 	giveUp := func(what string, err error) {
-		log.Warn("cannot "+what+": waiting the whole --term-delay", "event", "drain_failed", "error", err.Error())
+		log.Warn("cannot "+what+": holding the stop signal for the whole --term-delay", "event", "drain_failed",
+			"error", err.Error())
 		<-w.stopC
 	}
-	events, closeEvents, err := destroyEvents()
+	d, err := newDiffer()
+	if err != nil {
+		giveUp("use sock_diag", err)
+		return
+	}
+	defer d.close()
+	feed, err := newDestroyFeed(&w.received)
 	if err != nil {
 		log.Warn("cannot follow closed connections: connections shorter than the quiet period may be missed",
 			"event", "drain_degraded", "error", err.Error())
 	} else {
-		defer closeEvents()
+		defer feed.close()
 	}
-	if _, err := s.findListeners(); err != nil {
-		giveUp("find the child's listening sockets", err)
+	s := newSockets(o, d, feed)
+	if err := s.follow(); err != nil {
+		giveUp("follow the listening sockets", err)
 		return
-	}
-	if err := s.lookAtConnections(); err != nil {
-		giveUp("list the child's connections", err)
-		return
-	}
-	w.publish(s)
-	log.Info("holding SIGTERM until the child's listeners have no traffic", "event", "drain_started",
-		"listeners", s.listenerList(), "connections", len(s.conns), "drain_quiet", quiet)
-	if len(s.listeners) == 0 {
-		log.Info("the child has no listening TCP socket yet: nothing to drain unless it opens one",
-			"event", "drain_no_listener")
 	}
 
-	findListeners := func() error {
-		added, err := s.findListeners()
-		if len(added) > 0 {
-			log.Info("the child opened a listening socket", "event", "drain_listener", "listener", strings.Join(added, " "))
-		}
-		return err
-	}
-	timer := time.NewTimer(time.Until(s.last.Add(quiet)))
+	timer := time.NewTimer(0)
+	timer.Stop()
 	defer timer.Stop()
-	refresh := time.NewTicker(refreshPeriod(quiet))
-	defer refresh.Stop()
+	// settling: the quiet period is over at the last look, and the watch
+	// waits for the reports in flight.
+	armed, warned, looked, settling := false, false, false, false
+	// look finds the listeners again, and arms or disarms the watch: it
+	// says quiet only while it can see every listener below the root. The
+	// processes are walked again when a listener is new, while the watch is
+	// not armed, and when asked (before the watch says quiet).
+	look := func(walk bool) error {
+		added, err := s.findListeners(walk || !armed)
+		if err != nil {
+			return err
+		}
+		if len(added) > 0 && looked {
+			log.Info("a process below proxy-await opened a listening socket", "event", "drain_listener",
+				"listener", strings.Join(added, " "))
+		}
+		switch b := s.blind; {
+		case b != nil || len(s.listeners) == 0:
+			if armed {
+				armed, settling = false, false
+				timer.Stop()
+				log.Info("the watch pauses: it cannot tell quiet until it sees every listener again",
+					"event", "drain_disarmed")
+			}
+			switch {
+			case warned:
+			case b != nil:
+				warned = true
+				log.Warn("cannot tell which listening sockets are below proxy-await: holding the stop signal for the whole --term-delay",
+					"event", "drain_blind", "pid", b.pid, "uid", b.uids[0], "error", b.err.Error(),
+					"hint", portsHint+", or add the SYS_PTRACE capability")
+			default:
+				warned = true
+				log.Warn("no listening TCP socket below proxy-await: holding the stop signal for the whole --term-delay",
+					"event", "drain_no_listener", "hint", portsHint+", if it serves TCP")
+			}
+		case !armed:
+			// The listeners found from now on are followed: what they
+			// served before, they served before now.
+			s.traffic(time.Now())
+			if err := s.lookAtConnections(); err != nil {
+				return err
+			}
+			armed, settling = true, false
+			timer.Reset(time.Until(s.last.Add(o.Quiet)))
+			attrs := []any{"event", "drain_started", "connections", len(s.conns), "drain_quiet", o.Quiet}
+			if len(o.Ports) > 0 {
+				attrs = append(attrs, "ports", s.listenerList())
+			} else {
+				attrs = append(attrs, "listeners", s.listenerList())
+			}
+			log.Info("holding the stop signal until the listeners have no traffic", attrs...)
+		case len(added) > 0:
+			s.traffic(time.Now())
+		}
+		return nil
+	}
+	if err := look(true); err != nil {
+		giveUp("find the listening sockets", err)
+		return
+	}
+	looked = true
+	w.publish(s, armed)
+
+	var refresh <-chan time.Time
+	if len(o.Ports) == 0 {
+		t := time.NewTicker(refreshPeriod(o.Quiet))
+		defer t.Stop()
+		refresh = t.C
+	}
 	status := time.NewTicker(statusPeriod)
 	defer status.Stop()
-	settling := false
+	var events <-chan destroyed
+	if feed != nil {
+		events = feed.c
+	}
 	for {
 		select {
 		case <-w.stopC:
+			if armed {
+				_ = s.lookAtConnections()
+			}
+			w.publish(s, armed)
 			return
 		case e, ok := <-events:
 			if !ok {
@@ -178,20 +239,28 @@ func (w *Watch) run(pid int, quiet time.Duration, log *slog.Logger) {
 				continue
 			}
 			s.destroyed(e)
-		case <-refresh.C:
-			_ = findListeners()
+		case <-refresh:
+			_ = look(false)
 		case <-status.C:
-			_ = s.lookAtConnections()
-			log.Info("still holding SIGTERM: the child's listeners have traffic", "event", "drain_waiting",
-				"connections", len(s.conns), "since_traffic", since(s.last))
+			if armed {
+				_ = s.lookAtConnections()
+				log.Info("still holding the stop signal: the listeners have traffic", "event", "drain_waiting",
+					"connections", len(s.conns), "since_traffic", since(s.last))
+			}
 		case <-timer.C:
 			if !settling {
-				if err := findListeners(); err != nil || s.lookAtConnections() != nil {
-					timer.Reset(refreshPeriod(quiet)) // look again soon
+				if err := look(true); err != nil || !armed {
+					if err != nil {
+						timer.Reset(refreshPeriod(o.Quiet)) // look again soon
+					}
+					continue
+				}
+				if err := s.lookAtConnections(); err != nil {
+					timer.Reset(refreshPeriod(o.Quiet))
 					continue
 				}
 			}
-			if d := time.Until(s.last.Add(quiet)); d > 0 {
+			if d := time.Until(s.last.Add(o.Quiet)); d > 0 {
 				log.Debug("traffic: the quiet period starts again", "event", "drain_traffic",
 					"connections", len(s.conns), "since_traffic", since(s.last))
 				settling = false
@@ -203,38 +272,46 @@ func (w *Watch) run(pid int, quiet time.Duration, log *slog.Logger) {
 				timer.Reset(settle)
 				continue
 			}
-			w.publish(s)
+			w.publish(s, armed)
 			close(w.quietC)
 			<-w.stopC
+			_ = s.lookAtConnections()
+			w.publish(s, armed)
 			return
 		}
-		w.publish(s)
+		w.publish(s, armed)
 	}
 }
 
-func (w *Watch) publish(s *sockets) {
+func (w *Watch) publish(s *sockets, armed bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.status = Status{Armed: true, Connections: len(s.conns), LastTraffic: s.last}
+	w.status = Status{Armed: armed, Connections: len(s.conns), LastTraffic: s.last}
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
 
-// sockets is what the watch knows of the process tree's sockets. Only the
-// watch's goroutine touches it.
+// sockets is what the watch knows of the listeners and their connections.
+// Only the watch's goroutine touches it.
 type sockets struct {
-	pid       int
 	diag      *differ
+	feed      *destroyFeed            // nil without the destroy reports
+	fixed     []uint16                // --drain-ports: these, and no process walk
+	procs     *procs                  // the processes below the root
 	last      time.Time               // the latest traffic, or the start
 	listeners map[uint16][]netip.Addr // by port; an unspecified address for a wildcard bind
-	checked   map[uint32]bool         // listening socket inodes looked for in the tree: true if found
+	checked   map[uint32]bool         // listening socket inodes looked for below the root: true if found
 	conns     map[uint64]uint64       // connections by cookie: bytes received at the last look
-	pending   []destroyed             // reports on other ports since the last look for listeners
+	blind     *blindProc              // a process whose listeners cannot be told, at the last look
 }
 
-func newSockets(pid int, d *differ) *sockets {
-	return &sockets{pid: pid, diag: d, last: time.Now(), listeners: map[uint16][]netip.Addr{},
-		checked: map[uint32]bool{}, conns: map[uint64]uint64{}}
+func newSockets(o Options, d *differ, feed *destroyFeed) *sockets {
+	s := &sockets{diag: d, feed: feed, fixed: o.Ports, procs: newProcs(o.Root), last: time.Now(),
+		listeners: map[uint16][]netip.Addr{}, checked: map[uint32]bool{}, conns: map[uint64]uint64{}}
+	for _, p := range o.Ports {
+		s.listeners[p] = []netip.Addr{netip.IPv6Unspecified()}
+	}
+	return s
 }
 
 // traffic records traffic at t.
@@ -244,10 +321,29 @@ func (s *sockets) traffic(t time.Time) {
 	}
 }
 
-// findListeners looks for listening sockets of the process tree not known
-// yet, and returns them. Listening sockets are few, so the dump is cheap; the
-// process tree's descriptors are read only for an inode not seen before.
-func (s *sockets) findListeners() ([]string, error) {
+// follow has the kernel pass the destroy reports of the listeners' ports.
+func (s *sockets) follow() error {
+	if s.feed == nil {
+		return nil
+	}
+	ports := make([]uint16, 0, len(s.listeners))
+	for p := range s.listeners {
+		ports = append(ports, p)
+	}
+	slices.Sort(ports)
+	return s.feed.watch(ports)
+}
+
+// findListeners looks for listening sockets below the root not known yet,
+// follows them and returns them, and sets blind to a process whose
+// listeners it cannot tell (see proc_linux.go). Listening sockets are few,
+// so the dump is cheap. The processes below the root are walked again when
+// a listening socket is new, or with walk; descriptors are read only for an
+// inode not seen before. With fixed ports it does nothing.
+func (s *sockets) findListeners(walk bool) ([]string, error) {
+	if len(s.fixed) > 0 {
+		return nil, nil
+	}
 	socks, err := s.diag.dump(listenStates, nil)
 	if err != nil {
 		return nil, err
@@ -258,30 +354,48 @@ func (s *sockets) findListeners() ([]string, error) {
 			unknown[l.inode] = true
 		}
 	}
+	if walk || len(unknown) > 0 {
+		s.procs.walk()
+	}
 	if len(unknown) > 0 {
-		owned, err := ownsAny(s.pid, unknown)
-		if err != nil {
-			return nil, err
-		}
+		owned := s.procs.owning(unknown)
 		for inode := range unknown {
 			s.checked[inode] = owned[inode]
 		}
 	}
+	// The users that created listening sockets no readable process holds,
+	// and those of them that a blind process runs as.
+	unheld := map[uint32]bool{}
+	for _, l := range socks {
+		if !s.checked[l.inode] {
+			unheld[l.uid] = true
+		}
+	}
+	blindUIDs := map[uint32]bool{}
+	s.blind = nil
+	for i, b := range s.procs.blind {
+		accounted := false
+		for _, u := range b.uids {
+			if unheld[u] {
+				blindUIDs[u], accounted = true, true
+			}
+		}
+		if !accounted && !s.procs.holdsAny(b.ppid, func(inode uint32) bool { return s.checked[inode] }) && s.blind == nil {
+			s.blind = &s.procs.blind[i]
+		}
+	}
 	var added []string
 	for _, l := range socks {
-		if s.checked[l.inode] && !slices.Contains(s.listeners[l.port], l.ip) {
+		if (s.checked[l.inode] || blindUIDs[l.uid]) && !slices.Contains(s.listeners[l.port], l.ip) {
 			s.listeners[l.port] = append(s.listeners[l.port], l.ip)
 			added = append(added, net.JoinHostPort(l.ip.String(), strconv.Itoa(int(l.port))))
 		}
 	}
-	// A connection on a new listener may have come and gone before it was
-	// found: its destroy report waited here.
 	if len(added) > 0 {
-		for _, e := range s.pending {
-			s.destroyed(e)
+		if err := s.follow(); err != nil {
+			return nil, err
 		}
 	}
-	s.pending = s.pending[:0]
 	return added, nil
 }
 
@@ -326,8 +440,6 @@ func (s *sockets) destroyed(e destroyed) {
 		if !seen || !e.hasInfo || e.bytesIn != prev {
 			s.traffic(lastData(e.sock, e.at))
 		}
-	case len(s.pending) < maxPending:
-		s.pending = append(s.pending, e)
 	}
 }
 
@@ -350,9 +462,16 @@ func (s *sockets) ours(c sock) bool {
 	})
 }
 
-// listenerList is "127.0.0.1:8080 [::]:9090", for the logs.
+// listenerList is "127.0.0.1:8080 [::]:9090", or "8080 9090" for fixed
+// ports, for the logs.
 func (s *sockets) listenerList() string {
 	var out []string
+	if len(s.fixed) > 0 {
+		for _, p := range s.fixed {
+			out = append(out, fmt.Sprint(p))
+		}
+		return strings.Join(out, " ")
+	}
 	for p, ips := range s.listeners {
 		for _, ip := range ips {
 			out = append(out, net.JoinHostPort(ip.String(), strconv.Itoa(int(p))))

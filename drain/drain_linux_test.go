@@ -31,19 +31,19 @@ func TestFindListeners(t *testing.T) {
 	_, p6 := listen(t, "tcp", "[::]:0")
 	_, p6lo := listen(t, "tcp6", "[::1]:0")
 
-	s := newSockets(os.Getpid(), newTestDiffer(t))
-	added, err := s.findListeners()
+	s := newSockets(Options{Root: os.Getpid()}, newTestDiffer(t), nil)
+	added, err := s.findListeners(true)
 	require.NoError(t, err)
 	assert.Contains(t, added, "127.0.0.1:"+strconv.Itoa(int(p4)))
 	assert.Contains(t, added, "[::]:"+strconv.Itoa(int(p6)))
 	assert.Contains(t, added, "[::1]:"+strconv.Itoa(int(p6lo)))
 
 	// Found once: a second look adds nothing, and a new listener alone.
-	added, err = s.findListeners()
+	added, err = s.findListeners(true)
 	require.NoError(t, err)
 	assert.Empty(t, added)
 	_, later := listen(t, "tcp4", "127.0.0.1:0")
-	added, err = s.findListeners()
+	added, err = s.findListeners(true)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"127.0.0.1:" + strconv.Itoa(int(later))}, added)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -47,6 +48,7 @@ type sock struct {
 	state  uint8
 	ip     netip.Addr // local address, IPv4 addresses unmapped
 	port   uint16     // local port
+	uid    uint32     // the user that created it
 	inode  uint32
 
 	// From tcp_info, when hasInfo.
@@ -64,6 +66,7 @@ func parseSock(msg []byte) (sock, bool) {
 		state:  msg[1],
 		port:   binary.BigEndian.Uint16(msg[4:]),
 		cookie: uint64(binary.NativeEndian.Uint32(msg[44:])) | uint64(binary.NativeEndian.Uint32(msg[48:]))<<32,
+		uid:    binary.NativeEndian.Uint32(msg[64:]),
 		inode:  binary.NativeEndian.Uint32(msg[68:]),
 	}
 	if msg[0] == unix.AF_INET {
@@ -215,52 +218,120 @@ type destroyed struct {
 	lost bool // the kernel dropped reports: sock is empty
 }
 
-// destroyEvents subscribes to the kernel's reports of freed TCP sockets
-// (each with its last tcp_info) and sends them on the channel, or one with
-// lost set when the kernel dropped some. The channel closes when the
-// returned function is called.
-func destroyEvents() (<-chan destroyed, func(), error) {
+// destroyFeed is the kernel's reports of freed TCP sockets (each with its
+// last tcp_info), the SKNLGRP_INET{,6}_TCP_DESTROY multicast. Every TCP
+// close of the network namespace is one report; with hostNetwork that is the
+// whole node's. A classic BPF filter on the socket keeps in the kernel the
+// reports of sockets on the watched local ports only, so that the feed's
+// cost does not grow with other ports' connections.
+type destroyFeed struct {
+	fd       int
+	f        *os.File
+	c        chan destroyed
+	received *atomic.Uint64 // reports that passed the filter, for the tests
+}
+
+// newDestroyFeed subscribes to the reports, with a filter that lets none
+// through until watch names the ports. The reports go on C, or one with
+// lost set when the kernel dropped some.
+func newDestroyFeed(received *atomic.Uint64) (*destroyFeed, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
-		return nil, nil, os.NewSyscallError("socket", err)
+		return nil, os.NewSyscallError("socket", err)
+	}
+	feed := &destroyFeed{fd: fd, received: received}
+	if err := feed.watch(nil); err != nil {
+		unix.Close(fd)
+		return nil, err
 	}
 	groups := uint32(1<<(unix.SKNLGRP_INET_TCP_DESTROY-1) | 1<<(unix.SKNLGRP_INET6_TCP_DESTROY-1))
 	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: groups}); err != nil {
 		unix.Close(fd)
-		return nil, nil, os.NewSyscallError("bind", err)
+		return nil, os.NewSyscallError("bind", err)
 	}
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 4<<20)
 	// A non-blocking descriptor in an os.File goes through Go's poller, so
 	// Close wakes the reader below.
-	f := os.NewFile(uintptr(fd), "sock_diag")
-	c := make(chan destroyed, 1024)
-	go func() {
-		defer close(c)
-		buf := make([]byte, netlinkBuffer)
-		for {
-			n, err := f.Read(buf)
-			switch {
-			case errors.Is(err, unix.ENOBUFS):
-				c <- destroyed{at: time.Now(), lost: true}
+	feed.f = os.NewFile(uintptr(fd), "sock_diag")
+	feed.c = make(chan destroyed, 1024)
+	go feed.read()
+	return feed, nil
+}
+
+func (feed *destroyFeed) read() {
+	defer close(feed.c)
+	buf := make([]byte, netlinkBuffer)
+	for {
+		n, err := feed.f.Read(buf)
+		switch {
+		case errors.Is(err, unix.ENOBUFS):
+			feed.c <- destroyed{at: time.Now(), lost: true}
+			continue
+		case err != nil:
+			return
+		}
+		at := time.Now()
+		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+		if err != nil {
+			continue
+		}
+		for _, m := range msgs {
+			s, ok := parseSock(m.Data)
+			if !ok {
 				continue
-			case err != nil:
-				return
 			}
-			at := time.Now()
-			msgs, err := syscall.ParseNetlinkMessage(buf[:n])
-			if err != nil {
-				continue
-			}
-			for _, m := range msgs {
-				if s, ok := parseSock(m.Data); ok && s.state != tcpListen && s.state != tcpNewSynRecv {
-					c <- destroyed{sock: s, at: at}
-				}
+			feed.received.Add(1)
+			if s.state != tcpListen && s.state != tcpNewSynRecv {
+				feed.c <- destroyed{sock: s, at: at}
 			}
 		}
-	}()
-	return c, func() {
-		f.Close()
-		for range c { // let the reader finish
-		}
-	}, nil
+	}
+}
+
+// watch lets through the reports of sockets on these local ports only,
+// from now on. The kernel swaps the filter at once.
+func (feed *destroyFeed) watch(ports []uint16) error {
+	prog := portProgram(ports)
+	err := unix.SetsockoptSockFprog(feed.fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER,
+		&unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]})
+	return os.NewSyscallError("setsockopt SO_ATTACH_FILTER", err)
+}
+
+// close ends the feed; C is closed once the reader has finished.
+func (feed *destroyFeed) close() {
+	feed.f.Close()
+	for range feed.c { // let the reader finish
+	}
+}
+
+// unfiltered passes every report: set by a benchmark only, to measure the
+// filter against what the watch costs without it.
+var unfiltered = false
+
+// offPort is where a report's local port is, for the filter: after the
+// netlink header, in struct inet_diag_msg's id, big-endian as classic BPF
+// loads it.
+const offPort = unix.NLMSG_HDRLEN + 4
+
+// portProgram is a classic BPF program that keeps a report whose local port
+// is one of ports, and drops any other: one test and one return a port, so
+// that no jump grows with the list. Past what a program may hold, it keeps
+// every report (the watch filters them again).
+func portProgram(ports []uint16) []unix.SockFilter {
+	const (
+		ldh  = unix.BPF_LD | unix.BPF_H | unix.BPF_ABS
+		jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret  = unix.BPF_RET | unix.BPF_K
+		keep = 0xffffffff // the whole message
+	)
+	if unfiltered || 2*len(ports)+2 > unix.BPF_MAXINSNS {
+		return []unix.SockFilter{{Code: ret, K: keep}}
+	}
+	prog := []unix.SockFilter{{Code: ldh, K: offPort}}
+	for _, p := range ports {
+		prog = append(prog,
+			unix.SockFilter{Code: jeq, K: uint32(p), Jt: 0, Jf: 1},
+			unix.SockFilter{Code: ret, K: keep})
+	}
+	return append(prog, unix.SockFilter{Code: ret, K: 0})
 }

@@ -51,11 +51,11 @@ type supervisor struct {
 	target int  // where signals go: pid, or -pid for its process group
 	tty    bool // the child's group was handed the terminal on stdin (-g)
 
-	termSent bool         // the termination signal has been delivered
-	stopSent bool         // a SIGSTOP was sent whose stop the child has not reported yet
-	hold     *time.Timer  // ends the hold of a SIGTERM (--term-delay); nil when none is held
-	kill     *time.Timer  // --kill-after; nil until the termination signal
-	drain    *drain.Watch // --drain-quiet; nil when not draining
+	stop        syscall.Signal // the stop signal (see onStopSignal); 0 until it arrives
+	sentSIGSTOP bool           // a SIGSTOP was sent whose stop the child has not reported yet
+	hold        *time.Timer    // ends the hold of the stop signal (--term-delay); nil when none is held
+	kill        *time.Timer    // --kill-after; nil until the stop signal is delivered
+	drain       *drain.Watch   // --drain-quiet; nil when not draining
 }
 
 func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
@@ -83,9 +83,9 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 				return s.finish(ws, sigs), nil
 			}
 		case <-timerC(s.hold):
-			s.deliverTerm("term delay elapsed")
+			s.deliverStop("term delay elapsed")
 		case <-s.drain.Quiet():
-			s.deliverTerm("no traffic for " + s.DrainQuiet.String())
+			s.deliverStop("no traffic for " + s.DrainQuiet.String())
 		case <-timerC(s.kill):
 			s.Logger.Warn("child still running after the termination signal: sending SIGKILL",
 				"event", "kill_after", "child_pid", s.pid, "kill_after", s.KillAfter)
@@ -100,12 +100,9 @@ func (s *supervisor) handle(sig syscall.Signal) {
 	case s.OwnSignal != nil && s.OwnSignal(sig):
 		s.Logger.Debug("signal raised by proxy-await's own write: not forwarded", "event", "signal_dropped",
 			"signal", SignalName(sig))
-	case sig == syscall.SIGTERM:
-		s.onTerm()
-	case sig == syscall.SIGINT && s.hold != nil:
-		s.deliverTerm("SIGINT received")
-		s.forwardUnlessFromTerminal(sig)
-	case sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == syscall.SIGTSTP:
+	case IsTermination(sig):
+		s.onStopSignal(sig)
+	case sig == syscall.SIGTSTP:
 		s.forwardUnlessFromTerminal(sig)
 	case sig == syscall.SIGCONT && s.tty:
 		// Resumed after a stop: "fg" made our group the terminal's
@@ -127,12 +124,20 @@ func (s *supervisor) handle(sig syscall.Signal) {
 // keypress. Without si_code, a signal sent to proxy-await alone with kill is
 // then not forwarded either.
 func (s *supervisor) forwardUnlessFromTerminal(sig syscall.Signal) {
-	if s.sharesForeground() {
-		s.Logger.Debug("signal from the terminal reached the child too: not forwarded",
-			"event", "signal_from_terminal", "signal", SignalName(sig))
-		return
+	if !s.fromTerminal(sig) {
+		s.forward(sig)
 	}
-	s.forward(sig)
+}
+
+// fromTerminal says whether sig may be a keypress that the terminal sent to
+// the child as well, and logs it if so.
+func (s *supervisor) fromTerminal(sig syscall.Signal) bool {
+	if sig == syscall.SIGTERM || !s.sharesForeground() {
+		return false
+	}
+	s.Logger.Debug("signal from the terminal reached the child too: not forwarded",
+		"event", "signal_from_terminal", "signal", SignalName(sig))
+	return true
 }
 
 // sharesForeground says whether the child is in our process group and that
@@ -141,31 +146,29 @@ func (s *supervisor) sharesForeground() bool {
 	if s.ProcessGroup {
 		return false
 	}
-	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false // no controlling terminal
-	}
-	defer unix.Close(fd)
-	pgrp := unix.Getpgrp()
-	fg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
-	if err != nil || fg != pgrp {
+	fg, ok := terminalForeground()
+	if !ok || fg != unix.Getpgrp() {
 		return false
 	}
 	child, err := unix.Getpgid(s.pid)
-	return err == nil && child == pgrp
+	return err == nil && child == fg
 }
 
 // childStopped follows the child into a job-control stop (Ctrl-Z, or a
 // stop signal forwarded to it): proxy-await stops too, so that the shell
 // that started it sees the job stopped and takes the terminal back. SIGCONT
-// resumes proxy-await, which forwards it. As PID 1 there is no shell above
-// to tell, and the kernel would not stop us anyway. A SIGSTOP that did not
-// come through proxy-await froze the child from outside (kill -STOP, a
-// debugger), which thaws it the same way: stopped too, proxy-await would
-// never be resumed, nor see the child exit.
+// resumes proxy-await, which forwards it. It does so only under job control,
+// where a shell resumes it: without a controlling terminal whose foreground
+// group is proxy-await's (or, with -g, the child's that it handed the
+// terminal to) nothing would (under setsid, tini -s, docker --init,
+// shareProcessNamespace), and a stopped proxy-await would ignore the
+// kubelet's SIGTERM until its SIGKILL. As PID 1 the kernel would not stop us
+// anyway. A SIGSTOP that did not come through proxy-await froze the child
+// from outside (kill -STOP, a debugger), which thaws it the same way:
+// stopped too, proxy-await would never be resumed, nor see the child exit.
 func (s *supervisor) childStopped(sig syscall.Signal) {
-	frozen := sig == syscall.SIGSTOP && !s.stopSent
-	s.stopSent = false
+	frozen := sig == syscall.SIGSTOP && !s.sentSIGSTOP
+	s.sentSIGSTOP = false
 	switch {
 	case os.Getpid() == 1:
 		return
@@ -173,9 +176,33 @@ func (s *supervisor) childStopped(sig syscall.Signal) {
 		s.Logger.Debug("child stopped from outside: not stopping too", "event", "child_stopped",
 			"signal", SignalName(sig))
 		return
+	case !s.jobControl():
+		s.Logger.Debug("child stopped: not stopping too, as no job control would resume proxy-await",
+			"event", "child_stopped", "signal", SignalName(sig))
+		return
 	}
 	s.Logger.Debug("child stopped: stopping too", "event", "child_stopped", "signal", SignalName(sig))
 	_ = unix.Kill(os.Getpid(), syscall.SIGSTOP)
+}
+
+// jobControl says whether a shell can resume proxy-await once it stops: its
+// controlling terminal's foreground group is its own, or the child's group
+// that it handed the terminal to.
+func (s *supervisor) jobControl() bool {
+	fg, ok := terminalForeground()
+	return ok && (fg == unix.Getpgrp() || s.ProcessGroup && fg == s.pid)
+}
+
+// terminalForeground is the foreground process group of our controlling
+// terminal; false without one.
+func terminalForeground() (int, bool) {
+	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(fd)
+	fg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return fg, err == nil
 }
 
 // giveTerminal makes pgrp the foreground group of the terminal on stdin.
@@ -185,36 +212,65 @@ func (s *supervisor) giveTerminal(pgrp int) {
 	}
 }
 
-// onTerm receives SIGTERM: hold it for --term-delay, or deliver it.
-func (s *supervisor) onTerm() {
+// onStopSignal receives a SIGTERM, SIGINT or SIGQUIT. The first one is the
+// stop signal, whichever of the three the kubelet sends (the image's
+// STOPSIGNAL): it is held for --term-delay, then delivered once, as its
+// rewrite, and --kill-after counts from then. A second one while it is held
+// ends the hold and is not delivered itself: one stop, one signal. After
+// that they are forwarded as any other signal. A signal rewritten to 0 is
+// dropped, and is no stop signal.
+func (s *supervisor) onStopSignal(sig syscall.Signal) {
 	switch {
-	case s.rewrite(syscall.SIGTERM) == 0:
-		s.Logger.Debug("dropped SIGTERM (rewritten to 0)", "event", "signal_dropped", "signal", "SIGTERM")
+	case s.rewrite(sig) == 0:
+		s.Logger.Debug("dropped signal (rewritten to 0)", "event", "signal_dropped", "signal", SignalName(sig))
 	case s.hold != nil:
-		s.deliverTerm("second SIGTERM received")
-	case s.TermDelay > 0 && !s.termSent:
-		s.hold = time.NewTimer(s.TermDelay)
-		attrs := []any{"event", "term_held", "signal", "SIGTERM", "term_delay", s.TermDelay}
-		if s.DrainQuiet > 0 {
-			s.drain = drain.Start(s.pid, s.DrainQuiet, s.Logger)
-			attrs = append(attrs, "drain_quiet", s.DrainQuiet)
+		why := SignalName(sig) + " received"
+		if sig == s.stop {
+			why = "second " + why
 		}
-		s.Logger.Info("holding SIGTERM while the child keeps serving", attrs...)
+		s.deliverStop(why)
+	case s.stop != 0:
+		s.forwardUnlessFromTerminal(sig)
+	case s.fromTerminal(sig):
+		// The keypress reached the child already: it cannot be held, and
+		// sending it again would read as a second keypress.
+		s.stop = sig
+		s.armKill()
+	case s.TermDelay > 0:
+		s.stop = sig
+		s.holdStop()
 	default:
-		s.deliverTerm("")
+		s.stop = sig
+		s.deliverStop("")
 	}
 }
 
-// deliverTerm ends any hold and delivers SIGTERM as its rewrite, then arms
-// --kill-after.
-func (s *supervisor) deliverTerm(why string) {
+// holdStop holds the stop signal for --term-delay, and with --drain-quiet
+// starts the watch that may end the hold sooner.
+func (s *supervisor) holdStop() {
+	s.hold = time.NewTimer(s.TermDelay)
+	name := SignalName(s.stop)
+	attrs := []any{"event", "term_held", "signal", name, "term_delay", s.TermDelay}
+	if s.DrainQuiet > 0 {
+		attrs = append(attrs, "drain_quiet", s.DrainQuiet)
+	}
+	s.Logger.Info("holding "+name+" while the child keeps serving", attrs...)
+	if s.DrainQuiet > 0 {
+		// Every process below proxy-await: the child's tree, and the
+		// orphans reparented to proxy-await (a server that daemonized).
+		s.drain = drain.Start(drain.Options{Root: os.Getpid(), Ports: s.DrainPorts, Quiet: s.DrainQuiet, Logger: s.Logger})
+	}
+}
+
+// deliverStop ends any hold and delivers the stop signal as its rewrite,
+// then arms --kill-after.
+func (s *supervisor) deliverStop(why string) {
 	stopTimer(s.hold)
 	s.hold = nil
-	drained := s.drain.Status()
-	s.drain.Stop()
+	drained := s.drain.Stop() // a fresh look at the connections
 	s.drain = nil
-	to := s.rewrite(syscall.SIGTERM)
-	attrs := s.forwarded(syscall.SIGTERM, to)
+	to := s.rewrite(s.stop)
+	attrs := s.forwarded(s.stop, to)
 	if why != "" {
 		attrs = append(attrs, "reason", why)
 	}
@@ -224,7 +280,11 @@ func (s *supervisor) deliverTerm(why string) {
 	}
 	s.Logger.Info("delivering termination signal", attrs...)
 	s.send(to)
-	s.termSent = true
+	s.armKill()
+}
+
+// armKill starts --kill-after, once.
+func (s *supervisor) armKill() {
 	if s.KillAfter > 0 && s.kill == nil {
 		s.kill = time.NewTimer(s.KillAfter)
 	}
@@ -267,7 +327,7 @@ func (s *supervisor) send(sig syscall.Signal) {
 	if sig == 0 {
 		return
 	}
-	s.stopSent = s.stopSent || sig == syscall.SIGSTOP
+	s.sentSIGSTOP = s.sentSIGSTOP || sig == syscall.SIGSTOP
 	err := unix.Kill(s.target, sig)
 	switch {
 	case errors.Is(err, syscall.ESRCH):

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,25 +18,20 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // --drain-quiet against real HTTP traffic: the "http" child serves HTTP/1.1
 // and h2c, and the clients keep their connections open, as a mesh proxy's
 // pool, HTTP/2 and gRPC clients do.
 
+// The drain tests' timing (see testutil).
 const (
-	// drainQuiet is long beside the tests' own steps, a request every
-	// requestGap: a test stalled for a second on a loaded machine still sends
-	// its next request inside the quiet period.
-	drainQuiet = 1500 * time.Millisecond
-	requestGap = 100 * time.Millisecond
-	// busyFor is how long the requests go on once the watch is armed: long
-	// enough that a watch blind to them would end the quiet period visibly
-	// before the last request plus the quiet period.
-	busyFor = 500 * time.Millisecond
-	// lateBound is how late after the quiet period's end the SIGTERM may come
-	// on a loaded machine; the benchmark measures the real figure.
-	lateBound = 5 * time.Second
+	drainQuiet = testutil.DrainQuiet
+	requestGap = testutil.RequestGap
+	busyFor    = testutil.BusyFor
+	lateBound  = testutil.LateBound
 )
 
 // startHTTP runs scenario ("http" or "http-worker") on addrs under cfg and
@@ -78,41 +74,10 @@ func idleConnections(t *testing.T, addr string, n int) {
 	}
 }
 
-// requests sends GET / with client every gap until d has passed since the
-// first, and returns when the last request was sent and when its response
-// had been read. With parallel > 1, each round sends that many at once
-// (HTTP/2 multiplexes them on one connection).
+// requests is testutil.Requests.
 func requests(t *testing.T, client *http.Client, url string, d, gap time.Duration, parallel int) (sent, answered time.Time) {
 	t.Helper()
-	end := time.Now().Add(d)
-	for first := true; first || time.Now().Before(end); first = false {
-		sent = time.Now()
-		var wg sync.WaitGroup
-		errs := make(chan error, parallel)
-		for range parallel {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				resp, err := client.Get(url)
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if err == nil && resp.StatusCode != http.StatusOK {
-						err = fmt.Errorf("status %s", resp.Status)
-					}
-				}
-				errs <- err
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			require.NoError(t, err, "the child must keep serving while the SIGTERM is held")
-		}
-		answered = time.Now()
-		time.Sleep(gap)
-	}
-	return sent, answered
+	return testutil.Requests(t, client, url, d, gap, parallel)
 }
 
 // connCounter counts the connections an http.Client opens.
@@ -209,7 +174,7 @@ func TestDrainQuietListenerOpenedAfterTerm(t *testing.T) {
 	assert.GreaterOrEqual(t, got.Sub(sent), quiet, "SIGTERM only --drain-quiet after the last request")
 	assert.Less(t, got.Sub(sent), quiet+lateBound)
 	assert.Equal(t, 0, r.wait())
-	assert.Contains(t, r.log.String(), "the child opened a listening socket")
+	assert.Contains(t, r.log.String(), "a process below proxy-await opened a listening socket")
 }
 
 func TestDrainQuietIdleConnectionsDoNotHold(t *testing.T) {
@@ -339,4 +304,67 @@ func TestDrainQuietShortConnectionOnNewListener(t *testing.T) {
 	got := r.nextSignal("SIGTERM")
 	assert.GreaterOrEqual(t, got.Sub(connected), quiet, "the connection restarted the quiet period")
 	assert.Equal(t, 0, r.wait())
+}
+
+// A server that daemonized (a double fork) has left the child's tree: it is
+// reparented to proxy-await, and the watch follows it there.
+func TestDrainQuietDaemonizedServer(t *testing.T) {
+	r := start(t, Config{TermDelay: time.Minute, DrainQuiet: drainQuiet}, "daemonize", "http", "127.0.0.1:0")
+	addr := strings.TrimPrefix(r.expect("listening "), "listening ")
+	r.expect("ready")
+	termDuringRequests(t, r, &http.Client{Transport: &http.Transport{}}, "http://"+addr+"/", 1)
+}
+
+// The line that delivers the stop signal says how long ago the last traffic
+// was at that moment: the connections are looked at again then, not taken
+// from an earlier look, seconds old. The hold's line comes before the
+// watch's.
+func TestDrainDeliveryLineIsFresh(t *testing.T) {
+	r, addrs := startHTTP(t, Config{TermDelay: 3 * time.Second, DrainQuiet: time.Hour}, "http", "127.0.0.1:0")
+	client := &http.Client{Transport: &http.Transport{}}
+	url := "http://" + addrs[0] + "/"
+	_, _ = requests(t, client, url, 0, 0, 1) // the kept-alive connection
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, armed)
+	sent, _ := requests(t, client, url, busyFor, requestGap, 1)
+	got := r.nextSignal("SIGTERM")
+	assert.Equal(t, 0, r.wait())
+
+	log := r.log.String()
+	m := regexp.MustCompile(`delivering termination signal .*reason="term delay elapsed" connections=1 since_traffic=(\S+)`).
+		FindStringSubmatch(log)
+	require.NotNil(t, m, "the delivery line")
+	since, err := time.ParseDuration(m[1])
+	require.NoError(t, err)
+	// The last request arrived after it was sent, and the line was written
+	// before the child got the signal: since_traffic is at most got-sent
+	// (plus the millisecond it is rounded to). A figure from the look when
+	// the watch was armed would be larger by busyFor at least.
+	assert.LessOrEqual(t, since, got.Sub(sent)+time.Millisecond, "since_traffic measured at the delivery")
+	assert.Less(t, strings.Index(log, "holding SIGTERM while the child keeps serving"), strings.Index(log, armed),
+		"the hold is logged before the watch")
+}
+
+// No listener at the stop signal: one warning, and no delivery at the end of
+// the quiet period. A listener that opens later starts the watch then: the
+// requests on it hold the signal, and their end ends the hold before
+// --term-delay.
+func TestDrainQuietListenerAfterTheWarning(t *testing.T) {
+	const quiet = 2 * time.Second
+	r := start(t, Config{TermDelay: time.Minute, DrainQuiet: quiet}, "http")
+	r.expect("ready")
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, "no listening TCP socket below proxy-await")
+	_, err := fmt.Fprintln(r.stdin, "listen 127.0.0.1:0")
+	require.NoError(t, err)
+	addr := strings.TrimPrefix(r.expect("listening "), "listening ")
+	waitLog(t, r.log, armed)
+	client := &http.Client{Transport: &http.Transport{}}
+	sent, answered := requests(t, client, "http://"+addr+"/", busyFor, requestGap, 1)
+	got := r.nextSignal("SIGTERM")
+	assert.True(t, got.After(answered), "SIGTERM %s before the last answer", answered.Sub(got))
+	assert.GreaterOrEqual(t, got.Sub(sent), quiet, "SIGTERM only --drain-quiet after the last request")
+	assert.Less(t, got.Sub(sent), quiet+lateBound, "not at --term-delay")
+	assert.Equal(t, 0, r.wait())
+	assert.Equal(t, 1, strings.Count(r.log.String(), "warning:"), "one warning")
 }

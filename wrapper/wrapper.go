@@ -1,8 +1,8 @@
 // Package wrapper runs the application as a child process and supervises it
 // the way an init does: it starts the command as execvp would (and says which
 // file is missing when it cannot), forwards and rewrites signals, follows the
-// child through job control on a terminal, holds SIGTERM for a grace period,
-// kills a child that outlives its termination signal, reaps every zombie
+// child through job control on a terminal, holds the stop signal for a
+// grace period, kills a child that outlives it, reaps every zombie
 // reparented to it, and turns the child's end into an exit code.
 //
 // One goroutine owns both the signal channel and every wait4 call: a second
@@ -25,9 +25,10 @@ type Config struct {
 	Args         []string                          // the command and its arguments
 	Rewrite      map[syscall.Signal]syscall.Signal // FROM -> TO; TO == 0 drops FROM
 	ProcessGroup bool                              // child in its own group; signal the group
-	TermDelay    time.Duration                     // hold a received SIGTERM this long
-	DrainQuiet   time.Duration                     // deliver the held SIGTERM after this long without a new connection
-	KillAfter    time.Duration                     // SIGKILL this long after the termination signal
+	TermDelay    time.Duration                     // hold the stop signal (the first SIGTERM, SIGINT or SIGQUIT) this long
+	DrainQuiet   time.Duration                     // deliver the held stop signal after this long without traffic
+	DrainPorts   []uint16                          // with DrainQuiet: watch these ports, not the listeners below proxy-await
+	KillAfter    time.Duration                     // SIGKILL this long after the stop signal is delivered
 	WaitAll      time.Duration                     // after the child exits, end what it left behind within this long
 	Logger       *slog.Logger
 

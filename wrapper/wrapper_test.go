@@ -262,19 +262,73 @@ func TestTermDelayEndedBySecondTerm(t *testing.T) {
 	assert.Contains(t, r.log.String(), "reason=\"second SIGTERM received\"")
 }
 
-func TestTermDelayEndedBySigint(t *testing.T) {
-	r := start(t, Config{TermDelay: time.Hour, Rewrite: map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGUSR1}},
-		"signals")
-	r.expect("ready")
-	kill(t, syscall.SIGTERM)
-	waitLog(t, r.log, "holding SIGTERM")
-	kill(t, syscall.SIGINT)
-	// The held SIGTERM, delivered as its rewrite, and SIGINT itself; the
-	// kernel delivers pending signals lowest number first, so in any order.
-	got := []string{strings.Fields(r.expect("signal "))[1], strings.Fields(r.expect("signal "))[1]}
-	assert.ElementsMatch(t, []string{"SIGUSR1", "SIGINT"}, got)
-	require.NoError(t, r.stdin.Close())
-	assert.Equal(t, 0, r.wait())
+// The stop signal is the first SIGTERM, SIGINT or SIGQUIT, whichever the
+// kubelet sends (the image's STOPSIGNAL): each is held for --term-delay,
+// delivered as its rewrite, and arms --kill-after.
+func TestStopSignalIsHeldAndArmsKillAfter(t *testing.T) {
+	// The delay is long beside the test's own steps, so that a signal
+	// forwarded at once comes visibly before it, even on a loaded machine.
+	const delay, after = 2 * time.Second, 200 * time.Millisecond
+	for _, tc := range []struct {
+		sig     syscall.Signal
+		rewrite map[syscall.Signal]syscall.Signal
+		got     string // what the child gets
+	}{
+		{syscall.SIGQUIT, nil, "SIGQUIT"},
+		{syscall.SIGINT, nil, "SIGINT"},
+		{syscall.SIGQUIT, map[syscall.Signal]syscall.Signal{syscall.SIGQUIT: syscall.SIGTERM}, "SIGTERM"},
+	} {
+		t.Run(tc.got+" for "+SignalName(tc.sig), func(t *testing.T) {
+			// The child prints its signals and never exits of them: only
+			// --kill-after ends it.
+			r := start(t, Config{TermDelay: delay, KillAfter: after, Rewrite: tc.rewrite}, "signals")
+			r.expect("ready")
+			sent := time.Now()
+			kill(t, tc.sig)
+			got := r.signalTime(tc.got)
+			assert.GreaterOrEqual(t, got.Sub(sent), delay, "%s held for --term-delay", SignalName(tc.sig))
+			assert.Equal(t, 137, r.wait(), "--kill-after armed by the delivery")
+			assert.GreaterOrEqual(t, time.Since(got), after)
+			assert.Empty(t, r.lines.Rest(t), "one signal delivered")
+			assert.Regexp(t, `(?s)holding `+SignalName(tc.sig)+` while the child keeps serving.*`+
+				`delivering termination signal .*signal=`+SignalName(tc.sig)+`.*reason="term delay elapsed".*`+
+				`sending SIGKILL`, r.log.String())
+		})
+	}
+}
+
+// A second SIGTERM, SIGINT or SIGQUIT during the hold ends it: the held
+// signal is delivered, as its rewrite, and the second is not (one stop, one
+// signal: an HAProxy asked to stop softly with USR1 must not then get INT).
+// Later ones are forwarded as usual.
+func TestSecondStopSignalEndsTheHold(t *testing.T) {
+	usr1 := map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGUSR1}
+	for _, tc := range []struct {
+		first, second syscall.Signal
+		rewrite       map[syscall.Signal]syscall.Signal
+		held          string // what the child gets at the end of the hold
+		reason        string
+	}{
+		{syscall.SIGTERM, syscall.SIGINT, usr1, "SIGUSR1", "SIGINT received"},
+		{syscall.SIGTERM, syscall.SIGQUIT, usr1, "SIGUSR1", "SIGQUIT received"},
+		{syscall.SIGQUIT, syscall.SIGTERM, nil, "SIGQUIT", "SIGTERM received"},
+		{syscall.SIGINT, syscall.SIGINT, nil, "SIGINT", "second SIGINT received"},
+	} {
+		t.Run(SignalName(tc.first)+" then "+SignalName(tc.second), func(t *testing.T) {
+			r := start(t, Config{TermDelay: time.Hour, Rewrite: tc.rewrite}, "signals")
+			r.expect("ready")
+			kill(t, tc.first)
+			waitLog(t, r.log, "holding "+SignalName(tc.first))
+			kill(t, tc.second)
+			r.expect("signal " + tc.held + " ")
+			waitLog(t, r.log, `reason="`+tc.reason+`"`)
+			kill(t, syscall.SIGINT) // after the stop: forwarded as usual
+			r.expect("signal SIGINT ")
+			require.NoError(t, r.stdin.Close())
+			assert.Equal(t, 0, r.wait())
+			assert.Empty(t, r.lines.Rest(t), "nothing else reached the child")
+		})
+	}
 }
 
 func TestKillAfter(t *testing.T) {

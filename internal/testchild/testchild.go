@@ -225,33 +225,37 @@ var scenarios = map[string]func(args []string){
 	// http-worker ADDR...: run "http ADDR..." as a worker process that owns
 	// the listeners and says "listening" and "ready" itself; print "signal
 	// NAME UNIXNANO" for every signal; on SIGTERM stop the worker and exit 0.
-	"http-worker": func(args []string) {
-		c := make(chan os.Signal, 64)
-		signal.Notify(c, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
-		w := Command("http", args...)
-		w.Stdin, w.Stdout, w.Stderr = os.Stdin, os.Stdout, os.Stderr
-		if err := w.Start(); err != nil {
-			panic(err)
-		}
-		exited := make(chan struct{})
-		go func() {
-			_ = w.Wait()
-			close(exited)
-		}()
-		for {
-			select {
-			case s := <-c:
-				fmt.Printf("signal %s %d\n", sigName(s.(syscall.Signal)), time.Now().UnixNano())
-				if s == syscall.SIGTERM {
-					_ = w.Process.Signal(syscall.SIGKILL)
-					<-exited
-					return
-				}
-			case <-exited:
+	"http-worker": func(args []string) { superviseWorker(Command("http", args...)) },
+}
+
+// superviseWorker runs w, sharing our stdin, stdout and stderr, prints
+// "signal NAME UNIXNANO" for every signal, and on SIGTERM stops w and
+// returns; it returns as well when w exits.
+func superviseWorker(w *exec.Cmd) {
+	c := make(chan os.Signal, 64)
+	signal.Notify(c, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
+	w.Stdin, w.Stdout, w.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := w.Start(); err != nil {
+		panic(err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = w.Wait()
+		close(exited)
+	}()
+	for {
+		select {
+		case s := <-c:
+			fmt.Printf("signal %s %d\n", sigName(s.(syscall.Signal)), time.Now().UnixNano())
+			if s == syscall.SIGTERM {
+				_ = w.Process.Signal(syscall.SIGKILL)
+				<-exited
 				return
 			}
+		case <-exited:
+			return
 		}
-	},
+	}
 }
 
 // drainServe listens on 127.0.0.1, prints "listening ADDR", and echoes back
@@ -338,6 +342,23 @@ func duration(s string) time.Duration {
 }
 
 func serveHTTP(args []string) {
+	var lns []net.Listener
+	for _, a := range args {
+		lns = append(lns, listenTCP(a))
+	}
+	serveHTTPOn(lns)
+}
+
+func listenTCP(addr string) net.Listener {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		panic(err)
+	}
+	return ln
+}
+
+// serveHTTPOn is "http" on listeners already open.
+func serveHTTPOn(lns []net.Listener) {
 	var mu sync.Mutex // one line at a time on stdout
 	say := func(format string, a ...any) {
 		mu.Lock()
@@ -351,25 +372,21 @@ func serveHTTP(args []string) {
 	srv.Protocols = new(http.Protocols)
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetUnencryptedHTTP2(true)
-	listen := func(addr string) {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			panic(err)
-		}
+	serve := func(ln net.Listener) {
 		go func() { _ = srv.Serve(ln) }()
 		say("listening %s", ln.Addr())
 	}
 	c := make(chan os.Signal, 64)
 	signal.Notify(c, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
-	for _, a := range args {
-		listen(a)
+	for _, ln := range lns {
+		serve(ln)
 	}
 	eof := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
 			if addr, ok := strings.CutPrefix(sc.Text(), "listen "); ok {
-				listen(addr)
+				serve(listenTCP(addr))
 			}
 		}
 		close(eof)

@@ -1,0 +1,169 @@
+//go:build linux
+
+package testchild
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Scenarios for the drain: servers that the watch must find although they
+// left the child's tree or hide their descriptors, and the load of the churn
+// benchmark.
+func init() {
+	// daemonize SCENARIO ARG...: start SCENARIO as a daemon (a double
+	// fork: its parent exits at once, so it is reparented to the nearest
+	// subreaper) in a session of its own, sharing our stdin; relay its
+	// lines up to its "ready", then behave as "signals SIGTERM".
+	scenarios["daemonize"] = func(args []string) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			panic(err)
+		}
+		mid := Command("spawn-daemon", args...)
+		mid.Stdin, mid.Stdout, mid.Stderr = os.Stdin, w, os.Stderr
+		if err := mid.Run(); err != nil {
+			panic(err)
+		}
+		w.Close()
+		lines := bufio.NewScanner(r)
+		printSignalsUntil([]string{"SIGTERM"}, true, func() {
+			for lines.Scan() && lines.Text() != "ready" {
+				fmt.Println(lines.Text())
+			}
+		})
+	}
+
+	// spawn-daemon SCENARIO ARG...: start SCENARIO in a new session with
+	// our stdin, stdout and stderr, and exit without waiting for it.
+	scenarios["spawn-daemon"] = func(args []string) {
+		d := Command(args[0], args[1:]...)
+		d.Stdin, d.Stdout, d.Stderr = os.Stdin, os.Stdout, os.Stderr
+		d.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := d.Start(); err != nil {
+			panic(err)
+		}
+	}
+
+	// http-as-user UID ADDR: listen on ADDR, then run as user and group
+	// UID (no longer dumpable, as after any change of uid), and serve as
+	// "http" does: a server that binds as root and drops its privileges.
+	scenarios["http-as-user"] = func(args []string) {
+		ln := listenTCP(args[1])
+		becomeUser(atoi(args[0]))
+		serveHTTPOn([]net.Listener{ln})
+	}
+
+	// prefork UID ADDR: listen on ADDR and keep the listener, start a
+	// worker that serves on it as "http" does as user UID, and supervise
+	// it as "http-worker" does: a master and its worker, as nginx runs.
+	scenarios["prefork"] = func(args []string) {
+		ln := listenTCP(args[1]).(*net.TCPListener)
+		f, err := ln.File()
+		if err != nil {
+			panic(err)
+		}
+		w := Command("http-fd", args[0])
+		w.ExtraFiles = []*os.File{f}
+		superviseWorker(w)
+	}
+
+	// http-fd UID: serve as "http" does, as user UID, on the listener
+	// inherited as file descriptor 3.
+	scenarios["http-fd"] = func(args []string) {
+		ln, err := net.FileListener(os.NewFile(3, "listener"))
+		if err != nil {
+			panic(err)
+		}
+		becomeUser(atoi(args[0]))
+		serveHTTPOn([]net.Listener{ln})
+	}
+
+	// with-metrics ADDR SCENARIO ARG...: start a metrics endpoint serving as
+	// "http" on ADDR (sharing our stdin, and no other descriptor: it exits
+	// at EOF on stdin, not with us), wait until it is ready, then become
+	// SCENARIO: a server with a metrics port beside it.
+	scenarios["with-metrics"] = func(args []string) {
+		metrics := Command("http", args[0])
+		metrics.Stdin = os.Stdin
+		out, err := metrics.StdoutPipe()
+		if err != nil {
+			panic(err)
+		}
+		if err := metrics.Start(); err != nil {
+			panic(err)
+		}
+		lines := bufio.NewScanner(out)
+		for lines.Scan() && lines.Text() != "ready" {
+		}
+		go func() { _, _ = io.Copy(io.Discard, out) }()
+		env := append(os.Environ(), Env+"="+args[1])
+		panic(syscall.Exec(Self(), append([]string{Self()}, args[2:]...), env))
+	}
+
+	// churn ADDR DURATION: connect to ADDR and close at once with a reset
+	// (no port left in TIME_WAIT), from a few goroutines, as fast as the
+	// machine allows, for DURATION; then print "connections N".
+	scenarios["churn"] = func(args []string) {
+		addr, d := args[0], duration(args[1])
+		const workers = 4
+		counts := make(chan int)
+		end := time.Now().Add(d)
+		for range workers {
+			go func() {
+				n := 0
+				for time.Now().Before(end) {
+					c, err := net.Dial("tcp", addr)
+					if err != nil {
+						panic(err)
+					}
+					_ = c.(*net.TCPConn).SetLinger(0)
+					c.Close()
+					n++
+				}
+				counts <- n
+			}()
+		}
+		total := 0
+		for range workers {
+			total += <-counts
+		}
+		fmt.Printf("connections %d\n", total)
+	}
+
+	// close-each: listen on 127.0.0.1, print "listening ADDR", and close
+	// every connection as soon as it is accepted, until stdin closes.
+	scenarios["close-each"] = func([]string) {
+		ln := listenTCP("127.0.0.1:0")
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		fmt.Printf("listening %s\n", ln.Addr())
+		_, _ = io.Copy(io.Discard, os.Stdin)
+	}
+}
+
+// becomeUser makes every thread run as user and group id, with no
+// supplementary groups.
+func becomeUser(id int) {
+	if err := syscall.Setgroups(nil); err != nil {
+		panic(err)
+	}
+	if err := syscall.Setresgid(id, id, id); err != nil {
+		panic(err)
+	}
+	if err := syscall.Setresuid(id, id, id); err != nil {
+		panic(err)
+	}
+}

@@ -1,0 +1,67 @@
+package testutil
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The timing of the drain tests, which send requests while proxy-await
+// holds the stop signal.
+const (
+	// DrainQuiet is long beside the tests' own steps, a request every
+	// RequestGap: a test stalled for a second on a loaded machine still
+	// sends its next request inside the quiet period.
+	DrainQuiet = 1500 * time.Millisecond
+	RequestGap = 100 * time.Millisecond
+	// BusyFor is how long the requests go on once the watch is armed: long
+	// enough that a watch blind to them would end the quiet period visibly
+	// before the last request plus the quiet period.
+	BusyFor = 500 * time.Millisecond
+	// LateBound is how late after the quiet period's end the stop signal
+	// may come on a loaded machine; the benchmark measures the real figure.
+	LateBound = 5 * time.Second
+)
+
+// Requests sends GET url with client every gap until d has passed since the
+// first (one round with d = 0), and returns when the last round was sent and
+// when its answers had been read. With parallel > 1, each round sends that
+// many at once (HTTP/2 multiplexes them on one connection). Every answer
+// must be 200.
+func Requests(t testing.TB, client *http.Client, url string, d, gap time.Duration, parallel int) (sent, answered time.Time) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for first := true; first || time.Now().Before(end); first = false {
+		sent = time.Now()
+		var wg sync.WaitGroup
+		errs := make(chan error, parallel)
+		for range parallel {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := client.Get(url)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if err == nil && resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("status %s", resp.Status)
+					}
+				}
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err, "the server must keep serving while the stop signal is held")
+		}
+		answered = time.Now()
+		time.Sleep(gap)
+	}
+	return sent, answered
+}
