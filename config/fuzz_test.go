@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 
 	"github.com/proxy-await/proxy-await/wrapper"
@@ -255,6 +256,8 @@ func FuzzCommandLine(f *testing.F) {
 		{"--exit-code-map", "1:2,1:3", "app", ""},
 		{"--bogus", "--log-format", "json", ""},
 		{"--", "", "", ""},
+		{"--ready-url", "0/%", "0", "0"},
+		{"--ready-url=http://u:p@h/x/%", "app", "", ""},
 	} {
 		f.Add(args[0], args[1], args[2], args[3])
 	}
@@ -272,12 +275,13 @@ func FuzzCommandLine(f *testing.F) {
 			require.NotEmpty(t, u.Msg)
 			assert.NotContains(t, u.Msg, "\n", "usage error on more than one line: %q", u.Msg)
 			assert.NotContains(t, u.Hint, "\n", "hint on more than one line: %q", u.Hint)
-			// A value the error quotes is one the user wrote: never a
-			// "true" that -S stands for.
+			// A value the error quotes is one the user wrote, or a URL
+			// the user wrote as package redact shows it: never a "true"
+			// that -S stands for.
 			if m := quotedValue.FindStringSubmatch(u.Msg); m != nil {
 				v, qerr := strconv.Unquote(m[1])
 				require.NoError(t, qerr, "%q", u.Msg)
-				assert.True(t, strings.Contains(strings.Join(args, "\x00"), v), "%q quotes %q, which is not in %q", u.Msg, v, args)
+				assert.True(t, quotesWritten(args, v), "%q quotes %q, which is not in %q", u.Msg, v, args)
 			}
 			return
 		}
@@ -301,6 +305,24 @@ func FuzzCommandLine(f *testing.F) {
 			}
 		}
 	})
+}
+
+// quotesWritten says whether v, a value a usage error quotes, is part of
+// args or the redacted form of one of them (or of the value after a flag's
+// "=").
+func quotesWritten(args []string, v string) bool {
+	if strings.Contains(strings.Join(args, "\x00"), v) {
+		return true
+	}
+	for _, a := range args {
+		if redact.URL(a) == v {
+			return true
+		}
+		if _, after, ok := strings.Cut(a, "="); ok && redact.URL(after) == v {
+			return true
+		}
+	}
+	return false
 }
 
 // quotedValue finds the value a usage error quotes.
