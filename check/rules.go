@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
 // checkPod judges every container of p that runs proxy-await, and returns
@@ -120,7 +121,7 @@ func (j *judge) flags() bool {
 
 // target is a URL of a proxy inside the pod.
 type target struct {
-	url    string
+	url    string // as findings show it: without its password (package redact)
 	port   int
 	path   string
 	preset string // the --proxy preset it comes from; "" when given with --ready-url or --shutdown-url
@@ -142,7 +143,7 @@ func targets(cfg *config.Config, urls []string) []target {
 				port = 443
 			}
 		}
-		out = append(out, target{url: raw, port: port, path: u.Path, preset: cfg.FromPreset(raw)})
+		out = append(out, target{url: redact.URL(raw), port: port, path: u.Path, preset: cfg.FromPreset(raw)})
 	}
 	return out
 }
