@@ -7,7 +7,6 @@ package check
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -133,7 +132,7 @@ func targets(cfg *config.Config, urls []string) []target {
 	var out []target
 	for _, raw := range urls {
 		u, err := url.Parse(raw)
-		if err != nil || !loopback(u.Hostname()) {
+		if err != nil || !config.IsLoopback(u.Hostname()) {
 			continue
 		}
 		port, err := strconv.Atoi(u.Port())
@@ -146,11 +145,6 @@ func targets(cfg *config.Config, urls []string) []target {
 		out = append(out, target{url: redact.URL(raw), port: port, path: u.Path, preset: cfg.FromPreset(raw)})
 	}
 	return out
-}
-
-func loopback(host string) bool {
-	ip := net.ParseIP(host)
-	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
 }
 
 // at is the sidecar that answers e's path on t's port.

@@ -253,7 +253,7 @@ func checkURL(raw string, loopback bool) error {
 			return fmt.Errorf("not a port number: %s", p)
 		}
 	}
-	if loopback && !isLoopback(u.Hostname()) {
+	if loopback && !IsLoopback(u.Hostname()) {
 		return fmt.Errorf("host %s is not loopback: a proxy accepts shutdown only from inside the pod", u.Hostname())
 	}
 	return nil
@@ -268,7 +268,9 @@ func isASCII(s string) bool {
 	return true
 }
 
-func isLoopback(host string) bool {
+// IsLoopback says whether host, a URL's host, is inside the pod: the
+// loopback addresses 127.0.0.0/8 and ::1, and the name localhost.
+func IsLoopback(host string) bool {
 	if isASCII(host) && strings.EqualFold(host, "localhost") {
 		return true // ASCII only: "localhoſt" folds to "localhost" too
 	}
