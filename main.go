@@ -36,12 +36,19 @@ func main() {
 	case cfg.Version:
 		config.PrintVersion(os.Stdout)
 		os.Exit(0)
-	case cfg.Check:
-		os.Exit(check.Run(cfg, os.Stdin, os.Stdout, newLogger(cfg)))
-	case cfg.Install != "":
-		os.Exit(install.Run(cfg.Install, os.Stdout, newLogger(cfg)))
 	}
-	os.Exit(run(cfg, newLogger(cfg)))
+	// The modes warn first thing; run warns once it has subscribed to
+	// signals, so that a SIGPIPE its warning raises is its own.
+	log := newLogger(cfg)
+	switch {
+	case cfg.Check:
+		warn(cfg, log)
+		os.Exit(check.Run(cfg, os.Stdin, os.Stdout, log))
+	case cfg.Install != "":
+		warn(cfg, log)
+		os.Exit(install.Run(cfg.Install, os.Stdout, log))
+	}
+	os.Exit(run(cfg, log))
 }
 
 // reportUsage prints a usage error to w: under --log-format json one record

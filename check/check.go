@@ -4,8 +4,11 @@
 // proxy-await flags with config's own parser, and what each proxy does from
 // one table of facts per proxy (facts.go).
 //
-// Nothing of it runs unless --check does: proxy-await's normal start pays
-// only for its code being in the binary.
+// Nothing of it runs unless --check does, and it has no package
+// initialisation of its own (its facts are composite literals of
+// constants). A normal start still pays for its code being in the binary,
+// and for the init functions of the YAML library it imports, which Go runs
+// in every program that links it (BENCHMARKS.md measures both).
 package check
 
 import (

@@ -71,7 +71,7 @@ var linkerd = proxy{
 	readyPath:        "/ready",                                 // charts/partials/templates/_proxy.tpl readinessProbe
 	adminPortKey:     "config.linkerd.io/admin-port",           // pkg/k8s/labels.go ProxyAdminPortAnnotation
 	shutdownPort:     4191,                                     // the admin port
-	shutdownPath:     "/shutdown",                              // linkerd2-proxy's admin server
+	shutdownPath:     "/shutdown",                              // linkerd/linkerd2-proxy linkerd/app/admin/src/server.rs: POST, loopback clients only
 	shutdownKey:      "config.linkerd.io/proxy-admin-shutdown", // pkg/k8s/labels.go ProxyAdminShutdownAnnotation, added in 2.16
 	shutdownOn:       "enabled",                                // pkg/inject/inject.go: enabled or disabled
 	shutdownOffSince: config.Version{Major: 2, Minor: 16},      // values.yaml proxy.enableShutdownEndpoint: false from version-2.16; 2.15's chart sets nothing and the endpoint is on
@@ -199,13 +199,12 @@ const cloudsqlV1 = "cloudsql-docker/gce-proxy"
 // flags (cmd/root.go envPrefix, with - as _).
 const cloudsqlEnv = "CSQL_PROXY_"
 
-// Envoy on its own: its admin port is in its configuration, not in the
-// manifest. The image name is Envoy's published one (not read from a
-// source file here).
+// Envoy on its own: envoyproxy/envoy's documentation. Its admin port is in
+// its configuration, not in the manifest.
 var envoy = proxy{
 	name:         "Envoy",
 	preset:       "envoy",
-	images:       []string{"envoyproxy/envoy"},
-	readyPath:    "/ready",
-	shutdownPath: "/quitquitquit",
+	images:       []string{"envoyproxy/envoy"}, // docs/root/start/install.rst, the pre-built Docker images
+	readyPath:    "/ready",                     // docs/root/operations/admin.rst: GET /ready
+	shutdownPath: "/quitquitquit",              // docs/root/operations/admin.rst: POST /quitquitquit
 }

@@ -20,12 +20,17 @@ type invocation struct {
 
 // ownImage says whether image is proxy-await's own, whose entrypoint is
 // proxy-await: a container of it that sets only args runs proxy-await.
-func ownImage(image string) bool {
+func ownImage(image string) bool { return baseName(repository(image)) == "proxy-await" }
+
+// repository is an image reference without its digest and tag:
+// "gcr.io/x/proxy" for "gcr.io/x/proxy:1.2@sha256:...". A registry's port
+// ("localhost:5000/x") is not a tag.
+func repository(image string) string {
 	repo, _, _ := strings.Cut(image, "@")
-	if slash := strings.LastIndexByte(repo, '/'); strings.LastIndexByte(repo, ':') > slash {
-		repo = repo[:strings.LastIndexByte(repo, ':')]
+	if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
+		repo = repo[:i]
 	}
-	return baseName(repo) == "proxy-await"
+	return repo
 }
 
 // invocationOf finds proxy-await in what c runs. entrypoint is an image's

@@ -52,7 +52,9 @@ const stdinName = "<stdin>"
 
 // sources expands the command line's paths: a directory into its *.yaml,
 // *.yml and *.json files (recursively, in lexical order, skipping hidden
-// directories such as .git), "-" into stdin. A path that cannot be read is
+// directories such as .git; a FIFO or device so named is a source with its
+// error), "-" into stdin. A path named on the command line is read whatever
+// it is: <(kubectl get ...) is a pipe. A path that cannot be read is
 // a source with its error, in its place.
 func sources(paths []string) []source {
 	var out []source
@@ -81,7 +83,11 @@ func sources(paths []string) []source {
 				return nil
 			case d.IsDir() && path != p && strings.HasPrefix(d.Name(), "."):
 				return filepath.SkipDir
-			case !d.IsDir() && manifestName(d.Name()):
+			case d.IsDir() || !manifestName(d.Name()):
+			case !regular(path, d):
+				// Opening a FIFO would wait for a writer for ever.
+				bad(path, errors.New("not a regular file"))
+			default:
 				out = append(out, source{name: path, path: path})
 			}
 			return nil
@@ -91,6 +97,16 @@ func sources(paths []string) []source {
 		}
 	}
 	return out
+}
+
+// regular says whether a directory's entry is a file, itself or through a
+// link, rather than a FIFO, a socket or a device.
+func regular(path string, d fs.DirEntry) bool {
+	if d.Type()&fs.ModeSymlink == 0 {
+		return d.Type().IsRegular()
+	}
+	st, err := os.Stat(path)
+	return err != nil || st.Mode().IsRegular() // a broken link is reported when it is opened
 }
 
 func manifestName(name string) bool {

@@ -7,7 +7,6 @@ package check
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
 // checkPod judges every container of p that runs proxy-await, and returns
@@ -120,7 +120,7 @@ func (j *judge) flags() bool {
 
 // target is a URL of a proxy inside the pod.
 type target struct {
-	url    string
+	url    string // as findings show it: without its password (package redact)
 	port   int
 	path   string
 	preset string // the --proxy preset it comes from; "" when given with --ready-url or --shutdown-url
@@ -132,7 +132,7 @@ func targets(cfg *config.Config, urls []string) []target {
 	var out []target
 	for _, raw := range urls {
 		u, err := url.Parse(raw)
-		if err != nil || !loopback(u.Hostname()) {
+		if err != nil || !config.IsLoopback(u.Hostname()) {
 			continue
 		}
 		port, err := strconv.Atoi(u.Port())
@@ -142,14 +142,9 @@ func targets(cfg *config.Config, urls []string) []target {
 				port = 443
 			}
 		}
-		out = append(out, target{url: raw, port: port, path: u.Path, preset: cfg.FromPreset(raw)})
+		out = append(out, target{url: redact.URL(raw), port: port, path: u.Path, preset: cfg.FromPreset(raw)})
 	}
 	return out
-}
-
-func loopback(host string) bool {
-	ip := net.ParseIP(host)
-	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
 }
 
 // at is the sidecar that answers e's path on t's port.

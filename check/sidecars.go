@@ -113,10 +113,7 @@ func meshOf(p *pod, versions map[string]config.Version, runsProxyAwait func(*con
 // proxyOfContainer is the proxy a container of the manifest is, by its
 // image or its injector's name for it.
 func proxyOfContainer(c *container) *proxy {
-	repo, _, _ := strings.Cut(c.image, "@")
-	if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
-		repo = repo[:i]
-	}
+	repo := repository(c.image)
 	if strings.HasSuffix(repo, cloudsqlV1) {
 		return &cloudsql
 	}

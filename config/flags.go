@@ -392,24 +392,17 @@ func scanArgs(fs *pflag.FlagSet, args []string) scanned {
 	return s
 }
 
-// example is a value to show in the hint for a flag given without one.
+// exampler is a flag value that knows a value to show in a hint: one that
+// the flag takes and that means what the flag is for.
+type exampler interface{ example() string }
+
+// example is a value to show in the hint for a flag given without one: the
+// value type's example, else the flag's default.
 func example(f *pflag.Flag) string {
-	switch f.Value.Type() {
-	case "duration":
-		return "30s"
-	case "port":
-		return "4191"
-	case "PORT[,PORT]":
-		return "8080"
-	case "URL":
-		return "http://127.0.0.1:4191/ready"
-	case "FROM:TO":
-		return "TERM:USR1"
+	if e, ok := f.Value.(exampler); ok {
+		return e.example()
 	}
-	if f.DefValue != "" {
-		return f.DefValue
-	}
-	return "VALUE"
+	return f.DefValue
 }
 
 // unknownFlag is the error for --name, with the closest known flag.

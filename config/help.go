@@ -8,8 +8,10 @@ import (
 	"strings"
 )
 
-// Set at build time by goreleaser (-X main.version=... and so on); when they
-// are empty, printVersion falls back to what Go recorded in the binary.
+// Set at build time by goreleaser (-X
+// github.com/proxy-await/proxy-await/config.version=... and so on, in
+// .goreleaser.yaml); when they are empty, PrintVersion falls back to what Go
+// recorded in the binary.
 var (
 	version = ""
 	commit  = ""

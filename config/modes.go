@@ -29,7 +29,8 @@ var VersionNames = []string{"kubernetes", "linkerd", "istio"}
 // command line too.
 type versionList map[string]Version
 
-func (l versionList) Type() string { return "NAME=V[,...]" }
+func (l versionList) Type() string    { return "NAME=V[,...]" }
+func (l versionList) example() string { return "linkerd=2.20" }
 func (l versionList) String() string {
 	var items []string
 	for name, v := range l {
@@ -79,8 +80,9 @@ func parseVersion(s string) (Version, error) {
 // dirValue is a directory name: not empty.
 type dirValue string
 
-func (d *dirValue) String() string { return string(*d) }
-func (d *dirValue) Type() string   { return "DIR" }
+func (d *dirValue) String() string  { return string(*d) }
+func (d *dirValue) Type() string    { return "DIR" }
+func (d *dirValue) example() string { return "/pa" }
 func (d *dirValue) Set(s string) error {
 	if s == "" {
 		return errors.New("empty directory name")

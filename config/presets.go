@@ -158,5 +158,5 @@ func sameHost(a, b string) bool {
 		return false
 	}
 	ha, hb := ua.Hostname(), ub.Hostname()
-	return isLoopback(ha) && isLoopback(hb) || strings.EqualFold(ha, hb)
+	return IsLoopback(ha) && IsLoopback(hb) || strings.EqualFold(ha, hb)
 }

@@ -80,7 +80,7 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 			return err
 		}
 		ready = append(ready, admin+"/ready")
-		if isLoopback(u.Hostname()) {
+		if IsLoopback(u.Hostname()) {
 			quit = append(quit, admin+"/quitquitquit")
 			if u.Port() == "15000" && env("ISTIO_QUIT_API") == "" {
 				quit = append(quit, "http://127.0.0.1:15020/quitquitquit")

@@ -41,8 +41,9 @@ func (b *boolean) Set(s string) error {
 // as linkerd-await drops them (its only bare integer is 0).
 type duration time.Duration
 
-func (d *duration) String() string { return time.Duration(*d).String() }
-func (d *duration) Type() string   { return "duration" }
+func (d *duration) String() string  { return time.Duration(*d).String() }
+func (d *duration) Type() string    { return "duration" }
+func (d *duration) example() string { return "30s" }
 func (d *duration) Set(s string) error {
 	v, err := parseDuration(s)
 	if err != nil {
@@ -141,8 +142,14 @@ type urlList struct {
 	loopback bool // shutdown URLs must stay inside the pod
 }
 
-func (u *urlList) String() string            { return redact.URLs(*u.urls) }
-func (u *urlList) Type() string              { return "URL" }
+func (u *urlList) String() string { return redact.URLs(*u.urls) }
+func (u *urlList) Type() string   { return "URL" }
+func (u *urlList) example() string {
+	if u.loopback {
+		return "http://127.0.0.1:4191/shutdown"
+	}
+	return "http://127.0.0.1:4191/ready"
+}
 func (u *urlList) Set(s string) error        { return addItems(u, s, u.splitsOnCommandLine()) }
 func (u *urlList) splitsOnCommandLine() bool { return false }
 func (u *urlList) add(raw string) error {
@@ -253,7 +260,7 @@ func checkURL(raw string, loopback bool) error {
 			return fmt.Errorf("not a port number: %s", p)
 		}
 	}
-	if loopback && !isLoopback(u.Hostname()) {
+	if loopback && !IsLoopback(u.Hostname()) {
 		return fmt.Errorf("host %s is not loopback: a proxy accepts shutdown only from inside the pod", u.Hostname())
 	}
 	return nil
@@ -268,7 +275,9 @@ func isASCII(s string) bool {
 	return true
 }
 
-func isLoopback(host string) bool {
+// IsLoopback says whether host, a URL's host, is inside the pod: the
+// loopback addresses 127.0.0.0/8 and ::1, and the name localhost.
+func IsLoopback(host string) bool {
 	if isASCII(host) && strings.EqualFold(host, "localhost") {
 		return true // ASCII only: "localhoſt" folds to "localhost" too
 	}
@@ -284,7 +293,8 @@ type rewriteTable struct {
 	rules map[syscall.Signal]string // each FROM's rule as written
 }
 
-func (r *rewriteTable) Type() string { return "FROM:TO" }
+func (r *rewriteTable) Type() string    { return "FROM:TO" }
+func (r *rewriteTable) example() string { return "TERM:USR1" }
 func (r *rewriteTable) String() string {
 	var rules []string
 	for from, to := range r.to {
@@ -312,8 +322,9 @@ func (r *rewriteTable) add(rule string) error {
 // numbers as Go literals, so "010" would be port 8 and "0x1" port 1.
 type port int
 
-func (p *port) String() string { return strconv.Itoa(int(*p)) }
-func (p *port) Type() string   { return "port" }
+func (p *port) String() string  { return strconv.Itoa(int(*p)) }
+func (p *port) Type() string    { return "port" }
+func (p *port) example() string { return "4191" }
 func (p *port) Set(s string) error {
 	if s == "" || strings.Trim(s, "0123456789") != "" {
 		return errors.New("not a decimal number")
@@ -331,7 +342,8 @@ func (p *port) Set(s string) error {
 // twice counts once.
 type portList struct{ ports *[]uint16 }
 
-func (l portList) Type() string { return "PORT[,PORT]" }
+func (l portList) Type() string    { return "PORT[,PORT]" }
+func (l portList) example() string { return "8080" }
 func (l portList) String() string {
 	var out []string
 	for _, p := range *l.ports {
@@ -360,7 +372,8 @@ type exitCodeMap struct {
 	rules map[int]string // each FROM's rule as written
 }
 
-func (m *exitCodeMap) Type() string { return "FROM:TO" }
+func (m *exitCodeMap) Type() string    { return "FROM:TO" }
+func (m *exitCodeMap) example() string { return "143:0" }
 func (m *exitCodeMap) String() string {
 	var rules []string
 	for from, to := range m.codes {

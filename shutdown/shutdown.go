@@ -157,6 +157,7 @@ type target struct {
 	missing   string      // the readiness URL that answered after the last refused attempt; "" if none did
 	n         int         // attempts so far
 	last      string      // the last attempt's answer or error, in plain words
+	refused   bool        // the last attempt found nothing listening
 }
 
 func newTarget(tg Target, opts Options) *target {
@@ -211,7 +212,7 @@ func (t *target) post(ctx context.Context, budget time.Duration) error {
 		log.Info("proxy already gone, nothing to shut down", "event", "shutdown_proxy_gone",
 			"url", url, "elapsed", elapsed)
 		return nil
-	case err != nil && ctx.Err() != nil && t.last == "connection refused" && t.missing != "":
+	case err != nil && ctx.Err() != nil && t.refused && t.missing != "":
 		msg := "proxy still running: nothing listens at its shutdown URL"
 		log.Error(msg, "event", "shutdown_failed", "url", url, "elapsed", elapsed, "ready_url", t.missing,
 			"hint", MissingHint(t.Preset))
@@ -219,7 +220,7 @@ func (t *target) post(ctx context.Context, budget time.Duration) error {
 	case err != nil && ctx.Err() != nil:
 		msg := "proxy did not shut down within " + budget.String()
 		args := []any{"event", "shutdown_failed", "url", url, "elapsed", elapsed, "last", t.last}
-		if t.last == "connection refused" && !t.ownSeen.Load() && !t.proxySeen {
+		if t.refused && !t.ownSeen.Load() && !t.proxySeen {
 			args = append(args, "hint", neverAnsweredHint)
 		}
 		log.Error(msg, args...)
@@ -330,7 +331,7 @@ func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error)
 	switch {
 	case err == nil:
 		t.ownSeen.Store(true)
-		t.last = resp.Status
+		t.last, t.refused = resp.Status, false
 		t.log.Debug("shutdown POST answered", "event", "shutdown_attempt", "url", t.URL,
 			"attempt", t.n, "status", resp.StatusCode)
 	case ctx.Err() != nil || answer.Expired(ctx):
@@ -340,7 +341,7 @@ func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error)
 			t.last = "no answer"
 		}
 	default:
-		t.last = answer.Describe(err)
+		t.last, t.refused = answer.Describe(err), errors.Is(err, syscall.ECONNREFUSED)
 		t.log.Debug("shutdown POST failed", "event", "shutdown_attempt", "url", t.URL,
 			"attempt", t.n, "error", t.last)
 	}

@@ -60,27 +60,23 @@ type supervisor struct {
 
 func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 	defer s.stopTimers()
-	// Reap first what exited before the loop began: a child that exited at
-	// once, or an orphan whose SIGCHLD is still unread.
-	switch ws, exited, _, err := s.reap(); {
-	case err != nil:
-		return 0, err
-	case exited:
-		return s.finish(ws, sigs), nil
-	}
 	for {
+		// Reap at every turn, as tini does, not only after a SIGCHLD:
+		// signal.Notify drops a signal that finds the channel full, so
+		// under a storm of signals the SIGCHLD of the child's exit may
+		// never arrive. It is lost only to a full channel, whose signals
+		// then come after the exit, each followed by a reap. The first
+		// turn reaps what exited before the loop began.
+		switch ws, exited, _, err := s.reap(); {
+		case err != nil:
+			return 0, err
+		case exited:
+			return s.finish(ws, sigs), nil
+		}
 		select {
 		case sig := <-sigs:
 			if sig != syscall.SIGCHLD {
 				s.handle(sig.(syscall.Signal))
-				continue
-			}
-			ws, exited, _, err := s.reap()
-			if err != nil {
-				return 0, err
-			}
-			if exited {
-				return s.finish(ws, sigs), nil
 			}
 		case <-timerC(s.hold):
 			s.deliverStop("term delay elapsed")

@@ -1,0 +1,69 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
+)
+
+// A flag given without its value gets a hint with a value that this flag
+// takes, and means: following the hint is not the next usage error, and a
+// shutdown URL is not shown as a readiness path.
+func TestMissingValueHintIsAValue(t *testing.T) {
+	want := map[string]string{
+		"proxy":            "linkerd",
+		"port":             "4191",
+		"ready-url":        "http://127.0.0.1:4191/ready",
+		"shutdown-url":     "http://127.0.0.1:4191/shutdown",
+		"backoff":          "30s",
+		"probe-timeout":    "30s",
+		"timeout":          "30s",
+		"shutdown-timeout": "30s",
+		"rewrite":          "TERM:USR1",
+		"term-delay":       "30s",
+		"drain-quiet":      "30s",
+		"drain-ports":      "8080",
+		"kill-after":       "30s",
+		"wait-all":         "30s",
+		"exit-code-map":    "143:0",
+		"versions":         "linkerd=2.20",
+		"install":          "/pa",
+		"log-format":       "text",
+	}
+	// What each flag needs beside it to be accepted at all.
+	context := map[string][]string{
+		"port":        {"--proxy", "linkerd", "--", "true"},
+		"drain-quiet": {"--term-delay", "1m", "--", "true"},
+		"drain-ports": {"--drain-quiet", "1s", "--term-delay", "30s", "--", "true"},
+		"versions":    {"--check", "x.yaml"},
+		"install":     {},
+	}
+	none := testutil.Getenv(nil)
+	flagSet(&Config{}).VisitAll(func(f *pflag.Flag) {
+		if f.NoOptDefVal != "" {
+			return // a boolean: no value needed
+		}
+		t.Run(f.Name, func(t *testing.T) {
+			_, err := Parse("proxy-await", []string{"--" + f.Name}, none)
+			var u *UsageError
+			require.True(t, errors.As(err, &u), "%v", err)
+			require.Equal(t, "--"+f.Name+" needs a value", u.Msg)
+			require.Contains(t, want, f.Name, "a flag this test does not know")
+			assert.Equal(t, "write --"+f.Name+"="+want[f.Name], u.Hint)
+
+			value, _ := strings.CutPrefix(u.Hint, "write --"+f.Name+"=")
+			args, given := context[f.Name]
+			if !given {
+				args = []string{"--", "true"}
+			}
+			_, err = Parse("proxy-await", append([]string{"--" + f.Name + "=" + value}, args...), none)
+			assert.NoError(t, err, "following the hint %q", u.Hint)
+		})
+	})
+}
