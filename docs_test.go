@@ -324,3 +324,30 @@ func globMatch(pattern, name []string) bool {
 	ok, err := path.Match(pattern[0], name[0])
 	return err == nil && ok && globMatch(pattern[1:], name[1:])
 }
+
+// A page that opens with a list of its sections lists every one: a section
+// added later is not left out of it.
+func TestDocsContentsListEverySection(t *testing.T) {
+	section := regexp.MustCompile(`(?m)^## `)
+	for _, page := range markdownPages(t) {
+		text := readDoc(t, page)
+		first := section.FindStringIndex(text)
+		if first == nil {
+			continue
+		}
+		contents := map[string]bool{}
+		for _, link := range relativeLinks(text[:first[0]]) {
+			if anchor, ok := strings.CutPrefix(link, "#"); ok {
+				contents[anchor] = true
+			}
+		}
+		if len(contents) == 0 {
+			continue // no list of sections
+		}
+		body := fencedCode.ReplaceAllString(text[first[0]:], "")
+		for _, m := range regexp.MustCompile(`(?m)^## +(.+?) *$`).FindAllStringSubmatch(body, -1) {
+			anchor := headingAnchors("## " + m[1])[0]
+			assert.True(t, contents[anchor], "%s: the list of sections at the top lacks %q (#%s)", page, m[1], anchor)
+		}
+	}
+}
