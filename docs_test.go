@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/proxy-await/proxy-await/config"
 )
@@ -227,6 +229,125 @@ func TestDocsNameTheRelease(t *testing.T) {
 			if m := unversioned.FindString(line); m != "" {
 				t.Errorf("%s:%d: %q names no release: say which one the claim holds for", f, i+1, m)
 			}
+		}
+	}
+}
+
+// The release archives hold the README and every file its links reach,
+// page after page, so that a link followed in an unpacked archive finds its
+// file: .goreleaser.yaml's archive files, globbed as goreleaser does ("**"
+// is one directory or more), cover them all, and each pattern matches a
+// file. `make release-check` checks the archives goreleaser writes.
+func TestReleaseArchiveHoldsTheDocs(t *testing.T) {
+	var cfg struct {
+		Archives []struct {
+			Files []string `yaml:"files"`
+		} `yaml:"archives"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(readDoc(t, ".goreleaser.yaml")), &cfg))
+	require.Len(t, cfg.Archives, 1)
+	var all []string
+	require.NoError(t, filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != "." {
+			return filepath.SkipDir
+		}
+		if err == nil && !d.IsDir() {
+			all = append(all, filepath.ToSlash(p))
+		}
+		return err
+	}))
+	shipped := map[string]bool{}
+	for _, pattern := range cfg.Archives[0].Files {
+		n := 0
+		for _, f := range all {
+			if globMatch(strings.Split(pattern, "/"), strings.Split(f, "/")) {
+				shipped[f] = true
+				n++
+			}
+		}
+		assert.NotZero(t, n, ".goreleaser.yaml: the archive file pattern %s matches nothing", pattern)
+	}
+
+	held := func(target string) bool {
+		if shipped[target] {
+			return true
+		}
+		for f := range shipped { // a directory: something in it
+			if strings.HasPrefix(f, target+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	seen := map[string]bool{}
+	for todo := []string{"README.md"}; len(todo) > 0; {
+		page := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if seen[page] {
+			continue
+		}
+		seen[page] = true
+		require.True(t, held(page))
+		for _, link := range relativeLinks(readDoc(t, page)) {
+			file, _, _ := strings.Cut(link, "#")
+			if file == "" {
+				continue
+			}
+			target := filepath.ToSlash(filepath.Join(filepath.Dir(page), file))
+			if !assert.True(t, held(target), "%s links to %s, which the release archives lack: add it to .goreleaser.yaml's archive files", page, link) {
+				continue
+			}
+			if strings.HasSuffix(target, ".md") {
+				todo = append(todo, target)
+			}
+		}
+	}
+}
+
+// globMatch matches a path against a pattern, both split at "/": each
+// element as path.Match does, and "**" for one or more elements.
+func globMatch(pattern, name []string) bool {
+	if len(pattern) == 0 {
+		return len(name) == 0
+	}
+	if pattern[0] == "**" {
+		for i := 1; i <= len(name); i++ {
+			if globMatch(pattern[1:], name[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(name) == 0 {
+		return false
+	}
+	ok, err := path.Match(pattern[0], name[0])
+	return err == nil && ok && globMatch(pattern[1:], name[1:])
+}
+
+// A page that opens with a list of its sections lists every one: a section
+// added later is not left out of it.
+func TestDocsContentsListEverySection(t *testing.T) {
+	section := regexp.MustCompile(`(?m)^## `)
+	for _, page := range markdownPages(t) {
+		text := readDoc(t, page)
+		first := section.FindStringIndex(text)
+		if first == nil {
+			continue
+		}
+		contents := map[string]bool{}
+		for _, link := range relativeLinks(text[:first[0]]) {
+			if anchor, ok := strings.CutPrefix(link, "#"); ok {
+				contents[anchor] = true
+			}
+		}
+		if len(contents) == 0 {
+			continue // no list of sections
+		}
+		body := fencedCode.ReplaceAllString(text[first[0]:], "")
+		for _, m := range regexp.MustCompile(`(?m)^## +(.+?) *$`).FindAllStringSubmatch(body, -1) {
+			anchor := headingAnchors("## " + m[1])[0]
+			assert.True(t, contents[anchor], "%s: the list of sections at the top lacks %q (#%s)", page, m[1], anchor)
 		}
 	}
 }

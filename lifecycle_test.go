@@ -170,8 +170,9 @@ func TestTimeoutHintFitsTheError(t *testing.T) {
 			t.Parallel()
 			p := startPA(t, nil, append([]string{"-t", waitForAProbe, "--ready-url", tc.url}, child("args", "started")...)...)
 			assert.Equal(t, 69, p.wait())
-			assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout="+waitForAProbe+" url="+tc.url+
-				` error="`+tc.err+`" (hint: `+tc.hint+`)`+"\n")
+			assert.Equal(t, "proxy-await: waiting for the proxy: --ready-url url="+tc.url+"\n"+
+				"proxy-await: error: proxy not ready: giving up timeout="+waitForAProbe+" url="+tc.url+
+				` error="`+tc.err+`" (hint: `+tc.hint+`)`+"\n", p.stderr.String())
 		})
 	}
 }

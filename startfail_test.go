@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -55,8 +56,11 @@ func TestEmptyCommandIsNotFound(t *testing.T) {
 	fp := startProxy(t, "-stay-up")
 	p := startPA(t, nil, steadyProbe, "10s", "-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown"), "--", "")
 	assert.Equal(t, 127, p.wait())
-	assert.Contains(t, p.stderr.String(), `proxy-await: error: cannot start the command error="the command is an empty string: not found"`+
-		` exit_code=127 (hint: give the command's name or path)`+"\n")
+	assert.Regexp(t, `^proxy-await: waiting for the proxy: --ready-url url=\S+\n`+
+		`proxy-await: proxy is ready elapsed=\S+\n`+
+		regexp.QuoteMeta(`proxy-await: error: cannot start the command error="the command is an empty string: not found"`+
+			` exit_code=127 (hint: give the command's name or path)`)+"\n"+
+		`proxy-await: proxy shutdown requested url=\S+ status=200 elapsed=\S+\n$`, p.stderr.String())
 	assert.Equal(t, 1, fp.count("GET", "/ready"))
 	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
 }

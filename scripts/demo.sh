@@ -4,18 +4,25 @@
 # runs a short "job", POSTs /shutdown when the job exits, and exits with the
 # job's status.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 bin=bin
-log=$(mktemp)
-trap 'kill $proxy 2>/dev/null; rm -f "$log"' EXIT
+tmp=$(mktemp -d)
+log=$tmp/requests.log
+proxy="" guard=""
+trap 'kill $proxy $guard 2>/dev/null; rm -rf "$tmp"' EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "starting a stand-in Linkerd proxy on 127.0.0.1:4191 (ready after 1.5s)"
-$bin/fakeproxy -addr 127.0.0.1:4191 -ready-after 1.5s -log "$log" &
+# It says "serving" once it listens, or exits if it cannot.
+mkfifo "$tmp/out"
+$bin/fakeproxy -addr 127.0.0.1:4191 -ready-after 1.5s -log "$log" >"$tmp/out" &
 proxy=$!
-sleep 0.2
-if ! kill -0 $proxy 2>/dev/null; then
+serving=""
+while read -r line; do
+	[ "$line" = serving ] && serving=yes && break
+done <"$tmp/out"
+if [ -z "$serving" ]; then
 	echo "demo: the stand-in proxy could not start; is something else listening on 127.0.0.1:4191?" >&2
 	exit 1
 fi
@@ -30,8 +37,16 @@ code=$?
 
 step "proxy-await exited with status $code (the job's)"
 
+# The proxy exits once it has answered the shutdown; 10 s only guard a hang
+# (the guard's sleep holds no output open, so nothing waits for it).
+(sleep 10 && kill $proxy) >/dev/null 2>&1 &
+guard=$!
+wait $proxy
+exited=$?
+kill $guard 2>/dev/null
+proxy=""
+
 step "what the proxy saw"
-sleep 0.2
 # Readiness probes until ready, then one POST /shutdown; repeats are folded.
 sed -e 's/^{"time":"[^"]*T\([0-9:.]\{12\}\)[^"]*",/\1 /' -e 's/"remote":"[^"]*",//' \
 	-e 's/"method":"-","path":"-","note":"\([^"]*\)"/proxy \1/' \
@@ -41,8 +56,8 @@ sed -e 's/^{"time":"[^"]*T\([0-9:.]\{12\}\)[^"]*",/\1 /' -e 's/"remote":"[^"]*",
 	     { if (n > 0) printf "             ... and %d more like it\n", n; print; last = what; n = 0 }
 	     END { if (n > 0) printf "             ... and %d more like it\n", n }'
 
-if kill -0 $proxy 2>/dev/null; then
-	echo "demo: the proxy is still running: the shutdown did not reach it" >&2
+if [ "$exited" -ne 0 ]; then
+	echo "demo: the proxy was still running 10 s after proxy-await exited: the shutdown did not reach it" >&2
 	exit 1
 fi
 echo "(the proxy has exited after /shutdown, so the Job's pod can complete)"

@@ -8,7 +8,8 @@
 #  2. goreleaser check, then `goreleaser release --snapshot --clean
 #     --skip=publish`, which signs checksums.txt with a throwaway cosign key;
 #  3. the signature verifies, and checksums.txt matches what it lists;
-#  4. every archive holds the binary, LICENSE and README.md; every linux
+#  4. every archive holds the binary, LICENSE and README.md, and every
+#     relative link of its Markdown pages finds its file in it; every linux
 #     binary is static; every archive and each platform of the image has an
 #     SPDX SBOM that lists the binary's modules;
 #  5. the image goes through a registry on loopback as the release workflow
@@ -122,6 +123,16 @@ for a in $archives; do
 		echo "$list" | grep -qx "$f" || fail "$a does not hold $f (it holds: $(echo "$list" | paste -sd' ' -))"
 	done
 	tar -xzOf "$a" LICENSE | cmp -s - LICENSE || fail "$a: LICENSE is not the repository's"
+	# The README's links, and those of the pages they lead to, work in the
+	# unpacked archive (.goreleaser.yaml's archive files).
+	rm -rf "$tmp/unpacked" && mkdir -p "$tmp/unpacked" && tar -xzf "$a" -C "$tmp/unpacked"
+	missing="$(cd "$tmp/unpacked" && find . -name '*.md' | while read -r page; do
+		grep -o '](\([^)[:space:]]*\))' "$page" | sed 's/^](//; s/)$//; s/#.*//' |
+			grep -v -e '^[a-zA-Z][a-zA-Z0-9+.-]*:' -e '^$' | while read -r link; do
+			[ -e "$(dirname "$page")/$link" ] || echo "$page links to $link"
+		done
+	done | sort -u)"
+	[ -z "$missing" ] || fail "$a lacks files its pages link to: $missing"
 	case "$a" in *_linux_*)
 		mkdir -p "$tmp/bin" && tar -xzf "$a" -C "$tmp/bin" proxy-await
 		kind="$(file -b "$tmp/bin/proxy-await")"

@@ -24,8 +24,13 @@ const (
 	// before the last request plus the quiet period.
 	BusyFor = 500 * time.Millisecond
 	// LateBound is how late after the quiet period's end the stop signal
-	// may come on a loaded machine; the benchmark measures the real figure.
-	LateBound = 5 * time.Second
+	// may come on a loaded machine: a bound that only tells "after the
+	// quiet period" from "at --term-delay", which is a minute in the tests
+	// that use it, and that leaves the quiet period and it within the
+	// tests' 20 s wait for a line. Under -race beside the full suite on two
+	// busy cores the watch has been seen 5 s late; the benchmark measures
+	// the real figure.
+	LateBound = 15 * time.Second
 )
 
 // Requests sends GET url with client every gap until d has passed since the
