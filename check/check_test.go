@@ -73,6 +73,20 @@ func TestRules(t *testing.T) {
 			`testdata/shutdown-disabled.yaml:85: error: shutdown-disabled: Job/cloudsql-no-quit container job: -S POSTs http://127.0.0.1:9091/quitquitquit, which the Cloud SQL Auth Proxy sidecar does not serve, so it would keep running: the proxy serves /quitquitquit only when started with --quitquitquit (add it to its args)`,
 			`testdata/shutdown-disabled.yaml:127: error: shutdown-disabled: Job/linkerd-disabled container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: the pod has config.linkerd.io/proxy-admin-shutdown: "disabled"`,
 		}},
+		// From Linkerd 2.16 on, through the last classic default (2.19), the
+		// endpoint needs the annotation: the same findings as with no release stated.
+		{"shutdown-disabled.yaml", "linkerd=2.16", []string{
+			`testdata/shutdown-disabled.yaml:16: error: shutdown-disabled: Job/linkerd-off container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: Linkerd answers it with 404 unless the pod has config.linkerd.io/proxy-admin-shutdown: enabled (off by default since Linkerd 2.16)`,
+			`testdata/shutdown-disabled.yaml:54: error: shutdown-disabled: Job/consul-port container job: -S POSTs http://127.0.0.1:20600/graceful_shutdown, but the Consul sidecar here takes it on port 20700 (consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port: "20700"): set --shutdown-url http://127.0.0.1:20700/graceful_shutdown`,
+			`testdata/shutdown-disabled.yaml:85: error: shutdown-disabled: Job/cloudsql-no-quit container job: -S POSTs http://127.0.0.1:9091/quitquitquit, which the Cloud SQL Auth Proxy sidecar does not serve, so it would keep running: the proxy serves /quitquitquit only when started with --quitquitquit (add it to its args)`,
+			`testdata/shutdown-disabled.yaml:127: error: shutdown-disabled: Job/linkerd-disabled container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: the pod has config.linkerd.io/proxy-admin-shutdown: "disabled"`,
+		}},
+		{"shutdown-disabled.yaml", "linkerd=2.19", []string{
+			`testdata/shutdown-disabled.yaml:16: error: shutdown-disabled: Job/linkerd-off container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: Linkerd answers it with 404 unless the pod has config.linkerd.io/proxy-admin-shutdown: enabled (off by default since Linkerd 2.16)`,
+			`testdata/shutdown-disabled.yaml:54: error: shutdown-disabled: Job/consul-port container job: -S POSTs http://127.0.0.1:20600/graceful_shutdown, but the Consul sidecar here takes it on port 20700 (consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port: "20700"): set --shutdown-url http://127.0.0.1:20700/graceful_shutdown`,
+			`testdata/shutdown-disabled.yaml:85: error: shutdown-disabled: Job/cloudsql-no-quit container job: -S POSTs http://127.0.0.1:9091/quitquitquit, which the Cloud SQL Auth Proxy sidecar does not serve, so it would keep running: the proxy serves /quitquitquit only when started with --quitquitquit (add it to its args)`,
+			`testdata/shutdown-disabled.yaml:127: error: shutdown-disabled: Job/linkerd-disabled container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: the pod has config.linkerd.io/proxy-admin-shutdown: "disabled"`,
+		}},
 		// Before Linkerd 2.16 the endpoint was on without the annotation.
 		{"shutdown-disabled.yaml", "linkerd=2.15", []string{
 			`testdata/shutdown-disabled.yaml:54: error: shutdown-disabled: Job/consul-port container job: -S POSTs http://127.0.0.1:20600/graceful_shutdown, but the Consul sidecar here takes it on port 20700 (consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port: "20700"): set --shutdown-url http://127.0.0.1:20700/graceful_shutdown`,
