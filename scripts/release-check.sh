@@ -123,6 +123,10 @@ for a in $archives; do
 		echo "$list" | grep -qx "$f" || fail "$a does not hold $f (it holds: $(echo "$list" | paste -sd' ' -))"
 	done
 	tar -xzOf "$a" LICENSE | cmp -s - LICENSE || fail "$a: LICENSE is not the repository's"
+	# Every example, in every directory of examples/, once.
+	for f in $(git ls-files examples); do
+		[ "$(echo "$list" | grep -cx "$f")" -eq 1 ] || fail "$a holds $f $(echo "$list" | grep -cx "$f") times, not once"
+	done
 	# The README's links, and those of the pages they lead to, work in the
 	# unpacked archive (.goreleaser.yaml's archive files).
 	rm -rf "$tmp/unpacked" && mkdir -p "$tmp/unpacked" && tar -xzf "$a" -C "$tmp/unpacked"
