@@ -110,6 +110,15 @@ func TestAsScuttle(t *testing.T) {
 		assert.Equal(t, 1, istio.count("POST", "/quitquitquit"))
 		assert.Equal(t, 1, generic.count("POST", "/shutdown"))
 	})
+	t.Run("GENERIC_QUIT_ONLY", func(t *testing.T) {
+		envoy := startProxy(t, "-flavor", "envoy", "-stay-up")
+		generic := startProxy(t, "-stay-up")
+		p := startBinary(t, bin, []string{"ENVOY_ADMIN_API=http://" + envoy.addr,
+			"GENERIC_QUIT_ENDPOINTS=" + generic.url("/shutdown"), "GENERIC_QUIT_ONLY=true"}, "true")
+		assert.Equal(t, 0, p.wait())
+		assert.Equal(t, 0, envoy.count("POST", "/quitquitquit"), "Envoy is not told to quit")
+		assert.Equal(t, 1, generic.count("POST", "/shutdown"))
+	})
 	t.Run("the proxy is quit when the command cannot start", func(t *testing.T) {
 		fp := startProxy(t, "-flavor", "envoy", "-stay-up")
 		p := startBinary(t, bin, []string{"ENVOY_ADMIN_API=http://" + fp.addr}, "/nonexistent/app")

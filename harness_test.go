@@ -175,6 +175,7 @@ var scuttleVars = map[string]bool{
 	"ENVOY_ADMIN_API": true, "ISTIO_QUIT_API": true, "GENERIC_QUIT_ENDPOINTS": true,
 	"NEVER_KILL_ISTIO": true, "NEVER_KILL_ISTIO_ON_FAILURE": true, "START_WITHOUT_ENVOY": true,
 	"WAIT_FOR_ENVOY_TIMEOUT": true, "QUIT_WITHOUT_ENVOY_TIMEOUT": true, "SCUTTLE_LOGGING": true,
+	"QUIT_REQUEST_TIMEOUT": true, "GENERIC_QUIT_ONLY": true,
 }
 
 func exitCode(err error) int {

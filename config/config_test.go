@@ -552,6 +552,19 @@ func TestScuttleVariables(t *testing.T) {
 		{"our flags win", []string{"--shutdown=false", "--ready-url", "http://127.0.0.1:1/r"},
 			map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:9901"},
 			[]string{"http://127.0.0.1:1/r"}, []string{"http://127.0.0.1:9901/quitquitquit"}, false},
+		{"GENERIC_QUIT_ONLY: the generic URLs, not Envoy's or Istio's", nil, map[string]string{
+			"ENVOY_ADMIN_API": "http://127.0.0.1:15000", "ISTIO_QUIT_API": "http://127.0.0.1:15020",
+			"GENERIC_QUIT_ENDPOINTS": "http://127.0.0.1:9091/quitquitquit", "GENERIC_QUIT_ONLY": "true"},
+			[]string{"http://127.0.0.1:15000/ready"}, []string{"http://127.0.0.1:9091/quitquitquit"}, true},
+		{"GENERIC_QUIT_ONLY whatever NEVER_KILL_ISTIO says", nil, map[string]string{
+			"GENERIC_QUIT_ENDPOINTS": "http://127.0.0.1:9091/quitquitquit", "GENERIC_QUIT_ONLY": "true", "NEVER_KILL_ISTIO": "true"},
+			nil, []string{"http://127.0.0.1:9091/quitquitquit"}, true},
+		{"GENERIC_QUIT_ONLY without GENERIC_QUIT_ENDPOINTS: nothing to POST", nil, map[string]string{
+			"ENVOY_ADMIN_API": "http://127.0.0.1:15000", "GENERIC_QUIT_ONLY": "true"},
+			[]string{"http://127.0.0.1:15000/ready"}, nil, false},
+		{"GENERIC_QUIT_ONLY=false", nil, map[string]string{
+			"ENVOY_ADMIN_API": "http://127.0.0.1:9901", "GENERIC_QUIT_ENDPOINTS": "http://127.0.0.1:9091/q", "GENERIC_QUIT_ONLY": "false"},
+			[]string{"http://127.0.0.1:9901/ready"}, []string{"http://127.0.0.1:9901/quitquitquit", "http://127.0.0.1:9091/q"}, true},
 		{"ENVOY_ADMIN_API replaces a chosen preset's URLs", nil, map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:9901", "PROXY_AWAIT_PROXY": "linkerd"},
 			[]string{"http://127.0.0.1:9901/ready"}, []string{"http://127.0.0.1:9901/quitquitquit"}, true},
 	} {
@@ -578,6 +591,11 @@ func TestScuttleVariables(t *testing.T) {
 	assert.True(t, c.Disabled)
 	assert.True(t, c.ShutdownOnlyOK)
 	assert.True(t, c.Quiet)
+
+	c, err = Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{
+		"GENERIC_QUIT_ENDPOINTS": "http://127.0.0.1:9091/q", "GENERIC_QUIT_ONLY": "true", "NEVER_KILL_ISTIO_ON_FAILURE": "true"}))
+	require.NoError(t, err)
+	assert.False(t, c.ShutdownOnlyOK, "GENERIC_QUIT_ONLY POSTs whatever the command's exit")
 
 	for v, want := range map[string]string{
 		"ENVOY_ADMIN_API": `invalid value "127.0.0.1:15000" for $ENVOY_ADMIN_API: not an http or https URL`,

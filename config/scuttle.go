@@ -21,6 +21,9 @@ import (
 //	                              http://127.0.0.1:15020/quitquitquit unless ISTIO_QUIT_API says
 //	ISTIO_QUIT_API=URL            POST URL/quitquitquit at the end
 //	GENERIC_QUIT_ENDPOINTS=U1,U2  POST each URL at the end (loopback only here)
+//	GENERIC_QUIT_ONLY=true        POST only those: not Envoy's or Istio's quitquitquit,
+//	                              and whatever NEVER_KILL_ISTIO* say (as kill() in
+//	                              kvij/scuttle main.go, whose first case it is)
 //	START_WITHOUT_ENVOY=true      do not wait (still shut down)
 //	WAIT_FOR_ENVOY_TIMEOUT=D      --timeout D --timeout-fatal=false
 //	QUIT_WITHOUT_ENVOY_TIMEOUT=D  --timeout D --timeout-fatal (wins over the one above)
@@ -73,7 +76,7 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 	if !explicit("proxy") {
 		c.Proxies = []string{"none"} // scuttle does nothing special without ENVOY_ADMIN_API
 	}
-	var ready, quit []string
+	var ready, quit, genericQuit []string
 	if admin := strings.TrimSuffix(env("ENVOY_ADMIN_API"), "/"); admin != "" {
 		u, err := scuttleURL("ENVOY_ADMIN_API", admin, false)
 		if err != nil {
@@ -101,8 +104,14 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 			if _, err := scuttleURL(variable, u, true); err != nil {
 				return err
 			}
-			quit = append(quit, u)
+			genericQuit = append(genericQuit, u)
 		}
+	}
+	genericOnly := boolean("GENERIC_QUIT_ONLY", false)
+	if genericOnly {
+		quit = genericQuit
+	} else {
+		quit = append(quit, genericQuit...)
 	}
 	if !explicit("ready-url") && ready != nil {
 		c.ReadyURLs, c.readyFrom = ready, "$ENVOY_ADMIN_API"
@@ -111,11 +120,11 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 		c.ShutdownURLs = quit
 	}
 
-	never := boolean("NEVER_KILL_ISTIO", false)
+	never, onlyOK := boolean("NEVER_KILL_ISTIO", false), boolean("NEVER_KILL_ISTIO_ON_FAILURE", false)
 	if !explicit("shutdown") {
-		c.Shutdown = len(quit) > 0 && !never && len(c.Command) > 0 // without a command: only wait
+		c.Shutdown = len(quit) > 0 && (genericOnly || !never) && len(c.Command) > 0 // without a command: only wait
 	}
-	c.ShutdownOnlyOK = boolean("NEVER_KILL_ISTIO_ON_FAILURE", false)
+	c.ShutdownOnlyOK = onlyOK && !genericOnly
 	c.Disabled = c.Disabled || boolean("START_WITHOUT_ENVOY", false)
 
 	// As scuttle's waitForEnvoy: QUIT_WITHOUT_ENVOY_TIMEOUT when more than 0
