@@ -8,6 +8,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -184,4 +185,54 @@ func TestDrainVisibleMetricsPortDoesNotHideTheServer(t *testing.T) {
 	assert.GreaterOrEqual(t, got.Sub(sent), delay, "the whole --term-delay")
 	assert.Equal(t, 0, d.wait())
 	assert.Equal(t, 1, strings.Count(d.stderr.String(), "cannot tell which listening sockets are below proxy-await"))
+}
+
+// A server the watch cannot see that turns up while the stop signal is held
+// (a script starts it after the watch began) pauses the watch: whatever
+// traffic it takes is invisible, so the hold lasts the whole --term-delay,
+// though the server the watch follows has fallen quiet.
+func TestDrainPausesWhenAHiddenServerTurnsUp(t *testing.T) {
+	const delay = 8 * time.Second
+	const hiddenAddr = "127.0.0.1:8081"
+	d := startDrained(t, "hidden-later", []string{"--term-delay", delay.String(), "--drain-quiet", testutil.DrainQuiet.String()},
+		"@", nobody, drainAddr, hiddenAddr)
+	d.requests(0)
+	sent := time.Now()
+	d.signal(syscall.SIGTERM)
+	d.waitLog("holding the stop signal until the listeners have no traffic")
+
+	// Requests keep the followed server busy, so that the quiet period
+	// cannot end, until the hidden server listens.
+	stop, stopped := make(chan struct{}), make(chan time.Time)
+	go func() {
+		last := time.Now()
+		for {
+			select {
+			case <-stop:
+				stopped <- last
+				return
+			case <-time.After(testutil.RequestGap):
+			}
+			if r, err := d.client.Get(d.url); err == nil {
+				_, _ = io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+				last = time.Now()
+			}
+		}
+	}()
+	_, err := io.WriteString(d.stdin, "hidden\n")
+	require.NoError(t, err)
+	require.Equal(t, "listening "+hiddenAddr, d.next())
+	require.Equal(t, "ready", d.next())
+	close(stop)
+	last := <-stopped
+
+	got := d.signalAt("SIGTERM")
+	assert.GreaterOrEqual(t, got.Sub(sent), delay, "the whole --term-delay, not --drain-quiet after the last request (%s after the stop signal)", last.Sub(sent))
+	assert.Equal(t, 0, d.wait())
+	log := d.stderr.String()
+	assert.Regexp(t, `(?s)holding the stop signal until the listeners have no traffic.*\n`+
+		`[^\n]*the watch pauses: it cannot tell quiet until it sees every listener again[^\n]*\n`+
+		`[^\n]*warning: cannot tell which listening sockets are below proxy-await: holding the stop signal for the whole --term-delay pid=\d+ uid=`+nobody, log)
+	assert.Equal(t, 1, strings.Count(log, "warning:"), "one warning:\n%s", log)
 }

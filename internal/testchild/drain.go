@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
+	"os/signal"
 	"syscall"
 	"time"
 )
@@ -84,6 +86,31 @@ func init() {
 		serveHTTPOn([]net.Listener{ln})
 	}
 
+	// hidden-later UID ADDR HIDDEN: start "http ADDR" and relay its lines
+	// up to its "ready"; when a line "hidden" comes on stdin, start
+	// "http-as-user UID HIDDEN" beside it the same way: a server that the
+	// watch cannot see (it bound as root, then became UID) and that turns
+	// up late, as a script may start one. Neither server holds a listener
+	// of ours, so none is our worker. On SIGTERM print "signal SIGTERM
+	// UNIXNANO" and exit: both servers then see EOF on their stdin, and
+	// exit too.
+	scenarios["hidden-later"] = func(args []string) {
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		relay(Command("http", args[1]))
+		go func() {
+			lines := bufio.NewScanner(os.Stdin)
+			for lines.Scan() {
+				if lines.Text() == "hidden" {
+					relay(Command("http-as-user", args[0], args[2]))
+				}
+			}
+		}()
+		<-term
+		fmt.Printf("signal SIGTERM %d\n", time.Now().UnixNano())
+		os.Exit(0)
+	}
+
 	// with-metrics ADDR SCENARIO ARG...: start a metrics endpoint serving as
 	// "http" on ADDR (sharing our stdin, and no other descriptor: it exits
 	// at EOF on stdin, not with us), wait until it is ready, then become
@@ -156,6 +183,37 @@ func init() {
 
 // becomeUser makes every thread run as user and group id, with no
 // supplementary groups.
+// relayed holds the write ends of the stdin pipes of the servers that
+// relay started: they see EOF when we exit, not before.
+var relayed []*os.File
+
+// relay starts server with a pipe of its own as stdin, and copies its stdout
+// lines to ours up to its "ready"; the rest is discarded.
+func relay(server *exec.Cmd) {
+	in, keep, err := os.Pipe()
+	if err != nil {
+		panic(err)
+	}
+	relayed = append(relayed, keep)
+	out, err := server.StdoutPipe()
+	if err != nil {
+		panic(err)
+	}
+	server.Stdin, server.Stderr = in, os.Stderr
+	if err := server.Start(); err != nil {
+		panic(err)
+	}
+	in.Close()
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		fmt.Println(lines.Text())
+		if lines.Text() == "ready" {
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+}
+
 func becomeUser(id int) {
 	if err := syscall.Setgroups(nil); err != nil {
 		panic(err)
