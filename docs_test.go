@@ -256,11 +256,22 @@ func TestReleaseArchiveHoldsTheDocs(t *testing.T) {
 		}
 		return err
 	}))
+	// A pattern that matches a directory ships everything below it, as
+	// goreleaser does.
+	matches := func(pattern, f string) bool {
+		p, segs := strings.Split(pattern, "/"), strings.Split(f, "/")
+		for k := 1; k <= len(segs); k++ {
+			if globMatch(p, segs[:k]) {
+				return true
+			}
+		}
+		return false
+	}
 	shipped := map[string]bool{}
 	for _, pattern := range cfg.Archives[0].Files {
 		n := 0
 		for _, f := range all {
-			if globMatch(strings.Split(pattern, "/"), strings.Split(f, "/")) {
+			if matches(pattern, f) {
 				shipped[f] = true
 				n++
 			}
