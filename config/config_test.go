@@ -556,6 +556,9 @@ func TestScuttleVariables(t *testing.T) {
 			"ENVOY_ADMIN_API": "http://127.0.0.1:15000", "ISTIO_QUIT_API": "http://127.0.0.1:15020",
 			"GENERIC_QUIT_ENDPOINTS": "http://127.0.0.1:9091/quitquitquit", "GENERIC_QUIT_ONLY": "true"},
 			[]string{"http://127.0.0.1:15000/ready"}, []string{"http://127.0.0.1:9091/quitquitquit"}, true},
+		{"GENERIC_QUIT_ONLY leaves a remote ISTIO_QUIT_API unread", nil, map[string]string{
+			"ISTIO_QUIT_API": "http://istio:15020", "GENERIC_QUIT_ENDPOINTS": "http://127.0.0.1:9091/q", "GENERIC_QUIT_ONLY": "true"},
+			nil, []string{"http://127.0.0.1:9091/q"}, true},
 		{"GENERIC_QUIT_ONLY whatever NEVER_KILL_ISTIO says", nil, map[string]string{
 			"GENERIC_QUIT_ENDPOINTS": "http://127.0.0.1:9091/quitquitquit", "GENERIC_QUIT_ONLY": "true", "NEVER_KILL_ISTIO": "true"},
 			nil, []string{"http://127.0.0.1:9091/quitquitquit"}, true},

@@ -76,21 +76,24 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 	if !explicit("proxy") {
 		c.Proxies = []string{"none"} // scuttle does nothing special without ENVOY_ADMIN_API
 	}
-	var ready, quit, genericQuit []string
+	// GENERIC_QUIT_ONLY leaves Envoy's and Istio's quit URLs out, unread:
+	// scuttle never POSTs them then.
+	genericOnly := boolean("GENERIC_QUIT_ONLY", false)
+	var ready, quit []string
 	if admin := strings.TrimSuffix(env("ENVOY_ADMIN_API"), "/"); admin != "" {
 		u, err := scuttleURL("ENVOY_ADMIN_API", admin, false)
 		if err != nil {
 			return err
 		}
 		ready = append(ready, admin+"/ready")
-		if IsLoopback(u.Hostname()) {
+		if !genericOnly && IsLoopback(u.Hostname()) {
 			quit = append(quit, admin+"/quitquitquit")
 			if u.Port() == "15000" && env("ISTIO_QUIT_API") == "" {
 				quit = append(quit, "http://127.0.0.1:15020/quitquitquit")
 			}
 		}
 	}
-	if istio := strings.TrimSuffix(env("ISTIO_QUIT_API"), "/"); istio != "" {
+	if istio := strings.TrimSuffix(env("ISTIO_QUIT_API"), "/"); istio != "" && !genericOnly {
 		if _, err := scuttleURL("ISTIO_QUIT_API", istio, true); err != nil {
 			return err
 		}
@@ -104,14 +107,8 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 			if _, err := scuttleURL(variable, u, true); err != nil {
 				return err
 			}
-			genericQuit = append(genericQuit, u)
+			quit = append(quit, u)
 		}
-	}
-	genericOnly := boolean("GENERIC_QUIT_ONLY", false)
-	if genericOnly {
-		quit = genericQuit
-	} else {
-		quit = append(quit, genericQuit...)
 	}
 	if !explicit("ready-url") && ready != nil {
 		c.ReadyURLs, c.readyFrom = ready, "$ENVOY_ADMIN_API"
