@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -90,24 +91,31 @@ func init() {
 	// up to its "ready"; when a line "hidden" comes on stdin, start
 	// "http-as-user UID HIDDEN" beside it the same way: a server that the
 	// watch cannot see (it bound as root, then became UID) and that turns
-	// up late, as a script may start one. Neither server holds a listener
-	// of ours, so none is our worker. On SIGTERM print "signal SIGTERM
-	// UNIXNANO" and exit: both servers then see EOF on their stdin, and
-	// exit too.
+	// up late, as a script may start one. hidden-later itself holds no
+	// listener, so the watch cannot credit the hidden server's socket to a
+	// parent it sees, as it does for a prefork worker. On SIGTERM print
+	// "signal SIGTERM UNIXNANO", stop both servers and exit.
 	scenarios["hidden-later"] = func(args []string) {
 		term := make(chan os.Signal, 1)
 		signal.Notify(term, syscall.SIGTERM)
-		relay(Command("http", args[1]))
+		var mu sync.Mutex
+		stops := []func(){relay(Command("http", args[1]))}
 		go func() {
 			lines := bufio.NewScanner(os.Stdin)
 			for lines.Scan() {
 				if lines.Text() == "hidden" {
-					relay(Command("http-as-user", args[0], args[2]))
+					mu.Lock()
+					stops = append(stops, relay(Command("http-as-user", args[0], args[2])))
+					mu.Unlock()
 				}
 			}
 		}()
 		<-term
 		fmt.Printf("signal SIGTERM %d\n", time.Now().UnixNano())
+		mu.Lock()
+		for _, stop := range stops {
+			stop()
+		}
 		os.Exit(0)
 	}
 
@@ -181,20 +189,14 @@ func init() {
 	}
 }
 
-// becomeUser makes every thread run as user and group id, with no
-// supplementary groups.
-// relayed holds the write ends of the stdin pipes of the servers that
-// relay started: they see EOF when we exit, not before.
-var relayed []*os.File
-
-// relay starts server with a pipe of its own as stdin, and copies its stdout
-// lines to ours up to its "ready"; the rest is discarded.
-func relay(server *exec.Cmd) {
+// relay starts server with a pipe of its own as stdin, copies its stdout
+// lines to ours up to its "ready" and discards the rest. stop closes that
+// stdin, at which the server exits, and waits for it.
+func relay(server *exec.Cmd) (stop func()) {
 	in, keep, err := os.Pipe()
 	if err != nil {
 		panic(err)
 	}
-	relayed = append(relayed, keep)
 	out, err := server.StdoutPipe()
 	if err != nil {
 		panic(err)
@@ -211,9 +213,20 @@ func relay(server *exec.Cmd) {
 			break
 		}
 	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
+	copied := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, out)
+		close(copied)
+	}()
+	return func() {
+		keep.Close()
+		<-copied
+		_ = server.Wait()
+	}
 }
 
+// becomeUser makes every thread run as user and group id, with no
+// supplementary groups.
 func becomeUser(id int) {
 	if err := syscall.Setgroups(nil); err != nil {
 		panic(err)
