@@ -176,7 +176,7 @@ func TestMissingShutdownEndpointInAJob(t *testing.T) {
 		// while the preset POSTs consul-k8s's 20600: here, another free
 		// port than the one POSTed.
 		{"consul-dataplane on another graceful port", "consul", nil, "consul-dataplane serves /graceful_shutdown on its graceful port: " +
-			"20600 as consul-k8s injects it unless the pod's consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port annotation says otherwise, 20300 by consul-dataplane's own default; " +
+			"20600 as consul-k8s injects it (the pod annotation consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port moves it), or 20300, consul-dataplane's own default; " +
 			"give the port it uses with --shutdown-url http://127.0.0.1:PORT/graceful_shutdown"},
 		{"cloud-sql-proxy without --quitquitquit", "cloudsql", []string{"-quitquitquit=false"},
 			"cloud-sql-proxy serves /quitquitquit only when started with --quitquitquit: add that flag to its arguments " +

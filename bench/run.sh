@@ -90,6 +90,7 @@ go test -run '^$' -bench . -benchmem ./... >"$tmp/gotest.txt" 2>&1 || {
 
 step "the --drain-quiet watch: CPU and delivery delay, 10 s drains and holds beside other ports' churn, in a network namespace of their own, as in a pod"
 go test -c -o "$tmp/drain.test" ./drain/
+echo "# the drain's benchmarks again: 10 s drains and holds, in a network namespace of their own" >>"$tmp/gotest.txt"
 DRAIN_BENCH_TIME=10s unshare -n sh -c 'ip link set lo up && exec "$0" -test.run x -test.bench Watch' "$tmp/drain.test" \
 	| tee -a "$tmp/gotest.txt" >&2
 

@@ -40,6 +40,14 @@ const (
 // Each rule's file has manifests that trip it and near misses that must
 // not: the findings are exactly these lines, at the containers' lines.
 func TestRules(t *testing.T) {
+	// shutdownOff: shutdown-disabled.yaml's findings where Linkerd's endpoint is off
+	// unless the pod turns it on.
+	shutdownOff := []string{
+		`testdata/shutdown-disabled.yaml:16: error: shutdown-disabled: Job/linkerd-off container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: Linkerd answers it with 404 unless the pod has config.linkerd.io/proxy-admin-shutdown: enabled (off by default since Linkerd 2.16)`,
+		`testdata/shutdown-disabled.yaml:54: error: shutdown-disabled: Job/consul-port container job: -S POSTs http://127.0.0.1:20600/graceful_shutdown, but the Consul sidecar here takes it on port 20700 (consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port: "20700"): set --shutdown-url http://127.0.0.1:20700/graceful_shutdown`,
+		`testdata/shutdown-disabled.yaml:85: error: shutdown-disabled: Job/cloudsql-no-quit container job: -S POSTs http://127.0.0.1:9091/quitquitquit, which the Cloud SQL Auth Proxy sidecar does not serve, so it would keep running: the proxy serves /quitquitquit only when started with --quitquitquit (add it to its args)`,
+		`testdata/shutdown-disabled.yaml:127: error: shutdown-disabled: Job/linkerd-disabled container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: the pod has config.linkerd.io/proxy-admin-shutdown: "disabled"`,
+	}
 	for _, tc := range []struct {
 		file     string
 		versions string
@@ -67,32 +75,13 @@ func TestRules(t *testing.T) {
 			`testdata/preset-mismatch.yaml:92: error: preset-mismatch: Pod/init-waits container wait: this init container waits for the classic Dapr sidecar (dapr.io/enabled: "true"), which starts only after every init container has finished: it waits forever; wait in the application's container (proxy-await -- APP) or use a native sidecar`,
 			`testdata/preset-mismatch.yaml:121: error: preset-mismatch: Pod/dapr-not-enabled container app: --proxy dapr waits for http://127.0.0.1:3500/v1.0/healthz/outbound, but the pod has no Dapr sidecar (no dapr.io/enabled: "true" on the pod, which its injector needs): it would wait forever; wait for the proxy the pod has, or use --proxy none`,
 		}},
-		{"shutdown-disabled.yaml", "", []string{
-			`testdata/shutdown-disabled.yaml:16: error: shutdown-disabled: Job/linkerd-off container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: Linkerd answers it with 404 unless the pod has config.linkerd.io/proxy-admin-shutdown: enabled (off by default since Linkerd 2.16)`,
-			`testdata/shutdown-disabled.yaml:54: error: shutdown-disabled: Job/consul-port container job: -S POSTs http://127.0.0.1:20600/graceful_shutdown, but the Consul sidecar here takes it on port 20700 (consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port: "20700"): set --shutdown-url http://127.0.0.1:20700/graceful_shutdown`,
-			`testdata/shutdown-disabled.yaml:85: error: shutdown-disabled: Job/cloudsql-no-quit container job: -S POSTs http://127.0.0.1:9091/quitquitquit, which the Cloud SQL Auth Proxy sidecar does not serve, so it would keep running: the proxy serves /quitquitquit only when started with --quitquitquit (add it to its args)`,
-			`testdata/shutdown-disabled.yaml:127: error: shutdown-disabled: Job/linkerd-disabled container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: the pod has config.linkerd.io/proxy-admin-shutdown: "disabled"`,
-		}},
+		{"shutdown-disabled.yaml", "", shutdownOff},
 		// From Linkerd 2.16 on, through the last classic default (2.19), the
 		// endpoint needs the annotation: the same findings as with no release stated.
-		{"shutdown-disabled.yaml", "linkerd=2.16", []string{
-			`testdata/shutdown-disabled.yaml:16: error: shutdown-disabled: Job/linkerd-off container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: Linkerd answers it with 404 unless the pod has config.linkerd.io/proxy-admin-shutdown: enabled (off by default since Linkerd 2.16)`,
-			`testdata/shutdown-disabled.yaml:54: error: shutdown-disabled: Job/consul-port container job: -S POSTs http://127.0.0.1:20600/graceful_shutdown, but the Consul sidecar here takes it on port 20700 (consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port: "20700"): set --shutdown-url http://127.0.0.1:20700/graceful_shutdown`,
-			`testdata/shutdown-disabled.yaml:85: error: shutdown-disabled: Job/cloudsql-no-quit container job: -S POSTs http://127.0.0.1:9091/quitquitquit, which the Cloud SQL Auth Proxy sidecar does not serve, so it would keep running: the proxy serves /quitquitquit only when started with --quitquitquit (add it to its args)`,
-			`testdata/shutdown-disabled.yaml:127: error: shutdown-disabled: Job/linkerd-disabled container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: the pod has config.linkerd.io/proxy-admin-shutdown: "disabled"`,
-		}},
-		{"shutdown-disabled.yaml", "linkerd=2.19", []string{
-			`testdata/shutdown-disabled.yaml:16: error: shutdown-disabled: Job/linkerd-off container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: Linkerd answers it with 404 unless the pod has config.linkerd.io/proxy-admin-shutdown: enabled (off by default since Linkerd 2.16)`,
-			`testdata/shutdown-disabled.yaml:54: error: shutdown-disabled: Job/consul-port container job: -S POSTs http://127.0.0.1:20600/graceful_shutdown, but the Consul sidecar here takes it on port 20700 (consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port: "20700"): set --shutdown-url http://127.0.0.1:20700/graceful_shutdown`,
-			`testdata/shutdown-disabled.yaml:85: error: shutdown-disabled: Job/cloudsql-no-quit container job: -S POSTs http://127.0.0.1:9091/quitquitquit, which the Cloud SQL Auth Proxy sidecar does not serve, so it would keep running: the proxy serves /quitquitquit only when started with --quitquitquit (add it to its args)`,
-			`testdata/shutdown-disabled.yaml:127: error: shutdown-disabled: Job/linkerd-disabled container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: the pod has config.linkerd.io/proxy-admin-shutdown: "disabled"`,
-		}},
+		{"shutdown-disabled.yaml", "linkerd=2.16", shutdownOff},
+		{"shutdown-disabled.yaml", "linkerd=2.19", shutdownOff},
 		// Before Linkerd 2.16 the endpoint was on without the annotation.
-		{"shutdown-disabled.yaml", "linkerd=2.15", []string{
-			`testdata/shutdown-disabled.yaml:54: error: shutdown-disabled: Job/consul-port container job: -S POSTs http://127.0.0.1:20600/graceful_shutdown, but the Consul sidecar here takes it on port 20700 (consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port: "20700"): set --shutdown-url http://127.0.0.1:20700/graceful_shutdown`,
-			`testdata/shutdown-disabled.yaml:85: error: shutdown-disabled: Job/cloudsql-no-quit container job: -S POSTs http://127.0.0.1:9091/quitquitquit, which the Cloud SQL Auth Proxy sidecar does not serve, so it would keep running: the proxy serves /quitquitquit only when started with --quitquitquit (add it to its args)`,
-			`testdata/shutdown-disabled.yaml:127: error: shutdown-disabled: Job/linkerd-disabled container job: -S POSTs http://127.0.0.1:4191/shutdown, which the Linkerd sidecar does not serve, so it would keep running: the pod has config.linkerd.io/proxy-admin-shutdown: "disabled"`,
-		}},
+		{"shutdown-disabled.yaml", "linkerd=2.15", shutdownOff[1:]},
 		{"proxy-stops-first.yaml", "", []string{
 			`testdata/proxy-stops-first.yaml:19: warning: proxy-stops-first: Deployment/linkerd-short container web: the classic Linkerd sidecar stops taking new connections 10s after the pod is deleted (config.alpha.linkerd.io/proxy-wait-before-exit-seconds: "10"), but proxy-await holds the stop signal for preStop 5s + term-delay 20s = 25s: raise config.alpha.linkerd.io/proxy-wait-before-exit-seconds to 25 or more`,
 			`testdata/proxy-stops-first.yaml:67: warning: proxy-stops-first: Deployment/istio-default container web: the classic Istio sidecar stops taking new connections 5s after the pod is deleted (terminationDrainDuration in proxy.istio.io/config, default 5s), but proxy-await holds the stop signal for preStop 0s + term-delay 15s = 15s: raise terminationDrainDuration in proxy.istio.io/config to 15s or more` + istioFlip,

@@ -125,7 +125,7 @@ for a in $archives; do
 	tar -xzOf "$a" LICENSE | cmp -s - LICENSE || fail "$a: LICENSE is not the repository's"
 	# Every example, in every directory of examples/, once.
 	for f in $(git ls-files examples); do
-		[ "$(echo "$list" | grep -cx "$f")" -eq 1 ] || fail "$a holds $f $(echo "$list" | grep -cx "$f") times, not once"
+		[ "$(echo "$list" | grep -Fcx "$f")" -eq 1 ] || fail "$a holds $f $(echo "$list" | grep -Fcx "$f") times, not once"
 	done
 	# The README's links, and those of the pages they lead to, work in the
 	# unpacked archive (.goreleaser.yaml's archive files).

@@ -103,8 +103,8 @@ func MissingHint(preset string) string {
 		return "cloud-sql-proxy serves /quitquitquit only when started with --quitquitquit: add that flag to its arguments " +
 			"(the endpoint is then on its --admin-port, 9091 by default)"
 	case "consul":
-		return "consul-dataplane serves /graceful_shutdown on its graceful port: 20600 as consul-k8s injects it unless the pod's consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port annotation says otherwise, " +
-			"20300 by consul-dataplane's own default; give the port it uses with --shutdown-url http://127.0.0.1:PORT/graceful_shutdown"
+		return "consul-dataplane serves /graceful_shutdown on its graceful port: 20600 as consul-k8s injects it (the pod annotation consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port moves it), " +
+			"or 20300, consul-dataplane's own default; give the port it uses with --shutdown-url http://127.0.0.1:PORT/graceful_shutdown"
 	case "linkerd":
 		return NotEnabledHint
 	}

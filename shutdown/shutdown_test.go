@@ -498,8 +498,8 @@ func TestMissingShutdownEndpoint(t *testing.T) {
 	}{
 		{"cloudsql", "cloudsql", true, "cloud-sql-proxy serves /quitquitquit only when started with --quitquitquit: add that flag to its arguments " +
 			"(the endpoint is then on its --admin-port, 9091 by default)"},
-		{"consul", "consul", true, "consul-dataplane serves /graceful_shutdown on its graceful port: 20600 as consul-k8s injects it unless the pod's consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port annotation says otherwise, " +
-			"20300 by consul-dataplane's own default; give the port it uses with --shutdown-url http://127.0.0.1:PORT/graceful_shutdown"},
+		{"consul", "consul", true, "consul-dataplane serves /graceful_shutdown on its graceful port: 20600 as consul-k8s injects it (the pod annotation consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port moves it), " +
+			"or 20300, consul-dataplane's own default; give the port it uses with --shutdown-url http://127.0.0.1:PORT/graceful_shutdown"},
 		{"linkerd", "linkerd", true, NotEnabledHint},
 		{"istio", "istio", true, "check --shutdown-url: the proxy still answers at its readiness URL, but nothing listens at this one"},
 		{"unknown proxy, wait skipped", "", false, "check --shutdown-url: the proxy still answers at its readiness URL, but nothing listens at this one"},

@@ -150,11 +150,12 @@ func hyperfineStats() ([]namedStats, error) {
 	return out, nil
 }
 
-// goBenchLines keeps the benchmark result lines of `go test -bench`.
+// goBenchLines keeps the benchmark result lines of `go test -bench`, and
+// the "# " lines run.sh writes between two runs.
 func goBenchLines(out string) string {
 	var keep []string
 	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, "Benchmark") || strings.HasPrefix(line, "pkg:") {
+		if strings.HasPrefix(line, "Benchmark") || strings.HasPrefix(line, "pkg:") || strings.HasPrefix(line, "# ") {
 			keep = append(keep, line)
 		}
 	}
