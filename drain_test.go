@@ -206,32 +206,37 @@ func TestDrainPausesWhenAHiddenServerTurnsUp(t *testing.T) {
 	// cannot end, until the hidden server listens. The watch looks at every
 	// process again before it says quiet, and finds the hidden one then
 	// at the latest.
-	stop, stopped := make(chan struct{}), make(chan time.Time, 1)
+	type requested struct {
+		last time.Time // when the last request was answered
+		err  error
+	}
+	stop, stopped := make(chan struct{}), make(chan requested, 1)
 	var once sync.Once
 	stopRequests := func() { once.Do(func() { close(stop) }) }
 	t.Cleanup(stopRequests)
 	go func() {
-		last := time.Now()
-		for {
+		r := requested{last: time.Now()}
+		for r.err == nil {
 			select {
 			case <-stop:
-				stopped <- last
+				stopped <- r
 				return
 			case <-time.After(testutil.RequestGap):
 			}
-			if r, err := d.client.Get(d.url); err == nil {
-				_, _ = io.Copy(io.Discard, r.Body)
-				r.Body.Close()
-				last = time.Now()
+			if r.err = testutil.Round(d.client, d.url, 1); r.err == nil {
+				r.last = time.Now()
 			}
 		}
+		stopped <- r
 	}()
 	_, err := io.WriteString(d.stdin, "hidden\n")
 	require.NoError(t, err)
 	require.Equal(t, "listening "+hiddenAddr, d.next())
 	require.Equal(t, "ready", d.next())
 	stopRequests()
-	last := <-stopped
+	r := <-stopped
+	require.NoError(t, r.err, "the followed server must keep serving while the stop signal is held")
+	last := r.last
 
 	got := d.signalAt("SIGTERM")
 	assert.GreaterOrEqual(t, got.Sub(sent), delay, "the whole --term-delay, not --drain-quiet after the last request (%s after the stop signal)", last.Sub(sent))

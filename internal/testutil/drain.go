@@ -35,38 +35,47 @@ const (
 
 // Requests sends GET url with client every gap until d has passed since the
 // first (one round with d = 0), and returns when the last round was sent and
-// when its answers had been read. With parallel > 1, each round sends that
-// many at once (HTTP/2 multiplexes them on one connection). Every answer
-// must be 200.
+// when its answers had been read. Each round is a Round of parallel
+// requests; every answer must be 200.
 func Requests(t testing.TB, client *http.Client, url string, d, gap time.Duration, parallel int) (sent, answered time.Time) {
 	t.Helper()
 	end := time.Now().Add(d)
 	for first := true; first || time.Now().Before(end); first = false {
 		sent = time.Now()
-		var wg sync.WaitGroup
-		errs := make(chan error, parallel)
-		for range parallel {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				resp, err := client.Get(url)
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if err == nil && resp.StatusCode != http.StatusOK {
-						err = fmt.Errorf("status %s", resp.Status)
-					}
-				}
-				errs <- err
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			require.NoError(t, err, "the server must keep serving while the stop signal is held")
-		}
+		require.NoError(t, Round(client, url, parallel), "the server must keep serving while the stop signal is held")
 		answered = time.Now()
 		time.Sleep(gap)
 	}
 	return sent, answered
+}
+
+// Round sends parallel GET url with client at once (HTTP/2 multiplexes them
+// on one connection), reads the answers, and returns the first error, or an
+// answer that is not 200.
+func Round(client *http.Client, url string, parallel int) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, parallel)
+	for range parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := client.Get(url)
+			if err == nil {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if err == nil && resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("status %s", resp.Status)
+				}
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
