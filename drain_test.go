@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,8 +42,8 @@ type drained struct {
 // startDrained runs `proxy-await ARGS -- COMMAND...` in a new network
 // namespace with loopback up, without CAP_SYS_PTRACE, its child playing
 // scenario (run from a copy of the test binary that any user may run), and
-// waits until the child listens on drainAddr. In command, "@" stands for
-// that copy.
+// waits until the child listens on drainAddr, and on any other address it
+// names after it, and is ready. In command, "@" stands for that copy.
 func startDrained(t *testing.T, scenario string, args []string, command ...string) *drained {
 	t.Helper()
 	_, err := exec.LookPath("ip")
@@ -60,7 +61,9 @@ func startDrained(t *testing.T, scenario string, args []string, command ...strin
 	cmd.Env = []string{testchild.Env + "=" + scenario}
 	p := startCmd(t, cmd, nil)
 	require.Equal(t, "listening "+drainAddr, p.next())
-	require.Equal(t, "ready", p.next())
+	for line := p.next(); line != "ready"; line = p.next() {
+		require.True(t, strings.HasPrefix(line, "listening "), "next line %q", line)
+	}
 	// unshare, sh and setpriv each exec the next: the PID is proxy-await's.
 	d := &drained{proc: p, url: "http://" + drainAddr + "/"}
 	d.client = &http.Client{Transport: &http.Transport{DialContext: testutil.NetnsDialer(t, cmd.Process.Pid)}}
@@ -107,6 +110,33 @@ func (d *drained) signalAt(name string) time.Time {
 	return time.Unix(0, ns)
 }
 
+// logFrom is proxy-await's log from the first line that starts with
+// first, one line an element, without the lines of the periodic
+// drain_waiting event (how many there are depends on the machine's speed).
+func (d *drained) logFrom(first string) []string {
+	d.t.Helper()
+	lines := strings.Split(strings.TrimSuffix(d.stderr.String(), "\n"), "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, first) })
+	require.GreaterOrEqual(d.t, i, 0, "no line %q in:\n%s", first, d.stderr.String())
+	return slices.DeleteFunc(lines[i:], func(l string) bool {
+		return strings.HasPrefix(l, "proxy-await: still holding the stop signal: the listeners have traffic ")
+	})
+}
+
+// expectLog checks proxy-await's log from the stop signal on, line by line:
+// each line must match the regular expression in want at its place.
+func (d *drained) expectLog(want ...string) {
+	d.t.Helper()
+	got := d.logFrom("proxy-await: holding SIGTERM while the child keeps serving ")
+	for i, w := range want {
+		if !assert.Less(d.t, i, len(got), "too few lines, expecting %q:\n%s", w, strings.Join(got, "\n")) {
+			return
+		}
+		assert.Regexp(d.t, "^"+w+"$", got[i], "line %d", i+1)
+	}
+	assert.Len(d.t, got, len(want), "more lines:\n%s", strings.Join(got, "\n"))
+}
+
 // termDuringRequests: a first request opens the kept-alive connection, then
 // the pod's SIGTERM, then requests for testutil.BusyFor once the watch is
 // armed. The child's SIGTERM must come testutil.DrainQuiet after the last
@@ -145,23 +175,59 @@ func TestDrainWorkerOfAnotherUser(t *testing.T) {
 	assert.Contains(t, d.stderr.String(), "listeners="+drainAddr)
 }
 
-// A server that binds as root and then runs as nobody: nothing readable
-// says which listener is its own. The watch never guesses quiet: one
-// warning, and the whole --term-delay.
-func TestDrainCannotSeeHoldsTheWholeDelay(t *testing.T) {
-	const delay = 3 * time.Second
-	d := startDrained(t, "http-as-user", []string{"--term-delay", delay.String(), "--drain-quiet", "200ms"},
-		"@", nobody, drainAddr)
+// A server that binds as root and then runs as nobody hides its
+// descriptors, and its listener is root's: one of the sockets that could be
+// its, which the watch follows.
+func TestDrainServerThatBoundAsRoot(t *testing.T) {
+	d := startDrained(t, "http-as-user", drainFlags, "@", nobody, drainAddr)
+	d.termDuringRequests()
+	assert.Contains(t, d.stderr.String(), "listeners="+drainAddr)
+}
+
+// statsAddr is where a server opens its second port: a stats or metrics
+// endpoint, idle.
+const statsAddr = "127.0.0.1:8081"
+
+// keepSendingThroughTheHold: a first request opens the kept-alive
+// connection, then the stop signal, then once the watch follows the
+// sockets requests on that connection for twice the quiet period. The
+// child's SIGTERM must come --drain-quiet after the last request, not while
+// the client still sends. The log says exactly that, with listeners the
+// addresses the watch follows.
+func (d *drained) keepSendingThroughTheHold(listeners string) {
+	d.t.Helper()
 	d.requests(0)
-	sent := time.Now()
 	d.signal(syscall.SIGTERM)
+	d.waitLog("holding the stop signal until the listeners have no traffic")
+	sent := d.requests(2 * testutil.DrainQuiet)
 	got := d.signalAt("SIGTERM")
-	assert.GreaterOrEqual(t, got.Sub(sent), delay, "the whole --term-delay")
-	assert.Equal(t, 0, d.wait())
-	log := d.stderr.String()
-	const warning = "cannot tell which listening sockets are below proxy-await: holding the stop signal for the whole --term-delay"
-	assert.Equal(t, 1, strings.Count(log, "warning:"), "one warning:\n%s", log)
-	assert.Regexp(t, warning+` pid=\d+ uid=`+nobody+` error=".*: permission denied" \(hint: set --drain-ports`, log)
+	assert.GreaterOrEqual(d.t, got.Sub(sent), testutil.DrainQuiet, "SIGTERM only --drain-quiet after the last request")
+	assert.Less(d.t, got.Sub(sent), testutil.DrainQuiet+testutil.LateBound, "SIGTERM soon after the quiet period")
+	assert.Equal(d.t, 0, d.wait())
+	d.expectLog(
+		`proxy-await: holding SIGTERM while the child keeps serving signal=SIGTERM term_delay=1m0s drain_quiet=1.5s`,
+		`proxy-await: holding the stop signal until the listeners have no traffic connections=1 drain_quiet=1.5s listeners="`+listeners+`"`,
+		`proxy-await: delivering termination signal signal=SIGTERM child_pid=\d+ reason="no traffic for 1.5s" connections=1 since_traffic=\S+`,
+		`proxy-await: child exited child_pid=\d+ exit_code=0`,
+	)
+}
+
+// Seeing one socket of a process is not seeing the process: a server binds
+// its port as root, drops to nobody and opens a stats port as nobody. The
+// stats port is nobody's, the port with the traffic root's: the watch
+// follows both, and holds the stop signal while a kept-alive client sends
+// on the root's.
+func TestDrainServerThatDropsAndBindsAgain(t *testing.T) {
+	d := startDrained(t, "http-drop", drainFlags, "@", nobody, drainAddr, statsAddr)
+	d.keepSendingThroughTheHold(drainAddr + " " + statsAddr)
+}
+
+// The same through a parent: a readable parent holds a port of its own, its
+// child binds another as root and drops to nobody. The parent's port does
+// not stand for the child's.
+func TestDrainServerThatDropsBesideItsParentsPort(t *testing.T) {
+	d := startDrained(t, "listening-parent", drainFlags, "@", statsAddr, "http-as-user", nobody, drainAddr)
+	d.keepSendingThroughTheHold(drainAddr + " " + statsAddr)
 }
 
 // --drain-ports watches the ports it names, whoever listens there: the
@@ -173,39 +239,33 @@ func TestDrainPortsWatchWhatCannotBeSeen(t *testing.T) {
 }
 
 // A listener the watch can see (a metrics endpoint) does not make up for
-// one it cannot: the server that hides its descriptors may be the one with
-// traffic.
+// one it cannot: the server that hides its descriptors (it bound as root,
+// then became nobody) may be the one with traffic, and the watch follows
+// its listener too.
 func TestDrainVisibleMetricsPortDoesNotHideTheServer(t *testing.T) {
-	const delay = 3 * time.Second
-	d := startDrained(t, "with-metrics", []string{"--term-delay", delay.String(), "--drain-quiet", "200ms"},
-		"@", "127.0.0.1:9090", "http-as-user", nobody, drainAddr)
-	sent := time.Now()
-	d.signal(syscall.SIGTERM)
-	got := d.signalAt("SIGTERM")
-	assert.GreaterOrEqual(t, got.Sub(sent), delay, "the whole --term-delay")
-	assert.Equal(t, 0, d.wait())
-	assert.Equal(t, 1, strings.Count(d.stderr.String(), "cannot tell which listening sockets are below proxy-await"))
+	d := startDrained(t, "with-metrics", drainFlags, "@", "127.0.0.1:9090", "http-as-user", nobody, drainAddr)
+	d.termDuringRequests()
+	assert.Contains(t, d.stderr.String(), `listeners="`+drainAddr+` 127.0.0.1:9090"`)
 }
 
-// A server the watch cannot see that turns up while the stop signal is held
-// (a script starts it after the watch began) pauses the watch: whatever
-// traffic it takes is invisible, so the hold lasts the whole --term-delay,
-// though the server the watch follows has fallen quiet.
-func TestDrainPausesWhenAHiddenServerTurnsUp(t *testing.T) {
-	const delay = 8 * time.Second
-	const hiddenAddr = "127.0.0.1:8081"
+// A server that hides its descriptors and turns up while the stop signal is
+// held (a script starts it after the watch began; it binds as root and
+// becomes nobody): its listener, root's, could be its, and the watch
+// follows it from then on, counting that moment as traffic.
+func TestDrainFollowsAHiddenServerThatTurnsUp(t *testing.T) {
+	const delay = 15 * time.Second
 	quiet := 2 * testutil.DrainQuiet // room for the hidden server's start on a loaded machine
-	d := startDrained(t, "hidden-later", []string{"--term-delay", delay.String(), "--drain-quiet", quiet.String()},
-		"@", nobody, drainAddr, hiddenAddr)
+	d := startDrained(t, "later", []string{"--term-delay", delay.String(), "--drain-quiet", quiet.String()},
+		"@", drainAddr, "http-as-user", nobody, statsAddr)
 	d.requests(0)
 	sent := time.Now()
 	d.signal(syscall.SIGTERM)
 	d.waitLog("holding the stop signal until the listeners have no traffic")
 
 	// Requests keep the followed server busy, so that the quiet period
-	// cannot end, until the hidden server listens. The watch looks at every
-	// process again before it says quiet, and finds the hidden one then
-	// at the latest.
+	// cannot end, until the hidden server listens. The watch looks for new
+	// listeners every second, and at every process again before it says
+	// quiet.
 	type requested struct {
 		last time.Time // when the last request was answered
 		err  error
@@ -229,21 +289,23 @@ func TestDrainPausesWhenAHiddenServerTurnsUp(t *testing.T) {
 		}
 		stopped <- r
 	}()
-	_, err := io.WriteString(d.stdin, "hidden\n")
+	started := time.Now()
+	_, err := io.WriteString(d.stdin, "later\n")
 	require.NoError(t, err)
-	require.Equal(t, "listening "+hiddenAddr, d.next())
+	require.Equal(t, "listening "+statsAddr, d.next())
 	require.Equal(t, "ready", d.next())
 	stopRequests()
 	r := <-stopped
 	require.NoError(t, r.err, "the followed server must keep serving while the stop signal is held")
-	last := r.last
-
 	got := d.signalAt("SIGTERM")
-	assert.GreaterOrEqual(t, got.Sub(sent), delay, "the whole --term-delay, not --drain-quiet after the last request (%s after the stop signal)", last.Sub(sent))
+	assert.GreaterOrEqual(t, got.Sub(started), quiet, "SIGTERM only --drain-quiet after the hidden server listened")
+	assert.Less(t, got.Sub(sent), delay, "not at --term-delay")
 	assert.Equal(t, 0, d.wait())
-	log := d.stderr.String()
-	assert.Regexp(t, `(?s)holding the stop signal until the listeners have no traffic.*\n`+
-		`[^\n]*the watch pauses: it cannot tell quiet until it sees every listener again[^\n]*\n`+
-		`[^\n]*warning: cannot tell which listening sockets are below proxy-await: holding the stop signal for the whole --term-delay pid=\d+ uid=`+nobody, log)
-	assert.Equal(t, 1, strings.Count(log, "warning:"), "one warning:\n%s", log)
+	d.expectLog(
+		`proxy-await: holding SIGTERM while the child keeps serving signal=SIGTERM term_delay=15s drain_quiet=3s`,
+		`proxy-await: holding the stop signal until the listeners have no traffic connections=1 drain_quiet=3s listeners=`+drainAddr,
+		`proxy-await: a process below proxy-await opened a listening socket listener=`+statsAddr,
+		`proxy-await: delivering termination signal signal=SIGTERM child_pid=\d+ reason="no traffic for 3s" connections=1 since_traffic=\S+`,
+		`proxy-await: child exited child_pid=\d+ exit_code=0`,
+	)
 }

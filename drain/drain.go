@@ -5,9 +5,9 @@
 // multicast). The supervisor only starts a Watch when it holds the stop
 // signal, waits on Quiet, and stops it.
 //
-// It never says quiet when it cannot see: if it cannot tell which listening
-// sockets are those of the processes below proxy-await, or finds none, it
-// warns once and stays silent, so that --term-delay decides.
+// It never says quiet when it cannot see: it follows every listening socket
+// that could be one of those processes', and when it finds none, it warns
+// once and stays silent, so that --term-delay decides.
 //
 // It works on Linux only (Supported); elsewhere Start returns nil, a Watch
 // that is never quiet.

@@ -152,10 +152,9 @@ func (w *Watch) run(o Options) {
 	// settling: the quiet period is over at the last look, and the watch
 	// waits for the reports in flight.
 	armed, warned, looked, settling := false, false, false, false
-	// look finds the listeners again, and arms or disarms the watch: it
-	// says quiet only while it can see every listener below the root. The
-	// processes are walked again when a listener is new, while the watch is
-	// not armed, and when asked (before the watch says quiet).
+	// look finds the listeners again, and arms the watch once there are
+	// some. The processes are walked again when a listener is new, while
+	// the watch is not armed, and when asked (before the watch says quiet).
 	look := func(walk bool) error {
 		added, err := s.findListeners(walk || !armed)
 		if err != nil {
@@ -165,22 +164,9 @@ func (w *Watch) run(o Options) {
 			log.Info("a process below proxy-await opened a listening socket", "event", "drain_listener",
 				"listener", strings.Join(added, " "))
 		}
-		switch b := s.blind; {
-		case b != nil || len(s.listeners) == 0:
-			if armed {
-				armed, settling = false, false
-				timer.Stop()
-				log.Info("the watch pauses: it cannot tell quiet until it sees every listener again",
-					"event", "drain_disarmed")
-			}
-			switch {
-			case warned:
-			case b != nil:
-				warned = true
-				log.Warn("cannot tell which listening sockets are below proxy-await: holding the stop signal for the whole --term-delay",
-					"event", "drain_blind", "pid", b.pid, "uid", b.uids[0], "error", b.err.Error(),
-					"hint", portsHint+", or add the SYS_PTRACE capability")
-			default:
+		switch {
+		case len(s.listeners) == 0:
+			if !warned {
 				warned = true
 				log.Warn("no listening TCP socket below proxy-await: holding the stop signal for the whole --term-delay",
 					"event", "drain_no_listener", "hint", portsHint+", if it serves TCP")
@@ -302,7 +288,6 @@ type sockets struct {
 	listeners map[uint16][]netip.Addr // by port; an unspecified address for a wildcard bind
 	checked   map[uint32]bool         // listening socket inodes looked for below the root: true if found
 	conns     map[uint64]uint64       // connections by cookie: bytes received at the last look
-	blind     *blindProc              // a process whose listeners cannot be told, at the last look
 }
 
 func newSockets(o Options, d *differ, feed *destroyFeed) *sockets {
@@ -335,11 +320,12 @@ func (s *sockets) follow() error {
 }
 
 // findListeners looks for listening sockets below the root not known yet,
-// follows them and returns them, and sets blind to a process whose
-// listeners it cannot tell (see proc_linux.go). Listening sockets are few,
-// so the dump is cheap. The processes below the root are walked again when
-// a listening socket is new, or with walk; descriptors are read only for an
-// inode not seen before. With fixed ports it does nothing.
+// follows them and returns them: those that readable processes hold, and
+// every one that could be a blind process's (see proc_linux.go). Listening
+// sockets are few, so the dump is cheap. The processes below the root are
+// walked again when a listening socket is new, or with walk; descriptors
+// are read only for an inode not seen before. With fixed ports it does
+// nothing.
 func (s *sockets) findListeners(walk bool) ([]string, error) {
 	if len(s.fixed) > 0 {
 		return nil, nil
@@ -363,30 +349,9 @@ func (s *sockets) findListeners(walk bool) ([]string, error) {
 			s.checked[inode] = owned[inode]
 		}
 	}
-	// The users that created listening sockets no readable process holds,
-	// and those of them that a blind process runs as.
-	unheld := map[uint32]bool{}
-	for _, l := range socks {
-		if !s.checked[l.inode] {
-			unheld[l.uid] = true
-		}
-	}
-	blindUIDs := map[uint32]bool{}
-	s.blind = nil
-	for i, b := range s.procs.blind {
-		accounted := false
-		for _, u := range b.uids {
-			if unheld[u] {
-				blindUIDs[u], accounted = true, true
-			}
-		}
-		if !accounted && !s.procs.holdsAny(b.ppid, func(inode uint32) bool { return s.checked[inode] }) && s.blind == nil {
-			s.blind = &s.procs.blind[i]
-		}
-	}
 	var added []string
 	for _, l := range socks {
-		if (s.checked[l.inode] || blindUIDs[l.uid]) && !slices.Contains(s.listeners[l.port], l.ip) {
+		if (s.checked[l.inode] || s.procs.owners[l.uid]) && !slices.Contains(s.listeners[l.port], l.ip) {
 			s.listeners[l.port] = append(s.listeners[l.port], l.ip)
 			added = append(added, net.JoinHostPort(l.ip.String(), strconv.Itoa(int(l.port))))
 		}

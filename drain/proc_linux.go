@@ -19,44 +19,75 @@ import (
 // How the watch finds the listeners of the processes below proxy-await
 //
 // sock_diag lists every listening socket of the network namespace, with its
-// inode and the uid that created it, but not the process that holds it. A
-// process's "socket:[INODE]" links in /proc/PID/fd say which are its own:
-// readable for a process of the same user that is dumpable, or with
-// CAP_SYS_PTRACE. Kubernetes gives a container's root no CAP_SYS_PTRACE, so
-// a server started through gosu, su-exec or setpriv, one that changed its
-// own uid (as nginx's workers do), and one that is not dumpable (a binary
-// with file capabilities) hide their descriptors; their /proc/PID/status,
-// with their uids, stays readable. Such a blind process is accounted for
-// when the watch can still tell its listeners:
+// inode and its owner (the filesystem uid of the process that created it,
+// at the time), but not the process that holds it. A process's
+// "socket:[INODE]" links in /proc/PID/fd say which are its own: readable
+// for a process of the same user that is dumpable, or with CAP_SYS_PTRACE.
+// Kubernetes gives a container's root no CAP_SYS_PTRACE, so a server
+// started through gosu, su-exec or setpriv, one that changed its own uid
+// (nginx's workers; HAProxy, named or postfix, which bind their ports as
+// root and then drop to another user), and one that is not dumpable (a
+// binary with file capabilities) hide their descriptors; their
+// /proc/PID/status, with their uids, stays readable.
 //
-//   - a listening socket that no readable process below proxy-await holds,
-//     created by one of its uids, is taken to be its own (a socket opened
-//     after the switch to another user is created by that user); or
-//   - its parent, readable and below proxy-await, holds a listening socket:
-//     it is a worker serving on its master's listeners, inherited at fork
-//     (nginx, Apache httpd's prefork).
+// Seeing one socket of such a blind process is not seeing the process: a
+// server that binds its port as root, drops to another user and then opens
+// a stats port holds sockets of two owners, and the one that carries the
+// traffic is root's. So the watch follows every listening socket that could
+// be a blind process's. A process creates a socket as a user it is at that
+// moment, and it changes its user only with privilege: as root (or with
+// CAP_SETUID), or by executing a set-user-ID file. The users it can have
+// created its sockets as are therefore:
 //
-// A blind process accounted for neither way may serve on sockets created
-// before it changed its uid (a server that binds port 80 as root, then drops
-// to another user): the watch cannot see them, and never guesses quiet.
+//   - its own (real, effective, saved and filesystem uid): a socket opened
+//     after the switch (gosu), or around a temporary one;
+//   - root: a process that dropped to another user was root before (or
+//     became root from a set-user-ID file), and a server binds its
+//     privileged port as root before it drops;
+//   - those it ran as before it changed its user: what it inherited from the
+//     process that started it, one of the processes above it below
+//     proxy-await, or proxy-await itself. A readable process runs as
+//     proxy-await's user (that is what makes it readable), so these are
+//     proxy-await's users and those of the blind processes above it.
+//
+// Over every blind process, that is root, proxy-await's users and the
+// users of the blind processes (owners), the same for all of them: the
+// watch follows every listening socket that no readable process below
+// proxy-await holds and that one of those users created. A blind process's
+// sockets that a readable one holds as well (a worker serving on its
+// master's listener, as nginx's and Apache httpd's prefork workers do) are
+// followed as the readable one's. So a blind process is accounted for:
+// every listening socket that could be its is followed. One that turns out
+// not to be its (another container of the pod running as one of those
+// users or as root; with hostNetwork, the node's root listeners) only makes
+// the hold longer, the safe side. Left out are sockets created as a user
+// that no process below proxy-await is any more: by root that set its
+// effective uid to a third user for a while, or by a set-user-ID file of
+// another owner than root, or one passed in by a process outside the tree.
+// Servers do not create their listeners so.
 
 // procs is what the watch knows of the processes below the root.
 type procs struct {
 	root    int
-	blind   []blindProc  // the processes whose descriptors cannot be read, at the last walk
-	readers map[int]bool // the readable processes, at the last walk
-	holds   map[int]bool // readable processes found holding one of the listeners
+	uids    []uint32        // the root's
+	blind   []blindProc     // the processes whose descriptors cannot be read, at the last walk
+	readers map[int]bool    // the readable processes, at the last walk
+	owners  map[uint32]bool // the users whose sockets could be a blind process's; empty without one
 }
 
 // blindProc is a process whose descriptors cannot be read.
 type blindProc struct {
-	pid, ppid int
-	uids      []uint32 // real, effective, saved and filesystem uid
-	err       error    // why its descriptors cannot be read
+	pid  int
+	uids []uint32 // real, effective, saved and filesystem uid
+	err  error    // why its descriptors cannot be read
 }
 
 func newProcs(root int) *procs {
-	return &procs{root: root, readers: map[int]bool{}, holds: map[int]bool{}}
+	p := &procs{root: root, readers: map[int]bool{}, owners: map[uint32]bool{}}
+	if b, ok := readStatus(root); ok {
+		p.uids = b.uids
+	}
+	return p
 }
 
 // walk lists the root and every process below it again, and sorts them
@@ -65,6 +96,7 @@ func newProcs(root int) *procs {
 func (p *procs) walk() {
 	p.blind = p.blind[:0]
 	clear(p.readers)
+	clear(p.owners)
 	for _, pid := range append([]int{p.root}, proctree.Descendants(p.root)...) {
 		switch err := probeFDs(pid); {
 		case err == nil:
@@ -78,6 +110,17 @@ func (p *procs) walk() {
 			}
 			b.err = err
 			p.blind = append(p.blind, b)
+		}
+	}
+	if len(p.blind) > 0 {
+		p.owners[0] = true
+		for _, u := range p.uids {
+			p.owners[u] = true
+		}
+		for _, b := range p.blind {
+			for _, u := range b.uids {
+				p.owners[u] = true
+			}
 		}
 	}
 }
@@ -108,7 +151,7 @@ func probeFDs(pid int) error {
 	return nil
 }
 
-// readStatus reads a process's parent and uids from /proc/PID/status, which
+// readStatus reads a process's uids from /proc/PID/status, which
 // any user may read; false for a process gone or a zombie.
 func readStatus(pid int) (blindProc, bool) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -123,8 +166,6 @@ func readStatus(pid int) (blindProc, bool) {
 		switch {
 		case key == "State" && len(f) > 0 && f[0] == "Z":
 			return blindProc{}, false
-		case key == "PPid" && len(f) > 0:
-			b.ppid, _ = strconv.Atoi(f[0])
 		case key == "Uid":
 			for _, u := range f {
 				if n, err := strconv.ParseUint(u, 10, 32); err == nil && !slices.Contains(b.uids, uint32(n)) {
@@ -137,17 +178,15 @@ func readStatus(pid int) (blindProc, bool) {
 }
 
 // owning reports which of the socket inodes the readable processes hold: a
-// "socket:[INODE]" link among their descriptors. It notes each process that
-// holds one, and stops reading descriptors once every inode is found (a
-// server's listener is among its first descriptors, before its
-// connections).
+// "socket:[INODE]" link among their descriptors. It stops reading
+// descriptors once every inode is found (a server's listener is among its
+// first descriptors, before its connections).
 func (p *procs) owning(inodes map[uint32]bool) map[uint32]bool {
 	found := map[uint32]bool{}
 	for pid := range p.readers {
 		done := scanSockets(pid, func(inode uint32) bool {
 			if inodes[inode] {
 				found[inode] = true
-				p.holds[pid] = true
 			}
 			return len(found) == len(inodes)
 		})
@@ -156,17 +195,6 @@ func (p *procs) owning(inodes map[uint32]bool) map[uint32]bool {
 		}
 	}
 	return found
-}
-
-// holdsAny says whether the readable process pid holds one of the inodes.
-func (p *procs) holdsAny(pid int, inodes func(uint32) bool) bool {
-	if !p.readers[pid] {
-		return false
-	}
-	if !p.holds[pid] {
-		p.holds[pid] = scanSockets(pid, inodes)
-	}
-	return p.holds[pid]
 }
 
 // scanSockets calls each with the inode of every socket among pid's

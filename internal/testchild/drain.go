@@ -87,25 +87,43 @@ func init() {
 		serveHTTPOn([]net.Listener{ln})
 	}
 
-	// hidden-later UID ADDR HIDDEN: start "http ADDR" and relay its lines
-	// up to its "ready"; when a line "hidden" comes on stdin, start
-	// "http-as-user UID HIDDEN" beside it the same way: a server that the
-	// watch cannot see (it bound as root, then became UID) and that turns
-	// up late, as a script may start one. hidden-later itself holds no
-	// listener, so the watch cannot credit the hidden server's socket to a
-	// parent it sees, as it does for a prefork worker. On SIGTERM print
+	// http-drop UID ADDR STATS: listen on ADDR, then run as user and group
+	// UID, listen on STATS as that user, and serve both as "http" does: a
+	// server that binds its port as root, drops its privileges and then
+	// opens a stats port, as HAProxy, named and postfix can.
+	scenarios["http-drop"] = func(args []string) {
+		ln := listenTCP(args[1])
+		becomeUser(atoi(args[0]))
+		serveHTTPOn([]net.Listener{ln, listenTCP(args[2])})
+	}
+
+	// listening-parent ADDR SCENARIO ARG...: listen on ADDR and keep the
+	// listener (idle: it never accepts), start SCENARIO as a worker that
+	// shares our stdin, stdout and stderr and none of our descriptors, and
+	// supervise it as "http-worker" does: a parent that holds a port of its
+	// own beside its child's.
+	scenarios["listening-parent"] = func(args []string) {
+		ln := listenTCP(args[0])
+		defer ln.Close()
+		superviseWorker(Command(args[1], args[2:]...))
+	}
+
+	// later ADDR SCENARIO ARG...: start "http ADDR" and relay its lines up
+	// to its "ready"; when a line "later" comes on stdin, start SCENARIO
+	// ARG... beside it the same way: a server that turns up late, as a
+	// script may start one. later itself holds no socket. On SIGTERM print
 	// "signal SIGTERM UNIXNANO", stop both servers and exit.
-	scenarios["hidden-later"] = func(args []string) {
+	scenarios["later"] = func(args []string) {
 		term := make(chan os.Signal, 1)
 		signal.Notify(term, syscall.SIGTERM)
 		var mu sync.Mutex
-		stops := []func(){relay(Command("http", args[1]))}
+		stops := []func(){relay(Command("http", args[0]))}
 		go func() {
 			lines := bufio.NewScanner(os.Stdin)
 			for lines.Scan() {
-				if lines.Text() == "hidden" {
+				if lines.Text() == "later" {
 					mu.Lock()
-					stops = append(stops, relay(Command("http-as-user", args[0], args[2])))
+					stops = append(stops, relay(Command(args[1], args[2:]...)))
 					mu.Unlock()
 				}
 			}
