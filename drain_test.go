@@ -7,6 +7,7 @@ package main
 // this machine is in the watch's view.
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -230,6 +231,69 @@ func TestDrainServerThatDropsBesideItsParentsPort(t *testing.T) {
 	d.keepSendingThroughTheHold(drainAddr + " " + statsAddr)
 }
 
+// udpAddr is where the UDP servers listen.
+const udpAddr = "127.0.0.1:5353"
+
+// datagram sends one datagram to the server at udpAddr and reads its echo.
+func (d *drained) datagram() {
+	d.t.Helper()
+	c, err := testutil.NetnsDialer(d.t, d.cmd.Process.Pid)(context.Background(), "udp", udpAddr)
+	require.NoError(d.t, err)
+	defer c.Close()
+	require.NoError(d.t, c.SetDeadline(time.Now().Add(waitLimit)))
+	_, err = c.Write([]byte("query"))
+	require.NoError(d.t, err)
+	buf := make([]byte, 16)
+	n, err := c.Read(buf)
+	require.NoError(d.t, err)
+	require.Equal(d.t, "query", string(buf[:n]))
+}
+
+// udpHint is the drain_blind warning's hint.
+const udpHint = `\(hint: set --drain-ports to the TCP ports to watch, and its UDP traffic holds the stop signal no longer; or use --term-delay alone\)`
+
+// A UDP server beside an idle TCP port: the watch cannot see the
+// datagrams, so it says so and holds the stop signal for the whole
+// --term-delay, though the TCP port is quiet.
+func TestDrainUDPServerHoldsTheWholeDelay(t *testing.T) {
+	const delay = 3 * time.Second
+	d := startDrained(t, "http-udp", []string{"--term-delay", delay.String(), "--drain-quiet", "200ms"},
+		"@", udpAddr, drainAddr)
+	d.datagram()
+	sent := time.Now()
+	d.signal(syscall.SIGTERM)
+	d.datagram()
+	got := d.signalAt("SIGTERM")
+	assert.GreaterOrEqual(t, got.Sub(sent), delay, "the whole --term-delay")
+	assert.Equal(t, 0, d.wait())
+	d.expectLog(
+		`proxy-await: holding SIGTERM while the child keeps serving signal=SIGTERM term_delay=3s drain_quiet=200ms`,
+		`proxy-await: warning: cannot see the traffic of a UDP socket below proxy-await: holding the stop signal for the whole --term-delay, or until the socket closes udp=`+udpAddr+` pid=\d+ `+udpHint,
+		`proxy-await: delivering termination signal signal=SIGTERM child_pid=\d+ reason="term delay elapsed"`,
+		`proxy-await: child exited child_pid=\d+ exit_code=0`,
+	)
+}
+
+// The same server as nobody hides its descriptors: its UDP socket,
+// nobody's, could be its, and counts the same.
+func TestDrainUDPServerOfAnotherUser(t *testing.T) {
+	const delay = 3 * time.Second
+	d := startDrained(t, "http-udp", []string{"--term-delay", delay.String(), "--drain-quiet", "200ms"},
+		"setpriv", "--reuid="+nobody, "--regid="+nobody, "--clear-groups", "--", "@", udpAddr, drainAddr)
+	d.datagram()
+	sent := time.Now()
+	d.signal(syscall.SIGTERM)
+	got := d.signalAt("SIGTERM")
+	assert.GreaterOrEqual(t, got.Sub(sent), delay, "the whole --term-delay")
+	assert.Equal(t, 0, d.wait())
+	d.expectLog(
+		`proxy-await: holding SIGTERM while the child keeps serving signal=SIGTERM term_delay=3s drain_quiet=200ms`,
+		`proxy-await: warning: cannot see the traffic of a UDP socket below proxy-await: holding the stop signal for the whole --term-delay, or until the socket closes udp=`+udpAddr+` pid=\d+ uid=`+nobody+` error=".*: permission denied" `+udpHint,
+		`proxy-await: delivering termination signal signal=SIGTERM child_pid=\d+ reason="term delay elapsed"`,
+		`proxy-await: child exited child_pid=\d+ exit_code=0`,
+	)
+}
+
 // --drain-ports watches the ports it names, whoever listens there: the
 // server of the test above, which the watch cannot see.
 func TestDrainPortsWatchWhatCannotBeSeen(t *testing.T) {
@@ -246,6 +310,71 @@ func TestDrainVisibleMetricsPortDoesNotHideTheServer(t *testing.T) {
 	d := startDrained(t, "with-metrics", drainFlags, "@", "127.0.0.1:9090", "http-as-user", nobody, drainAddr)
 	d.termDuringRequests()
 	assert.Contains(t, d.stderr.String(), `listeners="`+drainAddr+` 127.0.0.1:9090"`)
+}
+
+// A UDP server that turns up while the stop signal is held (a script
+// starts it after the watch began) pauses the watch: whatever traffic it
+// takes is invisible, so the hold lasts the whole --term-delay, though the
+// server the watch follows has fallen quiet.
+func TestDrainPausesWhenAUDPServerTurnsUp(t *testing.T) {
+	const delay = 8 * time.Second
+	quiet := 2 * testutil.DrainQuiet // room for the UDP server's start on a loaded machine
+	d := startDrained(t, "later", []string{"--term-delay", delay.String(), "--drain-quiet", quiet.String()},
+		"@", drainAddr, "udp", udpAddr)
+	d.requests(0)
+	sent := time.Now()
+	d.signal(syscall.SIGTERM)
+	d.waitLog("holding the stop signal until the listeners have no traffic")
+
+	// Requests keep the followed server busy, so that the quiet period
+	// cannot end, until the UDP server is bound. The watch looks at every
+	// process and UDP socket again before it says quiet, and finds the UDP
+	// server then at the latest.
+	type requested struct {
+		last time.Time // when the last request was answered
+		err  error
+	}
+	stop, stopped := make(chan struct{}), make(chan requested, 1)
+	var once sync.Once
+	stopRequests := func() { once.Do(func() { close(stop) }) }
+	t.Cleanup(stopRequests)
+	go func() {
+		r := requested{last: time.Now()}
+		for r.err == nil {
+			select {
+			case <-stop:
+				stopped <- r
+				return
+			case <-time.After(testutil.RequestGap):
+			}
+			if r.err = testutil.Round(d.client, d.url, 1); r.err == nil {
+				r.last = time.Now()
+			}
+		}
+		stopped <- r
+	}()
+	_, err := io.WriteString(d.stdin, "later\n")
+	require.NoError(t, err)
+	require.Equal(t, "listening udp "+udpAddr, d.next())
+	require.Equal(t, "ready", d.next())
+	stopRequests()
+	r := <-stopped
+	require.NoError(t, r.err, "the followed server must keep serving while the stop signal is held")
+	last := r.last
+	d.datagram()
+
+	got := d.signalAt("SIGTERM")
+	assert.GreaterOrEqual(t, got.Sub(sent), delay, "the whole --term-delay, not --drain-quiet after the last request (%s after the stop signal)", last.Sub(sent))
+	assert.Equal(t, 0, d.wait())
+	udp := `udp=` + udpAddr + ` pid=\d+`
+	d.expectLog(
+		`proxy-await: holding SIGTERM while the child keeps serving signal=SIGTERM term_delay=8s drain_quiet=3s`,
+		`proxy-await: holding the stop signal until the listeners have no traffic connections=1 drain_quiet=3s listeners=`+drainAddr,
+		`proxy-await: the watch pauses: it cannot see the traffic of a UDP socket `+udp,
+		`proxy-await: warning: cannot see the traffic of a UDP socket below proxy-await: holding the stop signal for the whole --term-delay, or until the socket closes `+udp+` `+udpHint,
+		`proxy-await: delivering termination signal signal=SIGTERM child_pid=\d+ reason="term delay elapsed"`,
+		`proxy-await: child exited child_pid=\d+ exit_code=0`,
+	)
 }
 
 // A server that hides its descriptors and turns up while the stop signal is

@@ -6,8 +6,9 @@
 // signal, waits on Quiet, and stops it.
 //
 // It never says quiet when it cannot see: it follows every listening socket
-// that could be one of those processes', and when it finds none, it warns
-// once and stays silent, so that --term-delay decides.
+// that could be one of those processes', and when one of them has a UDP
+// socket (traffic it cannot see), or it finds no listener, it warns once
+// and stays silent, so that --term-delay decides.
 //
 // It works on Linux only (Supported); elsewhere Start returns nil, a Watch
 // that is never quiet.

@@ -2,6 +2,7 @@ package drain
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -115,7 +116,10 @@ func (w *Watch) Stop() Status {
 	return w.status
 }
 
-const portsHint = "set --drain-ports to the ports the command serves on"
+const (
+	portsHint = "set --drain-ports to the ports the command serves on"
+	udpHint   = "set --drain-ports to the TCP ports to watch, and its UDP traffic holds the stop signal no longer; or use --term-delay alone"
+)
 
 func (w *Watch) run(o Options) {
 	defer close(w.done)
@@ -151,23 +155,45 @@ func (w *Watch) run(o Options) {
 	defer timer.Stop()
 	// settling: the quiet period is over at the last look, and the watch
 	// waits for the reports in flight.
-	armed, warned, looked, settling := false, false, false, false
-	// look finds the listeners again, and arms the watch once there are
-	// some. The processes are walked again when a listener is new, while
-	// the watch is not armed, and when asked (before the watch says quiet).
+	armed, looked, settling := false, false, false
+	warned := map[string]bool{} // the events warned of: each warning is logged once
+	first := func(event string) bool {
+		was := warned[event]
+		warned[event] = true
+		return !was
+	}
+	// look finds the listeners again, and arms or disarms the watch: it
+	// says quiet only while it can see every listener below the root and
+	// no UDP socket. The processes are walked again when a listener is new,
+	// while the watch is not armed, and when asked (before the watch says
+	// quiet).
 	look := func(walk bool) error {
 		added, err := s.findListeners(walk || !armed)
 		if err != nil {
 			return err
 		}
-		if len(added) > 0 && looked {
-			log.Info("a process below proxy-await opened a listening socket", "event", "drain_listener",
-				"listener", strings.Join(added, " "))
+		if s.udpErr != nil && first("drain_degraded") {
+			log.Warn("cannot list the UDP sockets: a UDP server below proxy-await is not seen", "event", "drain_degraded",
+				"error", s.udpErr.Error())
 		}
-		switch {
+		if len(added) > 0 && looked {
+			log.Info("a process below proxy-await opened a listening socket",
+				"event", "drain_listener", "listener", strings.Join(added, " "))
+		}
+		switch b := s.blind; {
+		case b != nil:
+			if armed {
+				armed, settling = false, false
+				timer.Stop()
+				log.Info("the watch pauses: it cannot see the traffic of a UDP socket",
+					append([]any{"event", "drain_disarmed"}, b.attrs()...)...)
+			}
+			if first("drain_blind") {
+				log.Warn("cannot see the traffic of a UDP socket below proxy-await: holding the stop signal for the whole --term-delay, or until the socket closes",
+					append(append([]any{"event", "drain_blind"}, b.attrs()...), "hint", udpHint)...)
+			}
 		case len(s.listeners) == 0:
-			if !warned {
-				warned = true
+			if first("drain_no_listener") {
 				log.Warn("no listening TCP socket below proxy-await: holding the stop signal for the whole --term-delay",
 					"event", "drain_no_listener", "hint", portsHint+", if it serves TCP")
 			}
@@ -286,13 +312,33 @@ type sockets struct {
 	procs     *procs                  // the processes below the root
 	last      time.Time               // the latest traffic, or the start
 	listeners map[uint16][]netip.Addr // by port; an unspecified address for a wildcard bind
-	checked   map[uint32]bool         // listening socket inodes looked for below the root: true if found
+	checked   map[uint32]int          // socket inodes looked for below the root: the readable process that holds it, or 0
 	conns     map[uint64]uint64       // connections by cookie: bytes received at the last look
+	udp       []sock                  // the unconnected UDP sockets, at the last walk
+	udpErr    error                   // why the UDP sockets could not be listed, at the last walk
+	blind     *unseen                 // traffic the watch cannot see, at the last look
+}
+
+// unseen is a UDP socket that a process below the root holds, or could
+// hold: traffic the watch cannot see.
+type unseen struct {
+	udp    sock
+	holder int        // the readable process that holds it, or 0
+	hidden *blindProc // else a process that could hold it and whose descriptors cannot be read
+}
+
+// attrs name the socket and its process, for the logs.
+func (u *unseen) attrs() []any {
+	attrs := []any{"udp", net.JoinHostPort(u.udp.ip.String(), strconv.Itoa(int(u.udp.port)))}
+	if u.hidden == nil {
+		return append(attrs, "pid", u.holder)
+	}
+	return append(attrs, "pid", u.hidden.pid, "uid", u.hidden.uids[0], "error", u.hidden.err.Error())
 }
 
 func newSockets(o Options, d *differ, feed *destroyFeed) *sockets {
 	s := &sockets{diag: d, feed: feed, fixed: o.Ports, procs: newProcs(o.Root), last: time.Now(),
-		listeners: map[uint16][]netip.Addr{}, checked: map[uint32]bool{}, conns: map[uint64]uint64{}}
+		listeners: map[uint16][]netip.Addr{}, checked: map[uint32]int{}, conns: map[uint64]uint64{}}
 	for _, p := range o.Ports {
 		s.listeners[p] = []netip.Addr{netip.IPv6Unspecified()}
 	}
@@ -320,12 +366,13 @@ func (s *sockets) follow() error {
 }
 
 // findListeners looks for listening sockets below the root not known yet,
-// follows them and returns them: those that readable processes hold, and
-// every one that could be a blind process's (see proc_linux.go). Listening
-// sockets are few, so the dump is cheap. The processes below the root are
-// walked again when a listening socket is new, or with walk; descriptors
-// are read only for an inode not seen before. With fixed ports it does
-// nothing.
+// follows them and returns them, and sets blind to traffic it cannot see
+// (see proc_linux.go): every listening socket that could be a blind
+// process's is followed, and a UDP socket makes it blind. Listening sockets
+// are few, so the dump is cheap. The processes below the root and their UDP
+// sockets are walked again when a listening socket is new, or with walk;
+// descriptors are read only for an inode not seen before. With fixed ports
+// it does nothing.
 func (s *sockets) findListeners(walk bool) ([]string, error) {
 	if len(s.fixed) > 0 {
 		return nil, nil
@@ -342,16 +389,27 @@ func (s *sockets) findListeners(walk bool) ([]string, error) {
 	}
 	if walk || len(unknown) > 0 {
 		s.procs.walk()
+		s.walkUDP(socks, unknown)
 	}
 	if len(unknown) > 0 {
-		owned := s.procs.owning(unknown)
+		held := s.procs.owning(unknown)
 		for inode := range unknown {
-			s.checked[inode] = owned[inode]
+			s.checked[inode] = held[inode]
+		}
+	}
+	s.blind = nil
+	for _, u := range s.udp {
+		if pid := s.checked[u.inode]; pid != 0 {
+			s.blind = &unseen{udp: u, holder: pid}
+			break
+		}
+		if b := s.procs.couldHold(u.uid); b != nil && s.blind == nil {
+			s.blind = &unseen{udp: u, hidden: b}
 		}
 	}
 	var added []string
 	for _, l := range socks {
-		if (s.checked[l.inode] || s.procs.owners[l.uid]) && !slices.Contains(s.listeners[l.port], l.ip) {
+		if (s.checked[l.inode] != 0 || s.procs.owners[l.uid]) && !slices.Contains(s.listeners[l.port], l.ip) {
 			s.listeners[l.port] = append(s.listeners[l.port], l.ip)
 			added = append(added, net.JoinHostPort(l.ip.String(), strconv.Itoa(int(l.port))))
 		}
@@ -362,6 +420,26 @@ func (s *sockets) findListeners(walk bool) ([]string, error) {
 		}
 	}
 	return added, nil
+}
+
+// walkUDP lists the unconnected UDP sockets again, adds those not seen
+// before to unknown, and forgets the sockets gone: UDP sockets come and go
+// with the clients that send from unconnected ones.
+func (s *sockets) walkUDP(listening []sock, unknown map[uint32]bool) {
+	s.udp, s.udpErr = s.diag.dumpUDP()
+	for _, u := range s.udp {
+		if _, ok := s.checked[u.inode]; !ok {
+			unknown[u.inode] = true
+		}
+	}
+	open := make(map[uint32]bool, len(listening)+len(s.udp))
+	for _, l := range listening {
+		open[l.inode] = true
+	}
+	for _, u := range s.udp {
+		open[u.inode] = true
+	}
+	maps.DeleteFunc(s.checked, func(inode uint32, _ int) bool { return !open[inode] })
 }
 
 // lookAtConnections dumps the connections on the listeners and records the

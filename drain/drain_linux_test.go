@@ -2,6 +2,7 @@ package drain
 
 import (
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"testing"
@@ -75,4 +76,27 @@ func TestPortFilter(t *testing.T) {
 		}
 		assert.Len(t, got, len(want), "no socket on another port")
 	}
+}
+
+// A UDP socket with a local port and no peer below the root (a server's)
+// makes the watch blind; a connected one (a resolver's query) does not.
+func TestUDPServerMakesTheWatchBlind(t *testing.T) {
+	listen(t, "tcp4", "127.0.0.1:0")
+	server, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	query, err := net.Dial("udp4", server.LocalAddr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { query.Close() })
+
+	s := newSockets(Options{Root: os.Getpid()}, newTestDiffer(t), nil)
+	_, err = s.findListeners(true)
+	require.NoError(t, err)
+	require.NotNil(t, s.blind, "the server's socket")
+	assert.Equal(t, server.LocalAddr().String(), netip.AddrPortFrom(s.blind.udp.ip, s.blind.udp.port).String())
+	assert.Equal(t, os.Getpid(), s.blind.holder)
+
+	require.NoError(t, server.Close())
+	_, err = s.findListeners(true)
+	require.NoError(t, err)
+	assert.Nil(t, s.blind, "the query's socket is a client's")
 }

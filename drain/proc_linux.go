@@ -65,6 +65,15 @@ import (
 // effective uid to a third user for a while, or by a set-user-ID file of
 // another owner than root, or one passed in by a process outside the tree.
 // Servers do not create their listeners so.
+//
+// UDP is traffic the watch cannot see. A UDP socket with a local port and
+// no peer (a DNS, QUIC or syslog server's; a connected one, such as a
+// resolver's query, is a client's) that a readable process below
+// proxy-await holds, or that one of the owners created while a blind
+// process is below proxy-await, makes the watch blind. A client that sends
+// from an unconnected socket (some statsd clients) looks the same: the
+// safe side again. UDP sockets come and go with every unconnected client,
+// so the watch lists them only when it walks the processes.
 
 // procs is what the watch knows of the processes below the root.
 type procs struct {
@@ -125,6 +134,20 @@ func (p *procs) walk() {
 	}
 }
 
+// couldHold returns a blind process that could hold a socket created by
+// uid: one that runs as uid if there is one, or nil if none could.
+func (p *procs) couldHold(uid uint32) *blindProc {
+	if !p.owners[uid] {
+		return nil
+	}
+	for i, b := range p.blind {
+		if slices.Contains(b.uids, uid) {
+			return &p.blind[i]
+		}
+	}
+	return &p.blind[0]
+}
+
 // probeFDs says whether pid's descriptors can be read: the directory may be
 // listed (root's CAP_DAC_OVERRIDE allows it) while each link is refused.
 // nil for a process without any descriptor.
@@ -177,16 +200,17 @@ func readStatus(pid int) (blindProc, bool) {
 	return b, len(b.uids) > 0
 }
 
-// owning reports which of the socket inodes the readable processes hold: a
-// "socket:[INODE]" link among their descriptors. It stops reading
-// descriptors once every inode is found (a server's listener is among its
-// first descriptors, before its connections).
-func (p *procs) owning(inodes map[uint32]bool) map[uint32]bool {
-	found := map[uint32]bool{}
+// owning reports which of the socket inodes the readable processes hold,
+// and the process that holds each: a "socket:[INODE]" link among their
+// descriptors. It stops reading descriptors once every inode is found (a
+// server's listener is among its first descriptors, before its
+// connections).
+func (p *procs) owning(inodes map[uint32]bool) map[uint32]int {
+	found := map[uint32]int{}
 	for pid := range p.readers {
 		done := scanSockets(pid, func(inode uint32) bool {
 			if inodes[inode] {
-				found[inode] = true
+				found[inode] = pid
 			}
 			return len(found) == len(inodes)
 		})

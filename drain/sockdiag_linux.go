@@ -19,6 +19,7 @@ const (
 	diagReqLen = 56 // struct inet_diag_req_v2
 
 	tcpTimeWait   = 6  // TCP_TIME_WAIT
+	tcpClose      = 7  // TCP_CLOSE
 	tcpListen     = 10 // TCP_LISTEN
 	tcpNewSynRecv = 12 // TCP_NEW_SYN_RECV
 
@@ -27,6 +28,10 @@ const (
 	// is either dumped or reported destroyed.
 	connStates   = 0xfff &^ (1<<tcpListen | 1<<tcpTimeWait)
 	listenStates = 1 << tcpListen
+	// A UDP socket is dumped once it has a local port; it is in state
+	// ESTABLISHED once connected to one peer (a resolver's query), CLOSE
+	// otherwise: a server's.
+	unconnected = 1 << tcpClose
 
 	attrInfo     = 2 // INET_DIAG_INFO: struct tcp_info
 	attrBytecode = 1 // INET_DIAG_REQ_BYTECODE
@@ -42,7 +47,7 @@ var (
 	offBytesReceived = int(unsafe.Offsetof(unix.TCPInfo{}.Bytes_received))
 )
 
-// sock is one TCP socket as sock_diag reports it.
+// sock is one TCP or UDP socket as sock_diag reports it.
 type sock struct {
 	cookie uint64
 	state  uint8
@@ -97,7 +102,9 @@ func parseSock(msg []byte) (sock, bool) {
 type differ struct {
 	fd   int
 	buf  []byte
-	out  []sock
+	out  []sock // the TCP sockets of the last dump
+	udp  []sock // the UDP sockets of the last dumpUDP
+	into *[]sock
 	req  []byte
 	seen func([]byte)
 }
@@ -110,7 +117,7 @@ func newDiffer() (*differ, error) {
 	d := &differ{fd: fd, buf: make([]byte, netlinkBuffer)}
 	d.seen = func(msg []byte) {
 		if s, ok := parseSock(msg); ok {
-			d.out = append(d.out, s)
+			*d.into = append(*d.into, s)
 		}
 	}
 	return d, nil
@@ -122,16 +129,32 @@ func (d *differ) close() { unix.Close(d.fd) }
 // IPv6, with their tcp_info. With ports, the kernel itself leaves out the
 // sockets on other local ports. The result is valid until the next dump.
 func (d *differ) dump(states uint32, ports []uint16) ([]sock, error) {
-	filter := portFilter(ports)
 	d.out = d.out[:0]
+	err := d.dumpInto(&d.out, unix.IPPROTO_TCP, states, ports)
+	return d.out, err
+}
+
+// dumpUDP lists the UDP sockets that have a local port and no peer, IPv4
+// and IPv6. The result is valid until the next dumpUDP.
+func (d *differ) dumpUDP() ([]sock, error) {
+	d.udp = d.udp[:0]
+	err := d.dumpInto(&d.udp, unix.IPPROTO_UDP, unconnected, nil)
+	return d.udp, err
+}
+
+func (d *differ) dumpInto(out *[]sock, protocol uint8, states uint32, ports []uint16) error {
+	filter := portFilter(ports)
+	d.into = out
 	for _, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		req := append(d.req[:0], make([]byte, unix.NLMSG_HDRLEN+diagReqLen)...)
 		binary.NativeEndian.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
 		binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
 		r := req[unix.NLMSG_HDRLEN:]
 		r[0] = family
-		r[1] = unix.IPPROTO_TCP
-		r[2] = 1 << (attrInfo - 1) // idiag_ext: ask for tcp_info
+		r[1] = protocol
+		if protocol == unix.IPPROTO_TCP {
+			r[2] = 1 << (attrInfo - 1) // idiag_ext: ask for tcp_info
+		}
 		binary.NativeEndian.PutUint32(r[4:], states)
 		if len(filter) > 0 {
 			req = binary.NativeEndian.AppendUint16(req, uint16(4+len(filter)))
@@ -141,13 +164,13 @@ func (d *differ) dump(states uint32, ports []uint16) ([]sock, error) {
 		binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
 		d.req = req
 		if err := unix.Sendto(d.fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-			return nil, os.NewSyscallError("sendto", err)
+			return os.NewSyscallError("sendto", err)
 		}
 		if err := readDump(d.fd, d.buf, d.seen); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return d.out, nil
+	return nil
 }
 
 // portFilter is inet_diag bytecode accepting a socket whose local port is one

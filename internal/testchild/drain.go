@@ -108,6 +108,22 @@ func init() {
 		superviseWorker(Command(args[1], args[2:]...))
 	}
 
+	// http-udp UDPADDR ADDR...: echo every datagram on UDPADDR back to its
+	// sender, and serve as "http ADDR..." does: a UDP server (DNS, QUIC,
+	// syslog) beside a TCP port.
+	scenarios["http-udp"] = func(args []string) {
+		echoUDP(args[0])
+		serveHTTP(args[1:])
+	}
+
+	// udp UDPADDR: echo every datagram on UDPADDR back to its sender; print
+	// "listening udp UDPADDR" and "ready", and exit when stdin closes.
+	scenarios["udp"] = func(args []string) {
+		echoUDP(args[0])
+		fmt.Printf("listening udp %s\nready\n", args[0])
+		_, _ = io.Copy(io.Discard, os.Stdin)
+	}
+
 	// later ADDR SCENARIO ARG...: start "http ADDR" and relay its lines up
 	// to its "ready"; when a line "later" comes on stdin, start SCENARIO
 	// ARG... beside it the same way: a server that turns up late, as a
@@ -241,6 +257,25 @@ func relay(server *exec.Cmd) (stop func()) {
 		<-copied
 		_ = server.Wait()
 	}
+}
+
+// echoUDP binds addr and sends every datagram back to its sender, in the
+// background.
+func echoUDP(addr string) {
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		panic(err)
+	}
+	go func() {
+		buf := make([]byte, 1<<16)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo(buf[:n], from)
+		}
+	}()
 }
 
 // becomeUser makes every thread run as user and group id, with no
