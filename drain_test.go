@@ -433,7 +433,7 @@ func TestDrainFollowsAHiddenServerThatTurnsUp(t *testing.T) {
 	d.expectLog(
 		`proxy-await: holding SIGTERM while the child keeps serving signal=SIGTERM term_delay=15s drain_quiet=3s`,
 		`proxy-await: holding the stop signal until the listeners have no traffic connections=1 drain_quiet=3s listeners=`+drainAddr,
-		`proxy-await: a process below proxy-await opened a listening socket listener=`+statsAddr,
+		`proxy-await: a process below proxy-await opened a listening socket: the watch follows it from now on listener=`+statsAddr,
 		`proxy-await: delivering termination signal signal=SIGTERM child_pid=\d+ reason="no traffic for 3s" connections=1 since_traffic=\S+`,
 		`proxy-await: child exited child_pid=\d+ exit_code=0`,
 	)

@@ -177,7 +177,7 @@ func (w *Watch) run(o Options) {
 				"error", s.udpErr.Error())
 		}
 		if len(added) > 0 && looked {
-			log.Info("a process below proxy-await opened a listening socket",
+			log.Info("a process below proxy-await opened a listening socket: the watch follows it from now on",
 				"event", "drain_listener", "listener", strings.Join(added, " "))
 		}
 		switch b := s.blind; {
@@ -194,7 +194,7 @@ func (w *Watch) run(o Options) {
 			}
 		case len(s.listeners) == 0:
 			if first("drain_no_listener") {
-				log.Warn("no listening TCP socket below proxy-await: holding the stop signal for the whole --term-delay",
+				log.Warn("no listening TCP socket below proxy-await: holding the stop signal until a listener appears and has no traffic, or for the whole --term-delay",
 					"event", "drain_no_listener", "hint", portsHint+", if it serves TCP")
 			}
 		case !armed:

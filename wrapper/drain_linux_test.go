@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -109,9 +110,46 @@ func TestDrainQuietWithoutListeners(t *testing.T) {
 	got := r.signalTime("SIGTERM")
 	assert.GreaterOrEqual(t, got.Sub(sent), delay, "the whole --term-delay")
 	assert.Equal(t, 0, r.wait())
-	const warning = "no listening TCP socket below proxy-await: holding the stop signal for the whole --term-delay"
+	const warning = "no listening TCP socket below proxy-await: holding the stop signal until a listener appears and has no traffic, or for the whole --term-delay"
 	assert.Equal(t, 1, strings.Count(r.log.String(), warning), "one warning")
 	assert.Contains(t, r.log.String(), `reason="term delay elapsed"`)
+}
+
+// No listener at the stop signal, and one that appears during the hold: the
+// first warning says the hold lasts until a listener appears, and the line
+// that names the listener says the watch follows it from then on. The hold
+// ends --drain-quiet after it appeared, not at --term-delay.
+func TestDrainQuietFollowsAListenerThatAppears(t *testing.T) {
+	const quiet, upper = 200 * time.Millisecond, 20 * time.Second
+	r := start(t, Config{TermDelay: upper, DrainQuiet: quiet}, "http")
+	r.expect("ready")
+	sent := time.Now()
+	kill(t, syscall.SIGTERM)
+	waitLog(t, r.log, "no listening TCP socket below proxy-await")
+	_, err := r.stdin.WriteString("listen 127.0.0.1:0\n")
+	require.NoError(t, err)
+	addr := strings.TrimPrefix(r.expect("listening "), "listening ")
+	got := r.nextSignal("SIGTERM")
+	assert.Less(t, got.Sub(sent), upper, "not at --term-delay")
+	assert.Equal(t, 0, r.wait())
+
+	log := strings.Split(r.log.String(), "\n")
+	i := slices.IndexFunc(log, func(l string) bool { return strings.HasPrefix(l, "proxy-await: holding SIGTERM ") })
+	require.GreaterOrEqual(t, i, 0, "no line of the held stop signal")
+	want := []string{
+		`proxy-await: holding SIGTERM while the child keeps serving signal=SIGTERM term_delay=20s drain_quiet=200ms`,
+		`proxy-await: warning: no listening TCP socket below proxy-await: holding the stop signal until a listener appears and has no traffic, or for the whole --term-delay \(hint: set --drain-ports to the ports the command serves on, if it serves TCP\)`,
+		`proxy-await: a process below proxy-await opened a listening socket: the watch follows it from now on listener=` + addr,
+		`proxy-await: holding the stop signal until the listeners have no traffic connections=0 drain_quiet=200ms listeners=` + addr,
+		`proxy-await: delivering termination signal signal=SIGTERM child_pid=\d+ reason="no traffic for 200ms" connections=0 since_traffic=\S+`,
+		`proxy-await: child exited child_pid=\d+ exit_code=0`,
+		``,
+	}
+	for j, w := range want {
+		require.Less(t, i+j, len(log), "too few lines, expecting %q", w)
+		assert.Regexp(t, "^"+w+"$", log[i+j], "line %d", j+1)
+	}
+	assert.Len(t, log, i+len(want), "more lines")
 }
 
 func TestDrainQuietEndedBySecondTerm(t *testing.T) {
