@@ -29,6 +29,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
 // The paths the kubelet's probes are pointed at.
@@ -105,8 +107,11 @@ func Listen(o Options) (*Server, error) {
 		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug),
 	}
 	go s.srv.Serve(ln) //nolint:errcheck // ends with Close
-	o.Logger.Info("serving the pod's probes", "event", "probes_serving", "address", ln.Addr().String(),
-		"app_probe", o.App)
+	attrs := []any{"event", "probes_serving", "address", ln.Addr().String()}
+	if o.App != "" {
+		attrs = append(attrs, "app_probe", redact.URL(o.App))
+	}
+	o.Logger.Info("serving the pod's probes", attrs...)
 	return s, nil
 }
 
@@ -114,17 +119,31 @@ func Listen(o Options) (*Server, error) {
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
 // Started says the command runs: the probes answer with the app's check.
-func (s *Server) Started() { s.phase.CompareAndSwap(int32(waiting), int32(running)) }
+// A nil Server serves nothing, here and below.
+func (s *Server) Started() {
+	if s != nil {
+		s.phase.CompareAndSwap(int32(waiting), int32(running))
+	}
+}
 
 // Stopping says the stop signal arrived: /ready answers 503 from now on.
-func (s *Server) Stopping() { s.phase.Store(int32(stopping)) }
+func (s *Server) Stopping() {
+	if s != nil {
+		s.phase.Store(int32(stopping))
+	}
+}
 
 // Close stops serving.
-func (s *Server) Close() error { return s.srv.Close() }
+func (s *Server) Close() error {
+	if s == nil {
+		return nil
+	}
+	return s.srv.Close()
+}
 
 // Own says whether addr is the local end of a connection that proxy-await
 // opened to the app for a check (open, or closed within ownFor).
-func (s *Server) Own(addr netip.AddrPort) bool { return s.own.has(addr) }
+func (s *Server) Own(addr netip.AddrPort) bool { return s != nil && s.own.has(addr) }
 
 // answer is the handler of one probe path.
 func (s *Server) answer(path string) http.HandlerFunc {
