@@ -456,3 +456,12 @@ func (a *appProbe) Set(s string) error {
 	*a = appProbe(s)
 	return nil
 }
+
+// probePort is the --probe-port flag: a port as port reads it, with an
+// example that is no proxy's.
+type probePort int
+
+func (p *probePort) String() string     { return (*port)(p).String() }
+func (p *probePort) Type() string       { return "port" }
+func (p *probePort) Set(s string) error { return (*port)(p).Set(s) }
+func (p *probePort) example() string    { return "8081" }
