@@ -11,6 +11,7 @@ import (
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/logging"
+	"github.com/proxy-await/proxy-await/probes"
 	"github.com/proxy-await/proxy-await/readiness"
 	"github.com/proxy-await/proxy-await/shutdown"
 	"github.com/proxy-await/proxy-await/wrapper"
@@ -36,9 +37,15 @@ func run(c *config.Config, log *slog.Logger) int {
 	sigs := wrapper.Notify()
 
 	warn(c, log)
-	code, start, answered := awaitProxy(c, log, sigs)
+	probes, code, start := serveProbes(c, log)
+	defer probes.Close()
+	var answered []string
+	if start {
+		code, start, answered = awaitProxy(c, log, sigs)
+	}
 	if start && len(c.Command) > 0 { // no command: only wait
-		code = runChild(c, log, sigs)
+		probes.Started()
+		code = runChild(c, log, sigs, probes)
 	}
 	switch {
 	case c.Shutdown && c.ShutdownOnlyOK && code != 0:
@@ -69,6 +76,23 @@ func mapExitCode(c *config.Config, log *slog.Logger, code int) int {
 	}
 	log.Info("exit code mapped", "event", "exit_code_mapped", "exit_code", code, "as", to)
 	return to
+}
+
+// serveProbes serves the pod's probes on --probe-port from the start, so
+// that the kubelet's startup probe is answered while the proxy is awaited.
+// It says whether to go on and, if not, the exit code: a port that cannot be
+// served would fail every probe of the pod.
+func serveProbes(c *config.Config, log *slog.Logger) (srv *probes.Server, code int, start bool) {
+	if c.ProbePort == 0 {
+		return nil, 0, true
+	}
+	srv, err := probes.Listen(probes.Options{Port: uint16(c.ProbePort), App: c.AppProbe, Logger: log})
+	if err != nil {
+		log.Error("cannot serve the pod's probes", "event", "probes_failed", "probe_port", c.ProbePort,
+			"error", err.Error(), "hint", "choose a --probe-port that nothing else in the pod listens on")
+		return nil, exitcode.Internal, false
+	}
+	return srv, 0, true
 }
 
 // awaitProxy waits for readiness. It says whether to start the child and, if
@@ -172,7 +196,7 @@ func logTimeout(c *config.Config, log *slog.Logger, res readiness.Result) {
 }
 
 // runChild runs the command to its end and returns its exit code.
-func runChild(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) int {
+func runChild(c *config.Config, log *slog.Logger, sigs <-chan os.Signal, probes *probes.Server) int {
 	code, err := wrapper.Run(wrapper.Config{
 		Args:         c.Command,
 		Rewrite:      c.Rewrite,
@@ -184,6 +208,8 @@ func runChild(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) int {
 		WaitAll:      c.WaitAll,
 		Logger:       log,
 		OwnSignal:    ownSignal,
+		OnStop:       probes.Stopping,
+		Own:          probes.Own,
 	}, sigs)
 	var startErr *wrapper.StartError
 	switch {

@@ -39,6 +39,8 @@ type Config struct {
 	TermDelay       time.Duration
 	DrainQuiet      time.Duration
 	DrainPorts      []uint16 // --drain-ports: watch these instead of the listeners found below proxy-await
+	ProbePort       int      // --probe-port: serve the pod's probes here; 0 does not
+	AppProbe        string   // --app-probe: the app's own check, "http://127.0.0.1:PORT/PATH" or "tcp:PORT"
 	KillAfter       time.Duration
 	WaitAll         time.Duration
 	ExitCodes       map[int]int // --exit-code-map: FROM -> TO
@@ -193,6 +195,9 @@ func (c *Config) finish() error {
 		return c.invalid("drain-ports", portList{&c.DrainPorts}.String(), "set --drain-quiet to the quiet period, and --term-delay",
 			"it only applies with --drain-quiet")
 	}
+	if err := c.finishProbes(); err != nil {
+		return err
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c.invalid("log-format", c.LogFormat, "", "choose text or json")
 	}
@@ -200,6 +205,9 @@ func (c *Config) finish() error {
 		return err
 	}
 	switch {
+	case len(c.Command) == 0 && c.ProbePort != 0:
+		return c.invalid("probe-port", strconv.Itoa(c.ProbePort), "put the command after --, or drop --probe-port to only wait for the proxy",
+			"it serves the probes of a command, and there is none")
 	case len(c.Command) == 0 && c.Shutdown:
 		// Without COMMAND proxy-await only waits, for an init container or a
 		// hook: the proxy it waited for must stay up. The message names the
@@ -210,6 +218,23 @@ func (c *Config) finish() error {
 		}
 		return usagef("put the command after --, or drop --shutdown to only wait for the proxy",
 			"%s without a command: there is no command to run before the shutdown", flag)
+	}
+	return nil
+}
+
+// finishProbes checks --probe-port and --app-probe together: the app's check
+// is only made for the probes proxy-await serves, and a port the drain
+// watches by number would count the kubelet's probes as traffic.
+func (c *Config) finishProbes() error {
+	if c.AppProbe != "" && c.ProbePort == 0 {
+		return c.invalid("app-probe", c.AppProbe, "set --probe-port to the port the pod's probes point at",
+			"it is the check behind --probe-port")
+	}
+	for _, p := range c.DrainPorts {
+		if c.ProbePort != 0 && int(p) == c.ProbePort {
+			return c.invalid("probe-port", strconv.Itoa(c.ProbePort), "serve the probes on a port of their own",
+				"it is one of --drain-ports, so the kubelet's probes would be traffic")
+		}
 	}
 	return nil
 }

@@ -58,6 +58,8 @@ func flagSet(c *Config) *pflag.FlagSet {
 	fs.Var((*duration)(&c.TermDelay), "term-delay", "hold the stop signal (the first SIGTERM, SIGINT or SIGQUIT) this long while the command keeps serving")
 	fs.Var((*duration)(&c.DrainQuiet), "drain-quiet", "with --term-delay: deliver the stop signal once the listening sockets below proxy-await have had no traffic for this long")
 	fs.Var(portList{&c.DrainPorts}, "drain-ports", "with --drain-quiet: watch these local TCP ports instead, comma-separated")
+	fs.Var((*probePort)(&c.ProbePort), "probe-port", "serve the pod's probes on `PORT` (/ready, /live, /startup), so that the drain never counts them as traffic")
+	fs.Var((*appProbe)(&c.AppProbe), "app-probe", "with --probe-port: the app's own check, http://127.0.0.1:PORT/PATH (2xx is healthy) or tcp:PORT")
 	fs.Var((*duration)(&c.KillAfter), "kill-after", "SIGKILL the command this long after its stop signal; 0 never")
 	fs.Var((*duration)(&c.WaitAll), "wait-all", "when the command exits, SIGTERM what it left running and wait this long before SIGKILL; 0 does not wait")
 	fs.Var(&exitCodeMap{codes: c.ExitCodes, rules: map[int]string{}}, "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")
@@ -245,6 +247,9 @@ func setFromEnv(f *pflag.Flag, v string) error {
 // as a message may quote it: a URL flag's value without its password
 // (package redact).
 func shownValue(f *pflag.Flag, v string, list bool) string {
+	if _, ok := f.Value.(*appProbe); ok {
+		return redact.URL(v)
+	}
 	switch _, ok := f.Value.(*urlList); {
 	case ok && list:
 		return redact.URLs(urlItems(v))

@@ -29,6 +29,8 @@ func TestMissingValueHintIsAValue(t *testing.T) {
 		"term-delay":       "30s",
 		"drain-quiet":      "30s",
 		"drain-ports":      "8080",
+		"probe-port":       "8081",
+		"app-probe":        "http://127.0.0.1:8080/healthz",
 		"kill-after":       "30s",
 		"wait-all":         "30s",
 		"exit-code-map":    "143:0",
@@ -42,6 +44,8 @@ func TestMissingValueHintIsAValue(t *testing.T) {
 		"drain-quiet": {"--term-delay", "1m", "--", "true"},
 		"drain-ports": {"--drain-quiet", "1s", "--term-delay", "30s", "--", "true"},
 		"versions":    {"--check", "x.yaml"},
+		"probe-port":  {"--", "true"},
+		"app-probe":   {"--probe-port", "8081", "--", "true"},
 		"install":     {},
 	}
 	none := testutil.Getenv(nil)

@@ -422,3 +422,46 @@ func isDigits(s string) bool {
 	}
 	return s != ""
 }
+
+// appProbe is the --app-probe flag: the app's own check behind the probes
+// proxy-await serves, an http or https URL inside the pod or tcp:PORT. The
+// check is made from inside the pod, so a host outside it would probe
+// another pod's health.
+type appProbe string
+
+func (a *appProbe) Type() string    { return "URL|tcp:PORT" }
+func (a *appProbe) example() string { return "http://127.0.0.1:8080/healthz" }
+func (a *appProbe) String() string {
+	if strings.HasPrefix(string(*a), "tcp:") {
+		return string(*a)
+	}
+	return redact.URL(string(*a))
+}
+func (a *appProbe) Set(s string) error {
+	if p, ok := strings.CutPrefix(s, "tcp:"); ok {
+		var n port
+		if err := n.Set(p); err != nil {
+			return err
+		}
+		*a = appProbe(s)
+		return nil
+	}
+	if err := checkURL(s, false); err != nil {
+		return &hinted{err, "write http://127.0.0.1:PORT/PATH or tcp:PORT"}
+	}
+	if u, _ := url.Parse(s); !IsLoopback(u.Hostname()) {
+		return &hinted{fmt.Errorf("host %s is not loopback: the check is of the app in this pod", u.Hostname()),
+			"write http://127.0.0.1:PORT/PATH"}
+	}
+	*a = appProbe(s)
+	return nil
+}
+
+// probePort is the --probe-port flag: a port as port reads it, with an
+// example that is no proxy's.
+type probePort int
+
+func (p *probePort) String() string     { return (*port)(p).String() }
+func (p *probePort) Type() string       { return "port" }
+func (p *probePort) Set(s string) error { return (*port)(p).Set(s) }
+func (p *probePort) example() string    { return "8081" }

@@ -227,6 +227,18 @@ func (s *supervisor) onStopSignal(sig syscall.Signal) {
 		s.deliverStop(why)
 	case s.stop != 0:
 		s.forwardUnlessFromTerminal(sig)
+	default:
+		s.stopping(sig)
+	}
+}
+
+// stopping receives the stop signal: it tells OnStop, then holds or
+// delivers it.
+func (s *supervisor) stopping(sig syscall.Signal) {
+	if s.OnStop != nil {
+		s.OnStop()
+	}
+	switch {
 	case s.fromTerminal(sig):
 		// The keypress reached the child already: it cannot be held, and
 		// sending it again would read as a second keypress.

@@ -12,6 +12,7 @@ package wrapper
 import (
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/exec"
 	"syscall"
@@ -36,6 +37,15 @@ type Config struct {
 	// itself (a SIGPIPE from writing its log to a pipe with no reader left):
 	// such a signal is not forwarded. nil: none is.
 	OwnSignal func(syscall.Signal) bool
+
+	// OnStop is called once, when the stop signal arrives, before it is
+	// held or delivered: the probes proxy-await serves stop answering
+	// ready. nil: nothing is.
+	OnStop func()
+	// Own says whether an address is the local end of a connection that
+	// proxy-await itself opened (the app's checks behind --probe-port): the
+	// drain never counts those as traffic. nil: none is.
+	Own func(netip.AddrPort) bool
 
 	// The child's stdin, stdout and stderr; nil means proxy-await's own. They
 	// are files so that the child gets the descriptors themselves, with no
