@@ -16,6 +16,7 @@ package drain
 
 import (
 	"log/slog"
+	"net/netip"
 	"time"
 )
 
@@ -28,6 +29,14 @@ type Options struct {
 	// Ports, when given, are watched instead: every TCP connection to one
 	// of these local ports, whoever listens.
 	Ports []uint16
+	// Self is proxy-await's own process, the root in a run: the sockets it
+	// holds (the pod's probes it serves on --probe-port) are never watched.
+	// 0: none is left out.
+	Self int
+	// Own says whether an address is the local end of a connection that
+	// proxy-await opened (the app's checks behind --probe-port): such a
+	// connection to a watched socket is never traffic. nil: none is.
+	Own func(netip.AddrPort) bool
 	// Quiet is how long the listeners must have had no traffic.
 	Quiet  time.Duration
 	Logger *slog.Logger
@@ -38,4 +47,8 @@ type Status struct {
 	Armed       bool      // the watch sees the sockets and follows them
 	Connections int       // connections open on the listeners at the last look
 	LastTraffic time.Time // the latest traffic, or when the watch began to follow the sockets
+	// LastPinned is the latest data on a connection from outside the pod,
+	// which is traffic only while new connections arrive (see Watch); zero
+	// when there was none since the watch began.
+	LastPinned time.Time
 }

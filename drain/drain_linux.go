@@ -19,7 +19,18 @@ const Supported = true
 // How the watch sees traffic
 //
 // Traffic is a new connection to a watched listening TCP socket, or data
-// received on a connection to one. The kernel keeps, for every TCP socket,
+// received on a connection to one from inside the pod: from a loopback
+// address or one of the network namespace's own (a sidecar proxy's pooled
+// connections). Data on a connection from outside the pod is not: a client
+// there reaches the pod through kube-proxy or a connection-level balancer,
+// whose rules move only new connections when the pod leaves the endpoints,
+// so a kept-alive client stays on the pod until the app closes its
+// connection after the stop signal. Waiting for it to stop would hold every
+// pod that carries one for the whole --term-delay. New connections from
+// outside, which the endpoint removal does stop, stay traffic, so the hold
+// lasts until they have stopped for the quiet period. Connections that
+// proxy-await opened itself (Options.Own) and sockets it holds
+// (Options.Self: the probes it serves) are never traffic. The kernel keeps, for every TCP socket,
 // the number of bytes it has received and the time since it last received
 // data (struct tcp_info's tcpi_bytes_received and tcpi_last_data_recv; for a
 // connection that never received data, the time since it was accepted).
@@ -115,6 +126,9 @@ func (w *Watch) Stop() Status {
 	defer w.mu.Unlock()
 	return w.status
 }
+
+// ownSocket marks, in sockets.checked, a socket of proxy-await's own.
+const ownSocket = -1
 
 const (
 	portsHint = "set --drain-ports to the ports the command serves on"
@@ -298,7 +312,7 @@ func (w *Watch) run(o Options) {
 func (w *Watch) publish(s *sockets, armed bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.status = Status{Armed: armed, Connections: len(s.conns), LastTraffic: s.last}
+	w.status = Status{Armed: armed, Connections: len(s.conns), LastTraffic: s.last, LastPinned: s.pinned}
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
@@ -307,10 +321,14 @@ func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisec
 // Only the watch's goroutine touches it.
 type sockets struct {
 	diag      *differ
-	feed      *destroyFeed            // nil without the destroy reports
-	fixed     []uint16                // --drain-ports: these, and no process walk
+	feed      *destroyFeed // nil without the destroy reports
+	fixed     []uint16     // --drain-ports: these, and no process walk
+	self      int          // proxy-await's own process: its sockets are never watched
+	own       func(netip.AddrPort) bool
+	local     map[netip.Addr]bool     // the network namespace's addresses; nil when unknown: every peer is inside
 	procs     *procs                  // the processes below the root
 	last      time.Time               // the latest traffic, or the start
+	pinned    time.Time               // the latest data from outside the pod, which is not traffic
 	listeners map[uint16][]netip.Addr // by port; an unspecified address for a wildcard bind
 	checked   map[uint32]int          // socket inodes looked for below the root: the readable process that holds it, or 0
 	conns     map[uint64]uint64       // connections by cookie: bytes received at the last look
@@ -337,7 +355,8 @@ func (u *unseen) attrs() []any {
 }
 
 func newSockets(o Options, d *differ, feed *destroyFeed) *sockets {
-	s := &sockets{diag: d, feed: feed, fixed: o.Ports, procs: newProcs(o.Root), last: time.Now(),
+	s := &sockets{diag: d, feed: feed, fixed: o.Ports, self: o.Self, own: o.Own, local: localAddrs(),
+		procs: newProcs(o.Root), last: time.Now(),
 		listeners: map[uint16][]netip.Addr{}, checked: map[uint32]int{}, conns: map[uint64]uint64{}}
 	for _, p := range o.Ports {
 		s.listeners[p] = []netip.Addr{netip.IPv6Unspecified()}
@@ -395,11 +414,18 @@ func (s *sockets) findListeners(walk bool) ([]string, error) {
 		held := s.procs.owning(unknown)
 		for inode := range unknown {
 			s.checked[inode] = held[inode]
+			if s.self != 0 && held[inode] == s.self {
+				s.checked[inode] = ownSocket
+			}
 		}
 	}
 	s.blind = nil
 	for _, u := range s.udp {
-		if pid := s.checked[u.inode]; pid != 0 {
+		pid := s.checked[u.inode]
+		if pid == ownSocket {
+			continue
+		}
+		if pid != 0 {
 			s.blind = &unseen{udp: u, holder: pid}
 			break
 		}
@@ -409,7 +435,8 @@ func (s *sockets) findListeners(walk bool) ([]string, error) {
 	}
 	var added []string
 	for _, l := range socks {
-		if (s.checked[l.inode] != 0 || s.procs.owners[l.uid]) && !slices.Contains(s.listeners[l.port], l.ip) {
+		pid := s.checked[l.inode]
+		if (pid > 0 || pid == 0 && s.procs.owners[l.uid]) && !slices.Contains(s.listeners[l.port], l.ip) {
 			s.listeners[l.port] = append(s.listeners[l.port], l.ip)
 			added = append(added, net.JoinHostPort(l.ip.String(), strconv.Itoa(int(l.port))))
 		}
@@ -465,11 +492,57 @@ func (s *sockets) lookAtConnections() error {
 			continue
 		}
 		s.conns[c.cookie] = c.bytesIn
-		if prev, seen := old[c.cookie]; !seen || !c.hasInfo || c.bytesIn != prev {
-			s.traffic(lastData(c, at))
-		}
+		prev, seen := old[c.cookie]
+		s.saw(c, seen, prev, at)
 	}
 	return nil
+}
+
+// saw records what a look at connection c shows, at: prev is its byte count
+// at the look before, if seen then. A connection not seen before is new, and
+// traffic wherever it comes from; data on one seen before is traffic from
+// inside the pod, and pinned (not traffic) from outside it.
+func (s *sockets) saw(c sock, seen bool, prev uint64, at time.Time) {
+	switch {
+	case s.own != nil && s.own(c.peer):
+		// proxy-await's own check of the app
+	case !seen:
+		s.traffic(lastData(c, at))
+	case c.hasInfo && c.bytesIn == prev:
+		// nothing received since
+	case s.inside(c.peer.Addr()):
+		s.traffic(lastData(c, at))
+	default:
+		if t := lastData(c, at); t.After(s.pinned) {
+			s.pinned = t
+		}
+	}
+}
+
+// inside says whether a peer is in the pod: a loopback address, or one of
+// the network namespace's own (the pod's address, which a sidecar proxy
+// may send from).
+func (s *sockets) inside(peer netip.Addr) bool {
+	return s.local == nil || peer.IsLoopback() || s.local[peer]
+}
+
+// localAddrs are the addresses of the network namespace's interfaces; nil
+// when they cannot be listed, and then every peer counts as inside, the
+// safe side.
+func localAddrs() map[netip.Addr]bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	local := map[netip.Addr]bool{}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				local[ip.Unmap()] = true
+			}
+		}
+	}
+	return local
 }
 
 // destroyed records a connection the kernel has freed.
@@ -480,9 +553,7 @@ func (s *sockets) destroyed(e destroyed) {
 	case s.ours(e.sock):
 		prev, seen := s.conns[e.cookie]
 		delete(s.conns, e.cookie)
-		if !seen || !e.hasInfo || e.bytesIn != prev {
-			s.traffic(lastData(e.sock, e.at))
-		}
+		s.saw(e.sock, seen, prev, e.at)
 	}
 }
 

@@ -51,9 +51,10 @@ var (
 type sock struct {
 	cookie uint64
 	state  uint8
-	ip     netip.Addr // local address, IPv4 addresses unmapped
-	port   uint16     // local port
-	uid    uint32     // the user that created it
+	ip     netip.Addr     // local address, IPv4 addresses unmapped
+	port   uint16         // local port
+	peer   netip.AddrPort // remote address and port of a connection, IPv4 addresses unmapped
+	uid    uint32         // the user that created it
 	inode  uint32
 
 	// From tcp_info, when hasInfo.
@@ -74,11 +75,15 @@ func parseSock(msg []byte) (sock, bool) {
 		uid:    binary.NativeEndian.Uint32(msg[64:]),
 		inode:  binary.NativeEndian.Uint32(msg[68:]),
 	}
+	var peer netip.Addr
 	if msg[0] == unix.AF_INET {
 		s.ip = netip.AddrFrom4([4]byte(msg[8:12]))
+		peer = netip.AddrFrom4([4]byte(msg[24:28]))
 	} else {
 		s.ip = netip.AddrFrom16([16]byte(msg[8:24])).Unmap()
+		peer = netip.AddrFrom16([16]byte(msg[24:40])).Unmap()
 	}
+	s.peer = netip.AddrPortFrom(peer, binary.BigEndian.Uint16(msg[6:]))
 	attrs := msg[diagMsgLen:]
 	for len(attrs) >= 4 {
 		n := int(binary.NativeEndian.Uint16(attrs))

@@ -81,7 +81,7 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 		case <-timerC(s.hold):
 			s.deliverStop("term delay elapsed")
 		case <-s.drain.Quiet():
-			s.deliverStop("no traffic for " + s.DrainQuiet.String())
+			s.deliverStop(drainedQuiet)
 		case <-timerC(s.kill):
 			s.Logger.Warn("child still running after the termination signal: sending SIGKILL",
 				"event", "kill_after", "child_pid", s.pid, "kill_after", s.KillAfter)
@@ -266,9 +266,16 @@ func (s *supervisor) holdStop() {
 	if s.DrainQuiet > 0 {
 		// Every process below proxy-await: the child's tree, and the
 		// orphans reparented to proxy-await (a server that daemonized).
-		s.drain = drain.Start(drain.Options{Root: os.Getpid(), Ports: s.DrainPorts, Quiet: s.DrainQuiet, Logger: s.Logger})
+		// proxy-await's own sockets (the probes it serves) and its
+		// checks of the app are not traffic.
+		s.drain = drain.Start(drain.Options{Root: os.Getpid(), Self: os.Getpid(), Own: s.Own,
+			Ports: s.DrainPorts, Quiet: s.DrainQuiet, Logger: s.Logger})
 	}
 }
+
+// drainedQuiet asks deliverStop to say why the watch found the listeners
+// quiet.
+const drainedQuiet = "drained"
 
 // deliverStop ends any hold and delivers the stop signal as its rewrite,
 // then arms --kill-after.
@@ -277,6 +284,14 @@ func (s *supervisor) deliverStop(why string) {
 	s.hold = nil
 	drained := s.drain.Stop() // a fresh look at the connections
 	s.drain = nil
+	pinned := drained.Armed && drained.LastPinned.After(drained.LastTraffic)
+	if why == drainedQuiet {
+		why = "no traffic for " + s.DrainQuiet.String()
+		if pinned {
+			why = "no new connection for " + s.DrainQuiet.String() +
+				": only connections from outside the pod still send, and the endpoint removal does not move them"
+		}
+	}
 	to := s.rewrite(s.stop)
 	attrs := s.forwarded(s.stop, to)
 	if why != "" {
@@ -285,6 +300,9 @@ func (s *supervisor) deliverStop(why string) {
 	if drained.Armed {
 		attrs = append(attrs, "connections", drained.Connections,
 			"since_traffic", time.Since(drained.LastTraffic).Round(time.Millisecond))
+	}
+	if pinned {
+		attrs = append(attrs, "since_pinned", time.Since(drained.LastPinned).Round(time.Millisecond))
 	}
 	s.Logger.Info("delivering termination signal", attrs...)
 	s.send(to)
