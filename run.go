@@ -40,13 +40,17 @@ func run(c *config.Config, log *slog.Logger) int {
 	if start && len(c.Command) > 0 { // no command: only wait
 		code = runChild(c, log, sigs)
 	}
+	// The code is final before the shutdown: with --keep-proxy-on-failure
+	// it decides, as the kubelet decides on a restart.
+	code = mapExitCode(c, log, code)
 	switch {
-	case c.Shutdown && c.ShutdownOnlyOK && code != 0:
-		log.Info("command failed: leaving the proxy running", "event", "shutdown_skipped", "exit_code", code)
+	case c.Shutdown && c.KeepProxy && code != 0:
+		log.Info("the run failed: leaving the proxy running for the container's restart",
+			"event", "shutdown_skipped", "exit_code", code)
 	case c.Shutdown:
 		shutdownProxy(c, log, answered)
 	}
-	return mapExitCode(c, log, code)
+	return code
 }
 
 // warn logs what the configuration ignored, once, now that the logger

@@ -29,7 +29,7 @@ import (
 //	QUIT_WITHOUT_ENVOY_TIMEOUT=D  --timeout D --timeout-fatal (wins over the one above)
 //	QUIT_REQUEST_TIMEOUT=D        --shutdown-timeout D (scuttle's default is 5s, as ours)
 //	NEVER_KILL_ISTIO=true         no shutdown at all
-//	NEVER_KILL_ISTIO_ON_FAILURE=true  no shutdown when the command failed
+//	NEVER_KILL_ISTIO_ON_FAILURE=true  --keep-proxy-on-failure (with a shutdown to skip)
 //	SCUTTLE_LOGGING=false         --quiet
 //
 // Values are read as scuttle reads them (scuttle_config.go, getBoolFromEnv
@@ -121,7 +121,9 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 	if !explicit("shutdown") {
 		c.Shutdown = len(quit) > 0 && (genericOnly || !never) && len(c.Command) > 0 // without a command: only wait
 	}
-	c.ShutdownOnlyOK = onlyOK && !genericOnly
+	if !explicit("keep-proxy-on-failure") {
+		c.KeepProxy = onlyOK && !genericOnly && c.Shutdown
+	}
 	c.Disabled = c.Disabled || boolean("START_WITHOUT_ENVOY", false)
 
 	// As scuttle's waitForEnvoy: QUIT_WITHOUT_ENVOY_TIMEOUT when more than 0
