@@ -57,6 +57,7 @@ type Config struct {
 	given      map[string]given  // by long flag name: how each flag was set
 	readyFrom  string            // the variable that set ReadyURLs, as scuttle
 	fromPreset map[string]string // the preset that supplied each URL it did
+	owner      map[string]string // the proxy of each URL that a preset or scuttle's Envoy supplied: the preset, or $ENVOY_ADMIN_API
 
 	Help    bool
 	Version bool
@@ -164,12 +165,12 @@ func (c *Config) finish() error {
 		if !readyGiven && p.ready != "" {
 			u := presetURL(p.ready, port)
 			c.ReadyURLs = append(c.ReadyURLs, u)
-			c.fromPreset[u] = name
+			c.fromPreset[u], c.owner[u] = name, name
 		}
 		if !shutdownGiven && p.shutdown != "" {
 			u := presetURL(p.shutdown, port)
 			c.ShutdownURLs = append(c.ShutdownURLs, u)
-			c.fromPreset[u] = name
+			c.fromPreset[u], c.owner[u] = name, name
 		}
 	}
 	for _, d := range []struct {

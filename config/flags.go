@@ -156,7 +156,7 @@ func unknownVariables(names []string) []Warning {
 // "scuttle" it also reads scuttle's variables (see scuttle.go).
 func Parse(name string, args []string, getenv func(string) (string, bool)) (*Config, error) {
 	getenv = trimmed(getenv)
-	c := &Config{given: map[string]given{}}
+	c := &Config{given: map[string]given{}, owner: map[string]string{}}
 	fs := flagSet(c)
 	scan := scanArgs(fs, args)
 	fail := func(err error) (*Config, error) {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,7 +80,10 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 	// GENERIC_QUIT_ONLY leaves Envoy's and Istio's quit URLs out, unread:
 	// scuttle never POSTs them then.
 	genericOnly := boolean("GENERIC_QUIT_ONLY", false)
-	var ready, quit []string
+	// envoy are the URLs of the proxy at ENVOY_ADMIN_API and of Istio's
+	// pilot-agent, which runs beside it: its readiness URL is theirs. A
+	// generic endpoint is another proxy's.
+	var ready, quit, envoy []string
 	if admin := strings.TrimSuffix(env("ENVOY_ADMIN_API"), "/"); admin != "" {
 		u, err := scuttleURL("ENVOY_ADMIN_API", admin, false)
 		if err != nil {
@@ -92,12 +96,15 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 				quit = append(quit, "http://127.0.0.1:15020/quitquitquit")
 			}
 		}
+		envoy = append(envoy, ready...)
+		envoy = append(envoy, quit...)
 	}
 	if istio := strings.TrimSuffix(env("ISTIO_QUIT_API"), "/"); istio != "" && !genericOnly {
 		if _, err := scuttleURL("ISTIO_QUIT_API", istio, true); err != nil {
 			return err
 		}
 		quit = append(quit, istio+"/quitquitquit")
+		envoy = append(envoy, istio+"/quitquitquit")
 	}
 	if generic, variable := env("GENERIC_QUIT_ENDPOINTS"), "GENERIC_QUIT_ENDPOINTS"; generic != "" {
 		for _, u := range urlItems(generic) {
@@ -115,6 +122,11 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 	}
 	if !explicit("shutdown-url") && quit != nil {
 		c.ShutdownURLs = quit
+	}
+	for _, u := range envoy {
+		if slices.Contains(c.ReadyURLs, u) || slices.Contains(c.ShutdownURLs, u) {
+			c.owner[u] = "$ENVOY_ADMIN_API"
+		}
 	}
 
 	never, onlyOK := boolean("NEVER_KILL_ISTIO", false), boolean("NEVER_KILL_ISTIO_ON_FAILURE", false)
