@@ -121,7 +121,7 @@ func (c *Config) Sidecars() []Sidecar {
 	byPosition := len(c.ReadyURLs) == len(c.ShutdownURLs) && c.byHand(c.ReadyURLs) && c.byHand(c.ShutdownURLs)
 	out := make([]Sidecar, len(c.ShutdownURLs))
 	for i, s := range c.ShutdownURLs {
-		sc := Sidecar{Shutdown: s, Preset: c.presetOf(s)}
+		sc := Sidecar{Shutdown: s, Preset: c.PresetOf(s)}
 		if proxy := c.proxyOf(s); proxy != "" {
 			for _, r := range c.ReadyURLs {
 				if c.owner[r] == proxy {
@@ -153,7 +153,7 @@ func (c *Config) proxyOf(rawURL string) string {
 	if p, ok := c.owner[rawURL]; ok {
 		return p
 	}
-	return c.presetOf(rawURL)
+	return c.PresetOf(rawURL)
 }
 
 // byHand says whether urls were all given by hand (--ready-url,
@@ -172,9 +172,10 @@ func (c *Config) byHand(urls []string) bool {
 // shutdown URLs; "" when --ready-url, --shutdown-url or a variable did.
 func (c *Config) FromPreset(rawURL string) string { return c.fromPreset[rawURL] }
 
-// presetOf is the preset whose proxy serves rawURL, one of the readiness or
-// shutdown URLs; "" when the configuration does not say.
-func (c *Config) presetOf(rawURL string) string {
+// PresetOf is the preset whose proxy serves rawURL, one of the readiness or
+// shutdown URLs: the preset that supplied it, or the only preset given;
+// "" when the configuration does not say.
+func (c *Config) PresetOf(rawURL string) string {
 	if p, ok := c.fromPreset[rawURL]; ok {
 		return p
 	}
