@@ -144,7 +144,7 @@ func unknownVariables(names []string) []Warning {
 		if near := closest(strings.ToLower(strings.ReplaceAll(rest, "_", "-")), candidates); near != "" {
 			hint = "did you mean $" + EnvPrefix + strings.ToUpper(strings.ReplaceAll(near, "-", "_")) + "?"
 		}
-		out = append(out, warnf(hint, "unknown variable $%s: ignored", shown(name)))
+		out = append(out, warnf(hint, "unknown variable $%s: ignored", shown(redact.Word(name))))
 	}
 	return out
 }
@@ -185,7 +185,7 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 			return
 		}
 		if err := setFromEnv(f, v); err != nil {
-			shown := v
+			shown := shownValue(f, v, true)
 			var list *listError
 			if errors.As(err, &list) {
 				shown = list.shown
@@ -243,7 +243,8 @@ func setFromEnv(f *pflag.Flag, v string) error {
 
 // shownValue is v, a value of f as written (a list, from the environment),
 // as a message may quote it: a URL flag's value without its password
-// (package redact).
+// (package redact), and any other flag's value too, which may be a URL
+// given to the wrong flag.
 func shownValue(f *pflag.Flag, v string, list bool) string {
 	switch _, ok := f.Value.(*urlList); {
 	case ok && list:
@@ -251,7 +252,7 @@ func shownValue(f *pflag.Flag, v string, list bool) string {
 	case ok:
 		return redact.URL(v)
 	}
-	return v
+	return redact.Word(v)
 }
 
 // falsy reads LINKERD_AWAIT_VERBOSE as linkerd-await does: these words turn
@@ -354,7 +355,7 @@ func scanArgs(fs *pflag.FlagSet, args []string) scanned {
 			case name == "" || name[0] == '-':
 				return s // bad syntax, which pflag reports
 			case f == nil:
-				s.err = unknownFlag(fs, "--"+name, name)
+				s.err = unknownFlag(fs, a, name)
 			case hasValue:
 				s.values[f.Name] = value
 			case isBool(f, true, i):
@@ -367,9 +368,10 @@ func scanArgs(fs *pflag.FlagSet, args []string) scanned {
 		if strings.HasPrefix(cluster, "test.") {
 			continue // pflag leaves go test's flags alone
 		}
-		if name, _, _ := strings.Cut(cluster, "="); len(name) > 1 && fs.Lookup(name) != nil {
-			// "-timeout=5s" would read as -t with the value "imeout=5s"
-			s.err = usagef("did you mean --"+name+"?", "unknown flag -%s", name)
+		if name, _, hasValue := strings.Cut(cluster, "="); len(name) > 1 && (fs.Lookup(name) != nil || hasValue && longName(name, short)) {
+			// "-timeout=5s" would read as -t with the value "imeout=5s",
+			// and "-ready_url=URL" as -r with "eady_url=URL"
+			s.err = unknownFlag(fs, "-"+name, name)
 			break
 		}
 		for j := 0; j < len(cluster) && s.err == nil; j++ {
@@ -405,17 +407,54 @@ func example(f *pflag.Flag) string {
 	return f.DefValue
 }
 
-// unknownFlag is the error for --name, with the closest known flag.
-func unknownFlag(fs *pflag.FlagSet, written, name string) error {
+// unknownFlag is the error for the argument a, a flag called name, with the
+// closest known flag. It quotes a up to its "=" when name can be a flag's
+// (the value may be a URL with a password), else a as redact shows a word.
+func unknownFlag(fs *pflag.FlagSet, a, name string) error {
 	hint := "see --help for the flags"
 	if near := closestFlag(fs, name); near != "" {
 		hint = "did you mean --" + near + "?"
 	}
+	written, _, _ := strings.Cut(a, "=")
+	if !isName(name) {
+		written = redact.Word(a)
+	}
 	return usagef(hint, "unknown flag %s", shown(written))
 }
 
+// longName says whether name, what follows the one dash of an argument
+// "-name=VALUE", is a long flag's name written after one dash: a name, and
+// not short flags that take the value, booleans but for the last letter
+// ("-gS=false", "-vt=5s").
+func longName(name string, short map[byte]*pflag.Flag) bool {
+	if !isName(name) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		f := short[name[i]]
+		if f == nil || i < len(name)-1 && f.Value.Type() != "bool" {
+			return true
+		}
+	}
+	return false
+}
+
+// isName says whether s can be a flag's name: letters, digits, "-", "_"
+// and ".". It holds no ":", so no password of a URL starts in it.
+func isName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
 // unknownShorthand is the error for the letter c in the argument a: a long
-// flag's name written after one dash ("-shutdown") gets the long flag.
+// flag's name written after one dash ("-shutdown") gets the long flag. It
+// quotes a as redact shows a word: "-Shttp://u:secret@..." holds a URL.
 func unknownShorthand(fs *pflag.FlagSet, a string, c byte) error {
 	hint := "see --help for the flags"
 	name, _, _ := strings.Cut(a[1:], "=")
@@ -425,7 +464,7 @@ func unknownShorthand(fs *pflag.FlagSet, a string, c byte) error {
 	if len(a) == 2 {
 		return usagef(hint, "unknown flag %s", shown(a))
 	}
-	return usagef(hint, "unknown flag %s in %s", shown("-"+string(rune(c))), shown(a))
+	return usagef(hint, "unknown flag %s in %s", shown("-"+string(rune(c))), shown(redact.Word(a)))
 }
 
 // closestFlag is the long flag name nearest to name (see closest).
@@ -506,10 +545,19 @@ func flagError(err error) error {
 	var syntax *pflag.InvalidSyntaxError
 	if errors.As(err, &syntax) {
 		// Not past its "=": the value may be a URL with a password.
-		name, _, _ := strings.Cut(syntax.GetSpecifiedFlag(), "=")
+		a := syntax.GetSpecifiedFlag()
+		name, _, _ := strings.Cut(a, "=")
+		if !isName(strings.TrimLeft(name, "-")) {
+			name = redact.Word(a)
+		}
 		return usagef("see --help for the flags", "bad flag syntax: %s", shown(name))
 	}
-	return usagef("see --help for the flags", "%s", shown(err.Error()))
+	// pflag's other errors quote the argument whole.
+	words := strings.Fields(err.Error())
+	for i, w := range words {
+		words[i] = redact.Word(w)
+	}
+	return usagef("see --help for the flags", "%s", shown(strings.Join(words, " ")))
 }
 
 // hintFor is the hint a value's parser attached to its error, if any, with
