@@ -84,19 +84,38 @@ func boolFlag(fs *pflag.FlagSet, p *bool, name, short, usage string) {
 	fs.VarPF((*boolean)(p), name, short, usage).NoOptDefVal = "true"
 }
 
-// envName is the variable that supplies a flag's default; "" for flags that
-// are commands rather than settings.
+// envName is the variable that supplies a flag's default; "" for the flags
+// read from the command line only (commandLineOnly).
 func envName(f *pflag.Flag) string {
-	if f.Name == "help" || f.Name == "version" {
+	if commandLineOnly(f.Name) {
 		return ""
 	}
-	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+	return envOf(f.Name)
+}
+
+// envOf is the variable named after the flag called name.
+func envOf(name string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// commandLineOnly says whether the flag called name is read from the
+// command line only: the commands (--help, --version) and the modes
+// (--check, --install and --versions, which only --check takes). A variable
+// left in a pod's environment must never turn the application's start into
+// a help text, a check of its own words or a copy.
+func commandLineOnly(name string) bool {
+	switch name {
+	case "help", "version", "check", "install", "versions":
+		return true
+	}
+	return false
 }
 
 // ParseEnviron is Parse with the environment as os.Environ gives it. It
 // also warns of each variable that starts with PROXY_AWAIT_ but is none that
 // proxy-await reads: a misspelt PROXY_AWAIT_TERMDELAY would otherwise lose
-// its setting without a word.
+// its setting without a word, and a PROXY_AWAIT_CHECK would seem to be
+// obeyed.
 func ParseEnviron(name string, args, environ []string) (*Config, error) {
 	vars := make(map[string]string, len(environ))
 	for _, kv := range environ {
@@ -112,20 +131,25 @@ func ParseEnviron(name string, args, environ []string) (*Config, error) {
 	if err != nil || c.Help || c.Version {
 		return c, err
 	}
-	c.Warnings = append(unknownVariables(slices.Sorted(maps.Keys(vars))), c.Warnings...)
+	c.Warnings = append(unknownVariables(vars), c.Warnings...)
 	return c, nil
 }
 
-// unknownVariables warns of each of names that starts with PROXY_AWAIT_ and
-// is not a variable proxy-await reads, with the closest one that it reads.
-func unknownVariables(names []string) []Warning {
+// unknownVariables warns of each variable of vars that starts with
+// PROXY_AWAIT_ and is not one proxy-await reads: with the closest one that it
+// reads, or, for a flag read from the command line only, with that flag
+// when the variable is not empty (empty, it is as good as unset).
+func unknownVariables(vars map[string]string) []Warning {
 	fs := flagSet(&Config{})
 	known := map[string]bool{}
-	var candidates []string // as flag names: "term-delay" for PROXY_AWAIT_TERM_DELAY
+	commandLine := map[string]string{} // variable -> flag, for the flags without one
+	var candidates []string            // as flag names: "term-delay" for PROXY_AWAIT_TERM_DELAY
 	fs.VisitAll(func(f *pflag.Flag) {
 		if env := envName(f); env != "" {
 			known[env] = true
 			candidates = append(candidates, f.Name)
+		} else {
+			commandLine[envOf(f.Name)] = f.Name
 		}
 	})
 	for _, v := range disableVars {
@@ -135,9 +159,16 @@ func unknownVariables(names []string) []Warning {
 		}
 	}
 	var out []Warning
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
 		rest, ok := strings.CutPrefix(name, EnvPrefix)
 		if !ok || known[name] {
+			continue
+		}
+		if flag, ok := commandLine[name]; ok {
+			if strings.TrimSpace(vars[name]) != "" {
+				out = append(out, warnf("unset it, and give --"+flag+" on the command line where it is meant",
+					"variable $%s: ignored, --%s is read from the command line only", name, flag))
+			}
 			continue
 		}
 		hint := "see --help for the variables proxy-await reads"
