@@ -146,4 +146,13 @@ func TestInstallOverADirectory(t *testing.T) {
 	kept, err := os.ReadFile(filepath.Join(entry, "kept"))
 	require.NoError(t, err)
 	assert.Equal(t, "kept\n", string(kept))
+
+	// Said before the copy starts: on a volume too small for the binary
+	// the reason is still the directory, not the lack of room.
+	small := openDir(t)
+	p = startCmd(t, exec.Command("unshare", "-m", "sh", "-c",
+		`mount -t tmpfs -o size=1m tmpfs "$1" && mkdir "$1/proxy-await" || exit 99; "$0" --install "$1"`, proxyAwaitBin, small), nil)
+	assert.Equal(t, 73, p.wait())
+	assert.Equal(t, `proxy-await: error: cannot install proxy-await dir=`+small+` path=`+small+`/proxy-await error="is a directory"`+
+		` (hint: remove that directory, or install into it: --install `+small+`/proxy-await)`+"\n", p.stderr.String())
 }
