@@ -56,7 +56,7 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 		case "":
 		default:
 			c.Warnings = append(c.Warnings, warnf("write true or false",
-				"invalid value %q for $%s: not true or false, so ignored, as scuttle ignores it", v, name))
+				"invalid value %q for $%s: not true or false, so ignored, as scuttle ignores it", redact.Word(v), name))
 		}
 		return def
 	}
@@ -68,7 +68,7 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 		d, err := parseDuration(v)
 		if err != nil {
 			c.Warnings = append(c.Warnings, warnf("write a duration such as 30s",
-				"invalid value %q for $%s: %v, so ignored, as scuttle ignores it", v, name, err))
+				"invalid value %q for $%s: %v, so ignored, as scuttle ignores it", redact.Word(v), name, err))
 		}
 		return d
 	}
