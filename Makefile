@@ -3,7 +3,18 @@
 
 GO        ?= go
 BIN       := bin
-LDFLAGS   := -s -w
+# The version stamp, as .goreleaser.yaml's ldflags set it for a release:
+# the tag without its v (between tags, git describe's 1.2.3-4-gabc1234, or
+# the short commit where no tag is; -dirty for uncommitted changes), the
+# commit, and the commit's time in UTC, not the build's, so that one commit
+# builds one binary. Outside a git checkout of this tree they are empty, and
+# --version says (devel) and unknown.
+IN_GIT     = $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && echo yes)
+GIT_VERSION = $(if $(IN_GIT),$(shell git describe --tags --always --dirty | sed 's/^v//'))
+GIT_COMMIT  = $(if $(IN_GIT),$(shell git rev-parse HEAD))
+GIT_DATE    = $(if $(IN_GIT),$(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ))
+STAMP     := github.com/proxy-await/proxy-await/config
+LDFLAGS    = -s -w -X $(STAMP).version=$(GIT_VERSION) -X $(STAMP).commit=$(GIT_COMMIT) -X $(STAMP).date=$(GIT_DATE)
 # Debian packages the tests and benchmarks run for real: tini and dumb-init to
 # compare against, haproxy for the graceful-stop test, runc and busybox-static
 # for the container test, hyperfine for start-up timing.
@@ -18,13 +29,15 @@ export CLOUD_SQL_PROXY  := $(TOOLS_BIN)/cloud-sql-proxy
 # haproxy and runc live in sbin, which a non-login PATH may lack.
 export PATH := $(PATH):/usr/local/sbin:/usr/sbin:/sbin
 
-.PHONY: all build demo test deps bench conformance fuzz release-check clean e2e
+.PHONY: all build demo test deps bench conformance fuzz release-check clean e2e FORCE
 
 all: build
 
 build: $(BIN)/proxy-await $(BIN)/fakeproxy
 
-$(BIN)/proxy-await: $(shell find . -name '*.go' -not -path './testdata/*' -not -path './e2e/*') go.mod go.sum
+# Built every time: a new commit changes the stamp and no source file, and
+# go build's cache makes a build with nothing changed cheap.
+$(BIN)/proxy-await: FORCE
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ .
 
 $(BIN)/fakeproxy: $(wildcard testdata/fakeproxy/*.go)

@@ -123,3 +123,36 @@ func TestInstallCannotWrite(t *testing.T) {
 		"dir": "/nonexistent/pa", "error": "no such file or directory",
 		"hint": "mount a volume there, such as an emptyDir, or create the directory"}, rec)
 }
+
+// DIR/proxy-await is a directory: the line names that entry, not DIR, and
+// the reason; exit 73; nothing is written, no temporary file is left, and
+// the directory is as it was.
+func TestInstallOverADirectory(t *testing.T) {
+	dir := openDir(t)
+	entry := filepath.Join(dir, "proxy-await")
+	require.NoError(t, os.Mkdir(entry, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(entry, "kept"), []byte("kept\n"), 0o644))
+
+	p := startPA(t, nil, "--install", dir)
+	assert.Equal(t, 73, p.wait())
+	assert.Empty(t, p.restLines, "stdout")
+	assert.Equal(t, `proxy-await: error: cannot install proxy-await dir=`+dir+` path=`+entry+` error="is a directory"`+
+		` (hint: remove that directory, or install into it: --install `+entry+`)`+"\n", p.stderr.String())
+
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "a temporary file was left behind")
+	assert.True(t, entries[0].IsDir())
+	kept, err := os.ReadFile(filepath.Join(entry, "kept"))
+	require.NoError(t, err)
+	assert.Equal(t, "kept\n", string(kept))
+
+	// Said before the copy starts: on a volume too small for the binary
+	// the reason is still the directory, not the lack of room.
+	small := openDir(t)
+	p = startCmd(t, exec.Command("unshare", "-m", "sh", "-c",
+		`mount -t tmpfs -o size=1m tmpfs "$1" && mkdir "$1/proxy-await" || exit 99; "$0" --install "$1"`, proxyAwaitBin, small), nil)
+	assert.Equal(t, 73, p.wait())
+	assert.Equal(t, `proxy-await: error: cannot install proxy-await dir=`+small+` path=`+small+`/proxy-await error="is a directory"`+
+		` (hint: remove that directory, or install into it: --install `+small+`/proxy-await)`+"\n", p.stderr.String())
+}

@@ -36,7 +36,7 @@ const passMark = "Qz7"
 // start of another URL.
 var secretSeeds = []string{
 	"secret", "pa,ss", "p@ss", "p:ss", "p%40ss", "p%2C,ss", "p%zzss", "p%4", "pa/ss", "pa?ss", "pa#ss",
-	",http://127.0.0.1:1/ready", "a,,b", "p ss", "1234", "p@127.0.0.1:1/x,",
+	",http://127.0.0.1:1/ready", "a,,b", "p ss", "1234", "p@127.0.0.1:1/x,", "p=ss",
 }
 
 // endpoints are loopback servers that fail in each way a readiness probe or
@@ -72,8 +72,8 @@ func startEndpoints(t testing.TB) endpoints {
 // FuzzPasswordNeverPrinted puts URLs whose password the fuzzer varies
 // through every path of proxy-await that prints a URL, and finds the
 // password nowhere in what they print, raw or percent-decoded: usage errors
-// from flags, environment variables and scuttle's variables, in text and
-// JSON; and, when the URLs are accepted, the readiness wait and the
+// from flags, environment variables and scuttle's variables, and from words
+// that hold a URL (a long flag typed with one dash), in text and JSON; and, when the URLs are accepted, the readiness wait and the
 // shutdown against endpoints that refuse, answer 503, 404, not at all or
 // 200, with debug logging, in text or JSON.
 func FuzzPasswordNeverPrinted(f *testing.F) {
@@ -113,6 +113,16 @@ func FuzzPasswordNeverPrinted(f *testing.F) {
 				for _, v := range []string{"ENVOY_ADMIN_API", "ISTIO_QUIT_API", "GENERIC_QUIT_ENDPOINTS"} {
 					usageError(t, &out, "scuttle", []string{"--", "true"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": f, v: u})
 				}
+				// Words that hold a URL: a long flag typed with one dash,
+				// which pflag reads as short flags, short flags run into
+				// the URL, an unknown flag, a flag or variable that takes
+				// no URL, and a command named in a hint.
+				for _, w := range []string{"-shutdown-urls=" + u, "-ready_url=" + u, "-url=" + u, "-x=" + u, "-Sx" + u,
+					"--nosuch=" + u, "-S=" + u, "--proxy=" + u, "-r" + u} {
+					usageError(t, &out, "proxy-await", []string{"--log-format", f, w, "--", "true"}, nil)
+				}
+				usageError(t, &out, "proxy-await", []string{"--install", "/pa", u}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": f})
+				usageError(t, &out, "proxy-await", []string{"true"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": f, "PROXY_AWAIT_TIMEOUT": u})
 			}
 		}
 

@@ -58,6 +58,8 @@ func TestRules(t *testing.T) {
 			`testdata/flags.yaml:19: error: flags: Pod/bad-variable container app: invalid value "10 seconds" for $PROXY_AWAIT_KILL_AFTER (--kill-after): ` + durationReason,
 			`testdata/flags.yaml:70: error: flags: Deployment/bool-space container app: invalid value "false" for --timeout-fatal: a boolean flag takes its value only after = (hint: write --timeout-fatal=false, or put -- before a command named false)`,
 			`testdata/flags.yaml:82: warning: ignored-variable: Pod/misspelt container app: unknown variable $PROXY_AWAIT_TERMDELAY: ignored (hint: did you mean $PROXY_AWAIT_TERM_DELAY?)`,
+			`testdata/flags.yaml:99: warning: ignored-variable: Pod/mode-variable container app: variable $PROXY_AWAIT_CHECK: ignored, --check is read from the command line only (hint: unset it, and give --check on the command line where it is meant)`,
+			`testdata/flags.yaml:99: error: grace-period: Pod/mode-variable container app: preStop 0s + term-delay 40s + kill-after 0s = 40s > terminationGracePeriodSeconds 30s: the kubelet's SIGKILL comes first; raise terminationGracePeriodSeconds to 40, or shorten them`,
 		}},
 		{"grace-period.yaml", "", []string{
 			`testdata/grace-period.yaml:14: error: grace-period: Deployment/too-long container web: preStop 5s + term-delay 20s + kill-after 10s = 35s > terminationGracePeriodSeconds 30s: the kubelet's SIGKILL comes first; raise terminationGracePeriodSeconds to 35, or shorten them`,

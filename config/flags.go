@@ -53,6 +53,7 @@ func flagSet(c *Config) *pflag.FlagSet {
 	boolFlag(fs, &c.TimeoutFatal, "timeout-fatal", "", "on readiness timeout exit 69; with =false start the command anyway")
 	boolFlag(fs, &c.Shutdown, "shutdown", "S", "POST the shutdown URLs when proxy-await exits (for Jobs and CronJobs)")
 	fs.Var((*duration)(&c.ShutdownTimeout), "shutdown-timeout", "total time for the shutdown POSTs, retries included")
+	boolFlag(fs, &c.KeepProxy, "keep-proxy-on-failure", "", "with -S: when the exit code is not 0, leave the proxy running for the container's restart (restartPolicy: OnFailure)")
 	fs.VarP(&rewriteTable{to: c.Rewrite, rules: map[syscall.Signal]string{}}, "rewrite", "r", "deliver signal TO when FROM arrives (names or numbers), repeatable; TO=0 drops FROM")
 	boolFlag(fs, &c.ProcessGroup, "process-group", "g", "start the command in its own process group and signal the whole group")
 	fs.Var((*duration)(&c.TermDelay), "term-delay", "hold the stop signal (the first SIGTERM, SIGINT or SIGQUIT) this long while the command keeps serving")
@@ -86,19 +87,38 @@ func boolFlag(fs *pflag.FlagSet, p *bool, name, short, usage string) {
 	fs.VarPF((*boolean)(p), name, short, usage).NoOptDefVal = "true"
 }
 
-// envName is the variable that supplies a flag's default; "" for flags that
-// are commands rather than settings.
+// envName is the variable that supplies a flag's default; "" for the flags
+// read from the command line only (commandLineOnly).
 func envName(f *pflag.Flag) string {
-	if f.Name == "help" || f.Name == "version" {
+	if commandLineOnly(f.Name) {
 		return ""
 	}
-	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+	return envOf(f.Name)
+}
+
+// envOf is the variable named after the flag called name.
+func envOf(name string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// commandLineOnly says whether the flag called name is read from the
+// command line only: the commands (--help, --version) and the modes
+// (--check, --install and --versions, which only --check takes). A variable
+// left in a pod's environment must never turn the application's start into
+// a help text, a check of its own words or a copy.
+func commandLineOnly(name string) bool {
+	switch name {
+	case "help", "version", "check", "install", "versions":
+		return true
+	}
+	return false
 }
 
 // ParseEnviron is Parse with the environment as os.Environ gives it. It
 // also warns of each variable that starts with PROXY_AWAIT_ but is none that
 // proxy-await reads: a misspelt PROXY_AWAIT_TERMDELAY would otherwise lose
-// its setting without a word.
+// its setting without a word, and a PROXY_AWAIT_CHECK would seem to be
+// obeyed.
 func ParseEnviron(name string, args, environ []string) (*Config, error) {
 	vars := make(map[string]string, len(environ))
 	for _, kv := range environ {
@@ -114,20 +134,25 @@ func ParseEnviron(name string, args, environ []string) (*Config, error) {
 	if err != nil || c.Help || c.Version {
 		return c, err
 	}
-	c.Warnings = append(unknownVariables(slices.Sorted(maps.Keys(vars))), c.Warnings...)
+	c.Warnings = append(unknownVariables(vars), c.Warnings...)
 	return c, nil
 }
 
-// unknownVariables warns of each of names that starts with PROXY_AWAIT_ and
-// is not a variable proxy-await reads, with the closest one that it reads.
-func unknownVariables(names []string) []Warning {
+// unknownVariables warns of each variable of vars that starts with
+// PROXY_AWAIT_ and is not one proxy-await reads: with the closest one that it
+// reads, or, for a flag read from the command line only, with that flag
+// when the variable is not empty (empty, it is as good as unset).
+func unknownVariables(vars map[string]string) []Warning {
 	fs := flagSet(&Config{})
 	known := map[string]bool{}
-	var candidates []string // as flag names: "term-delay" for PROXY_AWAIT_TERM_DELAY
+	commandLine := map[string]string{} // variable -> flag, for the flags without one
+	var candidates []string            // as flag names: "term-delay" for PROXY_AWAIT_TERM_DELAY
 	fs.VisitAll(func(f *pflag.Flag) {
 		if env := envName(f); env != "" {
 			known[env] = true
 			candidates = append(candidates, f.Name)
+		} else {
+			commandLine[envOf(f.Name)] = f.Name
 		}
 	})
 	for _, v := range disableVars {
@@ -137,16 +162,23 @@ func unknownVariables(names []string) []Warning {
 		}
 	}
 	var out []Warning
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
 		rest, ok := strings.CutPrefix(name, EnvPrefix)
 		if !ok || known[name] {
+			continue
+		}
+		if flag, ok := commandLine[name]; ok {
+			if strings.TrimSpace(vars[name]) != "" {
+				out = append(out, warnf("unset it, and give --"+flag+" on the command line where it is meant",
+					"variable $%s: ignored, --%s is read from the command line only", name, flag))
+			}
 			continue
 		}
 		hint := "see --help for the variables proxy-await reads"
 		if near := closest(strings.ToLower(strings.ReplaceAll(rest, "_", "-")), candidates); near != "" {
 			hint = "did you mean $" + EnvPrefix + strings.ToUpper(strings.ReplaceAll(near, "-", "_")) + "?"
 		}
-		out = append(out, warnf(hint, "unknown variable $%s: ignored", shown(name)))
+		out = append(out, warnf(hint, "unknown variable $%s: ignored", shown(redact.Word(name))))
 	}
 	return out
 }
@@ -157,7 +189,7 @@ func unknownVariables(names []string) []Warning {
 // "scuttle" it also reads scuttle's variables (see scuttle.go).
 func Parse(name string, args []string, getenv func(string) (string, bool)) (*Config, error) {
 	getenv = trimmed(getenv)
-	c := &Config{given: map[string]given{}}
+	c := &Config{given: map[string]given{}, owner: map[string]string{}}
 	fs := flagSet(c)
 	scan := scanArgs(fs, args)
 	fail := func(err error) (*Config, error) {
@@ -187,7 +219,7 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 			return
 		}
 		if err := setFromEnv(f, v); err != nil {
-			shown := v
+			shown := shownValue(f, v, true)
 			var list *listError
 			if errors.As(err, &list) {
 				shown = list.shown
@@ -245,7 +277,8 @@ func setFromEnv(f *pflag.Flag, v string) error {
 
 // shownValue is v, a value of f as written (a list, from the environment),
 // as a message may quote it: a URL flag's value without its password
-// (package redact).
+// (package redact), and any other flag's value too, which may be a URL
+// given to the wrong flag.
 func shownValue(f *pflag.Flag, v string, list bool) string {
 	if _, ok := f.Value.(*appProbe); ok {
 		return redact.URL(v)
@@ -256,7 +289,7 @@ func shownValue(f *pflag.Flag, v string, list bool) string {
 	case ok:
 		return redact.URL(v)
 	}
-	return v
+	return redact.Word(v)
 }
 
 // falsy reads LINKERD_AWAIT_VERBOSE as linkerd-await does: these words turn
@@ -359,7 +392,7 @@ func scanArgs(fs *pflag.FlagSet, args []string) scanned {
 			case name == "" || name[0] == '-':
 				return s // bad syntax, which pflag reports
 			case f == nil:
-				s.err = unknownFlag(fs, "--"+name, name)
+				s.err = unknownFlag(fs, a, name)
 			case hasValue:
 				s.values[f.Name] = value
 			case isBool(f, true, i):
@@ -372,9 +405,10 @@ func scanArgs(fs *pflag.FlagSet, args []string) scanned {
 		if strings.HasPrefix(cluster, "test.") {
 			continue // pflag leaves go test's flags alone
 		}
-		if name, _, _ := strings.Cut(cluster, "="); len(name) > 1 && fs.Lookup(name) != nil {
-			// "-timeout=5s" would read as -t with the value "imeout=5s"
-			s.err = usagef("did you mean --"+name+"?", "unknown flag -%s", name)
+		if name, _, hasValue := strings.Cut(cluster, "="); len(name) > 1 && (fs.Lookup(name) != nil || hasValue && longName(name, short)) {
+			// "-timeout=5s" would read as -t with the value "imeout=5s",
+			// and "-ready_url=URL" as -r with "eady_url=URL"
+			s.err = unknownFlag(fs, "-"+name, name)
 			break
 		}
 		for j := 0; j < len(cluster) && s.err == nil; j++ {
@@ -410,17 +444,54 @@ func example(f *pflag.Flag) string {
 	return f.DefValue
 }
 
-// unknownFlag is the error for --name, with the closest known flag.
-func unknownFlag(fs *pflag.FlagSet, written, name string) error {
+// unknownFlag is the error for the argument a, a flag called name, with the
+// closest known flag. It quotes a up to its "=" when name can be a flag's
+// (the value may be a URL with a password), else a as redact shows a word.
+func unknownFlag(fs *pflag.FlagSet, a, name string) error {
 	hint := "see --help for the flags"
 	if near := closestFlag(fs, name); near != "" {
 		hint = "did you mean --" + near + "?"
 	}
+	written, _, _ := strings.Cut(a, "=")
+	if !isName(name) {
+		written = redact.Word(a)
+	}
 	return usagef(hint, "unknown flag %s", shown(written))
 }
 
+// longName says whether name, what follows the one dash of an argument
+// "-name=VALUE", is a long flag's name written after one dash: a name, and
+// not short flags that take the value, booleans but for the last letter
+// ("-gS=false", "-vt=5s").
+func longName(name string, short map[byte]*pflag.Flag) bool {
+	if !isName(name) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		f := short[name[i]]
+		if f == nil || i < len(name)-1 && f.Value.Type() != "bool" {
+			return true
+		}
+	}
+	return false
+}
+
+// isName says whether s can be a flag's name: letters, digits, "-", "_"
+// and ".". It holds no ":", so no password of a URL starts in it.
+func isName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
 // unknownShorthand is the error for the letter c in the argument a: a long
-// flag's name written after one dash ("-shutdown") gets the long flag.
+// flag's name written after one dash ("-shutdown") gets the long flag. It
+// quotes a as redact shows a word: "-Shttp://u:secret@..." holds a URL.
 func unknownShorthand(fs *pflag.FlagSet, a string, c byte) error {
 	hint := "see --help for the flags"
 	name, _, _ := strings.Cut(a[1:], "=")
@@ -430,7 +501,7 @@ func unknownShorthand(fs *pflag.FlagSet, a string, c byte) error {
 	if len(a) == 2 {
 		return usagef(hint, "unknown flag %s", shown(a))
 	}
-	return usagef(hint, "unknown flag %s in %s", shown("-"+string(rune(c))), shown(a))
+	return usagef(hint, "unknown flag %s in %s", shown("-"+string(rune(c))), shown(redact.Word(a)))
 }
 
 // closestFlag is the long flag name nearest to name (see closest).
@@ -511,10 +582,19 @@ func flagError(err error) error {
 	var syntax *pflag.InvalidSyntaxError
 	if errors.As(err, &syntax) {
 		// Not past its "=": the value may be a URL with a password.
-		name, _, _ := strings.Cut(syntax.GetSpecifiedFlag(), "=")
+		a := syntax.GetSpecifiedFlag()
+		name, _, _ := strings.Cut(a, "=")
+		if !isName(strings.TrimLeft(name, "-")) {
+			name = redact.Word(a)
+		}
 		return usagef("see --help for the flags", "bad flag syntax: %s", shown(name))
 	}
-	return usagef("see --help for the flags", "%s", shown(err.Error()))
+	// pflag's other errors quote the argument whole.
+	words := strings.Fields(err.Error())
+	for i, w := range words {
+		words[i] = redact.Word(w)
+	}
+	return usagef("see --help for the flags", "%s", shown(strings.Join(words, " ")))
 }
 
 // hintFor is the hint a value's parser attached to its error, if any, with

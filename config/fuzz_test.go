@@ -258,6 +258,17 @@ func FuzzCommandLine(f *testing.F) {
 		{"--", "", "", ""},
 		{"--ready-url", "0/%", "0", "0"},
 		{"--ready-url=http://u:p@h/x/%", "app", "", ""},
+		{"-shutdown-urls=http://u:p@127.0.0.1:1/x", "app", "", ""},
+		{"-ready_url=http://u:p@127.0.0.1:1/x", "app", "", ""},
+		{"-url=http://u:p@127.0.0.1:1/x", "app", "", ""},
+		{"-x=http://u:p@h/", "app", "", ""},
+		{"--nosuch=http://u:p@h/", "app", "", ""},
+		{"-Sxhttp://u:p@h/", "app", "", ""},
+		{"-S=http://u:p@h/", "app", "", ""},
+		{"-rhttp://u:p,ss@h/", "app", "", ""},
+		{"--proxy", "istio,http://u:p@h/", "app", ""},
+		{"--install", "/pa", "http://u:p@h/", ""},
+		{"-gS=false", "-vt=5s", "app", ""},
 	} {
 		f.Add(args[0], args[1], args[2], args[3])
 	}
@@ -308,21 +319,84 @@ func FuzzCommandLine(f *testing.F) {
 }
 
 // quotesWritten says whether v, a value a usage error quotes, is part of
-// args or the redacted form of one of them (or of the value after a flag's
-// "=").
+// args or the redacted form of one of them (or of what follows a flag's
+// letter or its "=").
 func quotesWritten(args []string, v string) bool {
 	if strings.Contains(strings.Join(args, "\x00"), v) {
 		return true
 	}
 	for _, a := range args {
-		if redact.URL(a) == v {
-			return true
-		}
-		if _, after, ok := strings.Cut(a, "="); ok && redact.URL(after) == v {
-			return true
+		for i := range len(a) + 1 {
+			if redact.URL(a[i:]) == v || redact.Word(a[i:]) == v {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// FuzzOneDashForms puts a URL whose password the fuzzer varies into the
+// words a typo makes of a flag, with a name the fuzzer varies too: a long
+// flag typed with one dash (-shutdown-urls=URL, read as a cluster of short
+// flags), short flags run into the URL (-SURL), an unknown long flag
+// (--NAME=URL), a URL without a scheme, after other flags and as the
+// command a hint names, and as the value of a variable PROXY_AWAIT_NAME.
+// Whatever proxy-await refuses or warns of, the password is nowhere in the
+// message, the hint or a warning, raw, percent-decoded or in any case.
+func FuzzOneDashForms(f *testing.F) {
+	names := []string{"shutdown-urls", "ready_url", "url", "x", "nosuch", "S", "Sx", "rewrite", "r", "proxy", "b", "h",
+		"timeout", "gS", "vt", "", "-", "log-format", "versions", "check", "exit-code-map", "install", "p"}
+	passwords := []string{"secret", "pa,ss", "p@ss", "p:ss", "p=ss", "p%40ss", "p%zzss", "pa/ss", "pa?ss", "pa#ss",
+		",http://127.0.0.1:1/ready", "p ss", "1234", "p@127.0.0.1:1/x,", "-S", "=", "TERM:USR1,"}
+	for i, name := range names {
+		for j, p := range passwords {
+			f.Add(name, p, uint8(i*len(passwords)+j))
+		}
+	}
+	const mark = "qz7" // compared in lower case: "Qz7" and "QZ7" are the same mark
+	f.Fuzz(func(t *testing.T, name, fuzzed string, shape uint8) {
+		if strings.Contains(strings.ToLower(name), mark) {
+			return // the name is not secret: a match in it is no leak
+		}
+		pass := "Qz7" + fuzzed + "Qz7"
+		u := "http://user:" + pass + "@127.0.0.1:1/x"
+		word := []string{
+			"-" + name + "=" + u,
+			"-" + name + u,
+			"--" + name + "=" + u,
+			"-" + name + "=user:" + pass + "@127.0.0.1",
+		}[shape%4]
+		args := [][]string{
+			{word, "app"},
+			{"-v", word, "app"},
+			{"--check", word, "x"},
+			{"--install", "/pa", word},
+		}[shape/4%4]
+		var env []string
+		if shape/16%2 == 1 {
+			env = []string{EnvPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "=" + u}
+		}
+		var shown []string
+		c, err := ParseEnviron("proxy-await", args, env)
+		var ue *UsageError
+		switch {
+		case errors.As(err, &ue):
+			shown = append(shown, ue.Msg, ue.Hint)
+		case err != nil:
+			t.Fatalf("%q %q: want a usage error, got %T: %v", args, env, err, err)
+		default:
+			for _, w := range c.Warnings {
+				shown = append(shown, w.Msg, w.Hint)
+			}
+		}
+		for _, s := range shown {
+			s = strings.ToLower(s)
+			assert.NotContains(t, s, mark, "%q %q: %q", args, env, shown)
+			if dec, err := url.PathUnescape(s); err == nil {
+				assert.NotContains(t, strings.ToLower(dec), mark, "%q %q: %q", args, env, shown)
+			}
+		}
+	})
 }
 
 // quotedValue finds the value a usage error quotes.

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
 // Version is a release as --versions states it: MAJOR.MINOR.
@@ -99,7 +101,7 @@ func (c *Config) modes() (bool, error) {
 	case c.Check && c.Install != "":
 		return true, usagef("run proxy-await once for each", "--check and --install cannot be used together")
 	case c.Install != "" && len(c.Command) > 0:
-		return true, c.invalid("install", c.Install, "drop "+shown(c.Command[0])+" and what follows it",
+		return true, c.invalid("install", c.Install, "drop "+shown(redact.Word(c.Command[0]))+" and what follows it",
 			"it copies proxy-await and runs no command")
 	case len(c.Versions) > 0 && !c.Check:
 		return false, c.invalid("versions", versionList(c.Versions).String(), "add --check and the manifests to check",

@@ -139,6 +139,85 @@ func TestBadFlagSyntaxHidesTheValue(t *testing.T) {
 	assert.Equal(t, "bad flag syntax: ---ready-url", u.Msg)
 }
 
+// A word that is not a URL but holds one is quoted with the URL's password
+// masked, by every usage error that quotes user input: a long flag typed
+// with one dash (pflag reads it as a cluster of short flags), an unknown
+// flag or letter, a value given to a flag that takes no URL, from the
+// command line or a variable, and the command a hint names.
+func TestWordsHoldingAURLHideThePassword(t *testing.T) {
+	const u = "http://u:pa55w0rd@127.0.0.1:1/x"
+	const shown = "http://u:xxxxx@127.0.0.1:1/x"
+	for _, tc := range []struct {
+		args      []string
+		env       map[string]string
+		msg, hint string
+	}{
+		// A long flag with one dash, as pflag would read it: -s..., -r
+		// with the value "eady_url=...", -u.
+		{[]string{"-shutdown-urls=" + u, "app"}, nil, "unknown flag -shutdown-urls", "did you mean --shutdown-url?"},
+		{[]string{"-ready_url=" + u, "app"}, nil, "unknown flag -ready_url", "did you mean --ready-url?"},
+		{[]string{"-url=" + u, "app"}, nil, "unknown flag -url", "see --help for the flags"},
+		{[]string{"-S", "-shutdown-url=" + u, "app"}, nil, "unknown flag -shutdown-url", "did you mean --shutdown-url?"},
+		// Unknown letters, in words that hold a URL.
+		{[]string{"-x=" + u, "app"}, nil, "unknown flag -x in -x=" + shown, "see --help for the flags"},
+		{[]string{"-Sx" + u, "app"}, nil, "unknown flag -x in -Sx" + shown, "see --help for the flags"},
+		{[]string{"-xhttp://u:pa55=w0rd@127.0.0.1/", "app"}, nil, "unknown flag -x in -xhttp://u:xxxxx@127.0.0.1/", "see --help for the flags"},
+		{[]string{"-x=u:pa55w0rd@127.0.0.1", "app"}, nil, "unknown flag -x in -x=u:xxxxx@127.0.0.1", "see --help for the flags"},
+		// Unknown long flags: the name up to "=", or the word redacted
+		// when what comes before its "=" is no flag's name.
+		{[]string{"--nosuch=" + u, "app"}, nil, "unknown flag --nosuch", "see --help for the flags"},
+		{[]string{"--u:pa55=w0rd@127.0.0.1", "app"}, nil, "unknown flag --u:xxxxx@127.0.0.1", "see --help for the flags"},
+		{[]string{"---u:pa55=w0rd@127.0.0.1", "app"}, nil, "bad flag syntax: ---u:xxxxx@127.0.0.1", "see --help for the flags"},
+		// A URL as the value of a flag that takes none.
+		{[]string{"-S=" + u, "app"}, nil, `invalid value "` + shown + `" for --shutdown: must be true or false`, ""},
+		{[]string{"-b" + u, "app"}, nil, `invalid value "` + shown + `" for --backoff: ` + durationReason, ""},
+		{[]string{"-h" + u, "app"}, nil, `invalid value "tp://u:xxxxx@127.0.0.1:1/x" for --timeout: ` + durationReason, ""},
+		{[]string{"--log-format=" + u, "app"}, nil, `invalid value "` + shown + `" for --log-format: choose text or json`, ""},
+		{[]string{"--proxy=" + u, "app"}, nil, `invalid value "` + shown + `" for --proxy: ` + atInListReason, presetHint},
+		{[]string{"--proxy=http://u:pa55,w0rd@127.0.0.1/", "app"}, nil, `invalid value "http://u:xxxxx@127.0.0.1/" for --proxy: ` + atInListReason, presetHint},
+		{[]string{"-r" + u, "app"}, nil, `invalid value "` + shown + `" for --rewrite: ` + atInListReason, ""},
+		{[]string{"--exit-code-map", "1:2,http://u:pa55,w0rd@h", "app"}, nil, `invalid value "xxxxx@h" for --exit-code-map: ` + atInListReason, ""},
+		{[]string{"--check", "--versions=" + u, "x"}, nil, `invalid value "` + shown + `" for --versions: ` + atInListReason, "write --versions linkerd=2.20,istio=1.27,kubernetes=1.33"},
+		{[]string{"--install=" + u, "app"}, nil, `invalid value "` + shown + `" for --install: it copies proxy-await and runs no command`, "drop app and what follows it"},
+		{[]string{"--install", "/pa", u}, nil, `invalid value "/pa" for --install: it copies proxy-await and runs no command`, "drop " + shown + " and what follows it"},
+		// The same from variables.
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_TIMEOUT": u}, `invalid value "` + shown + `" for $PROXY_AWAIT_TIMEOUT (--timeout): ` + durationReason, ""},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PROXY": "istio," + u}, `invalid value "xxxxx@127.0.0.1:1..." for $PROXY_AWAIT_PROXY (--proxy): ` + atInListReason, presetHint},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": u}, `invalid value "` + shown + `" for $PROXY_AWAIT_LOG_FORMAT (--log-format): choose text or json`, ""},
+	} {
+		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
+		var ue *UsageError
+		require.True(t, errors.As(err, &ue), "%q %v: want a usage error, got %v", tc.args, tc.env, err)
+		assert.Equal(t, tc.msg, ue.Msg, "%q %v", tc.args, tc.env)
+		assert.Equal(t, tc.hint, ue.Hint, "%q %v", tc.args, tc.env)
+		noPassword(t, ue.Msg+ue.Hint)
+	}
+}
+
+// The warnings quote what they ignore as the usage errors do.
+func TestWarningsHideThePassword(t *testing.T) {
+	c, err := ParseEnviron("scuttle", []string{"app"}, []string{
+		"WAIT_FOR_ENVOY_TIMEOUT=http://u:pa55w0rd@127.0.0.1:1/x", "NEVER_KILL_ISTIO=http://u:pa55w0rd@127.0.0.1:1/x",
+		"PROXY_AWAIT_u:pa55w0rd@127.0.0.1=1",
+	})
+	require.NoError(t, err)
+	var msgs []string
+	for _, w := range c.Warnings {
+		msgs = append(msgs, w.Msg)
+		noPassword(t, w.Msg+w.Hint)
+	}
+	assert.Equal(t, []string{
+		"unknown variable $xxxxx@127.0.0.1: ignored",
+		`invalid value "http://u:xxxxx@127.0.0.1:1/x" for $NEVER_KILL_ISTIO: not true or false, so ignored, as scuttle ignores it`,
+		`invalid value "http://u:xxxxx@127.0.0.1:1/x" for $WAIT_FOR_ENVOY_TIMEOUT: ` + durationReason + `, so ignored, as scuttle ignores it`,
+	}, msgs)
+}
+
+const (
+	durationReason = "not a duration (use 250ms, 1m30s, 2d or seconds)"
+	atInListReason = "no item of this flag has an @: is it a URL meant for another flag?"
+)
+
 // The help shows a URL flag's value as redact does, should it ever have
 // one by default.
 func TestURLFlagValueHidesThePassword(t *testing.T) {

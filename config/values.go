@@ -122,10 +122,27 @@ func addItems(v listValue, s string, split bool) error {
 			return errEmptyItem
 		}
 		if err := v.add(item); err != nil {
-			return err
+			return atInList(s, err)
 		}
 	}
 	return nil
+}
+
+// atInList is err, the error of an item of the list s, as a message may
+// show it. No item of a list that splits at commas has an "@"; when s has
+// one, it may be a URL with a password, cut at its commas, so that no part
+// of an item can be shown: only the hint is kept.
+func atInList(s string, err error) error {
+	if !strings.Contains(s, "@") {
+		return err
+	}
+	var h *hinted
+	errors.As(err, &h)
+	out := &hinted{errors.New("no item of this flag has an @: is it a URL meant for another flag?"), ""}
+	if h != nil {
+		out.hint = h.hint
+	}
+	return out
 }
 
 // hinted is a value's error with a hint; FLAG in the hint stands for the

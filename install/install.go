@@ -26,7 +26,11 @@ func Run(dir string, stdout io.Writer, log *slog.Logger) int {
 	var e *Error
 	switch {
 	case errors.As(err, &e):
-		attrs := []any{"event", "install_failed", "dir", e.Dir, "error", e.Reason}
+		attrs := []any{"event", "install_failed", "dir", e.Dir}
+		if e.Path != "" {
+			attrs = append(attrs, "path", e.Path)
+		}
+		attrs = append(attrs, "error", e.Reason)
 		if e.Hint != "" {
 			attrs = append(attrs, "hint", e.Hint)
 		}
@@ -41,14 +45,21 @@ func Run(dir string, stdout io.Writer, log *slog.Logger) int {
 }
 
 // Error is a directory Copy cannot write into, with the reason and, when
-// the fix is known, a hint.
+// the fix is known, a hint. Path is the entry in it that stands in the way,
+// when it is that entry and not the directory.
 type Error struct {
 	Dir    string
+	Path   string
 	Reason string
 	Hint   string
 }
 
-func (e *Error) Error() string { return e.Dir + ": " + e.Reason }
+func (e *Error) Error() string {
+	if e.Path != "" {
+		return e.Path + ": " + e.Reason
+	}
+	return e.Dir + ": " + e.Reason
+}
 
 // Copy writes the running executable to dir/proxy-await, mode 0755 whatever
 // the umask, so that any user can run it. It writes a temporary file in dir
@@ -60,7 +71,13 @@ func Copy(dir string) (string, error) {
 	case err != nil:
 		return "", failure(dir, err)
 	case !st.IsDir():
-		return "", &Error{dir, "not a directory", "give the directory to copy proxy-await into"}
+		return "", &Error{Dir: dir, Reason: "not a directory", Hint: "give the directory to copy proxy-await into"}
+	}
+	// A directory where the file goes cannot be renamed over: said before
+	// anything is written, naming the entry rather than dir.
+	path := filepath.Join(dir, Name)
+	if isDir(path) {
+		return "", inTheWay(dir, path)
 	}
 	self, err := executable()
 	if err != nil {
@@ -94,12 +111,28 @@ func Copy(dir string) (string, error) {
 	if err := tmp.Close(); err != nil {
 		return "", failure(dir, err)
 	}
-	path := filepath.Join(dir, Name)
 	if err := os.Rename(tmp.Name(), path); err != nil {
+		if isDir(path) { // made since the check above
+			return "", inTheWay(dir, path)
+		}
 		return "", failure(dir, err)
 	}
 	done = true
 	return path, nil
+}
+
+// isDir says whether path is a directory itself, not a link to one: a link
+// is renamed over as a file is.
+func isDir(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.IsDir()
+}
+
+// inTheWay is the error for path, the entry of dir that Copy would write, when
+// it is a directory.
+func inTheWay(dir, path string) error {
+	return &Error{Dir: dir, Path: path, Reason: "is a directory",
+		Hint: "remove that directory, or install into it: --install " + path}
 }
 
 // failure is the error for dir from a failed file operation: the system's
@@ -119,5 +152,5 @@ func failure(dir string, err error) error {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		hint = "give the volume room for the binary (a sizeLimit on an emptyDir counts it)"
 	}
-	return &Error{dir, reason, hint}
+	return &Error{Dir: dir, Reason: reason, Hint: hint}
 }

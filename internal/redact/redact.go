@@ -58,6 +58,46 @@ func URLs(raws []string) string {
 	return strings.Join(shown, ",")
 }
 
+// Word is a word of a command line, or a value of a variable, as a message
+// may quote it when it is not known to be a URL: a flag with a URL after
+// its "=" (-shutdown-urls=http://u:secret@127.0.0.1/x), a cluster of short
+// flags whose value is one (-Shttp://...), or a URL given to a flag that
+// takes none. A word without an "@" has no userinfo, so no password, and is
+// shown as written. Otherwise its leading dashes, and a flag's name up to
+// its first "=", are shown as written (a name has no ":", so no password
+// starts in it), and the rest as URL shows a URL.
+func Word(w string) string {
+	if !strings.Contains(w, "@") {
+		return w
+	}
+	rest := strings.TrimLeft(w, "-")
+	prefix := w[:len(w)-len(rest)]
+	if name, value, ok := strings.Cut(rest, "="); ok && isName(name) {
+		prefix += name + "="
+		rest = value
+	}
+	shown := URL(rest)
+	if scheme, _, ok := strings.Cut(rest, "://"); ok && strings.HasPrefix(shown, strings.ToLower(scheme)+"://") {
+		// url.URL.Redacted writes the scheme in lower case; in
+		// -Shttp://... it starts with a flag's letter, as written.
+		shown = scheme + shown[len(scheme):]
+	}
+	return prefix + shown
+}
+
+// isName says whether s can be a flag's name: letters, digits, "-", "_"
+// and ".".
+func isName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // userinfoIsAuthoritys says whether every "@" in raw, a URL that parsed with
 // the given scheme, lies in its authority: then url.Parse found the whole
 // userinfo, and nothing of it is left in the path, query or fragment.

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -87,6 +88,65 @@ func FuzzURL(f *testing.F) {
 		assert.NotContains(t, shown, mark, "%q shown as %q", raw, shown)
 		if dec, err := url.PathUnescape(shown); err == nil {
 			assert.NotContains(t, dec, mark, "%q shown as %q", raw, shown)
+		}
+	})
+}
+
+func TestWord(t *testing.T) {
+	for _, tc := range []struct{ raw, shown string }{
+		// No "@", no userinfo: shown as written.
+		{"-timeout=5s", "-timeout=5s"},
+		{"--a\nb", "--a\nb"},
+		{"http://127.0.0.1:4191/ready", "http://127.0.0.1:4191/ready"},
+		// A flag's dashes and name stay; the URL after them is redacted.
+		{"-shutdown-urls=http://u:secret@127.0.0.1:1/x", "-shutdown-urls=http://u:xxxxx@127.0.0.1:1/x"},
+		{"-ready_url=http://u:secret@127.0.0.1:1/x", "-ready_url=http://u:xxxxx@127.0.0.1:1/x"},
+		{"--nosuch=http://u:p=ss@h/", "--nosuch=http://u:xxxxx@h/"},
+		{"-x=u:secret@h", "-x=u:xxxxx@h"},
+		{"eady_url=http://u:secret@h", "eady_url=http://u:xxxxx@h"},
+		{"http://u:secret@h", "http://u:xxxxx@h"},
+		// Short flags run into the URL: their letters stay as written.
+		{"-Sxhttp://u:secret@h/x", "-Sxhttp://u:xxxxx@h/x"},
+		{"-HTTP://u:secret@h", "-HTTP://u:xxxxx@h"},
+		// What comes before an "=" that is no flag's name is the URL's.
+		{"-xhttp://u:p=ss@h/", "-xhttp://u:xxxxx@h/"},
+		{"--u:p=ss@h", "--u:xxxxx@h"},
+		{"-xu:p=ss@h", "-xu:xxxxx@h"},
+		{"--:secret@h", "--xxxxx@h"},
+		{"istio,http://u:secret@127.0.0.1:1/x", "xxxxx@127.0.0.1:1..."},
+		{"-=http://u:secret@h", "-=http://u:xxxxx@h"},
+		{"user@h", "xxxxx@h"},
+	} {
+		assert.Equal(t, tc.shown, Word(tc.raw), "%q", tc.raw)
+	}
+}
+
+// FuzzWord puts a URL whose password the fuzzer varies after a prefix the
+// fuzzer varies too, as a mistyped flag would (-NAME=URL, -NAMEURL,
+// --NAME=URL), and finds the password nowhere in what Word shows, raw,
+// percent-decoded or in any case.
+func FuzzWord(f *testing.F) {
+	for i, p := range passwordSeeds {
+		for _, prefix := range []string{"-shutdown-urls=", "-ready_url=", "-url=", "-x=", "--nosuch=", "-S", "-Sx", "", "-", "-a.b_c=", "--=", "-:"} {
+			f.Add(prefix, p, uint8(i))
+		}
+	}
+	const mark = "Qz7"
+	f.Fuzz(func(t *testing.T, prefix, fuzzed string, shape uint8) {
+		if strings.Contains(strings.ToLower(prefix), strings.ToLower(mark)) {
+			return // the prefix is not secret: a match in it is no leak
+		}
+		pass := mark + fuzzed + mark
+		raw := prefix + []string{
+			"http://user:" + pass + "@127.0.0.1:9901/ready",
+			"HTTPS://user:" + pass + "@[::1]/shutdown?x=1",
+			"user:" + pass + "@localhost",
+		}[int(shape)%3]
+		shown := strings.ToLower(Word(raw))
+		lower := strings.ToLower(mark)
+		assert.NotContains(t, shown, lower, "%q shown as %q", raw, Word(raw))
+		if dec, err := url.PathUnescape(shown); err == nil {
+			assert.NotContains(t, dec, lower, "%q shown as %q", raw, Word(raw))
 		}
 	})
 }
