@@ -51,8 +51,9 @@ func TestStartsOnlyAfterProxyIsReady(t *testing.T) {
 	assert.True(t, firstOK, "no probe saw the proxy ready")
 }
 
-// exitCodeCases are SPEC.md's exit codes that the child's end decides; the
-// PID 1 tests run them again with proxy-await as a namespace's init.
+// exitCodeCases are the exit codes that the child's end decides
+// (docs/reference.md#exit-codes); the PID 1 tests run them again with
+// proxy-await as a namespace's init.
 var exitCodeCases = []struct {
 	name string
 	args []string

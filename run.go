@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proxy-await/proxy-await/internal/signals"
+
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/logging"
@@ -164,15 +166,15 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 				continue
 			case ownSignal(s):
 				continue
-			case !wrapper.IsTermination(s):
+			case !signals.IsTermination(s):
 				log.Debug("signal ignored while waiting for the proxy", "event", "signal_dropped",
-					"signal", wrapper.SignalName(s))
+					"signal", signals.Name(s))
 				continue
 			}
 			cancel()
 			o := <-done
 			log.Info("termination signal while waiting for the proxy: not starting the command",
-				"event", "readiness_interrupted", "signal", wrapper.SignalName(s))
+				"event", "readiness_interrupted", "signal", signals.Name(s))
 			return exitcode.SignalBase + int(s), false, o.res.Answered
 		}
 	}

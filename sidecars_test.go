@@ -330,7 +330,7 @@ func TestRealCloudSQLProxyWithoutQuitquitquit(t *testing.T) {
 	}
 }
 
-// The fake proxy answers as SPEC.md's last section says each sidecar does:
+// The fake proxy answers as docs/sidecars.md says each sidecar does:
 // the tests above are only as good as these answers.
 func TestFakeProxyAnswersAsEachSidecar(t *testing.T) {
 	type answer struct {

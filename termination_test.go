@@ -12,7 +12,7 @@ import (
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
-// SPEC.md's lifecycle step 5: once configuration succeeded, -S POSTs the
+// Lifecycle step 5 (docs/reference.md#lifecycle): once configuration succeeded, -S POSTs the
 // shutdown URLs on every exit path. The readiness timeout and the signal
 // during the wait have their own tests in lifecycle_test.go.
 func TestShutdownOnEveryExitPath(t *testing.T) {

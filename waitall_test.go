@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// SPEC.md's lifecycle step 4 with --wait-all: what the main command leaves
+// Lifecycle step 4 with --wait-all (docs/reference.md#lifecycle): what the main command leaves
 // running gets SIGTERM, then up to the flag's duration to exit, then SIGKILL;
 // only then is the proxy shut down.
 

@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxy-await/proxy-await/internal/signals"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/internal/testutil"
-
-	"github.com/proxy-await/proxy-await/wrapper"
 )
 
 // Fuzz targets for everything proxy-await reads from its command line and
@@ -531,7 +531,7 @@ func checkParsed(t *testing.T, c *Config, err error, vars []string) {
 	assert.True(t, c.Port >= 0 && c.Port <= 65535, "port %d", c.Port)
 	assert.Contains(t, []string{"text", "json"}, c.LogFormat)
 	for from, to := range c.Rewrite {
-		f, tt, err := wrapper.ParseRewrite(fmt.Sprintf("%d:%d", from, to))
+		f, tt, err := signals.ParseRewrite(fmt.Sprintf("%d:%d", from, to))
 		assert.NoError(t, err, "rewrite %d:%d", from, to)
 		assert.Equal(t, [2]int{int(from), int(to)}, [2]int{int(f), int(tt)})
 	}

@@ -14,10 +14,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proxy-await/proxy-await/internal/signals"
+
 	"github.com/spf13/pflag"
 
 	"github.com/proxy-await/proxy-await/internal/redact"
-	"github.com/proxy-await/proxy-await/wrapper"
 )
 
 // boolean is a boolean flag value. pflag's own shows in --help as
@@ -323,12 +324,12 @@ func (r *rewriteTable) String() string {
 func (r *rewriteTable) Set(s string) error        { return addItems(r, s, r.splitsOnCommandLine()) }
 func (r *rewriteTable) splitsOnCommandLine() bool { return true }
 func (r *rewriteTable) add(rule string) error {
-	from, to, err := wrapper.ParseRewrite(rule)
+	from, to, err := signals.ParseRewrite(rule)
 	if err != nil {
 		return err
 	}
 	if prev, ok := r.to[from]; ok && prev != to {
-		return &hinted{fmt.Errorf("signal %s is rewritten twice, by %s and by %s", wrapper.SignalName(from), r.rules[from], rule),
+		return &hinted{fmt.Errorf("signal %s is rewritten twice, by %s and by %s", signals.Name(from), r.rules[from], rule),
 			"keep one rule for each signal"}
 	}
 	r.to[from], r.rules[from] = to, rule

@@ -7,27 +7,6 @@ import (
 	"github.com/proxy-await/proxy-await/internal/logging"
 )
 
-func BenchmarkParseSignal(b *testing.B) {
-	names := []string{"TERM", "SIGUSR1", "hup", "15", "WINCH"}
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, n := range names {
-			if _, err := ParseSignal(n, false); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-}
-
-func BenchmarkParseRewrite(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := ParseRewrite("TERM:USR1"); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // The rewrite lookup runs for every forwarded signal: once for a rewritten
 // signal, once for one that passes unchanged.
 func BenchmarkRewriteLookup(b *testing.B) {

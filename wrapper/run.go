@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proxy-await/proxy-await/internal/signals"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/proxy-await/proxy-await/drain"
@@ -95,8 +97,8 @@ func (s *supervisor) handle(sig syscall.Signal) {
 	switch {
 	case s.OwnSignal != nil && s.OwnSignal(sig):
 		s.Logger.Debug("signal raised by proxy-await's own write: not forwarded", "event", "signal_dropped",
-			"signal", SignalName(sig))
-	case IsTermination(sig):
+			"signal", signals.Name(sig))
+	case signals.IsTermination(sig):
 		s.onStopSignal(sig)
 	case sig == syscall.SIGTSTP:
 		s.forwardUnlessFromTerminal(sig)
@@ -132,7 +134,7 @@ func (s *supervisor) fromTerminal(sig syscall.Signal) bool {
 		return false
 	}
 	s.Logger.Debug("signal from the terminal reached the child too: not forwarded",
-		"event", "signal_from_terminal", "signal", SignalName(sig))
+		"event", "signal_from_terminal", "signal", signals.Name(sig))
 	return true
 }
 
@@ -170,14 +172,14 @@ func (s *supervisor) childStopped(sig syscall.Signal) {
 		return
 	case frozen:
 		s.Logger.Debug("child stopped from outside: not stopping too", "event", "child_stopped",
-			"signal", SignalName(sig))
+			"signal", signals.Name(sig))
 		return
 	case !s.jobControl():
 		s.Logger.Debug("child stopped: not stopping too, as no job control would resume proxy-await",
-			"event", "child_stopped", "signal", SignalName(sig))
+			"event", "child_stopped", "signal", signals.Name(sig))
 		return
 	}
-	s.Logger.Debug("child stopped: stopping too", "event", "child_stopped", "signal", SignalName(sig))
+	s.Logger.Debug("child stopped: stopping too", "event", "child_stopped", "signal", signals.Name(sig))
 	_ = unix.Kill(os.Getpid(), syscall.SIGSTOP)
 }
 
@@ -218,9 +220,9 @@ func (s *supervisor) giveTerminal(pgrp int) {
 func (s *supervisor) onStopSignal(sig syscall.Signal) {
 	switch {
 	case s.rewrite(sig) == 0:
-		s.Logger.Debug("dropped signal (rewritten to 0)", "event", "signal_dropped", "signal", SignalName(sig))
+		s.Logger.Debug("dropped signal (rewritten to 0)", "event", "signal_dropped", "signal", signals.Name(sig))
 	case s.hold != nil:
-		why := SignalName(sig) + " received"
+		why := signals.Name(sig) + " received"
 		if sig == s.stop {
 			why = "second " + why
 		}
@@ -257,7 +259,7 @@ func (s *supervisor) stopping(sig syscall.Signal) {
 // starts the watch that may end the hold sooner.
 func (s *supervisor) holdStop() {
 	s.hold = time.NewTimer(s.TermDelay)
-	name := SignalName(s.stop)
+	name := signals.Name(s.stop)
 	attrs := []any{"event", "term_held", "signal", name, "term_delay", s.TermDelay}
 	if s.DrainQuiet > 0 {
 		attrs = append(attrs, "drain_quiet", s.DrainQuiet)
@@ -320,10 +322,10 @@ func (s *supervisor) armKill() {
 func (s *supervisor) forward(sig syscall.Signal) {
 	to := s.rewrite(sig)
 	if to == 0 {
-		s.Logger.Debug("dropped signal (rewritten to 0)", "event", "signal_dropped", "signal", SignalName(sig))
+		s.Logger.Debug("dropped signal (rewritten to 0)", "event", "signal_dropped", "signal", signals.Name(sig))
 		return
 	}
-	if IsTermination(sig) {
+	if signals.IsTermination(sig) {
 		s.Logger.Info("forwarding signal", s.forwarded(sig, to)...)
 	} else {
 		s.Logger.Debug("forwarding signal", s.forwarded(sig, to)...)
@@ -334,9 +336,9 @@ func (s *supervisor) forward(sig syscall.Signal) {
 // forwarded is the attributes of the line that says sig goes to the child
 // as to.
 func (s *supervisor) forwarded(sig, to syscall.Signal) []any {
-	attrs := []any{"event", "signal_forwarded", "signal", SignalName(sig), "child_pid", s.pid}
+	attrs := []any{"event", "signal_forwarded", "signal", signals.Name(sig), "child_pid", s.pid}
 	if to != sig {
-		attrs = append(attrs, "as", SignalName(to))
+		attrs = append(attrs, "as", signals.Name(to))
 	}
 	return attrs
 }
@@ -357,10 +359,10 @@ func (s *supervisor) send(sig syscall.Signal) {
 	err := unix.Kill(s.target, sig)
 	switch {
 	case errors.Is(err, syscall.ESRCH):
-		s.Logger.Debug("child already gone", "event", "signal_esrch", "signal", SignalName(sig))
+		s.Logger.Debug("child already gone", "event", "signal_esrch", "signal", signals.Name(sig))
 	case err != nil:
 		s.Logger.Error("cannot signal the child", "event", "signal_failed",
-			"signal", SignalName(sig), "child_pid", s.pid, "error", err.Error())
+			"signal", signals.Name(sig), "child_pid", s.pid, "error", err.Error())
 	}
 }
 
@@ -416,7 +418,7 @@ func (s *supervisor) finish(ws syscall.WaitStatus, sigs <-chan os.Signal) int {
 	code := ExitCode(ws)
 	if ws.Signaled() {
 		s.Logger.Info("child killed by signal", "event", "child_exited", "child_pid", s.pid,
-			"signal", SignalName(ws.Signal()), "exit_code", code)
+			"signal", signals.Name(ws.Signal()), "exit_code", code)
 	} else {
 		s.Logger.Info("child exited", "event", "child_exited", "child_pid", s.pid, "exit_code", code)
 	}

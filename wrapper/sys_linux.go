@@ -9,14 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxSignal is the highest signal number (SIGRTMAX).
-const maxSignal = 64
-
-// reserved reports the real-time signals C libraries keep for themselves
-// (glibc's SIGCANCEL and SIGSETXID, musl's SIGSYNCCALL): the Go runtime does
-// not let a program catch them, and no program expects them from outside.
-func reserved(s syscall.Signal) bool { return s >= 32 && s <= 34 }
-
 // becomeReaper makes the orphans of the child's tree ours to reap. PID 1 gets
 // them from the kernel; anyone else asks to be a child subreaper.
 func becomeReaper(log *slog.Logger) {

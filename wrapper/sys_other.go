@@ -9,11 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxSignal is the highest signal number.
-const maxSignal = 31
-
-func reserved(syscall.Signal) bool { return false }
-
 // becomeReaper does nothing: child subreapers are a Linux feature, so orphans
 // of the child are reaped here only when proxy-await is PID 1.
 func becomeReaper(*slog.Logger) {}

@@ -5,6 +5,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proxy-await/proxy-await/internal/signals"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/proxy-await/proxy-await/internal/proctree"
@@ -73,7 +75,7 @@ func (s *supervisor) waitAll(sigs <-chan os.Signal) {
 				continue
 			}
 			s.Logger.Debug("signal dropped while waiting for the processes left behind",
-				"event", "signal_dropped", "signal", SignalName(sig.(syscall.Signal)))
+				"event", "signal_dropped", "signal", signals.Name(sig.(syscall.Signal)))
 		case <-deadline.C:
 			s.killAll(sigs)
 			return
@@ -105,7 +107,7 @@ func (s *supervisor) killAll(sigs <-chan os.Signal) {
 		case sig := <-sigs:
 			if sig != syscall.SIGCHLD {
 				s.Logger.Debug("signal dropped while waiting for the processes left behind",
-					"event", "signal_dropped", "signal", SignalName(sig.(syscall.Signal)))
+					"event", "signal_dropped", "signal", signals.Name(sig.(syscall.Signal)))
 			}
 		case <-grace.C:
 			s.Logger.Warn("processes left behind survive SIGKILL: going on without them",

@@ -10,7 +10,6 @@
 package wrapper
 
 import (
-	"fmt"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -59,20 +58,6 @@ func ExitCode(ws syscall.WaitStatus) int {
 		return exitcode.SignalBase + int(ws.Signal())
 	}
 	return ws.ExitStatus()
-}
-
-// IsTermination says whether sig asks the process to end: a termination
-// signal that arrives before the child starts ends the run.
-func IsTermination(sig os.Signal) bool {
-	return sig == syscall.SIGTERM || sig == syscall.SIGINT || sig == syscall.SIGQUIT
-}
-
-// SignalName is "SIGTERM" for syscall.SIGTERM, "signal 40" when it has no name.
-func SignalName(sig syscall.Signal) string {
-	if n := signalName(sig); n != "" {
-		return n
-	}
-	return fmt.Sprintf("signal %d", int(sig))
 }
 
 // command describes the child, sharing our environment and working

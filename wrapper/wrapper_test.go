@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxy-await/proxy-await/internal/signals"
+	"golang.org/x/sys/unix"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -113,7 +116,7 @@ func kill(t *testing.T, sig syscall.Signal) {
 func TestEveryForwardedSignalReachesTheChild(t *testing.T) {
 	r := start(t, Config{}, "signals", "SIGTERM")
 	r.expect("ready")
-	for _, s := range Forwarded() {
+	for _, s := range signals.Forwarded() {
 		sig := s.(syscall.Signal)
 		switch sig {
 		case syscall.SIGTERM, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU:
@@ -129,7 +132,7 @@ func TestEveryForwardedSignalReachesTheChild(t *testing.T) {
 
 // name is what testchild prints for sig.
 func name(sig syscall.Signal) string {
-	if n := signalName(sig); n != "" {
+	if n := unix.SignalName(sig); n != "" {
 		return n
 	}
 	return "SIG" + strconv.Itoa(int(sig))
@@ -281,7 +284,7 @@ func TestStopSignalIsHeldAndArmsKillAfter(t *testing.T) {
 		{syscall.SIGINT, nil, "SIGINT"},
 		{syscall.SIGQUIT, map[syscall.Signal]syscall.Signal{syscall.SIGQUIT: syscall.SIGTERM}, "SIGTERM"},
 	} {
-		t.Run(tc.got+" for "+SignalName(tc.sig), func(t *testing.T) {
+		t.Run(tc.got+" for "+signals.Name(tc.sig), func(t *testing.T) {
 			// The child prints its signals and never exits of them: only
 			// --kill-after ends it.
 			r := start(t, Config{TermDelay: delay, KillAfter: after, Rewrite: tc.rewrite}, "signals")
@@ -289,15 +292,15 @@ func TestStopSignalIsHeldAndArmsKillAfter(t *testing.T) {
 			sent := time.Now()
 			kill(t, tc.sig)
 			got := r.signalTime(tc.got)
-			assert.GreaterOrEqual(t, got.Sub(sent), delay, "%s held for --term-delay", SignalName(tc.sig))
+			assert.GreaterOrEqual(t, got.Sub(sent), delay, "%s held for --term-delay", signals.Name(tc.sig))
 			assert.Equal(t, 137, r.wait(), "--kill-after armed by the delivery")
 			// The delivery came delay after sent at the earliest (the
 			// child's own clock says when it saw it, later), and the
 			// SIGKILL after it.
 			assert.GreaterOrEqual(t, time.Since(sent), delay+after, "SIGKILL --kill-after the delivery")
 			assert.Empty(t, r.lines.Rest(t), "one signal delivered")
-			assert.Regexp(t, `(?s)holding `+SignalName(tc.sig)+` while the child keeps serving.*`+
-				`delivering termination signal .*signal=`+SignalName(tc.sig)+`.*reason="term delay elapsed".*`+
+			assert.Regexp(t, `(?s)holding `+signals.Name(tc.sig)+` while the child keeps serving.*`+
+				`delivering termination signal .*signal=`+signals.Name(tc.sig)+`.*reason="term delay elapsed".*`+
 				`sending SIGKILL`, r.log.String())
 		})
 	}
@@ -320,11 +323,11 @@ func TestSecondStopSignalEndsTheHold(t *testing.T) {
 		{syscall.SIGQUIT, syscall.SIGTERM, nil, "SIGQUIT", "SIGTERM received"},
 		{syscall.SIGINT, syscall.SIGINT, nil, "SIGINT", "second SIGINT received"},
 	} {
-		t.Run(SignalName(tc.first)+" then "+SignalName(tc.second), func(t *testing.T) {
+		t.Run(signals.Name(tc.first)+" then "+signals.Name(tc.second), func(t *testing.T) {
 			r := start(t, Config{TermDelay: time.Hour, Rewrite: tc.rewrite}, "signals")
 			r.expect("ready")
 			kill(t, tc.first)
-			waitLog(t, r.log, "holding "+SignalName(tc.first))
+			waitLog(t, r.log, "holding "+signals.Name(tc.first))
 			kill(t, tc.second)
 			r.expect("signal " + tc.held + " ")
 			waitLog(t, r.log, `reason="`+tc.reason+`"`)
@@ -374,44 +377,6 @@ func TestStartErrors(t *testing.T) {
 		var se *StartError
 		require.ErrorAs(t, err, &se, "%v", tc.args)
 		assert.Equal(t, tc.code, se.Code, "%v", tc.args)
-	}
-}
-
-func TestParseSignal(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want syscall.Signal
-		err  string
-	}{
-		{"TERM", syscall.SIGTERM, ""},
-		{"SIGTERM", syscall.SIGTERM, ""},
-		{"term", syscall.SIGTERM, ""},
-		{"sigusr1", syscall.SIGUSR1, ""},
-		{"15", syscall.SIGTERM, ""},
-		{"34", syscall.Signal(34), ""},
-		{"0", 0, "out of range"},
-		{"65", 0, "out of range"},
-		{"-1", 0, "out of range"},
-		{"FOO", 0, "unknown signal FOO"},
-		{"", 0, "missing signal"},
-		{"010", syscall.SIGUSR1, ""}, // decimal, not octal
-		{"0x0a", 0, "unknown signal 0x0a"},
-		{"RTMIN", syscall.Signal(34), ""}, // as `kill -l` prints them on Debian
-		{"SIGRTMIN+1", syscall.Signal(35), ""},
-		{"rtmin+15", syscall.Signal(49), ""},
-		{"RTMAX-14", syscall.Signal(50), ""},
-		{"SIGRTMAX", syscall.Signal(64), ""},
-		{"RTMIN+31", 0, "RTMIN+31 is signal 65, outside the real-time signals 34 (SIGRTMIN) to 64 (SIGRTMAX)"},
-		{"RTMIN-1", 0, "unknown signal RTMIN-1"},
-		{"RTMIN+", 0, "unknown signal RTMIN+"},
-	} {
-		got, err := ParseSignal(tc.in, false)
-		if tc.err != "" {
-			assert.ErrorContains(t, err, tc.err, tc.in)
-			continue
-		}
-		require.NoError(t, err, tc.in)
-		assert.Equal(t, tc.want, got, tc.in)
 	}
 }
 

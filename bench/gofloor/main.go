@@ -11,12 +11,12 @@ import (
 	"os/exec"
 	"os/signal"
 
-	"github.com/proxy-await/proxy-await/wrapper"
+	"github.com/proxy-await/proxy-await/internal/signals"
 )
 
 func main() {
 	c := make(chan os.Signal, 128)
-	for _, s := range wrapper.Forwarded() {
+	for _, s := range signals.Forwarded() {
 		signal.Notify(c, s)
 	}
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)

@@ -1,5 +1,5 @@
 // Command fakeproxy stands in for a sidecar's admin server in tests and in
-// `make demo`. It answers as SPEC.md's last section says the real ones do:
+// `make demo`. It answers as docs/sidecars.md says the real ones do:
 //
 //   - linkerd: GET /ready answers "503 not ready\n" until ready, then
 //     "200 ready\n" (text/plain); POST /shutdown answers "200 shutdown\n" to a

@@ -1,4 +1,4 @@
-package wrapper
+package signals
 
 import (
 	"fmt"
@@ -27,7 +27,7 @@ var rewriteSeeds = []string{
 
 // notCatchable are the signals a FROM may never be: SIGKILL and SIGSTOP cannot
 // be caught, SIGCHLD, SIGURG and SIGPROF belong to the wrapper and the Go
-// runtime, and 32-34 are glibc's (see SPEC.md, Signals).
+// runtime, and 32-34 are glibc's (docs/signals-and-pid1.md).
 var notCatchable = map[syscall.Signal]bool{
 	syscall.SIGKILL: true, syscall.SIGSTOP: true, syscall.SIGCHLD: true, syscall.SIGURG: true, syscall.SIGPROF: true,
 }
@@ -46,13 +46,13 @@ func FuzzParseRewrite(f *testing.F) {
 			assert.NotEmpty(t, err.Error())
 			return
 		}
-		require.True(t, from >= 1 && int(from) <= maxSignal, "%q: FROM %d out of range", rule, int(from))
-		assert.False(t, notCatchable[from], "%q: FROM %s cannot be forwarded", rule, SignalName(from))
-		if maxSignal == 64 {
+		require.True(t, from >= 1 && int(from) <= Max, "%q: FROM %d out of range", rule, int(from))
+		assert.False(t, notCatchable[from], "%q: FROM %s cannot be forwarded", rule, Name(from))
+		if Max == 64 {
 			assert.False(t, from >= 32 && from <= 34, "%q: FROM %d is reserved by glibc", rule, int(from))
 		}
-		assert.True(t, forwarded[from], "%q: FROM %s is not in Forwarded()", rule, SignalName(from))
-		require.True(t, to >= 0 && int(to) <= maxSignal, "%q: TO %d out of range", rule, int(to))
+		assert.True(t, forwarded[from], "%q: FROM %s is not in Forwarded()", rule, Name(from))
+		require.True(t, to >= 0 && int(to) <= Max, "%q: TO %d out of range", rule, int(to))
 
 		// The table prints rules back by number; they must read the same.
 		again := fmt.Sprintf("%d:%d", int(from), int(to))
@@ -72,7 +72,7 @@ func FuzzParseSignal(f *testing.F) {
 		f.Add(s, false)
 	}
 	f.Fuzz(func(t *testing.T, s string, allowZero bool) {
-		sig, err := ParseSignal(s, allowZero)
+		sig, err := Parse(s, allowZero)
 		if err != nil {
 			assert.NotEmpty(t, err.Error())
 			assert.Zero(t, sig)
@@ -81,16 +81,16 @@ func FuzzParseSignal(f *testing.F) {
 		if sig == 0 {
 			require.True(t, allowZero, "%q read as 0 without allowZero", s)
 		} else {
-			require.True(t, sig >= 1 && int(sig) <= maxSignal, "%q read as %d", s, int(sig))
+			require.True(t, sig >= 1 && int(sig) <= Max, "%q read as %d", s, int(sig))
 		}
 
 		// By number, and by name when the signal has one.
-		back, err := ParseSignal(strconv.Itoa(int(sig)), allowZero)
+		back, err := Parse(strconv.Itoa(int(sig)), allowZero)
 		require.NoError(t, err, "%q read as %d", s, int(sig))
 		assert.Equal(t, sig, back)
 		if name := unix.SignalName(sig); name != "" {
 			for _, n := range []string{name, name[len("SIG"):]} {
-				back, err := ParseSignal(n, false)
+				back, err := Parse(n, false)
 				require.NoError(t, err, "%s", n)
 				assert.Equal(t, sig, back, "%s", n)
 			}
