@@ -15,9 +15,9 @@ import (
 func TestFindingsMaskPasswords(t *testing.T) {
 	got := lines(t, "", filepath.Join("testdata", "passwords.yaml"))
 	assert.Equal(t, []string{
-		`testdata/passwords.yaml:13: error: preset-mismatch: Job/cloudsql-credentials container job: proxy-await waits for http://probe:xxxxx@127.0.0.1:9090/startup, which the Cloud SQL Auth Proxy sidecar never answers, so it would wait forever: the proxy serves /startup only when started with --health-check (add it to its args)`,
-		`testdata/passwords.yaml:13: error: shutdown-disabled: Job/cloudsql-credentials container job: -S POSTs http://quit:xxxxx@127.0.0.1:9091/quitquitquit, which the Cloud SQL Auth Proxy sidecar does not serve, so it would keep running: the proxy serves /quitquitquit only when started with --quitquitquit (add it to its args)`,
-		`testdata/passwords.yaml:36: error: shutdown-disabled: Job/consul-credentials container job: -S POSTs http://quit:xxxxx@127.0.0.1:20600/graceful_shutdown, but the Consul sidecar here takes it on port 20700 (consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port: "20700"): set --shutdown-url http://127.0.0.1:20700/graceful_shutdown`,
+		`testdata/passwords.yaml:16: error: preset-mismatch: Job/cloudsql-credentials container job: proxy-await waits for http://probe:xxxxx@127.0.0.1:9090/startup, which the Cloud SQL Auth Proxy sidecar never answers, so it would wait forever: the proxy serves /startup only when started with --health-check (add it to its args)`,
+		`testdata/passwords.yaml:17: error: shutdown-disabled: Job/cloudsql-credentials container job: -S POSTs http://quit:xxxxx@127.0.0.1:9091/quitquitquit, which the Cloud SQL Auth Proxy sidecar does not serve, so it would keep running: the proxy serves /quitquitquit only when started with --quitquitquit (add it to its args)`,
+		`testdata/passwords.yaml:40: error: shutdown-disabled: Job/consul-credentials container job: -S POSTs http://quit:xxxxx@127.0.0.1:20600/graceful_shutdown, but the Consul sidecar here takes it on port 20700 (consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port: "20700"): set --shutdown-url http://127.0.0.1:20700/graceful_shutdown`,
 	}, got)
 	all := strings.Join(got, "\n")
 	for _, secret := range []string{"s3cret", "pa,ss%40word", "pa,ss@word"} {
