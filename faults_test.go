@@ -141,6 +141,35 @@ func TestProxyGoneBeforeTheShutdown(t *testing.T) {
 	assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=`+regexp.QuoteMeta(fp.url("/quitquitquit"))+` elapsed=\S+$`, lines[1])
 }
 
+// Two proxies given by hand, one of which went away before the job ended:
+// the other one's readiness URL still answers, but it is not this proxy's.
+// URLs given by hand pair by position, so the one gone is judged by its own
+// readiness URL, which refuses now: it has exited, said after one attempt,
+// not after the whole --shutdown-timeout as a missing endpoint.
+func TestOneOfTwoProxiesByHandGoneBeforeTheShutdown(t *testing.T) {
+	gone := startProxy(t, "-flavor", "istio")
+	stays := startProxy(t, "-flavor", "istio", "-stay-up")
+	p := startPA(t, nil, append([]string{"-v", "--proxy", "none", "-S",
+		"--ready-url", "http://" + gone.ready + "/healthz/ready", "--ready-url", "http://" + stays.ready + "/healthz/ready",
+		"--shutdown-url", gone.url("/quitquitquit"), "--shutdown-url", stays.url("/quitquitquit")}, child("wait-stdin")...)...)
+	p.waitLog("proxy-await: proxy is ready ")
+	gone.signal(syscall.SIGKILL)
+	_ = gone.cmd.Wait() // its ports are closed
+	require.NoError(t, p.stdin.Close())
+	assert.Equal(t, 0, p.wait())
+
+	var lines []string // the shutdown of the proxy gone, in order
+	for _, l := range strings.Split(p.stderr.String(), "\n") {
+		if strings.Contains(l, " url="+gone.url("/quitquitquit")+" ") {
+			lines = append(lines, l)
+		}
+	}
+	require.Len(t, lines, 2, "one attempt, then the outcome: %q", lines)
+	assert.Equal(t, `proxy-await: debug: shutdown POST failed url=`+gone.url("/quitquitquit")+` attempt=1 error="connection refused"`, lines[0])
+	assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=`+regexp.QuoteMeta(gone.url("/quitquitquit"))+` elapsed=\S+$`, lines[1])
+	assert.Equal(t, 1, stays.count("POST", "/quitquitquit"), "the other proxy is shut down")
+}
+
 // The trap of a proxy that starts late: readiness timed out without
 // --timeout-fatal, the job ran and ended, and only then does the proxy come
 // up. A refused connection must not be read as "the proxy has exited": the

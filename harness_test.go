@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 	testchild.Main()
 	testchild.NoRaceExitSleep()
 	testchild.DetachTerminal()
+	testchild.UnignoreSignals()
 	dir, err := os.MkdirTemp("", "proxy-await-test")
 	if err != nil {
 		panic(err)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testchild"
 )
 
 // sigIgn runs `sh -c "TRAP; exec proxy-await --proxy none -- grep SigIgn
@@ -45,4 +47,16 @@ func TestNohupKeepsTheChildAliveOnHangup(t *testing.T) {
 	require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGHUP))
 	p.signal(syscall.SIGTERM)
 	assert.Equal(t, 128+int(syscall.SIGTERM), p.wait())
+}
+
+// The tests pass whatever signal dispositions they inherit: under nohup, or
+// as a background job of a script, SIGHUP, SIGINT and SIGQUIT come ignored,
+// and proxy-await rightly keeps them ignored for itself and its child. Tests
+// that send SIGINT, or that count on SIGHUP's default in the processes they
+// start, run again here, in this test binary started with the three ignored.
+func TestSignalTestsPassWithSignalsIgnored(t *testing.T) {
+	out, err := testchild.IgnoringSignals("^(TestTerminationWhileWaiting|TestInheritedIgnoredSignalsStayIgnored)$").CombinedOutput()
+	require.NoError(t, err, "the signal tests, with SIGHUP, SIGINT and SIGQUIT ignored:\n%s", out)
+	assert.Contains(t, string(out), "testchild: inherited as ignored (nohup, or a background job of a script), "+
+		"now default for the processes the tests start: SIGHUP, SIGINT\n", "SIGQUIT has the Go runtime's handler from the start")
 }

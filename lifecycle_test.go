@@ -141,6 +141,20 @@ func TestReadinessTimeoutRefused(t *testing.T) {
 		` error="connection refused" (hint: connection refused for the whole wait: is the pod meshed (is the sidecar injected), and is --proxy the right preset?)`+"\n")
 }
 
+// Cloud SQL Auth Proxy serves /startup only when started with
+// --health-check: without it the readiness port refuses for ever, in a pod
+// that has the proxy. For the cloudsql preset the hint names that flag, on
+// the timeout line as on the progress line.
+func TestReadinessTimeoutRefusedCloudSQL(t *testing.T) {
+	t.Parallel()
+	url := "http://" + testutil.RefusingAddr(t) + "/startup"
+	p := startPA(t, nil, append([]string{"--proxy", "cloudsql", "-t", waitForAProbe, "--ready-url", url}, child("args", "started")...)...)
+	assert.Equal(t, 69, p.wait())
+	assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout="+waitForAProbe+" url="+url+
+		` error="connection refused" (hint: connection refused for the whole wait: is cloud-sql-proxy in the pod, and started with --health-check `+
+		`(without it, it serves no /startup on its --http-port, 9090 by default)?)`+"\n")
+}
+
 // The timeout line says "raise --timeout" only where waiting longer can
 // help: for an error that every probe will repeat, its hint says what to
 // fix instead.

@@ -47,13 +47,17 @@ func run(c *config.Config, log *slog.Logger) int {
 		probes.Started()
 		code = runChild(c, log, sigs, probes)
 	}
+	// The code is final before the shutdown: with --keep-proxy-on-failure
+	// it decides, as the kubelet decides on a restart.
+	code = mapExitCode(c, log, code)
 	switch {
-	case c.Shutdown && c.ShutdownOnlyOK && code != 0:
-		log.Info("command failed: leaving the proxy running", "event", "shutdown_skipped", "exit_code", code)
+	case c.Shutdown && c.KeepProxy && code != 0:
+		log.Info("the run failed: leaving the proxy running for the container's restart",
+			"event", "shutdown_skipped", "exit_code", code)
 	case c.Shutdown:
 		shutdownProxy(c, log, answered)
 	}
-	return mapExitCode(c, log, code)
+	return code
 }
 
 // warn logs what the configuration ignored, once, now that the logger
@@ -129,6 +133,7 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 			MaxInterval:  c.Backoff,
 			ProbeTimeout: c.ProbeTimeout,
 			Timeout:      c.Timeout,
+			Presets:      readyPresets(c),
 			Logger:       log,
 		})
 		done <- outcome{res, err}
@@ -179,7 +184,7 @@ func logTimeout(c *config.Config, log *slog.Logger, res readiness.Result) {
 	// "raise --timeout" only where waiting longer can help.
 	switch hint := res.Hint(); {
 	case res.Refused():
-		args = append(args, "hint", "connection refused for the whole wait: "+readiness.RefusedHint)
+		args = append(args, "hint", "connection refused for the whole wait: "+res.RefusedHint(readyPresets(c)))
 	case hint != "":
 		args = append(args, "hint", hint)
 	case c.TimeoutFatal:
@@ -193,6 +198,18 @@ func logTimeout(c *config.Config, log *slog.Logger, res readiness.Result) {
 	default:
 		log.Warn("proxy not ready: starting the command anyway", args...)
 	}
+}
+
+// readyPresets names the preset of each readiness URL that has one, for
+// the hints that name a proxy's likely cause.
+func readyPresets(c *config.Config) map[string]string {
+	m := map[string]string{}
+	for _, u := range c.ReadyURLs {
+		if p := c.PresetOf(u); p != "" {
+			m[u] = p
+		}
+	}
+	return m
 }
 
 // runChild runs the command to its end and returns its exit code.

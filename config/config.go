@@ -33,7 +33,7 @@ type Config struct {
 	TimeoutFatal    bool
 	Shutdown        bool
 	ShutdownTimeout time.Duration
-	ShutdownOnlyOK  bool // skip the shutdown when the command failed (scuttle's NEVER_KILL_ISTIO_ON_FAILURE)
+	KeepProxy       bool // --keep-proxy-on-failure: no shutdown when the run exits non-zero
 	Rewrite         map[syscall.Signal]syscall.Signal
 	ProcessGroup    bool
 	TermDelay       time.Duration
@@ -59,6 +59,7 @@ type Config struct {
 	given      map[string]given  // by long flag name: how each flag was set
 	readyFrom  string            // the variable that set ReadyURLs, as scuttle
 	fromPreset map[string]string // the preset that supplied each URL it did
+	owner      map[string]string // the proxy of each URL that a preset or scuttle's Envoy supplied: the preset, or $ENVOY_ADMIN_API
 
 	Help    bool
 	Version bool
@@ -166,12 +167,12 @@ func (c *Config) finish() error {
 		if !readyGiven && p.ready != "" {
 			u := presetURL(p.ready, port)
 			c.ReadyURLs = append(c.ReadyURLs, u)
-			c.fromPreset[u] = name
+			c.fromPreset[u], c.owner[u] = name, name
 		}
 		if !shutdownGiven && p.shutdown != "" {
 			u := presetURL(p.shutdown, port)
 			c.ShutdownURLs = append(c.ShutdownURLs, u)
-			c.fromPreset[u] = name
+			c.fromPreset[u], c.owner[u] = name, name
 		}
 	}
 	for _, d := range []struct {
@@ -218,6 +219,15 @@ func (c *Config) finish() error {
 		}
 		return usagef("put the command after --, or drop --shutdown to only wait for the proxy",
 			"%s without a command: there is no command to run before the shutdown", flag)
+	case c.KeepProxy && !c.Shutdown:
+		// Harmless for the proxy, but a Job that relies on it would hang
+		// once its command succeeds: said at once, rather than found later.
+		flag := "--keep-proxy-on-failure"
+		if g := c.given["keep-proxy-on-failure"]; g.env != "" {
+			flag = "$" + g.env + " (--keep-proxy-on-failure)"
+		}
+		return usagef("add -S to shut the proxy down once the command succeeds, or drop --keep-proxy-on-failure",
+			"%s without --shutdown: without -S the proxy is never shut down, so a Job whose command succeeds never completes", flag)
 	}
 	return nil
 }

@@ -167,20 +167,21 @@ func TestRewriteTable(t *testing.T) {
 
 func TestEnvironmentAndPrecedence(t *testing.T) {
 	vars := map[string]string{
-		"PROXY_AWAIT_PROXY":            "envoy",
-		"PROXY_AWAIT_PORT":             "9901",
-		"PROXY_AWAIT_BACKOFF":          "100ms",
-		"PROXY_AWAIT_PROBE_TIMEOUT":    "2",
-		"PROXY_AWAIT_TIMEOUT":          "1m",
-		"PROXY_AWAIT_TIMEOUT_FATAL":    "false",
-		"PROXY_AWAIT_SHUTDOWN":         "true",
-		"PROXY_AWAIT_SHUTDOWN_TIMEOUT": "3s",
-		"PROXY_AWAIT_REWRITE":          "TERM:USR1,HUP:0",
-		"PROXY_AWAIT_PROCESS_GROUP":    "1",
-		"PROXY_AWAIT_TERM_DELAY":       "20s",
-		"PROXY_AWAIT_KILL_AFTER":       "1d",
-		"PROXY_AWAIT_LOG_FORMAT":       "json",
-		"PROXY_AWAIT_QUIET":            "true",
+		"PROXY_AWAIT_PROXY":                 "envoy",
+		"PROXY_AWAIT_PORT":                  "9901",
+		"PROXY_AWAIT_BACKOFF":               "100ms",
+		"PROXY_AWAIT_PROBE_TIMEOUT":         "2",
+		"PROXY_AWAIT_TIMEOUT":               "1m",
+		"PROXY_AWAIT_TIMEOUT_FATAL":         "false",
+		"PROXY_AWAIT_SHUTDOWN":              "true",
+		"PROXY_AWAIT_SHUTDOWN_TIMEOUT":      "3s",
+		"PROXY_AWAIT_KEEP_PROXY_ON_FAILURE": "true",
+		"PROXY_AWAIT_REWRITE":               "TERM:USR1,HUP:0",
+		"PROXY_AWAIT_PROCESS_GROUP":         "1",
+		"PROXY_AWAIT_TERM_DELAY":            "20s",
+		"PROXY_AWAIT_KILL_AFTER":            "1d",
+		"PROXY_AWAIT_LOG_FORMAT":            "json",
+		"PROXY_AWAIT_QUIET":                 "true",
 	}
 	c, err := Parse("proxy-await", []string{"app"}, testutil.Getenv(vars))
 	require.NoError(t, err)
@@ -192,6 +193,7 @@ func TestEnvironmentAndPrecedence(t *testing.T) {
 	assert.False(t, c.TimeoutFatal)
 	assert.True(t, c.Shutdown)
 	assert.Equal(t, 3*time.Second, c.ShutdownTimeout)
+	assert.True(t, c.KeepProxy)
 	assert.Equal(t, map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGUSR1, syscall.SIGHUP: 0}, c.Rewrite)
 	assert.True(t, c.ProcessGroup)
 	assert.Equal(t, 20*time.Second, c.TermDelay)
@@ -201,12 +203,13 @@ func TestEnvironmentAndPrecedence(t *testing.T) {
 
 	// The command line wins, flag by flag.
 	c, err = Parse("proxy-await", []string{"--proxy", "linkerd", "-p", "4192", "-b", "5ms", "--timeout-fatal", "-S=false",
-		"-r", "TERM:INT", "--log-format", "text", "app"}, testutil.Getenv(vars))
+		"--keep-proxy-on-failure=false", "-r", "TERM:INT", "--log-format", "text", "app"}, testutil.Getenv(vars))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"http://127.0.0.1:4192/ready"}, c.ReadyURLs)
 	assert.Equal(t, 5*time.Millisecond, c.Backoff)
 	assert.True(t, c.TimeoutFatal)
 	assert.False(t, c.Shutdown)
+	assert.False(t, c.KeepProxy)
 	assert.Equal(t, map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGINT}, c.Rewrite,
 		"a flag replaces the variable's list, it does not add to it")
 	assert.Equal(t, "text", c.LogFormat)
@@ -353,6 +356,15 @@ func TestUsageErrors(t *testing.T) {
 			"put the command after --, or drop --shutdown to only wait for the proxy"},
 		{nil, map[string]string{"PROXY_AWAIT_SHUTDOWN": "1"}, `$PROXY_AWAIT_SHUTDOWN (--shutdown) without a command: there is no command to run before the shutdown`,
 			"put the command after --, or drop --shutdown to only wait for the proxy"},
+
+		// Without -S the proxy is never shut down: a Job that set only
+		// --keep-proxy-on-failure would never complete, even on success.
+		{[]string{"--keep-proxy-on-failure", "app"}, nil,
+			`--keep-proxy-on-failure without --shutdown: without -S the proxy is never shut down, so a Job whose command succeeds never completes`,
+			"add -S to shut the proxy down once the command succeeds, or drop --keep-proxy-on-failure"},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_KEEP_PROXY_ON_FAILURE": "true", "PROXY_AWAIT_SHUTDOWN": "false"},
+			`$PROXY_AWAIT_KEEP_PROXY_ON_FAILURE (--keep-proxy-on-failure) without --shutdown: without -S the proxy is never shut down, so a Job whose command succeeds never completes`,
+			"add -S to shut the proxy down once the command succeeds, or drop --keep-proxy-on-failure"},
 	} {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
 		var u *UsageError
@@ -592,13 +604,25 @@ func TestScuttleVariables(t *testing.T) {
 	assert.Equal(t, time.Minute, c.Timeout)
 	assert.True(t, c.TimeoutFatal)
 	assert.True(t, c.Disabled)
-	assert.True(t, c.ShutdownOnlyOK)
+	assert.False(t, c.KeepProxy, "nothing to shut down: nothing to keep")
 	assert.True(t, c.Quiet)
+
+	c, err = Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{
+		"ENVOY_ADMIN_API": "http://127.0.0.1:15000", "NEVER_KILL_ISTIO_ON_FAILURE": "true"}))
+	require.NoError(t, err)
+	assert.True(t, c.Shutdown)
+	assert.True(t, c.KeepProxy, "NEVER_KILL_ISTIO_ON_FAILURE is --keep-proxy-on-failure")
+
+	c, err = Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{
+		"ENVOY_ADMIN_API": "http://127.0.0.1:15000", "NEVER_KILL_ISTIO": "true", "NEVER_KILL_ISTIO_ON_FAILURE": "true"}))
+	require.NoError(t, err, "scuttle's variables are never a usage error")
+	assert.False(t, c.Shutdown)
+	assert.False(t, c.KeepProxy)
 
 	c, err = Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{
 		"GENERIC_QUIT_ENDPOINTS": "http://127.0.0.1:9091/q", "GENERIC_QUIT_ONLY": "true", "NEVER_KILL_ISTIO_ON_FAILURE": "true"}))
 	require.NoError(t, err)
-	assert.False(t, c.ShutdownOnlyOK, "GENERIC_QUIT_ONLY POSTs whatever the command's exit")
+	assert.False(t, c.KeepProxy, "GENERIC_QUIT_ONLY POSTs whatever the command's exit")
 
 	for v, want := range map[string]string{
 		"ENVOY_ADMIN_API": `invalid value "127.0.0.1:15000" for $ENVOY_ADMIN_API: not an http or https URL`,
@@ -672,7 +696,7 @@ func TestScuttleValuesAsScuttleReadsThem(t *testing.T) {
 		{"NEVER_KILL_ISTIO", "1", func(c *Config) bool { return c.Shutdown }, `invalid value "1" for $NEVER_KILL_ISTIO`},
 		{"NEVER_KILL_ISTIO", "yes", func(c *Config) bool { return c.Shutdown }, `invalid value "yes" for $NEVER_KILL_ISTIO`},
 		{"START_WITHOUT_ENVOY", "True", func(c *Config) bool { return !c.Disabled }, `invalid value "True" for $START_WITHOUT_ENVOY`},
-		{"NEVER_KILL_ISTIO_ON_FAILURE", "on", func(c *Config) bool { return !c.ShutdownOnlyOK }, `invalid value "on" for $NEVER_KILL_ISTIO_ON_FAILURE`},
+		{"NEVER_KILL_ISTIO_ON_FAILURE", "on", func(c *Config) bool { return !c.KeepProxy }, `invalid value "on" for $NEVER_KILL_ISTIO_ON_FAILURE`},
 		{"SCUTTLE_LOGGING", "no", func(c *Config) bool { return !c.Quiet }, `invalid value "no" for $SCUTTLE_LOGGING`}, // its default is on
 		{"SCUTTLE_LOGGING", "false", func(c *Config) bool { return c.Quiet }, ""},
 		{"WAIT_FOR_ENVOY_TIMEOUT", "soon", func(c *Config) bool { return c.Timeout == 0 }, `invalid value "soon" for $WAIT_FOR_ENVOY_TIMEOUT`},
@@ -866,7 +890,7 @@ func TestHelpShowsBooleanFlagsPlain(t *testing.T) {
 		}
 		assert.Regexp(t, line, help.String(), "--%s", f.Name)
 	})
-	assert.Equal(t, 8, n, "the boolean flags")
+	assert.Equal(t, 9, n, "the boolean flags")
 }
 
 // Preset names are read in any case: --proxy Istio is istio. Only ASCII
@@ -918,7 +942,12 @@ func TestReadySource(t *testing.T) {
 }
 
 // Each shutdown URL is paired with its proxy's preset and readiness URLs:
-// the shutdown tells a proxy that is gone from a missing endpoint by them.
+// the shutdown tells a proxy that is gone from a missing endpoint by them,
+// so another proxy's readiness URL must never be paired with it. A
+// preset's shutdown URL gets that preset's readiness URL; URLs given by
+// hand pair by position when as many of each are given; otherwise only a
+// readiness URL on the same host and port pairs, and a shutdown URL may get
+// none.
 func TestSidecars(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -935,12 +964,50 @@ func TestSidecars(t *testing.T) {
 		{"URLs by hand for one preset", []string{"--proxy", "consul", "--ready-url", "http://127.0.0.1:1/ready",
 			"--shutdown-url", "http://127.0.0.1:2/graceful_shutdown"}, nil,
 			[]Sidecar{{"http://127.0.0.1:2/graceful_shutdown", "consul", []string{"http://127.0.0.1:1/ready"}}}},
-		{"a shutdown URL by hand for two presets: the readiness URLs on its host", []string{"--proxy", "istio,cloudsql",
+		{"a shutdown URL by hand for the only preset: the preset's readiness URL", []string{"--proxy", "consul",
+			"--shutdown-url", "http://127.0.0.1:20300/graceful_shutdown"}, nil,
+			[]Sidecar{{"http://127.0.0.1:20300/graceful_shutdown", "consul", []string{"http://127.0.0.1:19000/ready"}}}},
+		{"two proxies by hand: by position", []string{"--proxy", "none",
+			"--ready-url", "http://127.0.0.1:15021/healthz/ready", "--ready-url", "http://127.0.0.1:9090/startup",
+			"--shutdown-url", "http://127.0.0.1:15020/quitquitquit", "--shutdown-url", "http://127.0.0.1:9091/quitquitquit"}, nil,
+			[]Sidecar{
+				{"http://127.0.0.1:15020/quitquitquit", "", []string{"http://127.0.0.1:15021/healthz/ready"}},
+				{"http://127.0.0.1:9091/quitquitquit", "", []string{"http://127.0.0.1:9090/startup"}},
+			}},
+		{"two proxies by hand under the default preset: by position", []string{
+			"--ready-url", "http://127.0.0.1:1/r", "--ready-url", "http://127.0.0.1:2/r",
+			"--shutdown-url", "http://127.0.0.1:3/q", "--shutdown-url", "http://127.0.0.1:4/q"}, nil,
+			[]Sidecar{
+				{"http://127.0.0.1:3/q", "linkerd", []string{"http://127.0.0.1:1/r"}},
+				{"http://127.0.0.1:4/q", "linkerd", []string{"http://127.0.0.1:2/r"}},
+			}},
+		{"by position from the environment", nil, map[string]string{
+			"PROXY_AWAIT_READY_URL":    "http://127.0.0.1:1/r,http://127.0.0.1:2/r",
+			"PROXY_AWAIT_SHUTDOWN_URL": "http://127.0.0.1:3/q,http://127.0.0.1:4/q"},
+			[]Sidecar{
+				{"http://127.0.0.1:3/q", "linkerd", []string{"http://127.0.0.1:1/r"}},
+				{"http://127.0.0.1:4/q", "linkerd", []string{"http://127.0.0.1:2/r"}},
+			}},
+		{"not as many by hand: the same host and port only", []string{"--proxy", "none",
+			"--ready-url", "http://127.0.0.1:4191/ready", "--ready-url", "http://127.0.0.1:9090/startup",
+			"--ready-url", "http://127.0.0.1:1/r",
+			"--shutdown-url", "http://localhost:4191/shutdown", "--shutdown-url", "http://127.0.0.1:9091/quitquitquit"}, nil,
+			[]Sidecar{
+				{"http://localhost:4191/shutdown", "", []string{"http://127.0.0.1:4191/ready"}},
+				{"http://127.0.0.1:9091/quitquitquit", "", nil},
+			}},
+		{"a shutdown URL by hand for two presets: judged alone", []string{"--proxy", "istio,cloudsql",
 			"--shutdown-url", "http://localhost:9/q"}, nil,
-			[]Sidecar{{"http://localhost:9/q", "", []string{"http://127.0.0.1:15021/healthz/ready", "http://127.0.0.1:9090/startup"}}}},
-		{"no preset: the readiness URLs on its host", []string{"--proxy", "none", "--ready-url", "http://127.0.0.1:1/r",
-			"--ready-url", "http://10.0.0.1:2/r", "--shutdown-url", "http://[::1]:3/q"}, nil,
-			[]Sidecar{{"http://[::1]:3/q", "", []string{"http://127.0.0.1:1/r"}}}},
+			[]Sidecar{{"http://localhost:9/q", "", nil}}},
+		{"readiness URLs by hand for the preset's shutdown URL: the same host and port only", []string{"--proxy", "envoy",
+			"--ready-url", "http://127.0.0.1:15000/ready", "--ready-url", "http://127.0.0.1:9090/startup"}, nil,
+			[]Sidecar{{"http://127.0.0.1:15000/quitquitquit", "envoy", []string{"http://127.0.0.1:15000/ready"}}}},
+		{"the default port of the scheme", []string{"--proxy", "none", "--ready-url", "http://127.0.0.1:80/r",
+			"--ready-url", "http://127.0.0.1:81/r", "--shutdown-url", "http://127.0.0.1/q"}, nil,
+			[]Sidecar{{"http://127.0.0.1/q", "", []string{"http://127.0.0.1:80/r"}}}},
+		{"no preset, another host", []string{"--proxy", "none", "--ready-url", "http://127.0.0.1:1/r",
+			"--ready-url", "http://10.0.0.1:3/r", "--shutdown-url", "http://[::1]:3/q"}, nil,
+			[]Sidecar{{"http://[::1]:3/q", "", nil}}},
 		{"no readiness URL", []string{"--proxy", "none", "--shutdown-url", "http://127.0.0.1:3/q"}, nil,
 			[]Sidecar{{"http://127.0.0.1:3/q", "", nil}}},
 	} {
@@ -955,5 +1022,16 @@ func TestSidecars(t *testing.T) {
 	assert.Equal(t, []Sidecar{
 		{"http://127.0.0.1:15000/quitquitquit", "", []string{"http://127.0.0.1:15000/ready"}},
 		{"http://127.0.0.1:15020/quitquitquit", "", []string{"http://127.0.0.1:15000/ready"}},
+	}, c.Sidecars(), "as scuttle: Istio's pilot-agent runs beside its Envoy")
+
+	// A generic endpoint is another proxy's: Envoy's readiness URL does
+	// not vouch for it.
+	c, err = Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000",
+		"ISTIO_QUIT_API": "http://127.0.0.1:15020", "GENERIC_QUIT_ENDPOINTS": "http://127.0.0.1:9091/quitquitquit"}))
+	require.NoError(t, err)
+	assert.Equal(t, []Sidecar{
+		{"http://127.0.0.1:15000/quitquitquit", "", []string{"http://127.0.0.1:15000/ready"}},
+		{"http://127.0.0.1:15020/quitquitquit", "", []string{"http://127.0.0.1:15000/ready"}},
+		{"http://127.0.0.1:9091/quitquitquit", "", nil},
 	}, c.Sidecars(), "as scuttle")
 }

@@ -53,6 +53,7 @@ func flagSet(c *Config) *pflag.FlagSet {
 	boolFlag(fs, &c.TimeoutFatal, "timeout-fatal", "", "on readiness timeout exit 69; with =false start the command anyway")
 	boolFlag(fs, &c.Shutdown, "shutdown", "S", "POST the shutdown URLs when proxy-await exits (for Jobs and CronJobs)")
 	fs.Var((*duration)(&c.ShutdownTimeout), "shutdown-timeout", "total time for the shutdown POSTs, retries included")
+	boolFlag(fs, &c.KeepProxy, "keep-proxy-on-failure", "", "with -S: when the exit code is not 0, leave the proxy running for the container's restart (restartPolicy: OnFailure)")
 	fs.VarP(&rewriteTable{to: c.Rewrite, rules: map[syscall.Signal]string{}}, "rewrite", "r", "deliver signal TO when FROM arrives (names or numbers), repeatable; TO=0 drops FROM")
 	boolFlag(fs, &c.ProcessGroup, "process-group", "g", "start the command in its own process group and signal the whole group")
 	fs.Var((*duration)(&c.TermDelay), "term-delay", "hold the stop signal (the first SIGTERM, SIGINT or SIGQUIT) this long while the command keeps serving")
@@ -157,7 +158,7 @@ func unknownVariables(names []string) []Warning {
 // "scuttle" it also reads scuttle's variables (see scuttle.go).
 func Parse(name string, args []string, getenv func(string) (string, bool)) (*Config, error) {
 	getenv = trimmed(getenv)
-	c := &Config{given: map[string]given{}}
+	c := &Config{given: map[string]given{}, owner: map[string]string{}}
 	fs := flagSet(c)
 	scan := scanArgs(fs, args)
 	fail := func(err error) (*Config, error) {

@@ -110,20 +110,32 @@ type Sidecar struct {
 
 // Sidecars pairs each shutdown URL with its proxy: the preset that supplied
 // the URL, or the only preset given when the URL was given by hand; and that
-// proxy's readiness URLs: the preset's, or, when the URLs do not say which
-// proxy they belong to, the readiness URLs on the same host.
+// proxy's readiness URLs, which tell the shutdown a proxy gone from a
+// missing endpoint, so another proxy's must never be among them. They are
+// the readiness URLs of the same proxy where the configuration says which
+// that is (a preset's, or scuttle's Envoy's); else, when the readiness and
+// shutdown URLs were all given by hand and as many of each, the readiness
+// URL at the same position; else only those on the same host and port. A
+// shutdown URL may get none: it is then judged by its own host and port.
 func (c *Config) Sidecars() []Sidecar {
+	byPosition := len(c.ReadyURLs) == len(c.ShutdownURLs) && c.byHand(c.ReadyURLs) && c.byHand(c.ShutdownURLs)
 	out := make([]Sidecar, len(c.ShutdownURLs))
 	for i, s := range c.ShutdownURLs {
-		sc := Sidecar{Shutdown: s, Preset: c.presetOf(s)}
-		for _, r := range c.ReadyURLs {
-			if sc.Preset != "" && c.presetOf(r) == sc.Preset {
-				sc.Ready = append(sc.Ready, r)
+		sc := Sidecar{Shutdown: s, Preset: c.PresetOf(s)}
+		if proxy := c.proxyOf(s); proxy != "" {
+			for _, r := range c.ReadyURLs {
+				if c.owner[r] == proxy {
+					sc.Ready = append(sc.Ready, r)
+				}
 			}
 		}
-		if len(sc.Ready) == 0 {
+		switch {
+		case sc.Ready != nil:
+		case byPosition:
+			sc.Ready = []string{c.ReadyURLs[i]}
+		default:
 			for _, r := range c.ReadyURLs {
-				if sameHost(r, s) {
+				if sameHostPort(r, s) {
 					sc.Ready = append(sc.Ready, r)
 				}
 			}
@@ -133,13 +145,37 @@ func (c *Config) Sidecars() []Sidecar {
 	return out
 }
 
+// proxyOf names the proxy that serves rawURL, one of the readiness or
+// shutdown URLs, as the owner map does: the preset or scuttle's variable
+// that supplied it, or, for a URL given by hand, the only preset given;
+// "" when the configuration does not say.
+func (c *Config) proxyOf(rawURL string) string {
+	if p, ok := c.owner[rawURL]; ok {
+		return p
+	}
+	return c.PresetOf(rawURL)
+}
+
+// byHand says whether urls were all given by hand (--ready-url,
+// --shutdown-url or their variables), not by a preset or by scuttle's
+// Envoy.
+func (c *Config) byHand(urls []string) bool {
+	for _, u := range urls {
+		if _, ok := c.owner[u]; ok {
+			return false
+		}
+	}
+	return true
+}
+
 // FromPreset is the preset that supplied rawURL, one of the readiness or
 // shutdown URLs; "" when --ready-url, --shutdown-url or a variable did.
 func (c *Config) FromPreset(rawURL string) string { return c.fromPreset[rawURL] }
 
-// presetOf is the preset whose proxy serves rawURL, one of the readiness or
-// shutdown URLs; "" when the configuration does not say.
-func (c *Config) presetOf(rawURL string) string {
+// PresetOf is the preset whose proxy serves rawURL, one of the readiness or
+// shutdown URLs: the preset that supplied it, or the only preset given;
+// "" when the configuration does not say.
+func (c *Config) PresetOf(rawURL string) string {
 	if p, ok := c.fromPreset[rawURL]; ok {
 		return p
 	}
@@ -149,14 +185,26 @@ func (c *Config) presetOf(rawURL string) string {
 	return ""
 }
 
-// sameHost says whether two URLs name the same host; every loopback name is
-// the pod's own.
-func sameHost(a, b string) bool {
+// sameHostPort says whether two URLs connect to the same host and port
+// (the scheme's when the URL names none); every loopback name is the pod's
+// own host.
+func sameHostPort(a, b string) bool {
 	ua, errA := url.Parse(a)
 	ub, errB := url.Parse(b)
-	if errA != nil || errB != nil {
+	if errA != nil || errB != nil || portOf(ua) != portOf(ub) {
 		return false
 	}
 	ha, hb := ua.Hostname(), ub.Hostname()
 	return IsLoopback(ha) && IsLoopback(hb) || strings.EqualFold(ha, hb)
+}
+
+// portOf is the port u connects to.
+func portOf(u *url.URL) string {
+	switch p := u.Port(); {
+	case p != "":
+		return p
+	case u.Scheme == "https":
+		return "443"
+	}
+	return "80"
 }

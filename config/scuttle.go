@@ -2,6 +2,7 @@ package config
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +30,7 @@ import (
 //	QUIT_WITHOUT_ENVOY_TIMEOUT=D  --timeout D --timeout-fatal (wins over the one above)
 //	QUIT_REQUEST_TIMEOUT=D        --shutdown-timeout D (scuttle's default is 5s, as ours)
 //	NEVER_KILL_ISTIO=true         no shutdown at all
-//	NEVER_KILL_ISTIO_ON_FAILURE=true  no shutdown when the command failed
+//	NEVER_KILL_ISTIO_ON_FAILURE=true  --keep-proxy-on-failure (with a shutdown to skip)
 //	SCUTTLE_LOGGING=false         --quiet
 //
 // Values are read as scuttle reads them (scuttle_config.go, getBoolFromEnv
@@ -79,7 +80,10 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 	// GENERIC_QUIT_ONLY leaves Envoy's and Istio's quit URLs out, unread:
 	// scuttle never POSTs them then.
 	genericOnly := boolean("GENERIC_QUIT_ONLY", false)
-	var ready, quit []string
+	// envoy are the URLs of the proxy at ENVOY_ADMIN_API and of Istio's
+	// pilot-agent, which runs beside it: its readiness URL is theirs. A
+	// generic endpoint is another proxy's.
+	var ready, quit, envoy []string
 	if admin := strings.TrimSuffix(env("ENVOY_ADMIN_API"), "/"); admin != "" {
 		u, err := scuttleURL("ENVOY_ADMIN_API", admin, false)
 		if err != nil {
@@ -92,12 +96,15 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 				quit = append(quit, "http://127.0.0.1:15020/quitquitquit")
 			}
 		}
+		envoy = append(envoy, ready...)
+		envoy = append(envoy, quit...)
 	}
 	if istio := strings.TrimSuffix(env("ISTIO_QUIT_API"), "/"); istio != "" && !genericOnly {
 		if _, err := scuttleURL("ISTIO_QUIT_API", istio, true); err != nil {
 			return err
 		}
 		quit = append(quit, istio+"/quitquitquit")
+		envoy = append(envoy, istio+"/quitquitquit")
 	}
 	if generic, variable := env("GENERIC_QUIT_ENDPOINTS"), "GENERIC_QUIT_ENDPOINTS"; generic != "" {
 		for _, u := range urlItems(generic) {
@@ -116,12 +123,19 @@ func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, boo
 	if !explicit("shutdown-url") && quit != nil {
 		c.ShutdownURLs = quit
 	}
+	for _, u := range envoy {
+		if slices.Contains(c.ReadyURLs, u) || slices.Contains(c.ShutdownURLs, u) {
+			c.owner[u] = "$ENVOY_ADMIN_API"
+		}
+	}
 
 	never, onlyOK := boolean("NEVER_KILL_ISTIO", false), boolean("NEVER_KILL_ISTIO_ON_FAILURE", false)
 	if !explicit("shutdown") {
 		c.Shutdown = len(quit) > 0 && (genericOnly || !never) && len(c.Command) > 0 // without a command: only wait
 	}
-	c.ShutdownOnlyOK = onlyOK && !genericOnly
+	if !explicit("keep-proxy-on-failure") {
+		c.KeepProxy = onlyOK && !genericOnly && c.Shutdown
+	}
 	c.Disabled = c.Disabled || boolean("START_WITHOUT_ENVOY", false)
 
 	// As scuttle's waitForEnvoy: QUIT_WITHOUT_ENVOY_TIMEOUT when more than 0

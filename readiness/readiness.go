@@ -45,6 +45,9 @@ type Options struct {
 	// Timeout is the caller's --timeout, 0 for none: the progress line's
 	// hint depends on it.
 	Timeout time.Duration
+	// Presets names the preset of each URL whose proxy the configuration
+	// knows: a URL that refuses connections gets that proxy's hint.
+	Presets map[string]string
 	Logger  *slog.Logger
 }
 
@@ -99,6 +102,29 @@ func (r Result) Refused() bool {
 
 // RefusedHint is the hint for a proxy port that refuses connections.
 const RefusedHint = "is the pod meshed (is the sidecar injected), and is --proxy the right preset?"
+
+// RefusedHintFor is the hint for a readiness URL of the preset's proxy that
+// refuses connections. Cloud SQL Auth Proxy v2 is no mesh: it serves
+// /startup only when started with --health-check.
+func RefusedHintFor(preset string) string {
+	if preset == "cloudsql" {
+		return "is cloud-sql-proxy in the pod, and started with --health-check " +
+			"(without it, it serves no /startup on its --http-port, 9090 by default)?"
+	}
+	return RefusedHint
+}
+
+// RefusedHint is the hint for the pending URLs when they all refused, as
+// Refused says: each proxy's hint once, presets naming each URL's preset.
+func (r Result) RefusedHint(presets map[string]string) string {
+	var hints []string
+	for _, p := range r.Pending {
+		if h := RefusedHintFor(presets[p.URL]); !slices.Contains(hints, h) {
+			hints = append(hints, h)
+		}
+	}
+	return strings.Join(hints, "; ")
+}
 
 // Hint is what to do about a probe error that waiting longer does not fix,
 // and "" for the others: a readiness path that is not there (404), an
@@ -220,7 +246,7 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 				// hintAfter long: half a period of slack.
 				case !s.hinted && !s.refusedSince.IsZero() && now.Sub(s.refusedSince) >= hintAfter-every/2:
 					s.hinted = true
-					hint = "connection refused for " + hintAfter.String() + ": " + RefusedHint
+					hint = "connection refused for " + hintAfter.String() + ": " + RefusedHintFor(opts.Presets[u])
 				case opts.Timeout == 0:
 					hint = "set --timeout to stop waiting forever"
 				}

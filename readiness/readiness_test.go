@@ -405,6 +405,36 @@ func TestRefusedHint(t *testing.T) {
 	}
 }
 
+// Cloud SQL Auth Proxy is no mesh, and serves /startup only when started
+// with --health-check: a URL of the cloudsql preset that refuses gets a
+// hint that asks for that flag; the preset of each URL decides its own.
+func TestRefusedHintNamesTheProxy(t *testing.T) {
+	sql, mesh := refusingURL(t), refusingURL(t)
+	w := &logWatch{}
+	o := opts(sql, mesh)
+	o.Presets = map[string]string{sql: "cloudsql", mesh: "istio"}
+	o.ProgressEvery, o.RefusedHintAfter = 20*time.Millisecond, 20*time.Millisecond
+	o.Timeout = time.Hour
+	o.Logger = logging.New(&w.buf, "text", slog.LevelDebug)
+	awaitInBackground(t, o)
+	hinted := func(url string) func(string) bool {
+		return func(l string) bool {
+			return strings.Contains(l, "url="+url+" ") && strings.Contains(l, "(hint: connection refused for ")
+		}
+	}
+	w.until(t, "a hint for each URL", func(lines []string) bool {
+		return slices.ContainsFunc(lines, hinted(sql)) && slices.ContainsFunc(lines, hinted(mesh))
+	})
+	cloudsql := "connection refused for 20ms: is cloud-sql-proxy in the pod, and started with --health-check " +
+		"(without it, it serves no /startup on its --http-port, 9090 by default)?"
+	assert.Regexp(t, progressLine(sql, "connection refused", cloudsql), w.lines[slices.IndexFunc(w.lines, hinted(sql))])
+	assert.Regexp(t, progressLine(mesh, "connection refused", "connection refused for 20ms: "+RefusedHint),
+		w.lines[slices.IndexFunc(w.lines, hinted(mesh))])
+
+	res := Result{Pending: []Pending{{URL: sql}, {URL: mesh}, {URL: "http://127.0.0.1:9/ready"}}}
+	assert.Equal(t, RefusedHintFor("cloudsql")+"; "+RefusedHint, res.RefusedHint(o.Presets), "each proxy's hint once")
+}
+
 func TestPasswordsAreNotLogged(t *testing.T) {
 	srv := httptest.NewServer(&endpoint{notReady: 1 << 30})
 	t.Cleanup(srv.Close)

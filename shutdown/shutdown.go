@@ -75,7 +75,9 @@ type Target struct {
 	Preset string
 	// Ready are the proxy's readiness URLs: while one still accepts
 	// connections, a refused shutdown URL is a missing endpoint, not a
-	// proxy gone.
+	// proxy gone. Only this proxy's: another proxy's would make one that
+	// is gone look as if it ran on. None: the URL's own host and port alone
+	// tell.
 	Ready []string
 }
 

@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 	testchild.Main()
 	testchild.NoRaceExitSleep()
 	testchild.DetachTerminal()
+	testchild.UnignoreSignals()
 	os.Exit(m.Run())
 }
 
