@@ -421,7 +421,7 @@ func (j *judge) retryLosesProxy() {
 	if !j.p.job || j.c.init || j.p.restartPolicy.s != "OnFailure" || !j.needs(ruleRetryLosesProxy, append(shutdownFlags, "keep-proxy-on-failure")...) {
 		return
 	}
-	if !j.cfg.Shutdown || j.cfg.ShutdownOnlyOK {
+	if !j.cfg.Shutdown || j.cfg.KeepProxy {
 		return
 	}
 	var names []string
