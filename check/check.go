@@ -117,12 +117,13 @@ func Paths(paths []string, opt Options) ([]Finding, Summary) {
 		in.parseFile(src.name, data, src.chart)
 	}
 	flags := newFlagTable()
-	for _, p := range in.pods {
+	for i, p := range in.pods {
 		in.namespaceOf(p)
 		f, n := checkPod(p, in.stores, flags, opt)
 		in.findings = append(in.findings, f...)
 		in.sum.Pods++
 		in.sum.Containers += n
+		in.pods[i] = nil // judged: what it holds may go
 	}
 	// Input findings were found first; each belongs in its file's turn.
 	slices.SortStableFunc(in.findings, func(a, b Finding) int {
@@ -133,24 +134,28 @@ func Paths(paths []string, opt Options) ([]Finding, Summary) {
 
 // keep reads what the check needs of an object, before its document's
 // node tree is dropped.
-func (in *input) keep(o object, lines *fileLines) []object {
+func (in *input) keep(o object, lines *fileLines) []kept {
 	switch o.kind {
-	case "Namespace", "ConfigMap", "Secret":
-		return []object{o}
+	case "Namespace":
+		return []kept{{ns: namespaceOf(o)}}
+	case "ConfigMap", "Secret":
+		return []kept{{store: storeOf(o)}}
 	}
 	if p, ok := podOf(o, lines); ok {
-		in.pods = append(in.pods, p)
+		return []kept{{pod: p}}
 	}
 	return nil
 }
 
-// add keeps a Namespace, ConfigMap or Secret of a file that was read.
-func (in *input) add(o object) {
-	switch o.kind {
-	case "Namespace":
-		in.namespaces[o.name] = append(in.namespaces[o.name], namespaceOf(o))
-	case "ConfigMap", "Secret":
-		st := storeOf(o)
+// add keeps what was read of a file that is no template.
+func (in *input) add(k kept) {
+	switch {
+	case k.pod != nil:
+		in.pods = append(in.pods, k.pod)
+	case k.ns != nil:
+		in.namespaces[k.ns.name] = append(in.namespaces[k.ns.name], k.ns)
+	case k.store != nil:
+		st := k.store
 		in.stores[storeKey{st.kind, st.namespace, st.name}] = st
 	}
 }

@@ -52,10 +52,10 @@ func podFindings(p *pod, m mesh, runs func(*container) bool, entrypoint func(str
 		out = append(out, podReport(p, c, ruleNamespaceConflict, line, "%s", p.nsConflict))
 	}
 	known := knownKeys()
-	for _, meta := range []map[string]scalar{p.labels, p.annotations} {
-		for _, key := range sortedKeys(meta) {
+	for _, m := range []meta{p.labels, p.annotations} {
+		for _, key := range m.keys() {
 			if right := misspelt(key, known); right != "" {
-				out = append(out, podReport(p, c, ruleMisspeltKey, meta[key].line, "%s is not a key any proxy reads; %s is: the proxy never sees this one, so write %s",
+				out = append(out, podReport(p, c, ruleMisspeltKey, m.at(key).line, "%s is not a key any proxy reads; %s is: the proxy never sees this one, so write %s",
 					key, right, right))
 			}
 		}
@@ -207,8 +207,8 @@ func misspelt(key string, known []string) string {
 // nearMiss is a key of the pod's that is a near miss of key, "" if none.
 func (p *pod) nearMiss(key string) string {
 	known := knownKeys()
-	for _, meta := range []map[string]scalar{p.labels, p.annotations} {
-		for _, k := range sortedKeys(meta) {
+	for _, m := range []meta{p.labels, p.annotations} {
+		for _, k := range m.keys() {
 			if misspelt(k, known) == key {
 				return k
 			}
@@ -237,13 +237,4 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
-}
-
-func sortedKeys(m map[string]scalar) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

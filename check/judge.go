@@ -521,8 +521,8 @@ func (j *judge) probesKeepDrainBusy() {
 	}
 	for _, pr := range j.c.probes {
 		port, err := strconv.Atoi(pr.port.s)
-		if err != nil {
-			port = j.c.ports[pr.port.s]
+		if i := slices.IndexFunc(j.c.ports, func(p namedPort) bool { return p.name == pr.port.s }); err != nil && i >= 0 {
+			port = j.c.ports[i].port
 		}
 		if port == 0 || pr.host != "" && !config.IsLoopback(pr.host) || port == j.cfg.ProbePort {
 			continue

@@ -8,6 +8,7 @@ package check
 
 import (
 	"encoding/base64"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,25 +120,76 @@ func scalarOf(n *yaml.Node) scalar {
 	return scalar{s: str(n), line: lineOf(n)}
 }
 
-// stringMap is a mapping of scalars, as labels and annotations are, each
-// value at its key's line.
-func stringMap(n *yaml.Node) map[string]scalar {
+// meta is a mapping of scalars, as labels and annotations are, each value
+// at its key's line: a few entries, kept as a slice, which costs a pod far
+// less than a map.
+type meta []metaEntry
+
+type metaEntry struct {
+	key   string
+	value scalar
+}
+
+// metaOf reads a mapping of scalars; the last of a key wins, as it does
+// for the API server.
+func metaOf(n *yaml.Node) meta {
 	n = deref(n)
-	out := map[string]scalar{}
 	if n == nil || n.Kind != yaml.MappingNode {
-		return out
+		return nil
 	}
+	out := make(meta, 0, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		out[str(n.Content[i])] = scalar{s: str(n.Content[i+1]), line: lineOf(n.Content[i])}
+		out = append(out, metaEntry{str(n.Content[i]), scalar{s: str(n.Content[i+1]), line: lineOf(n.Content[i])}})
 	}
 	return out
 }
 
-// values is what the rest of the check needs of a map of scalars.
-func values(m map[string]scalar) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v.s
+// get is the value of key, if m has it.
+func (m meta) get(key string) (scalar, bool) {
+	for i := len(m) - 1; i >= 0; i-- {
+		if m[i].key == key {
+			return m[i].value, true
+		}
+	}
+	return scalar{}, false
+}
+
+// at is the value of key, or none.
+func (m meta) at(key string) scalar {
+	v, _ := m.get(key)
+	return v
+}
+
+// keys are m's keys, sorted.
+func (m meta) keys() []string {
+	var out []string
+	for _, e := range m {
+		if !slices.Contains(out, e.key) {
+			out = append(out, e.key)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sameAs says whether two mappings hold the same values.
+func (m meta) sameAs(o meta) bool {
+	if len(m.keys()) != len(o.keys()) {
+		return false
+	}
+	for _, k := range m.keys() {
+		if v, ok := o.get(k); !ok || v.s != m.at(k).s {
+			return false
+		}
+	}
+	return true
+}
+
+// data is a ConfigMap's or Secret's data.
+func data(n *yaml.Node) map[string]string {
+	out := map[string]string{}
+	for _, e := range metaOf(n) {
+		out[e.key] = e.value.s
 	}
 	return out
 }
@@ -180,39 +232,27 @@ type namespace struct {
 	file        string
 	name        string
 	line        int
-	labels      map[string]scalar
-	annotations map[string]scalar
+	labels      meta
+	annotations meta
 }
 
 func namespaceOf(o object) *namespace {
 	return &namespace{file: o.file, name: o.name, line: o.line,
-		labels:      stringMap(path(o.node, "metadata", "labels")),
-		annotations: stringMap(path(o.node, "metadata", "annotations"))}
+		labels:      metaOf(path(o.node, "metadata", "labels")),
+		annotations: metaOf(path(o.node, "metadata", "annotations"))}
 }
 
 // meta is a Namespace's label or annotation called key.
 func (ns *namespace) meta(key string) (scalar, bool) {
-	if v, ok := ns.labels[key]; ok {
+	if v, ok := ns.labels.get(key); ok {
 		return v, true
 	}
-	v, ok := ns.annotations[key]
-	return v, ok
+	return ns.annotations.get(key)
 }
 
 // sameAs says whether two definitions of a Namespace say the same.
 func (ns *namespace) sameAs(o *namespace) bool {
-	eq := func(a, b map[string]scalar) bool {
-		if len(a) != len(b) {
-			return false
-		}
-		for k, v := range a {
-			if w, ok := b[k]; !ok || w.s != v.s {
-				return false
-			}
-		}
-		return true
-	}
-	return eq(ns.labels, o.labels) && eq(ns.annotations, o.annotations)
+	return ns.labels.sameAs(o.labels) && ns.annotations.sameAs(o.annotations)
 }
 
 // store is a ConfigMap's or Secret's data, which env and envFrom read.
@@ -224,19 +264,17 @@ type store struct {
 func storeOf(o object) *store {
 	s := &store{kind: o.kind, namespace: o.namespace, name: o.name, data: map[string]string{}}
 	if o.kind == "Secret" {
-		for k, v := range values(stringMap(path(o.node, "data"))) {
+		for k, v := range data(path(o.node, "data")) {
 			if b, err := base64.StdEncoding.DecodeString(v); err == nil {
 				s.data[k] = string(b)
 			}
 		}
-		for k, v := range values(stringMap(path(o.node, "stringData"))) {
+		for k, v := range data(path(o.node, "stringData")) {
 			s.data[k] = v // stringData wins, as the API server merges it
 		}
 		return s
 	}
-	for k, v := range values(stringMap(path(o.node, "data"))) {
-		s.data[k] = v
-	}
+	s.data = data(path(o.node, "data"))
 	return s
 }
 
@@ -244,8 +282,8 @@ func storeOf(o object) *store {
 type pod struct {
 	object
 	job           bool // a Job's or CronJob's (or any jobTemplate's): it should complete
-	labels        map[string]scalar
-	annotations   map[string]scalar
+	labels        meta
+	annotations   meta
 	ns            *namespace // the pod's Namespace, when the input has it
 	nsConflict    string     // other files that define ns differently, for the warning
 	grace         time.Duration
@@ -285,8 +323,8 @@ func podOf(o object, lines *fileLines) (*pod, bool) {
 	p := &pod{
 		object:        o,
 		job:           job,
-		labels:        stringMap(path(tpl, "metadata", "labels")),
-		annotations:   stringMap(path(tpl, "metadata", "annotations")),
+		labels:        metaOf(path(tpl, "metadata", "labels")),
+		annotations:   metaOf(path(tpl, "metadata", "annotations")),
 		grace:         30 * time.Second, // the API server's default
 		restartPolicy: scalarOf(get(spec, "restartPolicy")),
 	}
@@ -308,11 +346,10 @@ func podOf(o object, lines *fileLines) (*pod, bool) {
 // label is the pod's label or annotation called key, as several injectors
 // read either.
 func (p *pod) label(key string) (scalar, bool) {
-	if v, ok := p.labels[key]; ok {
+	if v, ok := p.labels.get(key); ok {
 		return v, true
 	}
-	v, ok := p.annotations[key]
-	return v, ok
+	return p.annotations.get(key)
 }
 
 // container is a container of a pod template, as the manifest writes it.
@@ -328,9 +365,15 @@ type container struct {
 	envFrom       []reference
 	preStop       time.Duration // how long its preStop hook takes, where it says
 	probes        []probe
-	ports         map[string]int // its named ports
+	ports         []namedPort // its named ports
 
 	vars *environment // env and envFrom as the kubelet resolves them (values.go)
+}
+
+// namedPort is a container's port that has a name, which probes may use.
+type namedPort struct {
+	name string
+	port int
 }
 
 // envVar is an entry of a container's env.
@@ -367,7 +410,6 @@ func containerOf(n *yaml.Node, init bool, lines *fileLines) *container {
 		init:          init,
 		restartAlways: init && str(get(n, "restartPolicy")) == "Always",
 		image:         str(get(n, "image")),
-		ports:         map[string]int{},
 	}
 	for _, e := range items(get(n, "env")) {
 		v := envVar{name: str(get(e, "name")), line: lineOf(e), value: str(get(e, "value"))}
@@ -394,7 +436,7 @@ func containerOf(n *yaml.Node, init bool, lines *fileLines) *container {
 	for _, p := range items(get(n, "ports")) {
 		if name := str(get(p, "name")); name != "" {
 			if port, err := strconv.Atoi(str(get(p, "containerPort"))); err == nil {
-				c.ports[name] = port
+				c.ports = append(c.ports, namedPort{name, port})
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -169,6 +170,9 @@ func readAll(src source, stdin io.Reader, limit int) ([]byte, error) {
 			return nil, err
 		}
 		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > int64(limit) {
+			return nil, errPastBound // refused unread
+		}
 		r = f
 	}
 	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
@@ -291,7 +295,8 @@ func (f *fileLines) scalar(n *yaml.Node) scalar {
 
 // parseFile reads the documents of a file into the input: its pod
 // templates, Namespaces, ConfigMaps and Secrets, or the findings that say
-// why a document cannot be read. A Helm template is one finding.
+// why a document cannot be read. A Helm template is one finding: a file
+// with {{ ... }} holds what it read until it is known not to be one.
 func (in *input) parseFile(name string, data []byte, chart bool) {
 	action := helmAction(data)
 	if chart && action > 0 {
@@ -299,27 +304,92 @@ func (in *input) parseFile(name string, data []byte, chart bool) {
 		return
 	}
 	lines := &fileLines{data: data}
-	var objs []object
+	var held []kept
 	var bad []Finding
-	for _, piece := range splitDocuments(data) {
-		root, f := parseDocument(name, piece)
-		switch {
-		case f != nil:
-			bad = append(bad, *f)
-		case root != nil:
-			for _, o := range objects(name, root) {
-				objs = append(objs, in.keep(o, lines)...)
+	documents(name, data, func(root *yaml.Node) {
+		for _, o := range objects(name, root) {
+			for _, k := range in.keep(o, lines) {
+				if action > 0 {
+					held = append(held, k)
+				} else {
+					in.add(k)
+				}
 			}
 		}
-	}
+	}, func(f Finding) { bad = append(bad, f) })
 	if action > 0 && len(bad) > 0 {
 		in.findings = append(in.findings, helmFinding(name, action))
 		return
 	}
 	in.findings = append(in.findings, bad...)
-	for _, o := range objs {
-		in.add(o)
+	for _, k := range held {
+		in.add(k)
 	}
+}
+
+// documents parses each document of a file and passes its root to doc, or
+// a finding to bad. While all goes well one parser reads the whole stream,
+// which costs far less than a parser for each document when the documents
+// are many and small; a document over a bound, or one the parser refuses,
+// is read alone, as every document after it.
+func documents(name string, data []byte, doc func(*yaml.Node), bad func(Finding)) {
+	pieces := splitDocuments(data)
+	// whole reads a parsed document: its aliases and keys within bounds.
+	whole := func(root *yaml.Node, p piece) {
+		if bytes.IndexByte(p.text, '*') >= 0 {
+			if err := checkAliases(root); err != nil {
+				bad(inputFinding(name, root.Line, err.Error()))
+				return
+			}
+		}
+		if key, first, again := duplicateKey(root); key != "" {
+			bad(inputFinding(name, again, fmt.Sprintf("the key %s is given twice in one mapping (lines %d and %d), which the API server's strict field validation refuses: keep one", strconv.Quote(key), first, again)))
+			return
+		}
+		doc(root)
+	}
+	next := 0 // the first piece not read yet
+	admitted := true
+	for _, p := range pieces {
+		admitted = admitted && admit(p.text) == nil
+	}
+	if admitted {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		for {
+			var n yaml.Node
+			if err := dec.Decode(&n); err != nil {
+				break // the end; or a document the parser refuses, read alone below
+			}
+			if len(n.Content) == 0 {
+				continue
+			}
+			root := n.Content[0]
+			i := slices.IndexFunc(pieces[next:], func(p piece) bool { return p.line+bytes.Count(p.text, []byte("\n")) >= root.Line-1 })
+			if i < 0 {
+				break
+			}
+			next += i
+			whole(root, pieces[next])
+			next++
+		}
+	}
+	for _, p := range pieces[next:] {
+		root, f := parseDocument(name, p)
+		switch {
+		case f != nil:
+			bad(*f)
+		case root != nil:
+			whole(root, p)
+		}
+	}
+}
+
+// kept is what the check keeps of an object of a file: a pod template,
+// a Namespace, a ConfigMap or a Secret.
+type kept struct {
+	pod   *pod
+	ns    *namespace
+	store *store
 }
 
 // parseDocument parses one document, within the bounds; nil and no
@@ -340,14 +410,6 @@ func parseDocument(name string, piece piece) (*yaml.Node, *Finding) {
 	shiftLines(&n, piece.line)
 	if len(n.Content) == 0 {
 		return nil, nil // comments only, or empty
-	}
-	if bytes.IndexByte(piece.text, '*') >= 0 {
-		if err := checkAliases(&n); err != nil {
-			return fail(n.Content[0].Line, err.Error())
-		}
-	}
-	if key, first, again := duplicateKey(&n); key != "" {
-		return fail(again, fmt.Sprintf("the key %s is given twice in one mapping (lines %d and %d), which the API server's strict field validation refuses: keep one", strconv.Quote(key), first, again))
 	}
 	return n.Content[0], nil
 }

@@ -42,13 +42,34 @@ type settings struct {
 }
 
 // flagTable is proxy-await's flags, by long name, by shorthand and by
-// variable.
+// variable, and the command lines parsed so far.
 type flagTable struct {
 	long, short, env map[string]config.FlagInfo
+	parsed           map[string]parsed
+}
+
+// parsed is what config's parser made of a command line and environment.
+type parsed struct {
+	cfg *config.Config
+	err error
+}
+
+// parse is config.ParseEnviron, once for each command line and environment:
+// a List of a thousand Deployments has a thousand alike. The config is
+// shared, and only read.
+func (t *flagTable) parse(args, environ []string) (*config.Config, error) {
+	slices.Sort(environ)
+	key := strings.Join(args, "\x00") + "\x01" + strings.Join(environ, "\x00")
+	p, ok := t.parsed[key]
+	if !ok {
+		p.cfg, p.err = config.ParseEnviron("proxy-await", args, environ)
+		t.parsed[key] = p
+	}
+	return p.cfg, p.err
 }
 
 func newFlagTable() *flagTable {
-	t := &flagTable{map[string]config.FlagInfo{}, map[string]config.FlagInfo{}, map[string]config.FlagInfo{}}
+	t := &flagTable{map[string]config.FlagInfo{}, map[string]config.FlagInfo{}, map[string]config.FlagInfo{}, map[string]parsed{}}
 	for _, f := range config.Flags() {
 		t.long[f.Name] = f
 		if f.Shorthand != "" {
@@ -225,7 +246,7 @@ func readSettings(inv invocation, c *container, flags *flagTable) settings {
 		}
 	}
 
-	cfg, err := config.ParseEnviron("proxy-await", args, environ)
+	cfg, err := flags.parse(args, environ)
 	if err != nil {
 		if u, ok := s.mentionsUnknown(err.Error()); ok {
 			s.unknown["flags"] = u

@@ -160,11 +160,11 @@ func proxyOfContainer(c *container) *proxy {
 // (`KEY: "V"`, or `namespace NS has KEY: "V"`), and its line when that is
 // in the pod's file.
 func (p *pod) setting(key string) (scalar, string, bool) {
-	if v, ok := p.annotations[key]; ok {
+	if v, ok := p.annotations.get(key); ok {
 		return v, fmt.Sprintf("%s: %q", key, v.s), true
 	}
 	if p.ns != nil && linkerdConfig(key) {
-		if v, ok := p.ns.annotations[key]; ok {
+		if v, ok := p.ns.annotations.get(key); ok {
 			if p.ns.file != p.file {
 				v.line = 0
 			}
@@ -457,10 +457,10 @@ func endpoints(p *pod, s *sidecar, versions map[string]config.Version) {
 				s.shutdownKey, s.shutdownOn, s.shutdownOffSince)
 		}
 	case &consul:
-		if v := p.annotations[consulShutdownPathKey]; v.s != "" {
+		if v := p.annotations.at(consulShutdownPathKey); v.s != "" {
 			s.shutdown.path = v.s
 		}
-		if v, ok := p.annotations[s.shutdownKey]; ok {
+		if v, ok := p.annotations.get(s.shutdownKey); ok {
 			if b, err := strconv.ParseBool(v.s); err == nil && !b {
 				s.shutdown.off = fmt.Sprintf("the pod has %s: %q, which turns consul-dataplane's lifecycle endpoints off", s.shutdownKey, v.s)
 				s.shutdown.offLine = v.line
@@ -609,7 +609,7 @@ func stopTime(p *pod, s *sidecar) {
 		if s.native == native {
 			field, d = "drainDuration", istioNativeDrain
 		}
-		a := p.annotations[s.stopKey]
+		a := p.annotations.at(s.stopKey)
 		if v, ok := istioProxyConfig(a.s, field); ok {
 			d = v
 			s.stopWhy, s.stopLine = fmt.Sprintf("%s %s in %s", field, v, s.stopKey), a.line
@@ -619,14 +619,14 @@ func stopTime(p *pod, s *sidecar) {
 		s.stop, s.stopFix = preStop+d, field+" in "+s.stopKey
 	case &dapr:
 		grace := s.stopDefault
-		a := p.annotations[s.stopKey]
+		a := p.annotations.at(s.stopKey)
 		if n, err := strconv.Atoi(a.s); err == nil && n >= 0 {
 			grace = time.Duration(n) * time.Second
 			s.stopWhy, s.stopLine = fmt.Sprintf("%s: %q", s.stopKey, a.s), a.line
 		} else {
 			s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, int(grace/time.Second))
 		}
-		if b := p.annotations[daprBlockShutdown]; b.s != "" {
+		if b := p.annotations.at(daprBlockShutdown); b.s != "" {
 			if d, err := time.ParseDuration(b.s); err == nil && d > 0 {
 				grace += d
 				s.stopWhy += fmt.Sprintf(", after %s: %q", daprBlockShutdown, b.s)
