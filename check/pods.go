@@ -8,6 +8,7 @@ package check
 
 import (
 	"encoding/base64"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -339,6 +340,11 @@ func podOf(o object, lines *fileLines) (*pod, bool) {
 	}
 	for _, n := range items(get(spec, "containers")) {
 		p.containers = append(p.containers, containerOf(n, false, lines))
+	}
+	for i, c := range p.containers {
+		if c.name == "" {
+			c.name = fmt.Sprintf("#%d", i+1) // a Knative Service's may have none
+		}
 	}
 	return p, true
 }
