@@ -20,12 +20,12 @@ var update = flag.Bool("update", false, "rewrite the golden files' want sections
 
 // Each rule's cases, and a corpus of manifests as teams write them, are
 // golden files: a txtar archive of manifests and, in each section named
-// "want" or "want --versions NAME=V,...", the exact findings --check
-// prints for them with those releases. The archive's comment says what
-// the cases are; a line "check: PATH..." in it names what to check
-// (default: every file of the archive, in order). Findings name files
-// relative to the archive. go test -run Golden -update rewrites the want
-// sections.
+// "want [PATH...] [--versions NAME=V,...]", the exact findings --check
+// prints for those paths with those releases. The archive's comment says
+// what the cases are; a line "check: PATH..." in it names what to check
+// when a section names no path (default: every file of the archive, in
+// order). Findings name files relative to the archive. go test -run Golden
+// -update rewrites the want sections.
 func TestGolden(t *testing.T) {
 	archives, err := filepath.Glob("testdata/rules/*.txtar")
 	require.NoError(t, err)
@@ -66,8 +66,15 @@ func TestGolden(t *testing.T) {
 				if !isWant(f.Name) {
 					continue
 				}
-				versions := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(f.Name, "want"), " --versions"))
-				got := checkOutput(t, dir, versions, paths)
+				names, versions, _ := strings.Cut(strings.TrimPrefix(f.Name, "want"), "--versions")
+				these := paths
+				if fields := strings.Fields(names); len(fields) > 0 {
+					these = nil
+					for _, p := range fields {
+						these = append(these, filepath.Join(dir, p))
+					}
+				}
+				got := checkOutput(t, dir, strings.TrimSpace(versions), these)
 				if *update {
 					if !bytes.Equal(got, f.Data) {
 						ar.Files[i].Data, changed = got, true

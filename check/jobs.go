@@ -44,7 +44,7 @@ func podFindings(p *pod, m mesh, runs func(*container) bool, entrypoint func(str
 	}
 	c := mainContainer(p, m, runs)
 	var out []Finding
-	if p.nsConflict != "" {
+	if p.nsConflict != "" && (p.job || slices.ContainsFunc(p.containers, runs)) {
 		line := p.nsLine
 		if line == 0 {
 			line = p.line
