@@ -146,19 +146,31 @@ func TestBlockScalarsAreNoNodes(t *testing.T) {
 }
 
 // Reading is bounded in total: past maxInputBytes the input is refused,
-// having cost only what was read of it.
+// having cost only what was read of it, whether one file is larger or
+// files that each are not add up to more.
 func TestInputBound(t *testing.T) {
 	dir := t.TempDir()
-	small := filepath.Join(dir, "a.yaml")
+	sized := func(name string, size int64) string {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		require.NoError(t, err)
+		require.NoError(t, f.Truncate(size))
+		require.NoError(t, f.Close())
+		return p
+	}
+	small := filepath.Join(dir, "small.yaml")
 	require.NoError(t, os.WriteFile(small, []byte("kind: Pod\nmetadata: {name: a}\nspec: {containers: []}\n"), 0o644))
-	huge := filepath.Join(dir, "b.yaml")
-	f, err := os.Create(huge)
-	require.NoError(t, err)
-	require.NoError(t, f.Truncate(maxInputBytes))
-	require.NoError(t, f.Close())
+	huge := sized("huge.yaml", maxInputBytes+1)
 	findings, sum := Paths([]string{small, huge, small}, Options{})
 	require.Len(t, findings, 1)
 	assert.Equal(t, huge+": error: input: past 64 MiB of manifests in all, the most that is read: this and what follows is not read; check it in parts", findings[0].String())
+	assert.Equal(t, 1, sum.Files)
+
+	half, other := sized("half.yaml", maxInputBytes/2+1), sized("other.yaml", maxInputBytes/2+1)
+	findings, sum = Paths([]string{half, other, small}, Options{})
+	require.Len(t, findings, 2)
+	assert.Contains(t, findings[0].Message, "more than is read at once", "the first half is read, and its document is over the bound")
+	assert.Equal(t, other+": error: input: past 64 MiB of manifests in all, the most that is read: this and what follows is not read; check it in parts", findings[1].String())
 	assert.Equal(t, 1, sum.Files)
 }
 

@@ -296,7 +296,10 @@ func (f *fileLines) scalar(n *yaml.Node) scalar {
 // parseFile reads the documents of a file into the input: its pod
 // templates, Namespaces, ConfigMaps and Secrets, or the findings that say
 // why a document cannot be read. A Helm template is one finding: a file
-// with {{ ... }} holds what it read until it is known not to be one.
+// with {{ ... }} holds what it read until it is known not to be one; it is
+// one when a document does not parse, or parses with a {{ ... }} where a
+// value goes. {{ ... }} inside a string (a ConfigMap's alerting template)
+// is text.
 func (in *input) parseFile(name string, data []byte, chart bool) {
 	action := helmAction(data)
 	if chart && action > 0 {
@@ -306,7 +309,9 @@ func (in *input) parseFile(name string, data []byte, chart bool) {
 	lines := &fileLines{data: data}
 	var held []kept
 	var bad []Finding
+	helm := false // a {{ ... }} that YAML took for a mapping's key
 	documents(name, data, func(root *yaml.Node) {
+		helm = helm || action > 0 && mappingKey(root)
 		for _, o := range objects(name, root) {
 			for _, k := range in.keep(o, lines) {
 				if action > 0 {
@@ -317,7 +322,7 @@ func (in *input) parseFile(name string, data []byte, chart bool) {
 			}
 		}
 	}, func(f Finding) { bad = append(bad, f) })
-	if action > 0 && len(bad) > 0 {
+	if action > 0 && (len(bad) > 0 || helm) {
 		in.findings = append(in.findings, helmFinding(name, action))
 		return
 	}
@@ -382,6 +387,24 @@ func documents(name string, data []byte, doc func(*yaml.Node), bad func(Finding)
 			whole(root, p)
 		}
 	}
+}
+
+// mappingKey says whether a mapping of the document has a mapping for a
+// key: what YAML makes of an unquoted {{ .Values.x }}, and no manifest has.
+func mappingKey(n *yaml.Node) bool {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i < len(n.Content); i += 2 {
+			if n.Content[i].Kind == yaml.MappingNode {
+				return true
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if mappingKey(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // kept is what the check keeps of an object of a file: a pod template,
