@@ -70,7 +70,7 @@ func (c *container) argv(entrypoint func(image string) []string) []word {
 // program says whether a first word of args names a program rather than
 // an argument of an entrypoint: proxy-await, a shell, or a wrapper.
 func program(w string) bool {
-	return isProxyAwait(w) || isShell(w) || wrappers[baseName(w)] != nil
+	return isProxyAwait(w) || isShell(w) || wrapperOf(baseName(w)) != nil
 }
 
 // invocationOf finds proxy-await in what c runs.
@@ -163,13 +163,20 @@ type wrapper struct {
 	users   int  // words before the command that name a user (gosu, su-exec)
 }
 
-var wrappers = map[string]*wrapper{
-	"env":         {valued: []string{"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}, assigns: true},
-	"tini":        {valued: []string{"-p", "-e"}},
-	"tini-static": {valued: []string{"-p", "-e"}},
-	"dumb-init":   {valued: []string{"-r", "--rewrite"}},
-	"gosu":        {users: 1},
-	"su-exec":     {users: 1},
+// wrapperOf is the wrapper a program's name is, nil for none. A function,
+// not a map: nothing of the check runs when proxy-await starts.
+func wrapperOf(name string) *wrapper {
+	switch name {
+	case "env":
+		return &wrapper{valued: []string{"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}, assigns: true}
+	case "tini", "tini-static":
+		return &wrapper{valued: []string{"-p", "-e"}}
+	case "dumb-init":
+		return &wrapper{valued: []string{"-r", "--rewrite"}}
+	case "gosu", "su-exec":
+		return &wrapper{users: 1}
+	}
+	return nil
 }
 
 // unwrap strips the wrappers at the start of a command line, and returns
@@ -177,7 +184,7 @@ var wrappers = map[string]*wrapper{
 func unwrap(w []word) ([]word, []assign) {
 	var env []assign
 	for len(w) > 0 && w[0].known {
-		wr := wrappers[baseName(w[0].text)]
+		wr := wrapperOf(baseName(w[0].text))
 		if wr == nil {
 			break
 		}

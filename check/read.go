@@ -152,7 +152,12 @@ func reason(err error) string {
 }
 
 // errPastBound is a source that would take the input past maxInputBytes.
-var errPastBound = fmt.Errorf("past %d MiB of manifests in all, the most that is read: this and what follows is not read; check it in parts", maxInputBytes>>20)
+// A constant, so that nothing of the check runs when proxy-await starts.
+const errPastBound = pastBound("past 64 MiB of manifests in all, the most that is read: this and what follows is not read; check it in parts")
+
+type pastBound string
+
+func (e pastBound) Error() string { return string(e) }
 
 // readAll reads a source, up to limit bytes: past that it is refused,
 // having read limit+1 bytes of it.

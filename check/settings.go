@@ -82,181 +82,191 @@ func newFlagTable() *flagTable {
 	return t
 }
 
+// reader reads one container's settings: the words and variables it
+// passes to config's parser, and what it learns of each flag on the way.
+type reader struct {
+	s       settings
+	flags   *flagTable
+	args    []string
+	environ []string
+	given   map[string]bool // flags set on the command line
+	seen    map[string]bool // variables read
+}
+
 // readSettings reads the settings of inv in container c.
 func readSettings(inv invocation, c *container, flags *flagTable) settings {
-	s := settings{unknown: map[string]unknownValue{}, lines: map[string]int{}, vars: map[string]int{}}
-	var args []string
-	given := map[string]bool{}
-	note := func(f config.FlagInfo, w word) {
-		given[f.Name] = true
-		s.lines[f.Name] = w.line
+	r := &reader{
+		s:     settings{unknown: map[string]unknownValue{}, lines: map[string]int{}, vars: map[string]int{}},
+		flags: flags, given: map[string]bool{}, seen: map[string]bool{},
 	}
-	unknownValueOf := func(f config.FlagInfo, written string, w word) {
-		s.unknown[f.Name] = unknownValue{what: written, from: w.from, line: w.line}
+	if !r.readArgs(inv.args) {
+		return r.s
 	}
-	command := false
-	for i := 0; i < len(inv.args); i++ {
-		w := inv.args[i]
-		switch {
-		case command:
-			args = append(args, textOr(w, "x"))
-			continue
-		case w.known && (w.text == "--" || !strings.HasPrefix(w.text, "-") || w.text == "-"):
-			command = true
-			args = append(args, w.text)
-			continue
-		case !w.known && !strings.HasPrefix(w.text, "-"):
-			// It may be flags or the command: nothing after it is known.
-			s.all = &unknownValue{what: "proxy-await's flags", from: w.from, line: w.line}
-			return s
-		}
-		if fields := strings.Fields(w.text); w.known && len(fields) > 1 && s.split == nil {
-			if _, ok := flagOf(flags, fields[0]); ok {
-				split := w
-				s.split = &split
-			}
-		}
-		if long, ok := strings.CutPrefix(w.text, "--"); ok {
-			name, _, hasValue := strings.Cut(long, "=")
-			f, ok := flags.long[name]
-			switch {
-			case !ok && !w.known:
-				s.all = &unknownValue{what: "proxy-await's flags", from: w.from, line: w.line}
-				return s
-			case !ok:
-				args = append(args, w.text) // the parser names it
-			case hasValue:
-				note(f, w)
-				if w.known {
-					args = append(args, w.text)
-				} else {
-					unknownValueOf(f, "--"+name, w)
-					args = append(args, "--"+name+"="+f.Example)
-				}
-			case f.Bool:
-				note(f, w)
-				args = append(args, w.text)
-			default:
-				note(f, w)
-				args = append(args, w.text)
-				if i+1 < len(inv.args) {
-					i++
-					v := inv.args[i]
-					if !v.known {
-						unknownValueOf(f, "--"+name, v)
-					}
-					args = append(args, textOr(v, f.Example))
-				}
-			}
-			continue
-		}
-		// A cluster of shorthands: each takes no value, or the rest of
-		// the word, or the next word.
-		cluster := w.text[1:]
-		for j := 0; j < len(cluster); j++ {
-			f, ok := flags.short[cluster[j:j+1]]
-			if !ok {
-				if !w.known {
-					s.all = &unknownValue{what: "proxy-await's flags", from: w.from, line: w.line}
-					return s
-				}
-				break // the parser names it
-			}
-			note(f, w)
-			if f.Bool {
-				continue
-			}
-			if j+1 < len(cluster) {
-				if !w.known {
-					unknownValueOf(f, "-"+f.Shorthand, w)
-					w.text = "-" + cluster[:j+1] + f.Example
-				}
-				break
-			}
-			if i+1 < len(inv.args) {
-				v := inv.args[i+1]
-				if !v.known {
-					unknownValueOf(f, "-"+f.Shorthand, v)
-				}
-				args = append(args, w.text, textOr(v, f.Example))
-				i++
-				w.text = ""
-			}
-			break
-		}
-		if w.text != "" {
-			args = append(args, w.text)
-		}
+	r.readVariables(inv, c)
+	cfg, err := flags.parse(r.args, r.environ)
+	switch {
+	case err == nil:
+		r.s.cfg = cfg
+	case r.mentionsUnknown(err):
+	default:
+		r.s.err, r.s.errLine = err, r.s.lineOfError(err.Error(), inv)
 	}
+	return r.s
+}
 
-	// The variables: the shell's or env(1)'s assignments first, as the
-	// first of a name wins; then the container's.
-	var environ []string
-	seen := map[string]bool{}
-	variable := func(name string, v value, line int) {
-		if seen[name] {
-			return
+// readArgs reads proxy-await's words, each value the input does not hold
+// replaced by one its flag accepts; false when a word where a flag may go
+// is not known, which leaves no flag known.
+func (r *reader) readArgs(words []word) bool {
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if w.known && (w.text == "--" || w.text == "-" || !strings.HasPrefix(w.text, "-")) {
+			for _, rest := range words[i:] {
+				r.args = append(r.args, textOr(rest, "x")) // the command: no rule reads it
+			}
+			return true
 		}
-		seen[name] = true
-		f, isFlag := flags.env[name]
-		if isFlag && !given[f.Name] {
-			s.lines[f.Name] = line
+		if fields := strings.Fields(w.text); w.known && len(fields) > 1 && r.s.split == nil {
+			if _, ok := flagOf(r.flags, fields[0]); ok {
+				split := w
+				r.s.split = &split
+			}
 		}
-		s.vars[name] = line
+		f, written, inWord, ok := r.flagIn(w)
 		switch {
-		case v.known:
-			environ = append(environ, name+"="+v.text)
-		case isFlag && !given[f.Name]:
-			s.unknown[f.Name] = unknownValue{what: "$" + name, from: v.from, line: line}
-			environ = append(environ, name+"="+f.Example)
-		case isDisableVar(name):
-			s.unknown[disabledFlag] = unknownValue{what: "$" + name, from: v.from, line: line}
+		case !ok && !w.known:
+			r.s.all = &unknownValue{what: "proxy-await's flags", from: w.from, line: w.line}
+			return false
+		case !ok:
+			r.args = append(r.args, w.text) // the parser names it
+			continue
+		}
+		r.given[f.Name] = true
+		r.s.lines[f.Name] = w.line
+		switch {
+		case f.Bool || inWord && w.known:
+			r.args = append(r.args, w.text)
+		case inWord:
+			r.unknown(f, written, w)
+			r.args = append(r.args, written+"="+f.Example)
+		case i+1 < len(words):
+			i++
+			if !words[i].known {
+				r.unknown(f, written, words[i])
+			}
+			r.args = append(r.args, w.text, textOr(words[i], f.Example))
+		default:
+			r.args = append(r.args, w.text) // the parser says it needs a value
 		}
 	}
+	return true
+}
+
+// flagIn is the flag a word sets that takes a value, or else its last
+// boolean: --name[=V], or a cluster of shorthands (-Sb 1s, -t5s); written
+// is the flag as written, and inWord says the value is in the word.
+func (r *reader) flagIn(w word) (f config.FlagInfo, written string, inWord, ok bool) {
+	if long, isLong := strings.CutPrefix(w.text, "--"); isLong {
+		name, _, hasValue := strings.Cut(long, "=")
+		f, ok = r.flags.long[name]
+		return f, "--" + name, hasValue, ok
+	}
+	cluster := w.text[1:]
+	for j := 0; j < len(cluster); j++ {
+		f, ok = r.flags.short[cluster[j:j+1]]
+		if !ok {
+			return f, "", false, false
+		}
+		if !f.Bool {
+			return f, "-" + f.Shorthand, j+1 < len(cluster), true
+		}
+		r.given[f.Name] = true
+		r.s.lines[f.Name] = w.line
+	}
+	return f, "-" + f.Shorthand, false, ok
+}
+
+// unknown notes that a flag's value, in word w, is not in the input.
+func (r *reader) unknown(f config.FlagInfo, written string, w word) {
+	r.s.unknown[f.Name] = unknownValue{what: written, from: w.from, line: w.line}
+}
+
+// readVariables reads the variables proxy-await would see: the shell's or
+// env(1)'s assignments first, as the first of a name wins; then the
+// container's. A variable the input does not hold stands for its flag's
+// value, unless the command line sets the flag.
+func (r *reader) readVariables(inv invocation, c *container) {
 	for _, a := range inv.env {
-		variable(a.name, value{text: a.value.text, known: a.value.known, from: a.value.from}, a.value.line)
+		r.variable(a.name, value{text: a.value.text, known: a.value.known, from: a.value.from}, a.value.line)
 	}
 	for _, ev := range c.env {
 		if v, ok := c.vars.vars[ev.name]; ok {
-			variable(ev.name, v.value, v.line)
+			r.variable(ev.name, v.value, v.line)
 		}
 	}
-	for name, v := range c.vars.vars {
-		variable(name, v.value, v.line) // from an envFrom of the input
+	for _, name := range slices.Sorted(maps.Keys(c.vars.vars)) {
+		v := c.vars.vars[name]
+		r.variable(name, v.value, v.line) // from an envFrom of the input
 	}
 	for _, name := range inv.assigned {
-		if f, ok := flags.env[name]; ok && !given[f.Name] && !seen[name] {
-			s.unknown[f.Name] = unknownValue{what: "$" + name, from: "the script, which sets it", line: inv.line}
+		if f, ok := r.flags.env[name]; ok && !r.given[f.Name] && !r.seen[name] {
+			r.s.unknown[f.Name] = unknownValue{what: "$" + name, from: "the script, which sets it", line: inv.line}
 		}
 	}
-	if c.vars.open != "" {
-		// An envFrom that the input does not hold may set any variable
-		// that env does not.
-		for env, f := range flags.env {
-			if !given[f.Name] && !seen[env] && f.Name != "check" && f.Name != "install" && f.Name != "versions" {
-				if _, ok := s.unknown[f.Name]; !ok {
-					s.unknown[f.Name] = unknownValue{what: "$" + env, from: c.vars.open, line: c.vars.openLine, may: true}
-				}
-			}
-		}
-		for _, name := range config.DisableVars() {
-			if !seen[name] {
-				s.unknown[disabledFlag] = unknownValue{what: "$" + name, from: c.vars.open, line: c.vars.openLine, may: true}
-			}
+	if c.vars.open == "" {
+		return
+	}
+	// An envFrom that the input does not hold may set any variable that
+	// env does not.
+	may := func(flag, name string) {
+		if _, ok := r.s.unknown[flag]; !ok && !r.seen[name] {
+			r.s.unknown[flag] = unknownValue{what: "$" + name, from: c.vars.open, line: c.vars.openLine, may: true}
 		}
 	}
+	for _, f := range config.Flags() {
+		if !r.given[f.Name] && f.Env != "" && f.Name != "check" && f.Name != "install" && f.Name != "versions" {
+			may(f.Name, f.Env)
+		}
+	}
+	for _, name := range config.DisableVars() {
+		may(disabledFlag, name)
+	}
+}
 
-	cfg, err := flags.parse(args, environ)
-	if err != nil {
-		if u, ok := s.mentionsUnknown(err.Error()); ok {
-			s.unknown["flags"] = u
-			return s
-		}
-		s.err, s.errLine = err, s.lineOfError(err.Error(), inv)
-		return s
+// variable reads one variable, once.
+func (r *reader) variable(name string, v value, line int) {
+	if r.seen[name] {
+		return
 	}
-	s.cfg = cfg
-	return s
+	r.seen[name] = true
+	f, isFlag := r.flags.env[name]
+	isFlag = isFlag && !r.given[f.Name]
+	if isFlag {
+		r.s.lines[f.Name] = line
+	}
+	r.s.vars[name] = line
+	switch {
+	case v.known:
+		r.environ = append(r.environ, name+"="+v.text)
+	case isFlag:
+		r.s.unknown[f.Name] = unknownValue{what: "$" + name, from: v.from, line: line}
+		r.environ = append(r.environ, name+"="+f.Example)
+	case isDisableVar(name):
+		r.s.unknown[disabledFlag] = unknownValue{what: "$" + name, from: v.from, line: line}
+	}
+}
+
+// mentionsUnknown says whether a usage error is about a value the input
+// does not hold (it names its flag or variable): then it is not judged.
+func (r *reader) mentionsUnknown(err error) bool {
+	msg := err.Error()
+	for _, name := range slices.Sorted(maps.Keys(r.s.unknown)) {
+		if u := r.s.unknown[name]; mentions(msg, "--"+name) || mentions(msg, u.what) {
+			r.s.unknown["flags"] = u
+			return true
+		}
+	}
+	return false
 }
 
 // textOr is a word's text, or in place of an unknown word, alt.
@@ -288,17 +298,6 @@ func isDisableVar(name string) bool {
 		}
 	}
 	return false
-}
-
-// mentionsUnknown says whether a usage error is about a value the input
-// does not hold (it names its flag or variable): then it is not judged.
-func (s *settings) mentionsUnknown(msg string) (unknownValue, bool) {
-	for _, name := range slices.Sorted(maps.Keys(s.unknown)) {
-		if u := s.unknown[name]; mentions(msg, "--"+name) || mentions(msg, u.what) {
-			return u, true
-		}
-	}
-	return unknownValue{}, false
 }
 
 // mentions says whether msg names flag, not a longer one that starts so.

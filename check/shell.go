@@ -37,11 +37,14 @@ type rawWord struct {
 // rawCommand is a simple command's words, before expansion.
 type rawCommand []rawWord
 
-// reserved are the words that open or close a compound command: a simple
-// command may follow them in the same statement.
-var reserved = map[string]bool{
-	"if": true, "then": true, "else": true, "elif": true, "fi": true, "do": true, "done": true,
-	"while": true, "until": true, "!": true, "{": true, "}": true, "time": true, "esac": true,
+// reserved says whether a word opens or closes a compound command: a
+// simple command may follow it in the same statement.
+func reserved(w string) bool {
+	switch w {
+	case "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time", "esac":
+		return true
+	}
+	return false
 }
 
 // lexScript splits a script into its simple commands.
@@ -79,7 +82,7 @@ func lexScript(s string) []rawCommand {
 		endWord()
 		// Reserved words at the start of a statement open a compound
 		// command; the command proper follows them.
-		for len(cur) > 0 && reserved[cur[0].text()] {
+		for len(cur) > 0 && reserved(cur[0].text()) {
 			cur = cur[1:]
 		}
 		if len(cur) > 0 {

@@ -124,9 +124,16 @@ func meshOf(p *pod, versions map[string]config.Version, runsProxyAwait func(*con
 			m.absent = append(m.absent, absence{px, why})
 		}
 	}
-	slices.SortStableFunc(m.sidecars, func(a, b *sidecar) int {
-		return slices.Index(proxies, a.proxy) - slices.Index(proxies, b.proxy)
-	})
+	// In the order of the facts' table, which suggestions follow.
+	var ordered []*sidecar
+	for _, px := range proxies {
+		for _, s := range m.sidecars {
+			if s.proxy == px {
+				ordered = append(ordered, s)
+			}
+		}
+	}
+	m.sidecars = ordered
 	for _, s := range m.sidecars {
 		endpoints(p, s, versions)
 		stopTime(p, s)
@@ -348,10 +355,16 @@ func releasesDecide(p *pod, s *sidecar, annotated func(config.Version, bool) (bo
 	// The releases at which the answer can change. Releases before the
 	// first that reads any spelling are not among them: a pod that asks
 	// for a native sidecar is not meant for a release without them.
-	var bounds []config.Version
+	var bounds []config.Version // in order, each once
 	add := func(r config.Version) {
+		i := 0
+		for i < len(bounds) && r.AtLeast(bounds[i]) {
+			i++
+		}
 		if r != (config.Version{}) && !slices.Contains(bounds, r) {
 			bounds = append(bounds, r)
+			copy(bounds[i+1:], bounds[i:])
+			bounds[i] = r
 		}
 	}
 	add(px.nativeSince)
@@ -361,15 +374,6 @@ func releasesDecide(p *pod, s *sidecar, annotated func(config.Version, bool) (bo
 			add(sp.to)
 		}
 	}
-	slices.SortFunc(bounds, func(a, b config.Version) int {
-		if a == b {
-			return 0
-		}
-		if a.AtLeast(b) {
-			return 1
-		}
-		return -1
-	})
 	reps := bounds
 	nativeAt := make([]bool, len(reps))
 	var why string
