@@ -181,7 +181,7 @@ func TestInputBound(t *testing.T) {
 func TestKubeletExpansion(t *testing.T) {
 	e := &environment{vars: map[string]variable{
 		"A":      {value{text: "a", known: true}, 1},
-		"SECRET": {value{from: "Secret app (key s), which the input does not hold"}, 2},
+		"SECRET": {value{from: "valueFrom Secret app (key s), which the input does not hold"}, 2},
 	}}
 	for _, tc := range []struct {
 		in, out string
@@ -192,7 +192,7 @@ func TestKubeletExpansion(t *testing.T) {
 		{"x$(A)y$(A)", "xaya", true, ""},
 		{"$$(A)", "$(A)", true, ""},
 		{"$(B)", "$(B)", false, "$(B), which the container's env does not define"},
-		{"$(SECRET)", "$(SECRET)", false, "$(SECRET), which comes from Secret app (key s), which the input does not hold"},
+		{"$(SECRET)", "$(SECRET)", false, "$(SECRET), which comes from valueFrom Secret app (key s), which the input does not hold"},
 		{"$(A", "$(A", true, ""},
 		{"$A $", "$A $", true, ""},
 	} {
@@ -210,7 +210,7 @@ func TestScripts(t *testing.T) {
 	vars := &environment{vars: map[string]variable{
 		"D":     {value{text: "5s", known: true}, 1},
 		"EMPTY": {value{text: "", known: true}, 2},
-		"CM":    {value{from: "ConfigMap c (key k), which the input does not hold"}, 3},
+		"CM":    {value{from: "valueFrom ConfigMap c (key k), which the input does not hold"}, 3},
 	}}
 	known := func(ws ...string) []word {
 		var out []word
@@ -275,11 +275,11 @@ func TestScripts(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{
-		"$CM, which comes from ConfigMap c (key k), which the input does not hold",
-		"$(date), which the shell computes when the pod runs",
-		"`id`, which the shell computes when the pod runs",
-		"$X, which the script sets",
-		"$UNSET, which the manifest does not set (the image may)",
+		"the shell variable $CM, which comes from valueFrom ConfigMap c (key k), which the input does not hold",
+		"$(date), which the shell computes when the pod starts",
+		"`id`, which the shell computes when the pod starts",
+		"the shell variable $X, which the script sets",
+		"the shell variable $UNSET, which the manifest does not set (the image may)",
 	}, froms)
 }
 

@@ -476,9 +476,9 @@ func valueFrom(n *yaml.Node) *reference {
 		ref := get(n, "secretKeyRef")
 		r.kind, r.name, r.key, r.optional = "Secret", str(get(ref, "name")), str(get(ref, "key")), str(get(ref, "optional")) == "true"
 	case get(n, "fieldRef") != nil:
-		r.key = "the pod's " + str(path(n, "fieldRef", "fieldPath"))
+		r.key = "fieldRef " + str(path(n, "fieldRef", "fieldPath"))
 	case get(n, "resourceFieldRef") != nil:
-		r.key = "the container's " + str(path(n, "resourceFieldRef", "resource"))
+		r.key = "resourceFieldRef " + str(path(n, "resourceFieldRef", "resource"))
 	default:
 		r.key = "the running pod"
 	}

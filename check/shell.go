@@ -451,7 +451,7 @@ func (sc *script) expand(w rawWord) []word {
 func (sc *script) param(p part) value {
 	switch {
 	case p.unknown:
-		return value{from: p.raw + ", which the shell computes when the pod runs"}
+		return value{from: p.raw + ", which the shell computes when the pod starts"}
 	case positionalName(p.param):
 		n := int(p.param[0] - '1')
 		switch {
@@ -471,14 +471,14 @@ func (sc *script) param(p part) value {
 		}
 		return value{known: true} // not given
 	case sc.assigned[p.param]:
-		return value{from: "$" + p.param + ", which the script sets"}
+		return value{from: "the shell variable $" + p.param + ", which the script sets"}
 	}
 	v, set := sc.vars.get(p.param)
 	switch {
 	case !v.known:
-		return value{from: "$" + p.param + ", which comes from " + v.from}
+		return value{from: "the shell variable $" + p.param + ", which comes from " + v.from}
 	case !set:
-		return value{from: "$" + p.param + ", which the manifest does not set (the image may)"}
+		return value{from: "the shell variable $" + p.param + ", which the manifest does not set (the image may)"}
 	case p.op == ":-" && v.text == "":
 		return value{text: p.def, known: true}
 	}

@@ -65,11 +65,11 @@ type storeKey struct{ kind, namespace, name string }
 func (r *reference) describe() string {
 	switch {
 	case r.kind == "":
-		return r.key
+		return "valueFrom " + r.key
 	case r.key == "":
 		return fmt.Sprintf("envFrom %s %s", r.kind, r.name)
 	}
-	return fmt.Sprintf("%s %s (key %s)", r.kind, r.name, r.key)
+	return fmt.Sprintf("valueFrom %s %s (key %s)", r.kind, r.name, r.key)
 }
 
 // resolve sets c.vars from its env and envFrom, reading the ConfigMaps and
@@ -96,7 +96,7 @@ func resolve(c *container, namespace string, stores map[storeKey]*store) {
 		case r == nil:
 			v.value = e.expand(ev.value)
 		case r.kind == "":
-			v.from = "the downward API (" + r.key + "), which only the running pod knows"
+			v.from = r.describe() + ", which only the running pod knows"
 		default:
 			st := stores[storeKey{r.kind, namespace, r.name}]
 			text, ok := "", false
