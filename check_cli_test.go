@@ -46,7 +46,7 @@ spec:
 	}
 	assert.Equal(t, 1, p.wait())
 	assert.Empty(t, p.restLines)
-	assert.Equal(t, map[string]any{"event": "finding", "file": "<stdin>", "line": float64(11), "level": "error", "rule": "shell-form",
+	assert.Equal(t, map[string]any{"event": "finding", "file": "<stdin>", "line": float64(13), "level": "error", "rule": "shell-form",
 		"kind": "Job", "name": "migrate", "container": "migrate",
 		"message": "proxy-await runs under sh -c without exec: the shell gets the kubelet's SIGTERM, not proxy-await; write exec proxy-await ... in the script, or drop the shell"},
 		findings[0])

@@ -18,6 +18,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
@@ -57,7 +58,7 @@ func (f Finding) String() string {
 }
 
 func inputFinding(file string, line int, msg string) Finding {
-	return Finding{File: file, Line: line, Level: Error, Rule: "input", Message: msg}
+	return Finding{File: file, Line: line, Level: levelOf(ruleInput), Rule: ruleInput, Message: msg}
 }
 
 // Options are what the checks need beside the manifests.
@@ -77,52 +78,167 @@ type Summary struct {
 	Files, Pods, Containers int // Containers: those that run proxy-await
 }
 
+// input is what a check has read: the findings so far, the pod templates,
+// and the Namespaces, ConfigMaps and Secrets that they may read.
+type input struct {
+	opt        Options
+	findings   []Finding
+	pods       []*pod
+	namespaces map[string][]*namespace
+	stores     map[storeKey]*store
+	left       int // bytes that may still be read
+	sum        Summary
+}
+
+func newInput(opt Options) *input {
+	return &input{opt: opt, namespaces: map[string][]*namespace{}, stores: map[storeKey]*store{}, left: maxInputBytes}
+}
+
 // Paths checks the manifests at paths and returns the findings, in the
-// order of the files, the objects in them and their containers.
+// order of the files, and of the lines in each.
 func Paths(paths []string, opt Options) ([]Finding, Summary) {
-	srcs := sources(paths)
-	var findings []Finding
-	var docs []document
-	var sum Summary
+	in := newInput(opt)
 	rank := map[string]int{}
-	for i, src := range srcs {
+	for i, src := range sources(paths) {
 		rank[src.name] = i
-		data, err := readAll(src, opt.Stdin)
+		if in.left < 0 {
+			continue // past the bound: said once
+		}
+		data, err := readAll(src, opt.Stdin, in.left)
 		if err != nil {
-			findings = append(findings, inputFinding(src.name, 0, reason(err)))
-			continue
-		}
-		sum.Files++
-		d, bad := parse(src.name, data)
-		docs = append(docs, d...)
-		findings = append(findings, bad...)
-	}
-	var objs []object
-	namespaces := map[string]*object{}
-	for _, d := range docs {
-		for _, o := range objects(d) {
-			objs = append(objs, o)
-			if o.kind == "Namespace" {
-				namespaces[o.name] = &o
+			in.findings = append(in.findings, inputFinding(src.name, 0, reason(err)))
+			if err == errPastBound {
+				in.left = -1
 			}
-		}
-	}
-	for _, o := range objs {
-		p, ok := podOf(o)
-		if !ok {
 			continue
 		}
-		p.ns = namespaces[o.namespace]
-		sum.Pods++
-		f, n := checkPod(p, opt)
-		findings = append(findings, f...)
-		sum.Containers += n
+		in.left -= len(data)
+		in.sum.Files++
+		in.parseFile(src.name, data, src.chart)
+	}
+	flags := newFlagTable()
+	for i, p := range in.pods {
+		in.namespaceOf(p)
+		f, n := checkPod(p, in.stores, flags, opt)
+		in.findings = append(in.findings, f...)
+		in.sum.Pods++
+		in.sum.Containers += n
+		in.pods[i] = nil // judged: what it holds may go
 	}
 	// Input findings were found first; each belongs in its file's turn.
-	slices.SortStableFunc(findings, func(a, b Finding) int {
+	slices.SortStableFunc(in.findings, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(rank[a.File], rank[b.File]), cmp.Compare(a.Line, b.Line))
 	})
-	return findings, sum
+	return in.findings, in.sum
+}
+
+// keep reads what the check needs of an object, before its document's
+// node tree is dropped.
+func (in *input) keep(o object, lines *fileLines) []kept {
+	switch o.kind {
+	case "Namespace":
+		return []kept{{ns: namespaceOf(o)}}
+	case "ConfigMap", "Secret":
+		return []kept{{store: storeOf(o)}}
+	}
+	if p, ok := podOf(o, lines); ok {
+		return []kept{{pod: p}}
+	}
+	return nil
+}
+
+// add keeps what was read of a file that is no template.
+func (in *input) add(k kept) {
+	switch {
+	case k.pod != nil:
+		in.pods = append(in.pods, k.pod)
+	case k.ns != nil:
+		in.namespaces[k.ns.name] = append(in.namespaces[k.ns.name], k.ns)
+	case k.store != nil:
+		st := k.store
+		in.stores[storeKey{st.kind, st.namespace, st.name}] = st
+	}
+}
+
+// namespaceOf finds p's Namespace in the input. When files define it
+// differently (a kustomize base and an overlay), the pod's own file wins,
+// else the definition in the directory nearest to it, and the pod says so.
+func (in *input) namespaceOf(p *pod) {
+	defs := in.namespaces[p.namespace]
+	if len(defs) == 0 {
+		return
+	}
+	best := defs[0]
+	for _, ns := range defs[1:] {
+		if nearer(p.file, ns.file, best.file) {
+			best = ns
+		}
+	}
+	p.ns = best
+	var others []string
+	for _, ns := range defs {
+		if !ns.sameAs(best) {
+			others = append(others, fmt.Sprintf("%s:%d", ns.file, ns.line))
+		}
+	}
+	if len(others) > 0 {
+		whose := "the nearest"
+		if best.file == p.file {
+			whose = "this file's"
+		}
+		p.nsConflict = fmt.Sprintf("namespace %s is defined with other labels or annotations in %s than in %s:%d: this pod is judged with %s, %s:%d; check what is deployed (kustomize build OVERLAY | proxy-await --check -)",
+			p.namespace, strings.Join(others, ", "), best.file, best.line, whose, best.file, best.line)
+	}
+}
+
+// nearer says whether file a is nearer to the pod's file than file b: the
+// same file, else the longer common directory.
+func nearer(pod, a, b string) bool {
+	switch {
+	case a == pod:
+		return b != pod
+	case b == pod:
+		return false
+	}
+	return commonDir(pod, a) > commonDir(pod, b)
+}
+
+// commonDir is the length of the directory that two paths share.
+func commonDir(a, b string) int {
+	n := 0
+	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {
+		if a[i] == '/' {
+			n = i
+		}
+	}
+	return n
+}
+
+// checkPod judges every container of p that runs proxy-await, and the pod
+// as a whole, and returns the findings and how many such containers there
+// are.
+func checkPod(p *pod, stores map[storeKey]*store, flags *flagTable, opt Options) ([]Finding, int) {
+	for _, c := range p.containers {
+		resolve(c, p.namespace, stores)
+	}
+	invs := map[*container]invocation{}
+	for _, c := range p.containers {
+		if inv, ok := invocationOf(c, opt.Entrypoint); ok {
+			invs[c] = inv
+		}
+	}
+	runs := func(c *container) bool { _, ok := invs[c]; return ok }
+	m := meshOf(p, opt.Versions, runs)
+	var out []Finding
+	for _, c := range p.containers {
+		if inv, ok := invs[c]; ok {
+			j := &judge{p: p, c: c, inv: inv, mesh: m, set: readSettings(inv, c, flags)}
+			j.run()
+			out = append(out, j.out...)
+		}
+	}
+	out = append(out, podFindings(p, m, runs, opt.Entrypoint)...)
+	return out, len(invs)
 }
 
 // Run is --check: it prints the findings on stdout, one line each (one JSON

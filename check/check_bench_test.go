@@ -1,6 +1,12 @@
 package check
 
-import "testing"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 // BenchmarkExamples checks the project's examples/ directory: what a --check
 // of a dozen manifests costs, reading and parsing included.
@@ -14,12 +20,12 @@ func BenchmarkExamples(b *testing.B) {
 	}
 }
 
-// BenchmarkLargeList checks one kind: List of 1000 Deployments (about 1.5
-// MB), as `kubectl get deploy -A -o yaml` prints a large cluster's.
-func BenchmarkLargeList(b *testing.B) {
+// largeList is one kind: List of n Deployments, as `kubectl get deploy -A
+// -o yaml` prints a large cluster's.
+func largeList(n int) []byte {
 	var doc []byte
 	doc = append(doc, "apiVersion: v1\nkind: List\nitems:\n"...)
-	for range 1000 {
+	for range n {
 		doc = append(doc, `  - apiVersion: apps/v1
     kind: Deployment
     metadata: {name: web, namespace: shop}
@@ -41,16 +47,53 @@ func BenchmarkLargeList(b *testing.B) {
               lifecycle: {preStop: {sleep: {seconds: 5}}}
 `...)
 	}
-	b.SetBytes(int64(len(doc)))
+	return doc
+}
+
+// manyDocuments is n small documents, as `helm template` or `kustomize
+// build` prints a large application: a ConfigMap and a Deployment each.
+func manyDocuments(n int) []byte {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings-%d, namespace: shop}
+data: {LOG_LEVEL: info}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web-%d, namespace: shop}
+spec:
+  template:
+    metadata: {annotations: {linkerd.io/inject: enabled}}
+    spec:
+      containers:
+        - name: web
+          image: registry.example.com/web:1
+          envFrom: [{configMapRef: {name: settings-%d}}]
+          command: [proxy-await, --term-delay, 20s, --kill-after, 5s, --, /web]
+`, i, i, i)
+	}
+	return []byte(b.String())
+}
+
+func benchmarkFile(b *testing.B, data []byte) {
+	path := filepath.Join(b.TempDir(), "in.yaml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		docs, bad := parse("list.yaml", doc)
-		if len(bad) > 0 || len(docs) != 1 {
-			b.Fatal(bad)
-		}
-		for _, o := range objects(docs[0]) {
-			p, _ := podOf(o)
-			checkPod(p, Options{})
+		if _, sum := Paths([]string{path}, Options{}); sum.Pods == 0 {
+			b.Fatal("no pods")
 		}
 	}
 }
+
+// BenchmarkLargeList checks one kind: List of 1000 Deployments (about 1 MB).
+func BenchmarkLargeList(b *testing.B) { benchmarkFile(b, largeList(1000)) }
+
+// BenchmarkManyDocuments checks 1 MB of small documents.
+func BenchmarkManyDocuments(b *testing.B) { benchmarkFile(b, manyDocuments(2000)) }

@@ -28,7 +28,7 @@ type proxy struct {
 	podOnly   bool     // only the pod's annotation injects: without it, no sidecar
 	mesh      bool     // a service mesh: a pod has one at most
 
-	nativeKeys      []string       // pod annotations that choose a native sidecar (true/false), the most binding first
+	nativeKeys      []nativeKey    // pod annotations that choose a native sidecar (true/false), the most binding first
 	nativeSince     config.Version // the release from which the sidecar is native by default
 	nativeKubeSince config.Version // ... when the cluster's Kubernetes is this release or later
 
@@ -49,6 +49,30 @@ type proxy struct {
 	stopDefault time.Duration // its default
 }
 
+// nativeKey is an annotation that chooses a native sidecar, and the
+// releases that read it; none listed: every release that has it.
+type nativeKey struct {
+	key   string
+	reads []span
+}
+
+// span is the releases from one up to (not including) another; a zero to
+// is every later release.
+type span struct{ from, to config.Version }
+
+// readBy says whether release r reads the annotation.
+func (k nativeKey) readBy(r config.Version) bool {
+	if len(k.reads) == 0 {
+		return true
+	}
+	for _, s := range k.reads {
+		if r.AtLeast(s.from) && (s.to == (config.Version{}) || !r.AtLeast(s.to)) {
+			return true
+		}
+	}
+	return false
+}
+
 // The proxies in the order findings name them.
 var proxies = []*proxy{&linkerd, &istio, &dapr, &consul, &cloudsql, &envoy}
 
@@ -62,10 +86,18 @@ var linkerd = proxy{
 	injectOn:   []string{"enabled", "ingress"}, // ProxyInjectEnabled, ProxyInjectIngress
 	injectOff:  []string{"disabled"},           // ProxyInjectDisabled
 	mesh:       true,
-	// pkg/inject/inject.go reads them in this order; the alpha and beta
-	// spellings are deprecated (pkg/k8s/labels.go, linkerd/linkerd2#15267).
-	nativeKeys: []string{"config.linkerd.io/proxy-enable-native-sidecar",
-		"config.beta.linkerd.io/proxy-enable-native-sidecar", "config.alpha.linkerd.io/proxy-enable-native-sidecar"},
+	// Each release reads the spellings of its own and the releases before:
+	// config.alpha. from 2.15 (the first with native sidecars), config.beta.
+	// from 2.19 (edge-25.10.2 release notes: the alpha spelling deprecated,
+	// "although that will continue to function"), config.linkerd.io/ from
+	// 2.20 (linkerd/linkerd2#15267, the beta spelling deprecated), whose
+	// pkg/inject/inject.go reads the three in this order. On the pod or, as
+	// every config.* annotation, on its Namespace.
+	nativeKeys: []nativeKey{
+		{"config.linkerd.io/proxy-enable-native-sidecar", []span{{from: config.Version{Major: 2, Minor: 20}}}},
+		{"config.beta.linkerd.io/proxy-enable-native-sidecar", []span{{from: config.Version{Major: 2, Minor: 19}}}},
+		{"config.alpha.linkerd.io/proxy-enable-native-sidecar", []span{{from: config.Version{Major: 2, Minor: 15}}}},
+	},
 	nativeSince:      config.Version{Major: 2, Minor: 20},      // values.yaml proxy.nativeSidecar: true from 2.20 (false in 2.19), linkerd/linkerd2#15267
 	readyPort:        4191,                                     // values.yaml proxy.ports.admin
 	readyPath:        "/ready",                                 // charts/partials/templates/_proxy.tpl readinessProbe
@@ -93,7 +125,7 @@ var istio = proxy{
 	injectOn:   []string{"true"},          //
 	injectOff:  []string{"false"},         //
 	mesh:       true,
-	nativeKeys: []string{"sidecar.istio.io/nativeSidecar"}, // pkg/kube/inject/inject.go: it wins over the mesh's setting
+	nativeKeys: []nativeKey{{key: "sidecar.istio.io/nativeSidecar"}}, // pkg/kube/inject/inject.go: it wins over the mesh's setting
 	// pilot/pkg/features/pilot.go: ENABLE_NATIVE_SIDECARS=auto from 1.27
 	// (false in 1.26), native when the kubelets are 1.33 or later
 	// (pkg/kube/inject/webhook.go DetectNativeSidecar).
@@ -132,19 +164,19 @@ const istioNamespaceInject, istioRevision = "istio-injection", "istio.io/rev"
 var dapr = proxy{
 	name:         "Dapr",
 	preset:       "dapr",
-	images:       []string{"/daprd"},                        // daprio/daprd, ghcr.io/dapr/daprd
-	containers:   []string{"daprd"},                         // pkg/injector/consts/consts.go SidecarContainerName
-	inject:       "dapr.io/enabled",                         // pkg/injector/patcher/sidecar.go
-	injectOn:     []string{"true"},                          //
-	injectOff:    []string{"false"},                         //
-	podOnly:      true,                                      // pkg/injector/patcher/sidecar_patcher.go NeedsPatching: the pod's annotation, nothing else
-	nativeKeys:   []string{"dapr.io/enable-native-sidecar"}, // sidecar.go, from 1.18; the chart's nativeSidecar default is false
-	readyPort:    3500,                                      // sidecar.go SidecarHTTPPort, no annotation moves it
-	readyPath:    "/v1.0/healthz/outbound",                  //
-	shutdownPort: 3500,                                      //
-	shutdownPath: "/v1.0/shutdown",                          // always on
-	stopKey:      "dapr.io/graceful-shutdown-seconds",       // sidecar.go; pkg/runtime/config.go DefaultGracefulShutdownDuration
-	stopDefault:  5 * time.Second,                           //
+	images:       []string{"/daprd"},                                  // daprio/daprd, ghcr.io/dapr/daprd
+	containers:   []string{"daprd"},                                   // pkg/injector/consts/consts.go SidecarContainerName
+	inject:       "dapr.io/enabled",                                   // pkg/injector/patcher/sidecar.go
+	injectOn:     []string{"true"},                                    //
+	injectOff:    []string{"false"},                                   //
+	podOnly:      true,                                                // pkg/injector/patcher/sidecar_patcher.go NeedsPatching: the pod's annotation, nothing else
+	nativeKeys:   []nativeKey{{key: "dapr.io/enable-native-sidecar"}}, // sidecar.go, from 1.18; the chart's nativeSidecar default is false
+	readyPort:    3500,                                                // sidecar.go SidecarHTTPPort, no annotation moves it
+	readyPath:    "/v1.0/healthz/outbound",                            //
+	shutdownPort: 3500,                                                //
+	shutdownPath: "/v1.0/shutdown",                                    // always on
+	stopKey:      "dapr.io/graceful-shutdown-seconds",                 // sidecar.go; pkg/runtime/config.go DefaultGracefulShutdownDuration
+	stopDefault:  5 * time.Second,                                     //
 }
 
 // daprBlockShutdown holds daprd's shutdown for its duration before the
@@ -162,9 +194,12 @@ var consul = proxy{
 	injectOn:   []string{"true"},                      //
 	injectOff:  []string{"false"},                     //
 	mesh:       true,
-	nativeKeys: []string{"consul.hashicorp.com/enable-consul-dataplane-as-sidecar"}, // from v1.9.0; values.yaml dataplaneAsSidecarInitContainer.defaultEnabled: false
-	readyPort:  19000,                                                               // consul-dataplane's Envoy admin port
-	readyPath:  "/ready",                                                            //
+	// hashicorp/consul-k8s#4678, in v1.9.0 and backported to v1.6.9, v1.7.5
+	// and v1.8.2 (their CHANGELOG.md); values.yaml
+	// dataplaneAsSidecarInitContainer.defaultEnabled: false.
+	nativeKeys: []nativeKey{{key: "consul.hashicorp.com/enable-consul-dataplane-as-sidecar"}},
+	readyPort:  19000,    // consul-dataplane's Envoy admin port
+	readyPath:  "/ready", //
 	// values.yaml connectInject.sidecarProxy.lifecycle: defaultGracefulPort
 	// 20600 and defaultGracefulShutdownPath, which these annotations move
 	// (constants/annotations_and_labels.go).

@@ -2,12 +2,12 @@ package check
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
@@ -32,21 +32,21 @@ func TestBombCostsItsSize(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	docs, bad := parse("bomb.yaml", data)
+	in := newInput(Options{})
+	in.parseFile("bomb.yaml", data, false)
 	runtime.ReadMemStats(&after)
-	assert.Empty(t, docs)
-	require.Len(t, bad, 1)
-	assert.Equal(t, "bomb.yaml:1: error: input: its aliases expand it by more than 1000000 nodes: refused unread", bad[0].String())
+	assert.Empty(t, in.pods)
+	require.Len(t, in.findings, 1)
+	assert.Equal(t, "bomb.yaml:1: error: input: its aliases expand it by more than 1000000 nodes: refused unread", in.findings[0].String())
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20), "bytes allocated for a %d-byte bomb", len(data))
 
 	// Four levels expand to some 10^5 nodes: read, and its pod checked.
-	docs, bad = parse("small.yaml", []byte(bomb(4)))
-	assert.Empty(t, bad)
-	require.Len(t, docs, 1)
-	p, ok := podOf(objects(docs[0])[0])
-	require.True(t, ok)
-	assert.Len(t, p.containers, 10)
-	findings, n := checkPod(p, Options{})
+	in = newInput(Options{})
+	in.parseFile("small.yaml", []byte(bomb(4)), false)
+	assert.Empty(t, in.findings)
+	require.Len(t, in.pods, 1)
+	assert.Len(t, in.pods[0].containers, 10)
+	findings, n := checkPod(in.pods[0], in.stores, newFlagTable(), Options{})
 	assert.Empty(t, findings)
 	assert.Zero(t, n, "the entries are lists, not containers")
 }
@@ -55,47 +55,56 @@ func TestBombCostsItsSize(t *testing.T) {
 // never panic, a finding always has a rule and a message, and what is
 // parsed stays within its bounds.
 func FuzzManifest(f *testing.F) {
-	files, err := filepath.Glob("testdata/*.yaml")
+	archives, err := filepath.Glob("testdata/*/*.txtar")
 	require.NoError(f, err)
-	more, _ := filepath.Glob("testdata/tree/*/*")
-	for _, name := range append(files, more...) {
-		data, err := os.ReadFile(name)
+	for _, name := range archives {
+		ar, err := txtar.ParseFile(name)
 		require.NoError(f, err)
-		f.Add(data)
+		for _, file := range ar.Files {
+			if !isWant(file.Name) {
+				f.Add(file.Data)
+			}
+		}
 	}
 	f.Add([]byte(bomb(3)))
 	f.Add([]byte(bomb(9)))
 	f.Add([]byte("kind: Pod\nspec: &s {containers: [{command: [sh, -c, 'exec proxy-await \"$@\" $(x)']}], initContainers: *s}\n"))
 	f.Add([]byte("kind: List\nitems: &i [{kind: List, items: *i}]\n"))
 	f.Add([]byte("%YAML 1.2\n---\nkind: Pod\n...\n--- |\n  text\n"))
+	f.Add([]byte("kind: ConfigMap\ndata:\n  a: |\n    1,2,3\n  b: \"x\n c: |\n  y\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<16 {
 			return // the bounds are tested above; keep each input quick
 		}
-		// nodesAtMost is an upper bound: a parsed document never has more.
 		for _, p := range splitDocuments(data) {
 			var n yaml.Node
-			if yaml.Unmarshal(p.text, &n) == nil {
-				assert.LessOrEqual(t, countNodes(&n), nodesAtMost(p.text), "%q", p.text)
+			if yaml.Unmarshal(p.text, &n) != nil {
+				continue
+			}
+			// nodesAtMost is an upper bound: a parsed document never has more.
+			assert.LessOrEqual(t, countNodes(&n), nodesAtMost(p.text), "%q", p.text)
+			// What shrinking block scalars admits has as many nodes as the
+			// shrunk text can hold.
+			if shrunk, bodies := shrinkBlockScalars(p.text); len(bodies) > 0 {
+				var s yaml.Node
+				if yaml.Unmarshal(shrunk, &s) == nil && verified(&s, bodies) {
+					assert.LessOrEqual(t, countNodes(&n), nodesAtMost(shrunk), "%q", p.text)
+				}
 			}
 		}
-		docs, bad := parse("fuzz.yaml", data)
-		for _, b := range bad {
+		in := newInput(Options{})
+		in.parseFile("fuzz.yaml", data, false)
+		for _, b := range in.findings {
 			assert.Equal(t, "input", b.Rule)
 			assert.NotEmpty(t, b.Message)
 		}
-		for _, d := range docs {
-			for _, o := range objects(d) {
-				p, ok := podOf(o)
-				if !ok {
-					continue
-				}
-				findings, _ := checkPod(p, Options{})
-				for _, fd := range findings {
-					assert.NotEmpty(t, fd.Rule)
-					assert.NotEmpty(t, fd.Message)
-					assert.NotContains(t, fd.String(), "\n")
-				}
+		flags := newFlagTable()
+		for _, p := range in.pods {
+			findings, _ := checkPod(p, in.stores, flags, Options{})
+			for _, fd := range findings {
+				assert.NotEmpty(t, fd.Rule)
+				assert.NotEmpty(t, fd.Message)
+				assert.NotContains(t, fd.String(), "\n")
 			}
 		}
 	})

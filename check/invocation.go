@@ -1,21 +1,31 @@
 // invocation.go: whether a container runs proxy-await, and with which
-// arguments: as its command, after an image's entrypoint, or in a shell
-// script (sh -c), where the shell's words are split and expanded as the
-// shell would.
+// arguments: as its command, as the first word of args on an image without
+// an entrypoint, after an image's entrypoint, behind exec, env, tini,
+// dumb-init, gosu or su-exec, or in any statement of a shell script.
 
 package check
 
 import (
+	"slices"
 	"strings"
 )
 
 // invocation is how a container runs proxy-await.
 type invocation struct {
-	args  []string          // proxy-await's arguments
-	env   map[string]string // assignments the shell puts before it (NAME=value proxy-await ...)
-	shell string            // the shell that runs it, "" when proxy-await is the command itself
-	exec  bool              // the shell replaces itself with proxy-await
-	known bool              // every argument is in the manifest: the flags can be judged
+	args  []word   // proxy-await's arguments
+	env   []assign // NAME=value that a shell or env(1) puts before it
+	line  int      // the line where proxy-await is named
+	shell string   // the shell whose script runs it, "" when no shell does
+	exec  bool     // the script replaces the shell with it
+
+	assigned []string // variables the script sets, whose values are the script's
+}
+
+// assign is a variable set on a command line: env NAME=value, or a shell's
+// NAME=value before the command.
+type assign struct {
+	name  string
+	value word
 }
 
 // ownImage says whether image is proxy-await's own, whose entrypoint is
@@ -33,44 +43,174 @@ func repository(image string) string {
 	return repo
 }
 
-// invocationOf finds proxy-await in what c runs. entrypoint is an image's
-// entrypoint where the caller knows it (nil otherwise): a manifest does not
-// show it, so a container that sets only args is seen to run proxy-await
-// when its image is proxy-await's own, or entrypoint says so.
-func invocationOf(c *container, entrypoint func(image string) []string) (invocation, bool) {
-	argv := c.command
-	if len(argv) == 0 {
+// argv is what a container runs, as far as the manifest shows: command and
+// args; without command, args alone when its first word is a program
+// (an image without an ENTRYPOINT runs them so), or args after the image's
+// entrypoint where the caller knows it, or proxy-await's own image's.
+// entrypoint may be nil; argv is nil when what runs is not shown.
+func (c *container) argv(entrypoint func(image string) []string) []word {
+	cmd, args := c.words(c.command), c.words(c.args)
+	if len(cmd) == 0 {
 		switch {
 		case entrypoint != nil && entrypoint(c.image) != nil:
-			argv = entrypoint(c.image)
+			for _, e := range entrypoint(c.image) {
+				cmd = append(cmd, word{text: e, known: true, line: c.line})
+			}
+		case len(args) > 0 && args[0].known && program(args[0].text):
+			return args
 		case ownImage(c.image):
-			argv = []string{"/proxy-await"}
+			cmd = []word{{text: "/proxy-await", known: true, line: c.line}}
 		default:
-			return invocation{}, false
+			return nil
 		}
 	}
-	argv = append(argv[:len(argv):len(argv)], c.args...)
-	if len(argv) == 0 {
+	return append(cmd, args...)
+}
+
+// program says whether a first word of args names a program rather than
+// an argument of an entrypoint: proxy-await, a shell, or a wrapper.
+func program(w string) bool {
+	return isProxyAwait(w) || isShell(w) || wrapperOf(baseName(w)) != nil
+}
+
+// invocationOf finds proxy-await in what c runs.
+func invocationOf(c *container, entrypoint func(image string) []string) (invocation, bool) {
+	argv := c.argv(entrypoint)
+	w, env := unwrap(argv)
+	if len(w) == 0 || !w[0].known {
 		return invocation{}, false
 	}
-	if isProxyAwait(argv[0]) {
-		return invocation{args: argv[1:], known: !c.unknownArgv}, true
+	if isProxyAwait(w[0].text) {
+		return invocation{args: w[1:], env: env, line: w[0].line}, true
 	}
-	if !isShell(argv[0]) {
+	sc := scriptOf(w, c.vars)
+	if sc == nil {
 		return invocation{}, false
 	}
-	script, positional, ok := shellScript(argv[1:])
-	if !ok {
-		return invocation{}, false
-	}
-	for _, cmd := range shellCommands(script, c, positional) {
-		if inv, ok := cmd.invocation(); ok {
-			inv.shell = baseName(argv[0])
-			inv.known = inv.known && !c.unknownArgv
+	for _, cmd := range sc.commands() {
+		if inv, ok := commandInvocation(cmd); ok {
+			inv.shell = baseName(w[0].text)
+			for name := range sc.assigned {
+				inv.assigned = append(inv.assigned, name)
+			}
+			slices.Sort(inv.assigned)
 			return inv, true
 		}
 	}
 	return invocation{}, false
+}
+
+// scriptOf is the script of "sh [OPTIONS] -c SCRIPT [NAME [ARG...]]",
+// which sees the ARGs as its positional parameters; nil for anything else
+// (a script file is not visible here).
+func scriptOf(w []word, vars *environment) *script {
+	if len(w) == 0 || !isShell(w[0].text) {
+		return nil
+	}
+	c := false
+	for i, a := range w[1:] {
+		switch {
+		case !c && len(a.text) > 1 && a.text[0] == '-':
+			c = scriptFlag(a.text)
+		case c:
+			// The script is read even where it holds a $(VAR) whose value
+			// is not known: the words that hold it are unknown.
+			var positional []word
+			if i+3 < len(w) {
+				positional = w[i+3:]
+			}
+			return newScript(scalar{s: a.text, line: a.line, breaks: a.breaks}, vars, positional)
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// commandInvocation reads a simple command of a script as proxy-await's,
+// if it is: [NAME=value...] [exec [-options]] [wrappers] proxy-await ARG...
+func commandInvocation(cmd []word) (invocation, bool) {
+	inv := invocation{}
+	i := 0
+	for ; i < len(cmd) && isAssignment(cmd[i].text); i++ {
+		name, v, _ := strings.Cut(cmd[i].text, "=")
+		w := cmd[i]
+		w.text = v
+		inv.env = append(inv.env, assign{name, w})
+	}
+	if i < len(cmd) && cmd[i].text == "exec" {
+		inv.exec = true
+		for i++; i < len(cmd) && strings.HasPrefix(cmd[i].text, "-"); i++ {
+			if cmd[i].text == "-a" {
+				i++ // bash's exec -a NAME
+			}
+		}
+	}
+	w, env := unwrap(cmd[min(i, len(cmd)):])
+	if len(w) == 0 || !w[0].known || !isProxyAwait(w[0].text) {
+		return invocation{}, false
+	}
+	inv.env = append(inv.env, env...)
+	inv.args, inv.line = w[1:], w[0].line
+	return inv, true
+}
+
+// wrapper is a program that runs its arguments as a command, after its
+// own options: valued are those that take the next word as their value.
+type wrapper struct {
+	valued  []string
+	assigns bool // NAME=value words before the command set variables (env)
+	users   int  // words before the command that name a user (gosu, su-exec)
+}
+
+// wrapperOf is the wrapper a program's name is, nil for none. A function,
+// not a map: nothing of the check runs when proxy-await starts.
+func wrapperOf(name string) *wrapper {
+	switch name {
+	case "env":
+		return &wrapper{valued: []string{"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}, assigns: true}
+	case "tini", "tini-static":
+		return &wrapper{valued: []string{"-p", "-e"}}
+	case "dumb-init":
+		return &wrapper{valued: []string{"-r", "--rewrite"}}
+	case "gosu", "su-exec":
+		return &wrapper{users: 1}
+	}
+	return nil
+}
+
+// unwrap strips the wrappers at the start of a command line, and returns
+// the command they run and the variables env(1) sets for it.
+func unwrap(w []word) ([]word, []assign) {
+	var env []assign
+	for len(w) > 0 && w[0].known {
+		wr := wrapperOf(baseName(w[0].text))
+		if wr == nil {
+			break
+		}
+		w = w[1:]
+		for len(w) > 0 && strings.HasPrefix(w[0].text, "-") && len(w[0].text) > 1 {
+			opt := w[0].text
+			w = w[1:]
+			if opt == "--" {
+				break
+			}
+			for _, v := range wr.valued {
+				if opt == v && len(w) > 0 {
+					w = w[1:]
+				}
+			}
+		}
+		for wr.assigns && len(w) > 0 && isAssignment(w[0].text) {
+			name, v, _ := strings.Cut(w[0].text, "=")
+			a := assign{name, w[0]}
+			a.value.text = v
+			env = append(env, a)
+			w = w[1:]
+		}
+		w = w[min(wr.users, len(w)):]
+	}
+	return w, env
 }
 
 func isProxyAwait(arg0 string) bool { return baseName(arg0) == "proxy-await" }
@@ -89,245 +229,26 @@ func scriptFlag(w string) bool {
 	return len(w) > 1 && w[0] == '-' && w[1] != '-' && strings.ContainsRune(w, 'c')
 }
 
-// shellScript finds the script of "sh [OPTIONS] -c SCRIPT [NAME [ARG...]]"
-// and the positional parameters it sees ($1... are the ARGs).
-func shellScript(args []string) (script string, positional []string, ok bool) {
-	c := false
-	for i, a := range args {
-		switch {
-		case !c && len(a) > 1 && a[0] == '-':
-			c = scriptFlag(a)
-		case c:
-			if i+2 < len(args) {
-				positional = args[i+2:]
-			}
-			return a, positional, true
-		default:
-			return "", nil, false // a script file: not visible here
-		}
-	}
-	return "", nil, false
-}
-
-// word is a shell word after expansion; known is false when it held an
-// expansion the manifest cannot resolve ($(cmd), an unset-looking variable
-// from valueFrom).
-type word struct {
-	text  string
-	known bool
-}
-
-// simpleCommand is the words of one command of a script: those between
-// ;, &, |, &&, ||, newlines and parentheses.
-type simpleCommand []word
-
-// invocation reads a simple command as proxy-await's, if it is:
-// [NAME=value...] [exec [-options]] proxy-await ARG...
-func (sc simpleCommand) invocation() (invocation, bool) {
-	inv := invocation{env: map[string]string{}, known: true}
-	i := 0
-	for ; i < len(sc) && isAssignment(sc[i].text); i++ {
-		name, value, _ := strings.Cut(sc[i].text, "=")
-		inv.env[name] = value
-		inv.known = inv.known && sc[i].known
-	}
-	if i < len(sc) && sc[i].text == "exec" {
-		inv.exec = true
-		for i++; i < len(sc) && strings.HasPrefix(sc[i].text, "-"); i++ {
-			if sc[i].text == "-a" {
-				i++ // bash's exec -a NAME
-			}
-		}
-	}
-	if i >= len(sc) || !isProxyAwait(sc[i].text) {
-		return invocation{}, false
-	}
-	for _, w := range sc[i+1:] {
-		inv.args = append(inv.args, w.text)
-		inv.known = inv.known && w.known
-	}
-	return inv, true
-}
-
-func isAssignment(w string) bool {
-	name, _, ok := strings.Cut(w, "=")
-	if !ok || name == "" || name[0] >= '0' && name[0] <= '9' {
-		return false
-	}
-	for _, r := range name {
-		if r != '_' && (r < 'A' || r > 'Z') && (r < 'a' || r > 'z') && (r < '0' || r > '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// shellCommands splits a script into its simple commands, with quotes
-// removed and parameters expanded from the container's environment and the
-// positional parameters, as sh would. It reads what manifests hold (quotes,
-// escapes, $VAR, ${VAR}, ${VAR:-default}, "$@"); anything beyond that marks
-// its word unknown rather than guessing.
-func shellCommands(script string, c *container, positional []string) []simpleCommand {
-	var cmds []simpleCommand
-	var cur simpleCommand
-	var b strings.Builder
-	inWord, known, dropEmpty := false, true, false
-	endWord := func() {
-		if inWord && !(dropEmpty && b.Len() == 0) {
-			cur = append(cur, word{b.String(), known})
-		}
-		b.Reset()
-		inWord, known, dropEmpty = false, true, false
-	}
-	endCommand := func() {
-		endWord()
-		if len(cur) > 0 {
-			cmds = append(cmds, cur)
-		}
-		cur = nil
-	}
-	// param expands the parameter at s[i] ($ already seen at s[i-1]) into
-	// b and returns the index after it.
-	param := func(s string, i int, quoted bool) int {
-		inWord = true
-		if i >= len(s) {
-			b.WriteByte('$')
-			return i
-		}
-		switch ch := s[i]; {
-		case ch == '@' && (quoted && strings.HasPrefix(s[i:], `@"`) && b.Len() == 0 || !quoted):
-			// "$@" as a whole word: each positional parameter is a word,
-			// and none at all when there is none.
-			dropEmpty = b.Len() == 0 && len(positional) == 0
-			for j, p := range positional {
-				if j > 0 {
-					endWord()
-					inWord = true
-				}
-				b.WriteString(p)
-			}
-			return i + 1
-		case ch >= '1' && ch <= '9':
-			if n := int(ch - '1'); n < len(positional) {
-				b.WriteString(positional[n])
-			}
-			return i + 1
-		case ch == '{':
-			end := strings.IndexByte(s[i:], '}')
-			if end < 0 {
-				known = false
-				return len(s)
-			}
-			expr := s[i+1 : i+end]
-			name, def, colon := strings.Cut(expr, ":-")
-			if !colon {
-				name, def, _ = strings.Cut(expr, "-")
-			}
-			v, set, ok := c.lookup(name)
-			switch {
-			case !ok || !validName(name):
-				known = false
-			case name == expr || set && (v != "" || !colon):
-				b.WriteString(v)
-			default:
-				b.WriteString(def)
-			}
-			return i + end + 1
-		case ch == '_' || ch >= 'A' && ch <= 'Z' || ch >= 'a' && ch <= 'z':
-			j := i
-			for j < len(s) && (s[j] == '_' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= '0' && s[j] <= '9') {
-				j++
-			}
-			v, _, ok := c.lookup(s[i:j])
-			b.WriteString(v)
-			known = known && ok
-			return j
-		}
-		known = false // $(cmd), $((...)), $?, $$ and the like
-		if s[i] == '(' {
-			if end := strings.IndexByte(s[i:], ')'); end >= 0 {
-				return i + end + 1
-			}
-			return len(s)
-		}
-		return i + 1
-	}
-	for i := 0; i < len(script); i++ {
-		ch := script[i]
-		switch {
-		case ch == '\\' && i+1 < len(script):
-			i++
-			if script[i] != '\n' {
-				b.WriteByte(script[i])
-				inWord = true
-			}
-		case ch == '\'':
-			end := strings.IndexByte(script[i+1:], '\'')
-			if end < 0 {
-				end = len(script) - i - 1
-			}
-			b.WriteString(script[i+1 : i+1+end])
-			inWord = true
-			i += end + 1
-		case ch == '"':
-			inWord = true
-			for i++; i < len(script) && script[i] != '"'; i++ {
-				switch {
-				case script[i] == '\\' && i+1 < len(script) && strings.IndexByte("$`\"\\\n", script[i+1]) >= 0:
-					i++
-					if script[i] != '\n' {
-						b.WriteByte(script[i])
-					}
-				case script[i] == '$':
-					i = param(script, i+1, true) - 1
-				case script[i] == '`':
-					known = false
-					if end := strings.IndexByte(script[i+1:], '`'); end >= 0 {
-						i += end + 1
-					}
-				default:
-					b.WriteByte(script[i])
-				}
-			}
-		case ch == '$':
-			i = param(script, i+1, false) - 1
-		case ch == '`':
-			known, inWord = false, true
-			if end := strings.IndexByte(script[i+1:], '`'); end >= 0 {
-				i += end + 1
-			} else {
-				i = len(script)
-			}
-		case ch == '#' && !inWord:
-			for i < len(script) && script[i] != '\n' {
+// commandsOf are the commands a container runs, each as its words: its
+// argv, or each statement of its shell script.
+func commandsOf(c *container, entrypoint func(image string) []string) [][]word {
+	argv := c.argv(entrypoint)
+	w, _ := unwrap(argv)
+	if sc := scriptOf(w, c.vars); sc != nil {
+		var out [][]word
+		for _, cmd := range sc.commands() {
+			i := 0
+			for i < len(cmd) && (isAssignment(cmd[i].text) || cmd[i].text == "exec") {
 				i++
 			}
-			endCommand()
-		case strings.IndexByte(";&|()\n", ch) >= 0:
-			endCommand()
-		case ch == ' ' || ch == '\t':
-			endWord()
-		default:
-			b.WriteByte(ch)
-			inWord = true
+			if rest, _ := unwrap(cmd[i:]); len(rest) > 0 {
+				out = append(out, rest)
+			}
 		}
+		return out
 	}
-	endCommand()
-	return cmds
-}
-
-func validName(name string) bool { return isAssignment(name + "=") }
-
-// lookup is a variable as the container's shell sees it: its value, whether
-// it is set, and whether the manifest shows which (not when it comes from
-// valueFrom or may come from envFrom).
-func (c *container) lookup(name string) (value string, set, known bool) {
-	v, ok := c.env[name]
-	switch {
-	case ok:
-		return v.value, true, v.known
-	case c.envFrom:
-		return "", false, false
+	if len(w) == 0 {
+		return nil
 	}
-	return "", false, true
+	return [][]word{w}
 }

@@ -35,6 +35,6 @@ spec:
 	assert.Empty(t, lines(t, "", path))
 
 	write("loopback", "127.0.0.1")
-	assert.Equal(t, []string{path + `:5: error: preset-mismatch: Pod/loopback container app: proxy-await waits for http://127.0.0.1:9090/startup, which the Cloud SQL Auth Proxy sidecar never answers, so it would wait forever: the proxy serves /startup only when started with --health-check (add it to its args)`},
+	assert.Equal(t, []string{path + `:7: error: preset-mismatch: Pod/loopback container app: proxy-await waits for http://127.0.0.1:9090/startup, which the Cloud SQL Auth Proxy sidecar never answers, so it would wait forever: the proxy serves /startup only when started with --health-check (add it to its args)`},
 		lines(t, "", path))
 }

@@ -1,9 +1,15 @@
-// pods.go: the Kubernetes objects of a document, the pod templates among
-// them, and what a container runs, as the kubelet would compute it.
+// pods.go: the Kubernetes objects of a document and what --check keeps of
+// them: the pod templates (of any kind that holds one), Namespaces,
+// ConfigMaps and Secrets, as small structs whose every value knows its
+// line. A document's node tree is dropped once they are read, so that a
+// check holds what matters of its input, not the input's trees.
 
 package check
 
 import (
+	"encoding/base64"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,9 +28,15 @@ func deref(n *yaml.Node) *yaml.Node {
 // get is the value of key in the mapping m, following aliases and merge
 // keys ("<<: *defaults"); nil when m is not a mapping or has no such key.
 func get(m *yaml.Node, key string) *yaml.Node {
+	k, _ := getKey(m, key)
+	return k
+}
+
+// getKey is get, with the key's own node (for its line).
+func getKey(m *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 	m = deref(m)
 	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
+		return nil, nil
 	}
 	var merges []*yaml.Node
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -34,22 +46,22 @@ func get(m *yaml.Node, key string) *yaml.Node {
 		case k.ShortTag() == "!!merge":
 			merges = append(merges, m.Content[i+1])
 		case k.Value == key:
-			return m.Content[i+1]
+			return m.Content[i+1], k
 		}
 	}
 	for _, src := range merges {
 		src = deref(src)
 		if src.Kind == yaml.SequenceNode {
 			for _, s := range src.Content {
-				if v := get(s, key); v != nil {
-					return v
+				if v, k := getKey(s, key); v != nil {
+					return v, k
 				}
 			}
-		} else if v := get(src, key); v != nil {
-			return v
+		} else if v, k := getKey(src, key); v != nil {
+			return v, k
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // path is get along a chain of keys.
@@ -78,24 +90,107 @@ func items(n *yaml.Node) []*yaml.Node {
 	return n.Content
 }
 
-// stringsOf is a sequence of scalars as text.
-func stringsOf(n *yaml.Node) []string {
-	var out []string
-	for _, it := range items(n) {
-		out = append(out, str(it))
+// scalar is a value of the manifest and the line it is on. A scalar over
+// several lines (a block scalar, a folded script) also knows where each of
+// its lines starts, so that a word in it has a line of its own.
+type scalar struct {
+	s      string
+	line   int
+	breaks []int // offsets in s at which the next line of the file starts
+}
+
+// lineAt is the line of the file on which the text at offset off of s is.
+func (v scalar) lineAt(off int) int {
+	n := 0
+	for n < len(v.breaks) && v.breaks[n] <= off {
+		n++
+	}
+	return v.line + n
+}
+
+// lineOf is the line of a node, 0 for none.
+func lineOf(n *yaml.Node) int {
+	if n = deref(n); n == nil {
+		return 0
+	}
+	return n.Line
+}
+
+// scalarOf is a node's text and line, without the lines inside it.
+func scalarOf(n *yaml.Node) scalar {
+	return scalar{s: str(n), line: lineOf(n)}
+}
+
+// meta is a mapping of scalars, as labels and annotations are, each value
+// at its key's line: a few entries, kept as a slice, which costs a pod far
+// less than a map.
+type meta []metaEntry
+
+type metaEntry struct {
+	key   string
+	value scalar
+}
+
+// metaOf reads a mapping of scalars; the last of a key wins, as it does
+// for the API server.
+func metaOf(n *yaml.Node) meta {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	out := make(meta, 0, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		out = append(out, metaEntry{str(n.Content[i]), scalar{s: str(n.Content[i+1]), line: lineOf(n.Content[i])}})
 	}
 	return out
 }
 
-// stringMap is a mapping of scalars, as labels and annotations are.
-func stringMap(n *yaml.Node) map[string]string {
-	n = deref(n)
-	out := map[string]string{}
-	if n == nil || n.Kind != yaml.MappingNode {
-		return out
+// get is the value of key, if m has it.
+func (m meta) get(key string) (scalar, bool) {
+	for i := len(m) - 1; i >= 0; i-- {
+		if m[i].key == key {
+			return m[i].value, true
+		}
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		out[str(n.Content[i])] = str(n.Content[i+1])
+	return scalar{}, false
+}
+
+// at is the value of key, or none.
+func (m meta) at(key string) scalar {
+	v, _ := m.get(key)
+	return v
+}
+
+// keys are m's keys, sorted.
+func (m meta) keys() []string {
+	var out []string
+	for _, e := range m {
+		if !slices.Contains(out, e.key) {
+			out = append(out, e.key)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sameAs says whether two mappings hold the same values.
+func (m meta) sameAs(o meta) bool {
+	if len(m.keys()) != len(o.keys()) {
+		return false
+	}
+	for _, k := range m.keys() {
+		if v, ok := o.get(k); !ok || v.s != m.at(k).s {
+			return false
+		}
+	}
+	return true
+}
+
+// data is a ConfigMap's or Secret's data.
+func data(n *yaml.Node) map[string]string {
+	out := map[string]string{}
+	for _, e := range metaOf(n) {
+		out[e.key] = e.value.s
 	}
 	return out
 }
@@ -106,216 +201,288 @@ type object struct {
 	kind      string
 	name      string
 	namespace string
+	line      int
+	nsLine    int // metadata.namespace's line, 0 when it has none
 	node      *yaml.Node
 }
 
 // objects is what a document holds: one object, or the items of a List.
-func objects(d document) []object {
-	kind := str(get(d.root, "kind"))
-	if strings.HasSuffix(kind, "List") && get(d.root, "items") != nil {
+func objects(file string, root *yaml.Node) []object {
+	kind := str(get(root, "kind"))
+	if strings.HasSuffix(kind, "List") && get(root, "items") != nil {
 		var out []object
-		for _, it := range items(get(d.root, "items")) {
-			out = append(out, objects(document{d.file, it})...)
+		for _, it := range items(get(root, "items")) {
+			out = append(out, objects(file, it)...)
 		}
 		return out
 	}
 	if kind == "" {
 		return nil // not a Kubernetes object: a Helm values file, a kustomization
 	}
-	name := str(path(d.root, "metadata", "name"))
+	name := str(path(root, "metadata", "name"))
 	if name == "" {
-		name = str(path(d.root, "metadata", "generateName"))
+		name = str(path(root, "metadata", "generateName"))
 	}
-	return []object{{d.file, kind, name, str(path(d.root, "metadata", "namespace")), deref(d.root)}}
+	ns := path(root, "metadata", "namespace")
+	return []object{{file, kind, name, str(ns), lineOf(root), lineOf(ns), deref(root)}}
+}
+
+// namespace is a Namespace of the input: the labels and annotations that
+// injectors read from it.
+type namespace struct {
+	file        string
+	name        string
+	line        int
+	labels      meta
+	annotations meta
+}
+
+func namespaceOf(o object) *namespace {
+	return &namespace{file: o.file, name: o.name, line: o.line,
+		labels:      metaOf(path(o.node, "metadata", "labels")),
+		annotations: metaOf(path(o.node, "metadata", "annotations"))}
+}
+
+// meta is a Namespace's label or annotation called key.
+func (ns *namespace) meta(key string) (scalar, bool) {
+	if v, ok := ns.labels.get(key); ok {
+		return v, true
+	}
+	return ns.annotations.get(key)
+}
+
+// sameAs says whether two definitions of a Namespace say the same.
+func (ns *namespace) sameAs(o *namespace) bool {
+	return ns.labels.sameAs(o.labels) && ns.annotations.sameAs(o.annotations)
+}
+
+// store is a ConfigMap's or Secret's data, which env and envFrom read.
+type store struct {
+	kind, namespace, name string
+	data                  map[string]string
+}
+
+func storeOf(o object) *store {
+	s := &store{kind: o.kind, namespace: o.namespace, name: o.name, data: map[string]string{}}
+	if o.kind == "Secret" {
+		for k, v := range data(path(o.node, "data")) {
+			if b, err := base64.StdEncoding.DecodeString(v); err == nil {
+				s.data[k] = string(b)
+			}
+		}
+		for k, v := range data(path(o.node, "stringData")) {
+			s.data[k] = v // stringData wins, as the API server merges it
+		}
+		return s
+	}
+	s.data = data(path(o.node, "data"))
+	return s
 }
 
 // pod is a pod template and where it came from.
 type pod struct {
 	object
-	job         bool // a Job's or CronJob's: it should complete
-	labels      map[string]string
-	annotations map[string]string
-	ns          *object // the pod's Namespace, when the input has it
-	grace       time.Duration
-	containers  []*container // init containers first, in order
+	job           bool // a Job's or CronJob's (or any jobTemplate's): it should complete
+	labels        meta
+	annotations   meta
+	ns            *namespace // the pod's Namespace, when the input has it
+	nsConflict    string     // other files that define ns differently, for the warning
+	grace         time.Duration
+	graceLine     int          // terminationGracePeriodSeconds's line, 0 when it is not set
+	restartPolicy scalar       // the pod's restartPolicy
+	containers    []*container // init containers first, in order
 }
 
-// templatePath is where a kind's pod template is: the pod's metadata and
-// spec sit under these keys.
-func templatePath(kind string) ([]string, bool) {
-	switch kind {
-	case "Pod":
-		return nil, true
-	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job":
-		return []string{"spec", "template"}, true
-	case "CronJob":
-		return []string{"spec", "jobTemplate", "spec", "template"}, true
+// template is where o holds a pod template, if it holds one: a Pod is one,
+// other kinds hold one at spec.template (Deployment, Job, an Argo Rollout, a
+// Knative Service) or spec.jobTemplate.spec.template (CronJob); job says it
+// is a Job's, which should complete.
+func template(o object) (tpl *yaml.Node, job bool, ok bool) {
+	if o.kind == "Pod" {
+		return o.node, false, get(get(o.node, "spec"), "containers") != nil
 	}
-	return nil, false
+	spec := get(o.node, "spec")
+	for _, at := range []struct {
+		path []string
+		job  bool
+	}{{[]string{"template"}, o.kind == "Job"}, {[]string{"jobTemplate", "spec", "template"}, true}} {
+		tpl := path(spec, at.path...)
+		if items(path(tpl, "spec", "containers")) != nil {
+			return tpl, at.job, true
+		}
+	}
+	return nil, false, false
 }
 
-// podOf is the pod template of o, if its kind has one.
-func podOf(o object) (*pod, bool) {
-	at, ok := templatePath(o.kind)
+// podOf is the pod template of o, if it holds one.
+func podOf(o object, lines *fileLines) (*pod, bool) {
+	tpl, job, ok := template(o)
 	if !ok {
 		return nil, false
 	}
-	tpl := path(o.node, at...)
 	spec := get(tpl, "spec")
-	if spec == nil {
-		return nil, false
-	}
 	p := &pod{
-		object:      o,
-		job:         o.kind == "Job" || o.kind == "CronJob",
-		labels:      stringMap(path(tpl, "metadata", "labels")),
-		annotations: stringMap(path(tpl, "metadata", "annotations")),
-		grace:       30 * time.Second, // the API server's default
+		object:        o,
+		job:           job,
+		labels:        metaOf(path(tpl, "metadata", "labels")),
+		annotations:   metaOf(path(tpl, "metadata", "annotations")),
+		grace:         30 * time.Second, // the API server's default
+		restartPolicy: scalarOf(get(spec, "restartPolicy")),
 	}
-	if s := str(get(spec, "terminationGracePeriodSeconds")); s != "" {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
-			p.grace = time.Duration(n) * time.Second
+	p.node = nil
+	if g := get(spec, "terminationGracePeriodSeconds"); g != nil {
+		if n, err := strconv.ParseInt(str(g), 10, 64); err == nil && n >= 0 {
+			p.grace, p.graceLine = time.Duration(n)*time.Second, lineOf(g)
 		}
 	}
 	for _, n := range items(get(spec, "initContainers")) {
-		p.containers = append(p.containers, containerOf(n, true))
+		p.containers = append(p.containers, containerOf(n, true, lines))
 	}
 	for _, n := range items(get(spec, "containers")) {
-		p.containers = append(p.containers, containerOf(n, false))
+		p.containers = append(p.containers, containerOf(n, false, lines))
+	}
+	for i, c := range p.containers {
+		if c.name == "" {
+			c.name = fmt.Sprintf("#%d", i+1) // a Knative Service's may have none
+		}
 	}
 	return p, true
 }
 
 // label is the pod's label or annotation called key, as several injectors
 // read either.
-func (p *pod) label(key string) (string, bool) {
-	if v, ok := p.labels[key]; ok {
+func (p *pod) label(key string) (scalar, bool) {
+	if v, ok := p.labels.get(key); ok {
 		return v, true
 	}
-	v, ok := p.annotations[key]
-	return v, ok
+	return p.annotations.get(key)
 }
 
-// nsMeta is the pod's Namespace's label or annotation called key.
-func (p *pod) nsMeta(key string) (string, bool) {
-	if p.ns == nil {
-		return "", false
-	}
-	if v, ok := stringMap(path(p.ns.node, "metadata", "labels"))[key]; ok {
-		return v, true
-	}
-	v, ok := stringMap(path(p.ns.node, "metadata", "annotations"))[key]
-	return v, ok
-}
-
-// container is a container of a pod template.
+// container is a container of a pod template, as the manifest writes it.
 type container struct {
 	name          string
 	line          int
 	init          bool
 	restartAlways bool // a native sidecar, when init
 	image         string
-	command       []string // as the kubelet runs them: $(VAR) expanded
-	args          []string
-	env           map[string]envValue
-	envFrom       bool          // variables come from ConfigMaps or Secrets too
-	unknownArgv   bool          // command or args refer to a variable the manifest does not hold
+	command       []scalar
+	args          []scalar
+	env           []envVar
+	envFrom       []reference
 	preStop       time.Duration // how long its preStop hook takes, where it says
-	node          *yaml.Node
+	probes        []probe
+	ports         []namedPort // its named ports
+
+	vars *environment // env and envFrom as the kubelet resolves them (values.go)
 }
 
-// envValue is a variable's value; known is false when it comes from
-// valueFrom (a ConfigMap, a Secret, the downward API), which a manifest does
-// not hold.
-type envValue struct {
+// namedPort is a container's port that has a name, which probes may use.
+type namedPort struct {
+	name string
+	port int
+}
+
+// envVar is an entry of a container's env.
+type envVar struct {
+	name  string
+	line  int
 	value string
-	known bool
+	from  *reference // valueFrom, when it has one
 }
 
-func containerOf(n *yaml.Node, init bool) *container {
+// reference is where a valueFrom or an envFrom takes its value: a key of
+// a ConfigMap or a Secret, or what only the running pod knows.
+type reference struct {
+	kind     string // ConfigMap, Secret, or "" for the downward API and the like
+	name     string
+	key      string // "" for envFrom
+	prefix   string // envFrom's
+	optional bool
+	line     int
+}
+
+// probe is one of a container's probes that reaches a port.
+type probe struct {
+	kind   string // readinessProbe, livenessProbe, startupProbe
+	port   scalar // a number or a named port
+	period int    // periodSeconds
+	host   string
+}
+
+func containerOf(n *yaml.Node, init bool, lines *fileLines) *container {
 	c := &container{
 		name:          str(get(n, "name")),
-		line:          deref(n).Line,
+		line:          lineOf(n),
 		init:          init,
 		restartAlways: init && str(get(n, "restartPolicy")) == "Always",
 		image:         str(get(n, "image")),
-		env:           map[string]envValue{},
-		envFrom:       len(items(get(n, "envFrom"))) > 0,
-		node:          n,
 	}
-	// A variable's value may refer to those defined before it.
 	for _, e := range items(get(n, "env")) {
-		name := str(get(e, "name"))
-		if get(e, "valueFrom") != nil {
-			c.env[name] = envValue{}
+		v := envVar{name: str(get(e, "name")), line: lineOf(e), value: str(get(e, "value"))}
+		if from := get(e, "valueFrom"); from != nil {
+			v.from = valueFrom(from)
+		}
+		c.env = append(c.env, v)
+	}
+	for _, e := range items(get(n, "envFrom")) {
+		r := &reference{prefix: str(get(e, "prefix")), line: lineOf(e)}
+		for _, kind := range []string{"ConfigMap", "Secret"} {
+			if ref := get(e, strings.ToLower(kind[:1])+kind[1:]+"Ref"); ref != nil {
+				r.kind, r.name, r.optional = kind, str(get(ref, "name")), str(get(ref, "optional")) == "true"
+			}
+		}
+		c.envFrom = append(c.envFrom, *r)
+	}
+	for _, s := range items(get(n, "command")) {
+		c.command = append(c.command, lines.scalar(s))
+	}
+	for _, s := range items(get(n, "args")) {
+		c.args = append(c.args, lines.scalar(s))
+	}
+	for _, p := range items(get(n, "ports")) {
+		if name := str(get(p, "name")); name != "" {
+			if port, err := strconv.Atoi(str(get(p, "containerPort"))); err == nil {
+				c.ports = append(c.ports, namedPort{name, port})
+			}
+		}
+	}
+	for _, kind := range []string{"readinessProbe", "livenessProbe", "startupProbe"} {
+		pr := get(n, kind)
+		if pr == nil {
 			continue
 		}
-		v, known := c.expand(str(get(e, "value")))
-		c.env[name] = envValue{v, known}
-	}
-	for _, s := range stringsOf(get(n, "command")) {
-		v, known := c.expand(s)
-		c.command = append(c.command, v)
-		c.unknownArgv = c.unknownArgv || !known
-	}
-	for _, s := range stringsOf(get(n, "args")) {
-		v, known := c.expand(s)
-		c.args = append(c.args, v)
-		c.unknownArgv = c.unknownArgv || !known
+		period := 10 // the API server's default
+		if v, err := strconv.Atoi(str(get(pr, "periodSeconds"))); err == nil && v > 0 {
+			period = v
+		}
+		for _, handler := range []string{"httpGet", "tcpSocket", "grpc"} {
+			if h := get(pr, handler); h != nil {
+				c.probes = append(c.probes, probe{kind: kind, port: scalarOf(get(h, "port")), period: period, host: str(get(h, "host"))})
+			}
+		}
 	}
 	c.preStop = preStopTime(path(n, "lifecycle", "preStop"))
 	return c
 }
 
-// getenv is the container's environment as proxy-await in it would see it,
-// as far as the manifest says.
-func (c *container) getenv(name string) (string, bool) {
-	v, ok := c.env[name]
-	return v.value, ok && v.known
-}
-
-// expand replaces $(VAR) with the variable's value, as the kubelet does in
-// command, args and env values: $$ is a literal $, and a reference to a
-// variable that is not defined stays as written. known is false when a
-// reference's value is not in the manifest.
-func (c *container) expand(s string) (string, bool) {
-	if !strings.Contains(s, "$") {
-		return s, true
+// valueFrom reads an env entry's valueFrom.
+func valueFrom(n *yaml.Node) *reference {
+	r := &reference{line: lineOf(n)}
+	switch {
+	case get(n, "configMapKeyRef") != nil:
+		ref := get(n, "configMapKeyRef")
+		r.kind, r.name, r.key, r.optional = "ConfigMap", str(get(ref, "name")), str(get(ref, "key")), str(get(ref, "optional")) == "true"
+	case get(n, "secretKeyRef") != nil:
+		ref := get(n, "secretKeyRef")
+		r.kind, r.name, r.key, r.optional = "Secret", str(get(ref, "name")), str(get(ref, "key")), str(get(ref, "optional")) == "true"
+	case get(n, "fieldRef") != nil:
+		r.key = "fieldRef " + str(path(n, "fieldRef", "fieldPath"))
+	case get(n, "resourceFieldRef") != nil:
+		r.key = "resourceFieldRef " + str(path(n, "resourceFieldRef", "resource"))
+	default:
+		r.key = "the running pod"
 	}
-	var b strings.Builder
-	known := true
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			b.WriteByte('$')
-			i++
-			continue
-		case '(':
-			end := strings.IndexByte(s[i+2:], ')')
-			if end < 0 {
-				break
-			}
-			name := s[i+2 : i+2+end]
-			v, ok := c.env[name]
-			switch {
-			case ok && v.known:
-				b.WriteString(v.value)
-			case ok || c.envFrom:
-				known = false
-				b.WriteString(s[i : i+3+end])
-			default:
-				b.WriteString(s[i : i+3+end])
-			}
-			i += 2 + end
-			continue
-		}
-		b.WriteByte('$')
-	}
-	return b.String(), known
+	return r
 }
 
 // preStopTime is how long a preStop hook takes when it says so: a sleep
@@ -326,7 +493,10 @@ func preStopTime(h *yaml.Node) time.Duration {
 			return time.Duration(n) * time.Second
 		}
 	}
-	argv := stringsOf(path(h, "exec", "command"))
+	var argv []string
+	for _, it := range items(path(h, "exec", "command")) {
+		argv = append(argv, str(it))
+	}
 	if len(argv) >= 3 && isShell(argv[0]) && scriptFlag(argv[1]) {
 		argv = strings.Fields(argv[2]) // "sleep 5 && nginx -s quit" sleeps 5s at least
 	}

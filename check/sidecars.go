@@ -1,8 +1,9 @@
 // sidecars.go: which proxies a pod runs beside its containers, whether each
 // is a native sidecar, where it answers, and how long it keeps taking
 // connections once the pod is deleted; from the facts tables, the pod's
-// annotations and labels, its namespace when the input has it, and the
-// cluster's releases as --versions states them.
+// annotations and labels, its namespace when the input has it, the
+// sidecar's own command line and variables, and the cluster's releases as
+// --versions states them.
 
 package check
 
@@ -32,17 +33,21 @@ const (
 // sidecar is a proxy a pod runs.
 type sidecar struct {
 	*proxy
-	from      string // how it was recognised, for messages
-	native    nativeness
-	nativeWhy string // what makes it native, or the release that would
-	flip      string // when it depends: the --versions that would settle it
-	container *container
-	ready     endpoint
-	shutdown  endpoint
-	stop      time.Duration // how long it takes new connections once the pod is deleted
-	stopWhy   string        // what sets stop, for messages; "" when not known
-	stopFix   string        // what to raise to lengthen it
-	stopInt   bool          // stopFix takes whole seconds, not a duration
+	from        string // how it was recognised, for messages
+	native      nativeness
+	nativeWhy   string // what makes it native
+	classicWhen string // when it depends: the releases with which it is classic, and why
+	flip        string // when it depends: the --versions that would settle it
+	ignored     string // a spelling that the stated release does not read, for messages
+	container   *container
+	ready       endpoint
+	shutdown    endpoint
+	stop        time.Duration // how long it takes new connections once the pod is deleted
+	stopWhy     string        // what sets stop, for messages; "" when not known
+	stopFix     string        // what to raise to lengthen it
+	stopInt     bool          // stopFix takes whole seconds, not a duration
+	stopLine    int           // the line of the pod's setting that sets stop, 0 if none
+	stopUnknown *unknownValue // a setting of stop that the input does not hold
 }
 
 // stopValue is d as stopFix takes it.
@@ -53,12 +58,28 @@ func (s *sidecar) stopValue(d time.Duration) string {
 	return dur(d)
 }
 
+// whenClassic qualifies a finding about a classic sidecar whose nativeness
+// depends on releases --versions did not state, or that is classic because
+// the stated release does not read the pod's spelling.
+func (s *sidecar) whenClassic() string {
+	switch {
+	case s.native == depends:
+		return fmt.Sprintf(" (%s: state the releases with --versions %s)", s.classicWhen, s.flip)
+	case s.native == classic && s.ignored != "":
+		return " (" + s.ignored + ")"
+	}
+	return ""
+}
+
 // endpoint is where a sidecar answers: port 0 is any (not in the manifest);
 // off says why it does not answer there, "" when it does.
 type endpoint struct {
-	port int
-	path string
-	off  string
+	port    int
+	path    string
+	off     string
+	offLine int           // the line of the pod's annotation that turns it off, 0 if none
+	moved   string        // what moved its port, for messages
+	unknown *unknownValue // a setting that decides it is not in the input
 }
 
 // absence is a proxy the pod is known not to have, and why.
@@ -97,12 +118,22 @@ func meshOf(p *pod, versions map[string]config.Version, runsProxyAwait func(*con
 		switch {
 		case from != "":
 			s := &sidecar{proxy: px, from: from}
-			s.native, s.nativeWhy, s.flip = nativeOf(p, px, versions)
+			nativeOf(p, s, versions)
 			m.sidecars = append(m.sidecars, s)
 		case why != "":
 			m.absent = append(m.absent, absence{px, why})
 		}
 	}
+	// In the order of the facts' table, which suggestions follow.
+	var ordered []*sidecar
+	for _, px := range proxies {
+		for _, s := range m.sidecars {
+			if s.proxy == px {
+				ordered = append(ordered, s)
+			}
+		}
+	}
+	m.sidecars = ordered
 	for _, s := range m.sidecars {
 		endpoints(p, s, versions)
 		stopTime(p, s)
@@ -130,122 +161,313 @@ func proxyOfContainer(c *container) *proxy {
 	return nil
 }
 
+// setting is an annotation of the pod that a proxy reads, or, for
+// Linkerd's config.* annotations, of the pod's Namespace, which Linkerd's
+// injector reads too: its value, how messages name where it is
+// (`KEY: "V"`, or `namespace NS has KEY: "V"`), and its line when that is
+// in the pod's file.
+func (p *pod) setting(key string) (scalar, string, bool) {
+	if v, ok := p.annotations.get(key); ok {
+		return v, fmt.Sprintf("%s: %q", key, v.s), true
+	}
+	if p.ns != nil && linkerdConfig(key) {
+		if v, ok := p.ns.annotations.get(key); ok {
+			if p.ns.file != p.file {
+				v.line = 0
+			}
+			return v, fmt.Sprintf("namespace %s has %s: %q", p.ns.name, key, v.s), true
+		}
+	}
+	return scalar{}, "", false
+}
+
+// linkerdConfig says whether an annotation is one of Linkerd's config.*,
+// which its injector also reads from the pod's Namespace
+// (pkg/inject/inject.go, namespace annotations as the pod's defaults).
+func linkerdConfig(key string) bool {
+	for _, prefix := range []string{"config.linkerd.io/", "config.alpha.linkerd.io/", "config.beta.linkerd.io/"} {
+		if strings.HasPrefix(key, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// onPod is where a pod's own setting is, for messages.
+func onPod(where string) string {
+	if strings.HasPrefix(where, "namespace ") {
+		return where
+	}
+	return "the pod has " + where
+}
+
 // injected says whether px's injector adds its sidecar to p, and from what
-// ("annotation linkerd.io/inject: enabled"); or, if the pod is known to have
-// none, why.
+// ("linkerd.io/inject: enabled"); or, if the pod is known to have none,
+// why.
 func injected(p *pod, px *proxy) (from, why string) {
 	if v, ok := p.label(px.inject); ok {
 		switch {
-		case slices.Contains(px.injectOn, v):
-			return fmt.Sprintf("%s: %q", px.inject, v), ""
-		case slices.Contains(px.injectOff, v):
-			return "", fmt.Sprintf("%s: %q", px.inject, v)
+		case slices.Contains(px.injectOn, v.s):
+			return fmt.Sprintf("%s: %q", px.inject, v.s), ""
+		case slices.Contains(px.injectOff, v.s):
+			return "", fmt.Sprintf("%s: %q", px.inject, v.s)
 		}
 	}
 	if px == &istio {
-		if v, ok := p.label(istioAmbient); ok && v == "ambient" {
+		if v, ok := p.label(istioAmbient); ok && v.s == "ambient" {
 			return "", fmt.Sprintf("%s: ambient, Istio's mode without sidecars", istioAmbient)
 		}
-		if v, ok := p.nsMeta(istioAmbient); ok && v == "ambient" {
+		if p.ns == nil {
+			return "", ""
+		}
+		if v, ok := p.ns.meta(istioAmbient); ok && v.s == "ambient" {
 			return "", fmt.Sprintf("namespace %s has %s: ambient, Istio's mode without sidecars", p.ns.name, istioAmbient)
 		}
-		switch v, ok := p.nsMeta(istioNamespaceInject); {
-		case ok && v == "enabled":
+		switch v, ok := p.ns.meta(istioNamespaceInject); {
+		case ok && v.s == "enabled":
 			return fmt.Sprintf("namespace %s has %s: enabled", p.ns.name, istioNamespaceInject), ""
-		case ok && v == "disabled":
+		case ok && v.s == "disabled":
 			return "", fmt.Sprintf("namespace %s has %s: disabled", p.ns.name, istioNamespaceInject)
 		}
-		if _, ok := p.nsMeta(istioRevision); ok {
+		if _, ok := p.ns.meta(istioRevision); ok {
 			return fmt.Sprintf("namespace %s has %s", p.ns.name, istioRevision), ""
 		}
 		return "", ""
 	}
 	if px.podOnly {
-		return "", fmt.Sprintf("no %s: %q on the pod, which its injector needs", px.inject, px.injectOn[0])
+		why := fmt.Sprintf("no %s: %q on the pod, which its injector needs", px.inject, px.injectOn[0])
+		if near := p.nearMiss(px.inject); near != "" {
+			why += fmt.Sprintf("; the pod has %s, which is not it", near)
+		}
+		return "", why
 	}
-	if v, ok := p.nsMeta(px.inject); ok && slices.Contains(px.injectOn, v) {
-		return fmt.Sprintf("namespace %s has %s: %s", p.ns.name, px.inject, v), ""
+	if p.ns != nil {
+		if v, ok := p.ns.meta(px.inject); ok && slices.Contains(px.injectOn, v.s) {
+			return fmt.Sprintf("namespace %s has %s: %s", p.ns.name, px.inject, v.s), ""
+		}
 	}
 	return "", ""
 }
 
-// nativeOf says whether px's injected sidecar is native in p: the pod's
-// annotation decides, else the proxy's default in the releases stated.
-func nativeOf(p *pod, px *proxy, versions map[string]config.Version) (nativeness, string, string) {
-	for _, key := range px.nativeKeys {
-		if v, ok := p.annotations[key]; ok {
-			if b, err := strconv.ParseBool(v); err == nil {
-				if b {
-					return native, fmt.Sprintf("%s: %q", key, v), ""
-				}
-				return classic, "", ""
+// nativeOf decides whether s, injected into p, is native: the annotations
+// that the release reads decide, else the proxy's default in the releases
+// stated. Without the proxy's release, it is native or classic if every
+// release agrees, and depends otherwise.
+func nativeOf(p *pod, s *sidecar, versions map[string]config.Version) {
+	px := s.proxy
+	rel, stated := versions[px.preset]
+	// annotated is what the annotations that release r reads say.
+	annotated := func(r config.Version, every bool) (bool, string, bool) {
+		for _, k := range px.nativeKeys {
+			v, where, ok := p.setting(k.key)
+			if !ok || !every && !k.readBy(r) || every && len(k.reads) > 0 {
+				continue
+			}
+			if b, err := strconv.ParseBool(v.s); err == nil {
+				return b, where, true
 			}
 		}
+		return false, "", false
+	}
+	decided := func(b bool, why string) {
+		if b {
+			s.native, s.nativeWhy = native, why
+		}
+	}
+	// Annotations that every release reads decide alone.
+	if b, why, ok := annotated(config.Version{}, true); ok {
+		decided(b, why)
+		return
+	}
+	if stated && slices.ContainsFunc(px.nativeKeys, func(k nativeKey) bool { return len(k.reads) > 0 }) {
+		if b, why, ok := annotated(rel, false); ok {
+			decided(b, why)
+			return
+		}
+		s.ignored = unread(p, px, rel)
+	}
+	if !stated && slices.ContainsFunc(px.nativeKeys, func(k nativeKey) bool { _, _, ok := p.setting(k.key); return len(k.reads) > 0 && ok }) {
+		releasesDecide(p, s, annotated)
+		return
 	}
 	if px.nativeSince == (config.Version{}) {
-		return classic, "", ""
+		return
 	}
 	release := fmt.Sprintf("%s %s", px.name, px.nativeSince)
 	if px.nativeKubeSince != (config.Version{}) {
 		release += " on Kubernetes " + px.nativeKubeSince.String()
 	}
 	why := "the default from " + release
-	v, ok := versions[px.preset]
+	depend := func(flip string) {
+		s.native, s.flip = depends, flip
+		s.classicWhen = fmt.Sprintf("with a release before %s; from %s the sidecar is native by default", release, release)
+	}
 	switch {
-	case !ok:
+	case !stated:
 		flip := fmt.Sprintf("%s=%s", px.preset, px.nativeSince)
 		if px.nativeKubeSince != (config.Version{}) {
 			flip += ",kubernetes=" + px.nativeKubeSince.String()
 		}
-		return depends, release, flip
-	case !v.AtLeast(px.nativeSince):
-		return classic, "", ""
+		depend(flip)
+		return
+	case !rel.AtLeast(px.nativeSince):
+		return
 	case px.nativeKubeSince == (config.Version{}):
-		return native, why, ""
+		decided(true, why)
+		return
 	}
 	switch k, ok := versions["kubernetes"]; {
 	case !ok:
-		return depends, release, "kubernetes=" + px.nativeKubeSince.String()
-	case !k.AtLeast(px.nativeKubeSince):
-		return classic, "", ""
+		depend("kubernetes=" + px.nativeKubeSince.String())
+	case k.AtLeast(px.nativeKubeSince):
+		decided(true, why)
 	}
-	return native, why, ""
+}
+
+// unread says which of the pod's spellings release rel does not read, and
+// which it reads instead.
+func unread(p *pod, px *proxy, rel config.Version) string {
+	var present, reads []string
+	for _, k := range px.nativeKeys {
+		if v, _, ok := p.setting(k.key); ok && !k.readBy(rel) {
+			if b, err := strconv.ParseBool(v.s); err == nil && b {
+				present = append(present, k.key) // it would make the sidecar native
+			}
+		}
+		if k.readBy(rel) {
+			reads = append(reads, k.key)
+		}
+	}
+	if len(present) == 0 {
+		return ""
+	}
+	if len(reads) == 0 {
+		return fmt.Sprintf("%s %s has no native sidecars: it reads no %s", px.name, rel, strings.Join(present, " or "))
+	}
+	return fmt.Sprintf("%s %s does not read %s: it reads %s", px.name, rel, strings.Join(present, " or "), strings.Join(reads, " or "))
+}
+
+// releasesDecide settles a sidecar whose annotations some releases read
+// and others do not: it is native or classic if every release agrees, and
+// depends otherwise, classic with the releases it names.
+func releasesDecide(p *pod, s *sidecar, annotated func(config.Version, bool) (bool, string, bool)) {
+	px := s.proxy
+	// The releases at which the answer can change. Releases before the
+	// first that reads any spelling are not among them: a pod that asks
+	// for a native sidecar is not meant for a release without them.
+	var bounds []config.Version // in order, each once
+	add := func(r config.Version) {
+		i := 0
+		for i < len(bounds) && r.AtLeast(bounds[i]) {
+			i++
+		}
+		if r != (config.Version{}) && !slices.Contains(bounds, r) {
+			bounds = append(bounds, r)
+			copy(bounds[i+1:], bounds[i:])
+			bounds[i] = r
+		}
+	}
+	add(px.nativeSince)
+	for _, k := range px.nativeKeys {
+		for _, sp := range k.reads {
+			add(sp.from)
+			add(sp.to)
+		}
+	}
+	reps := bounds
+	nativeAt := make([]bool, len(reps))
+	var why string
+	for i, r := range reps {
+		if b, w, ok := annotated(r, false); ok {
+			nativeAt[i] = b
+			if b {
+				why = w
+			}
+		} else {
+			nativeAt[i] = r.AtLeast(px.nativeSince)
+			if nativeAt[i] && why == "" {
+				why = "the default from " + px.name + " " + px.nativeSince.String()
+			}
+		}
+	}
+	switch {
+	case !slices.Contains(nativeAt, false):
+		s.native, s.nativeWhy = native, why
+		return
+	case !slices.Contains(nativeAt, true):
+		return
+	}
+	var ranges []string
+	for i := 0; i < len(reps); i++ {
+		if nativeAt[i] {
+			continue
+		}
+		j := i
+		for j+1 < len(reps) && !nativeAt[j+1] {
+			j++
+		}
+		switch {
+		case i == 0 && j+1 < len(reps):
+			ranges = append(ranges, fmt.Sprintf("a release before %s %s", px.name, reps[j+1]))
+		case j+1 == len(reps):
+			ranges = append(ranges, fmt.Sprintf("%s %s or later", px.name, reps[i]))
+		case reps[j+1] == config.Version{Major: reps[i].Major, Minor: reps[i].Minor + 1}:
+			ranges = append(ranges, fmt.Sprintf("%s %s", px.name, reps[i]))
+		default:
+			ranges = append(ranges, fmt.Sprintf("%s %s to %d.%d", px.name, reps[i], reps[j+1].Major, reps[j+1].Minor-1))
+		}
+		i = j
+	}
+	var present []string
+	for _, k := range px.nativeKeys {
+		if _, _, ok := p.setting(k.key); ok {
+			present = append(present, k.key)
+		}
+	}
+	last := len(reps) - 1
+	for !nativeAt[last] {
+		last--
+	}
+	s.native, s.flip = depends, fmt.Sprintf("%s=%s", px.preset, reps[last])
+	s.classicWhen = fmt.Sprintf("classic with %s, whose injector does not read %s", strings.Join(ranges, " or with "), strings.Join(present, " or "))
 }
 
 // endpoints fills in where s answers, as the pod's annotations or the
-// sidecar's own flags move it.
+// sidecar's own settings move it.
 func endpoints(p *pod, s *sidecar, versions map[string]config.Version) {
 	s.ready = endpoint{port: s.readyPort, path: s.readyPath}
 	s.shutdown = endpoint{port: s.shutdownPort, path: s.shutdownPath}
 	if s.adminPortKey != "" {
-		if n, ok := portAnnotation(p, s.adminPortKey); ok {
+		if n, where, ok := portSetting(p, s.adminPortKey); ok {
 			s.ready.port, s.shutdown.port = n, n
+			s.ready.moved, s.shutdown.moved = " ("+where+")", " ("+where+")"
 		}
 	}
 	if s.shutdownPorts != "" {
-		if n, ok := portAnnotation(p, s.shutdownPorts); ok {
-			s.shutdown.port = n
+		if n, where, ok := portSetting(p, s.shutdownPorts); ok {
+			s.shutdown.port, s.shutdown.moved = n, " ("+where+")"
 		}
 	}
 	switch s.proxy {
 	case &linkerd:
-		v, set := p.annotations[s.shutdownKey]
+		v, where, set := p.setting(s.shutdownKey)
 		switch {
-		case set && v == s.shutdownOn:
+		case set && v.s == s.shutdownOn:
 		case set:
-			s.shutdown.off = fmt.Sprintf("the pod has %s: %q", s.shutdownKey, v)
+			s.shutdown.off, s.shutdown.offLine = onPod(where), v.line
 		case versions["linkerd"] != (config.Version{}) && !versions["linkerd"].AtLeast(s.shutdownOffSince):
 		default:
 			s.shutdown.off = fmt.Sprintf("Linkerd answers it with 404 unless the pod has %s: %s (off by default since Linkerd %s)",
 				s.shutdownKey, s.shutdownOn, s.shutdownOffSince)
 		}
 	case &consul:
-		if v := p.annotations[consulShutdownPathKey]; v != "" {
-			s.shutdown.path = v
+		if v := p.annotations.at(consulShutdownPathKey); v.s != "" {
+			s.shutdown.path = v.s
 		}
-		if v, ok := p.annotations[s.shutdownKey]; ok {
-			if b, err := strconv.ParseBool(v); err == nil && !b {
-				s.shutdown.off = fmt.Sprintf("the pod has %s: %q, which turns consul-dataplane's lifecycle endpoints off", s.shutdownKey, v)
+		if v, ok := p.annotations.get(s.shutdownKey); ok {
+			if b, err := strconv.ParseBool(v.s); err == nil && !b {
+				s.shutdown.off = fmt.Sprintf("the pod has %s: %q, which turns consul-dataplane's lifecycle endpoints off", s.shutdownKey, v.s)
+				s.shutdown.offLine = v.line
 			}
 		}
 	case &cloudsql:
@@ -253,14 +475,87 @@ func endpoints(p *pod, s *sidecar, versions map[string]config.Version) {
 	}
 }
 
-func portAnnotation(p *pod, key string) (int, bool) {
-	n, err := strconv.Atoi(p.annotations[key])
-	return n, err == nil && n > 0 && n < 65536
+func portSetting(p *pod, key string) (int, string, bool) {
+	v, where, ok := p.setting(key)
+	n, err := strconv.Atoi(v.s)
+	return n, where, ok && err == nil && n > 0 && n < 65536
 }
 
-// cloudsqlEndpoints reads the Cloud SQL Auth Proxy's flags, from its args
-// and CSQL_PROXY_* variables: /startup answers only with --health-check,
-// /quitquitquit only with --quitquitquit, on --http-port and --admin-port.
+// cloudSetting is one of the Cloud SQL Auth Proxy's settings.
+type cloudSetting struct {
+	text    string
+	set     bool
+	where   string        // how messages name it: --http-port=9190, CSQL_PROXY_HTTP_PORT: "9190"
+	unknown *unknownValue // when the input does not hold it
+}
+
+// cloudsqlSetting reads a setting of the Cloud SQL Auth Proxy as it does
+// (cmd/root.go): its flag in command or args (--name=V, --name V, a
+// boolean's --name alone), else its CSQL_PROXY_ variable, else its
+// --config-file, which the input does not show.
+func cloudsqlSetting(c *container, name string, boolean bool) cloudSetting {
+	var out cloudSetting
+	words := append(c.words(c.command), c.words(c.args)...)
+	for i, w := range words {
+		switch {
+		case !w.known && strings.HasPrefix(w.text, "--"+name):
+			out = cloudSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: w.from, line: w.line}}
+		case !w.known:
+		case strings.HasPrefix(w.text, "--"+name+"="):
+			out = cloudSetting{text: w.text[len(name)+3:], set: true, where: w.text}
+		case w.text == "--"+name && boolean:
+			out = cloudSetting{text: "true", set: true, where: w.text}
+		case w.text == "--"+name && i+1 < len(words):
+			next := words[i+1]
+			out = cloudSetting{text: next.text, set: true, where: w.text + " " + next.text}
+			if !next.known {
+				out = cloudSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: next.from, line: next.line}}
+			}
+		}
+	}
+	if out.set || out.unknown != nil {
+		return out
+	}
+	env := cloudsqlEnv + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	switch v, set := c.vars.get(env); {
+	case !v.known:
+		return cloudSetting{unknown: &unknownValue{what: c.name + "'s $" + env, from: v.from, line: c.varLine(env), may: v.may}}
+	case set:
+		return cloudSetting{text: strings.TrimSpace(v.text), set: true, where: fmt.Sprintf("%s: %q", env, v.text)}
+	}
+	if name != "config-file" {
+		if f := cloudsqlSetting(c, "config-file", false); f.set || f.unknown != nil {
+			from := "its configuration file, which the input does not show"
+			if f.unknown != nil {
+				from = f.unknown.from
+			}
+			return cloudSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: from, line: c.line}}
+		}
+	}
+	return out
+}
+
+// on is a boolean setting's value.
+func (s cloudSetting) on() bool {
+	b, err := strconv.ParseBool(s.text)
+	return s.set && err == nil && b
+}
+
+// varLine is the line of the env entry that sets a variable, else of the
+// envFrom that may.
+func (c *container) varLine(name string) int {
+	if v, ok := c.vars.vars[name]; ok {
+		return v.line
+	}
+	if c.vars.openLine > 0 {
+		return c.vars.openLine
+	}
+	return c.line
+}
+
+// cloudsqlEndpoints reads the Cloud SQL Auth Proxy's settings:
+// /startup answers only with --health-check, /quitquitquit only with
+// --quitquitquit, on --http-port and --admin-port.
 func cloudsqlEndpoints(s *sidecar) {
 	c := s.container
 	if strings.Contains(c.image, cloudsqlV1) {
@@ -268,53 +563,26 @@ func cloudsqlEndpoints(s *sidecar) {
 		s.shutdown.off = s.ready.off
 		return
 	}
-	if !cloudsqlBool(c, "health-check") {
-		s.ready.off = "the proxy serves /startup only when started with --health-check (add it to its args)"
-	}
-	if !cloudsqlBool(c, "quitquitquit") {
-		s.shutdown.off = "the proxy serves /quitquitquit only when started with --quitquitquit (add it to its args)"
-	}
-	if v, ok := cloudsqlFlag(c, "http-port"); ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			s.ready.port = n
+	for _, e := range []struct {
+		ep   *endpoint
+		flag string
+		port string
+	}{{&s.ready, "health-check", "http-port"}, {&s.shutdown, "quitquitquit", "admin-port"}} {
+		switch on := cloudsqlSetting(c, e.flag, true); {
+		case on.unknown != nil:
+			e.ep.unknown = on.unknown
+		case !on.on():
+			e.ep.off = fmt.Sprintf("the proxy serves %s only when started with --%s (add it to its args)", e.ep.path, e.flag)
+		}
+		switch port := cloudsqlSetting(c, e.port, false); {
+		case port.unknown != nil:
+			e.ep.unknown = port.unknown
+		case port.set:
+			if n, err := strconv.Atoi(port.text); err == nil {
+				e.ep.port, e.ep.moved = n, " ("+port.where+")"
+			}
 		}
 	}
-	if v, ok := cloudsqlFlag(c, "admin-port"); ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			s.shutdown.port = n
-		}
-	}
-}
-
-// cloudsqlFlag is a flag of the Cloud SQL Auth Proxy that takes a value:
-// --name V, --name=V, or its variable.
-func cloudsqlFlag(c *container, name string) (string, bool) {
-	for i, a := range c.args {
-		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
-			return v, true
-		}
-		if a == "--"+name && i+1 < len(c.args) {
-			return c.args[i+1], true
-		}
-	}
-	return c.getenv(cloudsqlEnv + strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
-}
-
-// cloudsqlBool is a boolean flag of the Cloud SQL Auth Proxy: --name alone,
-// --name=BOOL, or its variable. The word after --name is not its value.
-func cloudsqlBool(c *container, name string) bool {
-	for _, a := range c.args {
-		if a == "--"+name {
-			return true
-		}
-		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
-			b, err := strconv.ParseBool(v)
-			return err == nil && b
-		}
-	}
-	v, _ := c.getenv(cloudsqlEnv + strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
-	b, err := strconv.ParseBool(strings.TrimSpace(v))
-	return err == nil && b
 }
 
 // stopTime fills in how long s keeps taking new connections after the pod
@@ -331,12 +599,13 @@ func stopTime(p *pod, s *sidecar) {
 			s.stopFix = "its preStop sleep"
 			return
 		}
-		n, err := strconv.Atoi(p.annotations[s.stopKey])
-		if err != nil || n < 0 {
+		v, where, ok := p.setting(s.stopKey)
+		n, err := strconv.Atoi(v.s)
+		if !ok || err != nil || n < 0 {
 			n = int(s.stopDefault / time.Second)
 			s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, n)
 		} else {
-			s.stopWhy = fmt.Sprintf("%s: %q", s.stopKey, p.annotations[s.stopKey])
+			s.stopWhy, s.stopLine = where, v.line
 		}
 		s.stop, s.stopFix, s.stopInt = time.Duration(n)*time.Second, s.stopKey, true
 	case &istio:
@@ -344,32 +613,39 @@ func stopTime(p *pod, s *sidecar) {
 		if s.native == native {
 			field, d = "drainDuration", istioNativeDrain
 		}
-		if v, ok := istioProxyConfig(p.annotations[s.stopKey], field); ok {
+		a := p.annotations.at(s.stopKey)
+		if v, ok := istioProxyConfig(a.s, field); ok {
 			d = v
-			s.stopWhy = fmt.Sprintf("%s %s in %s", field, v, s.stopKey)
+			s.stopWhy, s.stopLine = fmt.Sprintf("%s %s in %s", field, v, s.stopKey), a.line
 		} else {
 			s.stopWhy = fmt.Sprintf("%s in %s, default %s", field, s.stopKey, d)
 		}
 		s.stop, s.stopFix = preStop+d, field+" in "+s.stopKey
 	case &dapr:
 		grace := s.stopDefault
-		if n, err := strconv.Atoi(p.annotations[s.stopKey]); err == nil && n >= 0 {
+		a := p.annotations.at(s.stopKey)
+		if n, err := strconv.Atoi(a.s); err == nil && n >= 0 {
 			grace = time.Duration(n) * time.Second
-			s.stopWhy = fmt.Sprintf("%s: %q", s.stopKey, p.annotations[s.stopKey])
+			s.stopWhy, s.stopLine = fmt.Sprintf("%s: %q", s.stopKey, a.s), a.line
 		} else {
 			s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, int(grace/time.Second))
 		}
-		if d, err := time.ParseDuration(p.annotations[daprBlockShutdown]); err == nil && d > 0 {
-			grace += d
-			s.stopWhy += fmt.Sprintf(", after %s: %q", daprBlockShutdown, p.annotations[daprBlockShutdown])
+		if b := p.annotations.at(daprBlockShutdown); b.s != "" {
+			if d, err := time.ParseDuration(b.s); err == nil && d > 0 {
+				grace += d
+				s.stopWhy += fmt.Sprintf(", after %s: %q", daprBlockShutdown, b.s)
+			}
 		}
 		s.stop, s.stopFix, s.stopInt = preStop+grace, s.stopKey, true
 	case &cloudsql:
 		// cmd/root.go: --min-sigterm-delay, "the number of seconds to
 		// accept new connections after receiving a TERM signal", default 0.
 		var delay time.Duration
-		if v, ok := cloudsqlFlag(s.container, "min-sigterm-delay"); ok {
-			delay, _ = time.ParseDuration(v)
+		switch v := cloudsqlSetting(s.container, "min-sigterm-delay", false); {
+		case v.unknown != nil:
+			s.stopUnknown = v.unknown
+		case v.set:
+			delay, _ = time.ParseDuration(v.text)
 		}
 		s.stop = preStop + delay
 		s.stopWhy = fmt.Sprintf("its preStop %s + --min-sigterm-delay %s", preStop, delay)

@@ -24,7 +24,7 @@ spec:
   containers:
     - name: app
       image: registry.example.com/app:1
-      command: [sh, -c, "proxy-await -- /app"]
+      command: [sh, -c, "proxy-await --proxy none -- /app"]
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.yaml"), []byte(pod), 0o644))
 	require.NoError(t, os.Symlink("b.yaml", filepath.Join(dir, "c.yaml")))
@@ -33,7 +33,7 @@ spec:
 	go func() { done <- lines(t, "", dir) }()
 	select {
 	case got := <-done:
-		finding := ":5: error: shell-form: Pod/shell container app: proxy-await runs under sh -c without exec: the shell gets the kubelet's SIGTERM, not proxy-await; write exec proxy-await ... in the script, or drop the shell"
+		finding := ":7: error: shell-form: Pod/shell container app: proxy-await runs under sh -c without exec: the shell gets the kubelet's SIGTERM, not proxy-await; write exec proxy-await ... in the script, or drop the shell"
 		assert.Equal(t, []string{
 			filepath.Join(dir, "a.yaml") + ": error: input: not a regular file",
 			filepath.Join(dir, "b.yaml") + finding,

@@ -1,0 +1,240 @@
+// jobs.go: what a pod shows as a whole, whether or not a container runs
+// proxy-await: a Job whose classic sidecar nothing stops, a label or
+// annotation that a proxy would read if it were spelt right, a Namespace
+// that the input defines twice.
+
+package check
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// podReport is a finding about the pod as a whole, at the container that
+// runs proxy-await, else its first application container.
+func podReport(p *pod, c *container, rule string, line int, format string, args ...any) Finding {
+	if line == 0 {
+		line = c.line
+	}
+	return Finding{File: p.file, Line: line, Level: levelOf(rule), Rule: rule,
+		Kind: p.kind, Name: p.name, Container: c.name, Message: fmt.Sprintf(format, args...)}
+}
+
+// mainContainer is the container a finding about the pod names: the first
+// that runs proxy-await, else the first application container.
+func mainContainer(p *pod, m mesh, runs func(*container) bool) *container {
+	for _, c := range p.containers {
+		if runs(c) {
+			return c
+		}
+	}
+	for _, c := range p.containers {
+		if !c.init && !slices.ContainsFunc(m.sidecars, func(s *sidecar) bool { return s.container == c }) {
+			return c
+		}
+	}
+	return p.containers[0]
+}
+
+// podFindings judges what p shows as a whole.
+func podFindings(p *pod, m mesh, runs func(*container) bool, entrypoint func(string) []string) []Finding {
+	if len(p.containers) == 0 {
+		return nil
+	}
+	c := mainContainer(p, m, runs)
+	var out []Finding
+	if p.nsConflict != "" && (p.job || slices.ContainsFunc(p.containers, runs)) {
+		line := p.nsLine
+		if line == 0 {
+			line = p.line
+		}
+		out = append(out, podReport(p, c, ruleNamespaceConflict, line, "%s", p.nsConflict))
+	}
+	known := knownKeys()
+	for _, m := range []meta{p.labels, p.annotations} {
+		for _, key := range m.keys() {
+			if right := misspelt(key, known); right != "" {
+				out = append(out, podReport(p, c, ruleMisspeltKey, m.at(key).line, "%s is not a key any proxy reads; %s is: the proxy never sees this one, so write %s",
+					key, right, right))
+			}
+		}
+	}
+	if p.job && !slices.ContainsFunc(p.containers, runs) {
+		out = append(out, unstopped(p, m, c, entrypoint)...)
+	}
+	return out
+}
+
+// unstopped: a Job's pod without proxy-await whose classic sidecar no
+// statement of the application's command stops.
+func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string) []Finding {
+	var classics []*sidecar
+	for _, s := range m.sidecars {
+		if s.native != native {
+			classics = append(classics, s)
+		}
+	}
+	if len(classics) == 0 {
+		return nil
+	}
+	var cmds [][]word
+	for _, c := range p.containers {
+		if !c.init && !slices.ContainsFunc(m.sidecars, func(s *sidecar) bool { return s.container == c }) {
+			cmds = append(cmds, commandsOf(c, entrypoint)...)
+		}
+	}
+	var presets []string
+	for _, s := range classics {
+		if !slices.Contains(presets, s.preset) {
+			presets = append(presets, s.preset)
+		}
+	}
+	var out []Finding
+	for _, s := range classics {
+		if stops(cmds, s) {
+			continue
+		}
+		quit := s.shutdown.path
+		if s.shutdown.port != 0 {
+			quit = fmt.Sprintf("http://127.0.0.1:%d%s", s.shutdown.port, s.shutdown.path)
+		}
+		line, named := 0, ""
+		for _, cmd := range cmds {
+			for _, w := range cmd[1:] {
+				if strings.Contains(w.text, s.shutdown.path) && named == "" {
+					line, named = w.line, fmt.Sprintf("; the command names %s only as an argument of %s, never calls it: a folded scalar (- >) joins a script's lines into one command, so write the script as a literal block (- |) or join the commands with &&",
+						w.text, baseName(cmd[0].text))
+				}
+			}
+		}
+		if line == 0 {
+			line = firstLine(app)
+		}
+		off := ""
+		if s.shutdown.off != "" {
+			off = " (" + s.shutdown.off + ")"
+		}
+		out = append(out, podReport(p, app, ruleJobNeverCompletes, line,
+			"the classic %s sidecar (%s) keeps running after the application exits and nothing here stops it, so the %s never completes: run the application under proxy-await -S --proxy %s, or POST %s when it ends%s%s%s",
+			s.name, s.from, p.kind, strings.Join(presets, ","), quit, off, named, s.whenClassic()))
+	}
+	return out
+}
+
+// firstLine is the line of a container's command, else its args, else the
+// container's.
+func firstLine(c *container) int {
+	switch {
+	case len(c.command) > 0:
+		return c.command[0].line
+	case len(c.args) > 0:
+		return c.args[0].line
+	}
+	return c.line
+}
+
+// stops says whether a command visibly stops sidecar s: an HTTP client
+// that calls its quit endpoint, pilot-agent's request for Istio's,
+// linkerd-await --shutdown for Linkerd's, scuttle for an Envoy's.
+func stops(cmds [][]word, s *sidecar) bool {
+	for _, cmd := range cmds {
+		if len(cmd) == 0 || !cmd[0].known {
+			continue
+		}
+		has := func(f func(string) bool) bool {
+			return slices.ContainsFunc(cmd[1:], func(w word) bool { return f(w.text) })
+		}
+		switch baseName(cmd[0].text) {
+		case "curl", "wget", "http", "https", "xh":
+			if has(func(t string) bool { return strings.Contains(t, s.shutdown.path) }) {
+				return true
+			}
+		case "pilot-agent":
+			if s.proxy == &istio && has(func(t string) bool { return t == "quitquitquit" || strings.HasSuffix(t, "/quitquitquit") }) {
+				return true
+			}
+		case "linkerd-await":
+			if s.proxy == &linkerd && has(func(t string) bool { return t == "--shutdown" || t == "-S" }) {
+				return true
+			}
+		case "scuttle":
+			if s.proxy == &istio || s.proxy == &envoy {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// knownKeys are the labels and annotations that the proxies read.
+func knownKeys() []string {
+	keys := []string{daprBlockShutdown, consulShutdownPathKey, istioAmbient, istioNamespaceInject, istioRevision}
+	for _, px := range proxies {
+		keys = append(keys, px.inject, px.adminPortKey, px.shutdownKey, px.shutdownPorts, px.stopKey)
+		for _, k := range px.nativeKeys {
+			keys = append(keys, k.key)
+		}
+	}
+	return slices.DeleteFunc(keys, func(k string) bool { return k == "" })
+}
+
+// misspelt is the key of known that key is a near miss of, "" when it is
+// none: the same but for case, or in the same domain and one or two
+// letters off.
+func misspelt(key string, known []string) string {
+	if slices.Contains(known, key) {
+		return ""
+	}
+	domain, _, ok := strings.Cut(key, "/")
+	if !ok {
+		domain = key[:min(len(key), 4)]
+	}
+	for _, k := range known {
+		if strings.EqualFold(k, key) {
+			return k
+		}
+		if d := len(k) - len(key); d < -2 || d > 2 || len(key) < 8 || !strings.HasPrefix(k, domain) {
+			continue
+		}
+		if editDistance(k, key) <= 2 {
+			return k
+		}
+	}
+	return ""
+}
+
+// nearMiss is a key of the pod's that is a near miss of key, "" if none.
+func (p *pod) nearMiss(key string) string {
+	known := knownKeys()
+	for _, m := range []meta{p.labels, p.annotations} {
+		for _, k := range m.keys() {
+			if misspelt(k, known) == key {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+// editDistance is the number of single-byte insertions, deletions and
+// substitutions that turn a into b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

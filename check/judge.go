@@ -1,0 +1,598 @@
+// judge.go: the rules judged for each container that runs proxy-await,
+// against its pod's sidecars. Each message says what is wrong, with the
+// numbers, and one fix that works; each finding is at the line of the
+// value that is wrong. A rule that needs a value the input does not hold
+// is not judged, and says so once (unknown-value).
+
+package check
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/internal/redact"
+)
+
+// judge judges one container that runs proxy-await.
+type judge struct {
+	p        *pod
+	c        *container
+	inv      invocation
+	mesh     mesh
+	set      settings
+	cfg      *config.Config
+	out      []Finding
+	skipped  []string       // rules not judged
+	unknowns []unknownValue // the values that made them so
+}
+
+func (j *judge) report(rule string, line int, format string, args ...any) {
+	if line == 0 {
+		line = j.inv.line
+	}
+	j.out = append(j.out, Finding{
+		File: j.p.file, Line: line, Level: levelOf(rule), Rule: rule,
+		Kind: j.p.kind, Name: j.p.name, Container: j.c.name,
+		Message: fmt.Sprintf(format, args...),
+	})
+}
+
+// needs says whether the flags a rule reads are all in the input; when one
+// is not, the rule is not judged, and the unknown-value finding says so.
+func (j *judge) needs(rule string, flags ...string) bool {
+	if j.set.all != nil {
+		j.skip(rule, *j.set.all)
+		return false
+	}
+	for _, f := range flags {
+		if u, ok := j.set.unknown[f]; ok {
+			j.skip(rule, u)
+			return false
+		}
+	}
+	return true
+}
+
+// skip notes a rule not judged for want of a value.
+func (j *judge) skip(rule string, u unknownValue) {
+	if !slices.Contains(j.skipped, rule) {
+		j.skipped = append(j.skipped, rule)
+	}
+	if !slices.ContainsFunc(j.unknowns, func(v unknownValue) bool { return v.what == u.what && v.from == u.from }) {
+		j.unknowns = append(j.unknowns, u)
+	}
+}
+
+// The flags that choose the URLs proxy-await waits for and shuts down.
+var readyFlags, shutdownFlags = []string{"proxy", "port", "ready-url"}, []string{"shutdown", "proxy", "port", "shutdown-url"}
+
+func (j *judge) run() {
+	j.flags()
+	j.shellForm()
+	if j.cfg != nil && !j.cfg.Check && j.cfg.Install == "" {
+		j.presetMismatch()
+		if len(j.cfg.Command) > 0 {
+			j.shutdownDisabled()
+			j.jobNeverCompletes()
+			j.retryLosesProxy()
+			j.shutdownNotNeeded()
+			j.gracePeriod()
+			j.proxyStopsFirst()
+			j.probesKeepDrainBusy()
+		}
+	}
+	j.unknownValue()
+}
+
+// flags: what proxy-await in this container would refuse at start, with
+// the usage error it would print; ignored-variable: what it would warn of
+// and ignore, a misspelt PROXY_AWAIT_ variable.
+func (j *judge) flags() {
+	if u, ok := j.set.unknown["flags"]; ok {
+		j.skip(ruleFlags, u)
+		return
+	}
+	if j.set.all != nil {
+		j.skip(ruleFlags, *j.set.all)
+		return
+	}
+	if j.set.err != nil {
+		msg, hint := usage(j.set.err)
+		line := j.set.errLine
+		if w := j.set.split; w != nil {
+			fields := strings.Fields(w.text)
+			value := strings.Join(fields[1:], " ")
+			if strings.Contains(value, "://") {
+				value = redact.URL(value) // as proxy-await's own messages show a URL
+			}
+			hint = fmt.Sprintf("%q is one element of the list: a flag and its value are two, so split it: %q, %q (or write %s=%s)",
+				fields[0]+" "+value, fields[0], value, fields[0], value)
+			line = w.line
+		}
+		if hint != "" {
+			msg += " (hint: " + hint + ")"
+		}
+		j.report(ruleFlags, line, "%s", msg)
+		return
+	}
+	j.cfg = j.set.cfg
+	for _, w := range j.cfg.Warnings {
+		msg := w.Msg
+		if w.Hint != "" {
+			msg += " (hint: " + w.Hint + ")"
+		}
+		line := 0
+		for _, name := range slices.Sorted(maps.Keys(j.set.vars)) {
+			if mentions(w.Msg, "$"+name) {
+				line = j.set.vars[name]
+			}
+		}
+		j.report(ruleIgnoredVariable, line, "%s", msg)
+	}
+}
+
+// shellForm: under sh -c without exec, the shell is the container's PID 1
+// and gets the kubelet's SIGTERM; proxy-await never sees it. That matters
+// only when proxy-await runs a command: --install, and a wait without
+// COMMAND, end before any signal.
+func (j *judge) shellForm() {
+	if j.inv.shell == "" || j.inv.exec {
+		return
+	}
+	if j.cfg != nil && (j.cfg.Install != "" || j.cfg.Check || len(j.cfg.Command) == 0) {
+		return
+	}
+	if j.cfg == nil && !j.runsCommand() {
+		return
+	}
+	j.report(ruleShellForm, j.inv.line, "proxy-await runs under %s -c without exec: the shell gets the kubelet's SIGTERM, not proxy-await; write exec proxy-await ... in the script, or drop the shell",
+		j.inv.shell)
+}
+
+// runsCommand says, from its words alone, whether proxy-await is given a
+// command to run: words after "--", and no --install.
+func (j *judge) runsCommand() bool {
+	for i, w := range j.inv.args {
+		if strings.HasPrefix(w.text, "--install") {
+			return false
+		}
+		if w.text == "--" {
+			return i+1 < len(j.inv.args)
+		}
+	}
+	return false
+}
+
+// target is a URL of a proxy inside the pod.
+type target struct {
+	url    string // as findings show it: without its password (package redact)
+	port   int
+	path   string
+	preset string // the --proxy preset it comes from; "" when given with --ready-url or --shutdown-url
+}
+
+// targets are the URLs that name a loopback host, with the preset each
+// comes from, if one did.
+func targets(cfg *config.Config, urls []string) []target {
+	var out []target
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || !config.IsLoopback(u.Hostname()) {
+			continue
+		}
+		port, err := strconv.Atoi(u.Port())
+		if err != nil {
+			port = 80
+			if u.Scheme == "https" {
+				port = 443
+			}
+		}
+		out = append(out, target{url: redact.URL(raw), port: port, path: u.Path, preset: cfg.FromPreset(raw)})
+	}
+	return out
+}
+
+// at is the sidecar that answers e's path on t's port.
+func (m mesh) at(t target, e func(*sidecar) endpoint) *sidecar {
+	for _, s := range m.sidecars {
+		if ep := e(s); ep.path == t.path && (ep.port == t.port || ep.port == 0) {
+			return s
+		}
+	}
+	return nil
+}
+
+// covers says whether preset waits for and shuts down s: the proxy itself,
+// or for the envoy preset, any Envoy-based proxy (its admin port is not in
+// the manifest).
+func covers(preset string, s *sidecar) bool {
+	return s.preset == preset || preset == "envoy" && (s.proxy == &istio || s.proxy == &consul)
+}
+
+// of is the pod's sidecar that preset waits for.
+func (m mesh) of(preset string) *sidecar {
+	for _, s := range m.sidecars {
+		if covers(preset, s) {
+			return s
+		}
+	}
+	return nil
+}
+
+// otherMesh is the pod's service mesh when preset names another one: a pod
+// has one mesh, so the preset's proxy is not there. Other sidecars (Dapr,
+// the Cloud SQL Auth Proxy) say nothing of a mesh that a namespace may
+// inject unseen.
+func (m mesh) otherMesh(preset string) *sidecar {
+	i := slices.IndexFunc(proxies, func(px *proxy) bool { return px.preset == preset })
+	if i < 0 || !proxies[i].mesh {
+		return nil
+	}
+	for _, s := range m.sidecars {
+		if s.mesh && s.proxy != proxies[i] {
+			return s
+		}
+	}
+	return nil
+}
+
+// suggest is the --proxy that waits for and shuts down what the pod
+// shows: the presets given that reach one of its sidecars, then one for
+// each sidecar they miss. A preset the pod does not show is never in it.
+func (j *judge) suggest(only func(*sidecar) bool) string {
+	var out []string
+	var covered []*sidecar
+	for _, p := range j.cfg.Proxies {
+		for _, s := range j.mesh.sidecars {
+			if covers(p, s) && (only == nil || only(s)) {
+				if !slices.Contains(out, p) {
+					out = append(out, p)
+				}
+				covered = append(covered, s)
+			}
+		}
+	}
+	for _, s := range j.mesh.sidecars {
+		if !slices.Contains(covered, s) && (only == nil || only(s)) && !slices.Contains(out, s.preset) {
+			out = append(out, s.preset)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// presetMismatch: proxy-await would wait for a proxy the pod does not run,
+// or that does not answer where it waits, or that starts only after it.
+func (j *judge) presetMismatch() {
+	if !j.needs(rulePresetMismatch, append(readyFlags, disabledFlag)...) || j.cfg.Disabled {
+		return
+	}
+	line := j.set.lineOf("ready-url", "port", "proxy")
+	for _, t := range targets(j.cfg, j.cfg.ReadyURLs) {
+		if s := j.mesh.at(t, func(s *sidecar) endpoint { return s.ready }); s != nil {
+			switch {
+			case s.ready.unknown != nil:
+				j.skip(rulePresetMismatch, *s.ready.unknown)
+			case s.ready.off != "":
+				j.report(rulePresetMismatch, line, "proxy-await waits for %s, which the %s sidecar never answers, so it would wait forever: %s",
+					t.url, s.name, s.ready.off)
+			}
+			j.startsFirst(s)
+			continue
+		}
+		if t.preset == "" {
+			continue // a URL of the user's own: nothing to compare it with
+		}
+		pr, _ := config.LookupPreset(t.preset)
+		if s := j.mesh.of(t.preset); s != nil {
+			switch {
+			case s.ready.unknown != nil:
+				j.skip(rulePresetMismatch, *s.ready.unknown)
+			case t.preset != "envoy":
+				j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the %s sidecar here answers on port %d%s: %s",
+					t.preset, t.url, s.name, s.ready.port, s.ready.moved, portFix(pr, s.ready))
+			}
+			j.startsFirst(s)
+			continue
+		}
+		if i := slices.IndexFunc(j.mesh.absent, func(a absence) bool { return a.proxy.preset == t.preset }); i >= 0 {
+			j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the pod has no %s sidecar (%s): it would wait forever; %s",
+				t.preset, t.url, j.mesh.absent[i].proxy.name, j.mesh.absent[i].why, j.waitFor())
+			continue
+		}
+		if other := j.mesh.otherMesh(t.preset); other != nil {
+			j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the pod's mesh is %s (%s), and a pod has one mesh: it would wait forever; %s",
+				t.preset, t.url, other.name, other.from, j.waitFor())
+		}
+	}
+}
+
+// waitFor is the fix for a preset the pod does not have: the presets of
+// the sidecars it shows, or none.
+func (j *judge) waitFor() string {
+	if p := j.suggest(nil); p != "" {
+		return "use --proxy " + p
+	}
+	return "wait for the proxy the pod has, or use --proxy none"
+}
+
+// portFix is how to point the preset at the port the sidecar answers on.
+func portFix(pr config.Preset, e endpoint) string {
+	if pr.Port != 0 {
+		return fmt.Sprintf("set --port %d", e.port)
+	}
+	return fmt.Sprintf("set --ready-url http://127.0.0.1:%d%s", e.port, e.path)
+}
+
+// startsFirst: proxy-await in a classic init container waits before the
+// pod's other containers start; a sidecar that is one of those, or a
+// native sidecar listed after it, is not there yet.
+func (j *judge) startsFirst(s *sidecar) {
+	if !j.c.init || j.c.restartAlways {
+		return
+	}
+	line := j.set.lineOf("ready-url", "port", "proxy")
+	switch {
+	case s.native == native && s.container != nil && slices.Index(j.p.containers, s.container) > slices.Index(j.p.containers, j.c):
+		j.report(rulePresetMismatch, line, "this init container waits for the %s sidecar, which is native but listed after it: init containers start in order, so it waits forever; list the sidecar first",
+			s.name)
+	case s.native != native:
+		j.report(rulePresetMismatch, line, "this init container waits for the classic %s sidecar (%s), which starts only after every init container has finished: it waits forever; wait in the application's container (proxy-await -- APP) or use a native sidecar%s",
+			s.name, s.from, s.whenClassic())
+	}
+}
+
+// shutdownDisabled: -S POSTs to an endpoint the sidecar has turned off, or
+// to a port it does not listen on.
+func (j *judge) shutdownDisabled() {
+	if !j.needs(ruleShutdownDisabled, shutdownFlags...) || !j.cfg.Shutdown {
+		return
+	}
+	line := j.set.lineOf("shutdown-url", "shutdown")
+	for _, t := range targets(j.cfg, j.cfg.ShutdownURLs) {
+		if s := j.mesh.at(t, func(s *sidecar) endpoint { return s.shutdown }); s != nil {
+			switch {
+			case s.shutdown.unknown != nil:
+				j.skip(ruleShutdownDisabled, *s.shutdown.unknown)
+			case s.shutdown.off != "" && s.native != native:
+				at := line
+				if s.shutdown.offLine > 0 {
+					at = s.shutdown.offLine
+				}
+				j.report(ruleShutdownDisabled, at, "-S POSTs %s, which the %s sidecar does not serve, so it would keep running: %s%s",
+					t.url, s.name, s.shutdown.off, s.whenClassic())
+			}
+			continue
+		}
+		for _, s := range j.mesh.sidecars {
+			if s.shutdown.path == t.path && s.shutdown.port != 0 && s.native != native && (t.preset == "" || t.preset == s.preset) {
+				if s.shutdown.unknown != nil {
+					j.skip(ruleShutdownDisabled, *s.shutdown.unknown)
+					break
+				}
+				j.report(ruleShutdownDisabled, line, "-S POSTs %s, but the %s sidecar here takes it on port %d%s: set --shutdown-url http://127.0.0.1:%d%s",
+					t.url, s.name, s.shutdown.port, s.shutdown.moved, s.shutdown.port, s.shutdown.path)
+				break
+			}
+		}
+	}
+}
+
+// shutdownTargets are the sidecars the shutdown URLs reach, by path.
+func (j *judge) shutdownTargets() []*sidecar {
+	var out []*sidecar
+	for _, t := range targets(j.cfg, j.cfg.ShutdownURLs) {
+		for _, s := range j.mesh.sidecars {
+			if s.shutdown.path == t.path && (t.preset == "" || t.preset == s.preset || s.shutdown.port == t.port) && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// jobNeverCompletes: a classic sidecar outlives the application unless -S
+// tells it to stop, and the Job's pod never completes.
+func (j *judge) jobNeverCompletes() {
+	if !j.p.job || j.c.init || !j.needs(ruleJobNeverCompletes, shutdownFlags...) {
+		return
+	}
+	shut := j.shutdownTargets()
+	for _, s := range j.mesh.sidecars {
+		switch {
+		case s.native == native:
+		case !j.cfg.Shutdown:
+			j.report(ruleJobNeverCompletes, j.inv.line, "the classic %s sidecar (%s) keeps running after the application exits, so the %s never completes: add -S (--shutdown)%s",
+				s.name, s.from, j.p.kind, s.whenClassic())
+		case !slices.Contains(shut, s):
+			j.report(ruleJobNeverCompletes, j.set.lineOf("proxy", "shutdown-url", "shutdown"), "-S does not stop the classic %s sidecar (%s), so the %s never completes: add %s to --proxy (--proxy %s)%s",
+				s.name, s.from, j.p.kind, s.preset, j.suggest(func(s *sidecar) bool { return s.native != native }), s.whenClassic())
+		}
+	}
+}
+
+// retryLosesProxy: with restartPolicy: OnFailure the kubelet restarts the
+// application's container in the same pod after a failure; -S has shut the
+// classic sidecar down by then, and a sidecar that exited 0 is not
+// restarted.
+func (j *judge) retryLosesProxy() {
+	if !j.p.job || j.c.init || j.p.restartPolicy.s != "OnFailure" || !j.needs(ruleRetryLosesProxy, append(shutdownFlags, "keep-proxy-on-failure")...) {
+		return
+	}
+	if !j.cfg.Shutdown || j.cfg.KeepProxy {
+		return
+	}
+	var names []string
+	when := ""
+	for _, s := range j.shutdownTargets() {
+		if s.native != native {
+			names = append(names, s.name)
+			when = cmp.Or(when, s.whenClassic())
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	j.report(ruleRetryLosesProxy, j.p.restartPolicy.line, "restartPolicy: OnFailure restarts the application's container in the same pod after a failure, but -S has shut the classic %s sidecar down by then, and a sidecar that exited 0 is not restarted: the restarted application waits for it forever; add --keep-proxy-on-failure, or set restartPolicy: Never%s",
+		strings.Join(names, " and "), when)
+}
+
+// shutdownNotNeeded: the kubelet stops a native sidecar itself once the
+// application has exited.
+func (j *judge) shutdownNotNeeded() {
+	if !j.needs(ruleShutdownNotNeeded, shutdownFlags...) || !j.cfg.Shutdown {
+		return
+	}
+	shut := j.shutdownTargets()
+	if len(shut) == 0 || slices.ContainsFunc(shut, func(s *sidecar) bool { return s.native != native }) {
+		return
+	}
+	var names []string
+	for _, s := range shut {
+		names = append(names, fmt.Sprintf("the %s sidecar is native here (%s)", s.name, s.nativeWhy))
+	}
+	j.report(ruleShutdownNotNeeded, j.set.lineOf("shutdown"), "%s: the kubelet stops it once the application has exited; drop -S",
+		strings.Join(names, ", and "))
+}
+
+// gracePeriod: what proxy-await may take after the kubelet's SIGTERM must
+// fit in the grace period, or the kubelet's SIGKILL comes first.
+func (j *judge) gracePeriod() {
+	if !j.needs(ruleGracePeriod, "term-delay", "kill-after", "shutdown", "shutdown-timeout") {
+		return
+	}
+	parts := []string{"preStop " + dur(j.c.preStop), "term-delay " + dur(j.cfg.TermDelay), "kill-after " + dur(j.cfg.KillAfter)}
+	total := j.c.preStop + j.cfg.TermDelay + j.cfg.KillAfter
+	if j.cfg.Shutdown {
+		parts = append(parts, "shutdown-timeout "+dur(j.cfg.ShutdownTimeout))
+		total += j.cfg.ShutdownTimeout
+	}
+	if total <= j.p.grace {
+		return
+	}
+	line := j.p.graceLine
+	if line == 0 {
+		line = j.set.lineOf("term-delay", "kill-after", "shutdown-timeout")
+	}
+	j.report(ruleGracePeriod, line, "%s = %s > terminationGracePeriodSeconds %ds: the kubelet's SIGKILL comes first; raise terminationGracePeriodSeconds to %d, or shorten them",
+		strings.Join(parts, " + "), dur(total), int(j.p.grace/time.Second), int((total+time.Second-1)/time.Second))
+}
+
+// proxyStopsFirst: a sidecar that stops taking new connections before
+// proxy-await delivers the stop signal drops the requests the application
+// was kept up to serve.
+func (j *judge) proxyStopsFirst() {
+	hold := j.c.preStop + j.cfg.TermDelay
+	if j.c.init || !j.needs(ruleProxyStopsFirst, "term-delay") || hold == 0 {
+		return
+	}
+	for _, s := range j.mesh.sidecars {
+		if s.stopWhy == "" || s.native == native && s.proxy != &istio {
+			continue
+		}
+		if s.stopUnknown != nil {
+			j.skip(ruleProxyStopsFirst, *s.stopUnknown)
+			continue
+		}
+		if s.stop >= hold {
+			continue
+		}
+		what := "the classic " + s.name + " sidecar stops taking new connections"
+		if s.native == native {
+			what = "the native " + s.name + " sidecar starts draining when the pod is deleted and closes its inbound listeners"
+		}
+		line := s.stopLine
+		if line == 0 {
+			line = j.set.lineOf("term-delay")
+		}
+		j.report(ruleProxyStopsFirst, line, "%s %s after the pod is deleted (%s), but proxy-await holds the stop signal for preStop %s + term-delay %s = %s: raise %s to %s or more%s",
+			what, dur(s.stop), s.stopWhy, dur(j.c.preStop), dur(j.cfg.TermDelay), dur(hold), s.stopFix, s.stopValue(hold), s.whenClassic())
+	}
+}
+
+// probesKeepDrainBusy: the kubelet probes a terminating pod until it
+// exits; a probe against a port the drain watches is traffic, and one at
+// most every quiet period keeps the drain from ever being quiet.
+func (j *judge) probesKeepDrainBusy() {
+	if !j.needs(ruleProbesBusy, "drain-quiet", "drain-ports", "probe-port") || j.cfg.DrainQuiet == 0 {
+		return
+	}
+	for _, pr := range j.c.probes {
+		port, err := strconv.Atoi(pr.port.s)
+		if i := slices.IndexFunc(j.c.ports, func(p namedPort) bool { return p.name == pr.port.s }); err != nil && i >= 0 {
+			port = j.c.ports[i].port
+		}
+		if port == 0 || pr.host != "" && !config.IsLoopback(pr.host) || port == j.cfg.ProbePort {
+			continue
+		}
+		if len(j.cfg.DrainPorts) > 0 && !slices.Contains(j.cfg.DrainPorts, uint16(port)) {
+			continue
+		}
+		period := time.Duration(pr.period) * time.Second
+		if period > j.cfg.DrainQuiet {
+			continue
+		}
+		fix := fmt.Sprintf("point it at --probe-port %d", j.cfg.ProbePort)
+		if j.cfg.ProbePort == 0 {
+			fix = fmt.Sprintf("serve the probes with --probe-port (a free port, e.g. --probe-port 8081 --app-probe tcp:%d) and point them at it", port)
+		}
+		j.report(ruleProbesBusy, pr.port.line, "the kubelet's %s reaches port %d, which the drain watches, every %s (periodSeconds), no longer apart than --drain-quiet %s: the drain never sees a quiet period and holds the stop signal for the whole --term-delay %s; %s",
+			pr.kind, port, dur(period), dur(j.cfg.DrainQuiet), dur(j.cfg.TermDelay), fix)
+	}
+}
+
+// unknownValue: one warning for the rules not judged, naming the values
+// that the input does not hold and where they come from.
+func (j *judge) unknownValue() {
+	if len(j.skipped) == 0 {
+		return
+	}
+	rules := strings.Join(j.skipped, ", ") + " not judged"
+	if j.set.all != nil {
+		rules = "no rule judged"
+	}
+	// Values from one source are named together.
+	var whats []string
+	for i, u := range j.unknowns {
+		if slices.ContainsFunc(j.unknowns[:i], func(v unknownValue) bool { return v.from == u.from && v.may == u.may }) {
+			continue
+		}
+		var names []string
+		for _, v := range j.unknowns[i:] {
+			if v.from == u.from && v.may == u.may {
+				names = append(names, v.what)
+			}
+		}
+		verb := "comes from"
+		if len(names) > 1 || strings.HasSuffix(u.what, "flags") {
+			verb = "come from"
+		}
+		if u.may {
+			verb = "may come from"
+		}
+		whats = append(whats, list(names)+" "+verb+" "+u.from)
+	}
+	j.report(ruleUnknownValue, j.unknowns[0].line, "%s: %s", rules, strings.Join(whats, "; "))
+}
+
+// list is names in English: "a", "a and b", "a, b and c".
+func list(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// dur prints a duration as proxy-await's flags take it: 20s, 1m30s, 250ms.
+func dur(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	return d.String()
+}
