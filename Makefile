@@ -40,7 +40,7 @@ build: $(BIN)/proxy-await $(BIN)/fakeproxy
 $(BIN)/proxy-await: FORCE
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ .
 
-$(BIN)/fakeproxy: $(wildcard testdata/fakeproxy/*.go)
+$(BIN)/fakeproxy: $(wildcard testdata/fakeproxy/*.go internal/fakeproxy/*.go)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./testdata/fakeproxy
 
 # A stand-in Linkerd proxy turns ready after a moment; proxy-await waits for

@@ -76,7 +76,7 @@ func loggedEvents(t *testing.T) []string {
 // of the proxy-await binary: test fixtures and helpers, the benchmarks, the
 // release tooling and the kubelet scenarios (a module of their own).
 var notProduct = map[string]bool{
-	"testdata": true, "internal/testutil": true, "internal/testchild": true,
+	"testdata": true, "internal/testutil": true, "internal/testchild": true, "internal/fakeproxy": true,
 	"e2e": true, "bench": true, "scripts": true,
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/internal/fakeproxy"
 	"github.com/proxy-await/proxy-await/internal/testchild"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
@@ -269,19 +269,9 @@ func startProxy(t *testing.T, args ...string) *fakeProxy {
 		_ = fp.cmd.Process.Kill()
 		_ = fp.cmd.Wait()
 	})
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() && sc.Text() != "serving" {
-		f := strings.Fields(sc.Text())
-		require.Len(t, f, 3, "fakeproxy said %q", sc.Text())
-		switch f[1] {
-		case "admin":
-			fp.addr = f[2]
-		case "ready":
-			fp.ready = f[2]
-		case "lifecycle":
-			fp.lifecycle = f[2]
-		}
-	}
+	addrs, err := fakeproxy.Listening(stdout)
+	require.NoError(t, err)
+	fp.addr, fp.ready, fp.lifecycle = addrs["admin"], addrs["ready"], addrs["lifecycle"]
 	require.True(t, fp.addr != "" || fp.ready != "", "fakeproxy did not say where it listens")
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	return fp

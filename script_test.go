@@ -1,18 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/proxy-await/proxy-await/internal/fakeproxy"
 )
 
 // TestScripts runs the command-line scenarios in testdata/script, one file
@@ -90,19 +90,11 @@ func cmdProxy(ts *testscript.TestScript, neg bool, args []string) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() && sc.Text() != "serving" {
-		f := strings.Fields(sc.Text())
-		if len(f) != 3 {
-			ts.Fatalf("fakeproxy said %q", sc.Text())
-		}
-		switch f[1] {
-		case "admin":
-			ts.Setenv("PROXY", f[2])
-		case "ready":
-			ts.Setenv("PROXY_READY", f[2])
-		case "lifecycle":
-			ts.Setenv("PROXY_LIFECYCLE", f[2])
+	addrs, err := fakeproxy.Listening(stdout)
+	ts.Check(err)
+	for name, v := range map[string]string{"admin": "PROXY", "ready": "PROXY_READY", "lifecycle": "PROXY_LIFECYCLE"} {
+		if addr, ok := addrs[name]; ok {
+			ts.Setenv(v, addr)
 		}
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxy-await/proxy-await/internal/fakeproxy"
 )
 
 // launchResult is how long after the wrapper is started its command begins
@@ -89,16 +90,16 @@ func startFake(dir, readyAfter string) (*fake, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	f := strings.Fields(line)
-	if err != nil || len(f) != 3 || f[0] != "listening" {
+	addrs, err := fakeproxy.Listening(stdout)
+	if err != nil || addrs["admin"] == "" {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("fakeproxy said %q: %v", line, err)
+		return nil, fmt.Errorf("fakeproxy did not say where it listens: %v", err)
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	i := strings.LastIndexByte(f[2], ':')
-	return &fake{cmd: cmd, addr: f[2], port: f[2][i+1:], log: log.Name()}, nil
+	addr := addrs["admin"]
+	i := strings.LastIndexByte(addr, ':')
+	return &fake{cmd: cmd, addr: addr, port: addr[i+1:], log: log.Name()}, nil
 }
 
 func (f *fake) stop() {
