@@ -72,18 +72,20 @@ func startDrained(t *testing.T, scenario string, args []string, command ...strin
 }
 
 var public struct {
-	once sync.Once
-	path string
-	err  error
+	once      sync.Once
+	dir, path string
+	err       error
 }
 
-// publicSelf is a copy of the test binary that user nobody may run, beside
-// proxy-await's build.
+// publicSelf is a copy of the test binary that user nobody may run, in a
+// directory of its own that every user can search; TestMain removes it.
 func publicSelf(t *testing.T) string {
 	public.once.Do(func() {
-		dir := filepath.Dir(proxyAwaitBin)
-		public.path = filepath.Join(dir, "testchild")
-		if public.err = os.Chmod(dir, 0o755); public.err == nil {
+		if public.dir, public.err = os.MkdirTemp("", "proxy-await-public"); public.err != nil {
+			return
+		}
+		if public.err = os.Chmod(public.dir, 0o755); public.err == nil {
+			public.path = filepath.Join(public.dir, "testchild")
 			copyFile(t, testchild.Self(), public.path)
 		}
 	})

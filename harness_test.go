@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/config"
@@ -20,10 +21,22 @@ import (
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
-// Binaries built once by TestMain.
+// commands are the programs this test binary is, by the name it runs
+// under: proxy-await, under its own name and the drop-in names it answers
+// to, and the fake proxy. TestMain puts each on PATH (testscript.Main), so
+// that the tests run proxy-await's own main, with -race and -cover as the
+// tests have them, and build nothing.
+var commands = map[string]func(){
+	"proxy-await":   main,
+	"linkerd-await": main,
+	"scuttle":       main,
+	"fakeproxy":     fakeproxy.Main,
+}
+
+// The commands' paths, found on PATH by TestMain.
 var (
-	proxyAwaitBin string // proxy-await itself
-	fakeProxyBin  string // testdata/fakeproxy
+	proxyAwaitBin string
+	fakeProxyBin  string
 )
 
 // waitLimit bounds every wait of the harness, so a broken build fails instead
@@ -35,34 +48,36 @@ const waitLimit = 20 * time.Second
 // be sent again, and counted twice.
 const steadyProbe = "--probe-timeout"
 
+// TestMain runs a command when this binary is started under its name; a
+// child scenario when testchild's variable names one; else the tests. The
+// name comes first: proxy-await passes the variable on to its child.
 func TestMain(m *testing.M) {
-	testchild.Main()
-	testchild.NoRaceExitSleep()
-	testchild.DetachTerminal()
-	testchild.UnignoreSignals()
-	dir, err := os.MkdirTemp("", "proxy-await-test")
-	if err != nil {
-		panic(err)
+	if _, ok := commands[filepath.Base(os.Args[0])]; !ok {
+		testchild.Main()
+		testchild.NoRaceExitSleep()
+		testchild.DetachTerminal()
+		testchild.UnignoreSignals()
 	}
-	proxyAwaitBin = filepath.Join(dir, "proxy-await")
-	fakeProxyBin = filepath.Join(dir, "fakeproxy")
-	build := func(out, pkg string, race bool) {
-		args := []string{"build", "-o", out}
-		if race {
-			args = append(args, "-race")
-		}
-		cmd := exec.Command("go", append(args, pkg)...)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n", pkg, err)
-			os.Exit(1)
+	testscript.Main(lookPaths{m}, commands)
+}
+
+// lookPaths runs the tests once testscript.Main has put the commands on
+// PATH, and removes what the tests left for the whole run.
+type lookPaths struct{ m *testing.M }
+
+func (l lookPaths) Run() int {
+	for name, path := range map[string]*string{"proxy-await": &proxyAwaitBin, "fakeproxy": &fakeProxyBin} {
+		var err error
+		if *path, err = exec.LookPath(name); err != nil {
+			fmt.Fprintf(os.Stderr, "%s is not on PATH: %v\n", name, err)
+			return 1
 		}
 	}
-	build(proxyAwaitBin, ".", raceEnabled)
-	build(fakeProxyBin, "./testdata/fakeproxy", false)
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	code := l.m.Run()
+	if public.dir != "" {
+		os.RemoveAll(public.dir)
+	}
+	return code
 }
 
 // proc is a running proxy-await, its stdout read line by line.

@@ -254,8 +254,8 @@ func TestJobControlRewrittenToNothing(t *testing.T) {
 	assert.Equal(t, 0, p.wait())
 }
 
-// container is an OCI bundle's root filesystem with busybox and a static
-// proxy-await, for runc.
+// container is an OCI bundle's root filesystem with busybox and
+// proxy-await (this test binary, with the libraries it loads), for runc.
 type container struct {
 	rootfs string
 	state  string // runc --root: our own, so nothing else sees our containers
@@ -270,17 +270,15 @@ func newContainer(t *testing.T) *container {
 	c := &container{rootfs: filepath.Join(t.TempDir(), "rootfs"), state: t.TempDir()}
 	bin := filepath.Join(c.rootfs, "bin")
 	require.NoError(t, os.MkdirAll(bin, 0o755))
-	busybox, err := os.ReadFile("/bin/busybox")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(bin, "busybox"), busybox, 0o755))
+	copyFile(t, "/bin/busybox", filepath.Join(bin, "busybox"))
 	for _, applet := range []string{"sh", "sleep", "echo", "kill", "cat"} {
 		require.NoError(t, os.Symlink("busybox", filepath.Join(bin, applet)))
 	}
-
-	build := exec.Command("go", "build", "-o", filepath.Join(c.rootfs, "proxy-await"), ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building a static proxy-await: %s", out)
+	copyFile(t, proxyAwaitBin, filepath.Join(c.rootfs, "proxy-await"))
+	for _, lib := range sharedLibraries(t, proxyAwaitBin) {
+		require.NoError(t, os.MkdirAll(filepath.Join(c.rootfs, filepath.Dir(lib)), 0o755))
+		copyFile(t, lib, filepath.Join(c.rootfs, lib))
+	}
 	return c
 }
 
@@ -294,6 +292,39 @@ func requireStatic(t *testing.T, path, hint string) {
 	for _, prog := range f.Progs {
 		require.NotEqual(t, elf.PT_INTERP, prog.Type, "%s is dynamically linked: %s", path, hint)
 	}
+}
+
+// sharedLibraries lists the files the dynamic loader maps for the
+// executable at path, the loader itself included, as ldd finds them; none
+// for a static one. A test binary is dynamic when it is built with -race or
+// with cgo.
+func sharedLibraries(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := elf.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	dynamic := false
+	for _, prog := range f.Progs {
+		dynamic = dynamic || prog.Type == elf.PT_INTERP
+	}
+	if !dynamic {
+		return nil
+	}
+	out, err := exec.Command("ldd", path).Output()
+	require.NoError(t, err, "ldd %s (install libc-bin)", path)
+	var libs []string
+	for _, line := range strings.Split(string(out), "\n") {
+		// "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)", or the
+		// loader's "/lib64/ld-linux-x86-64.so.2 (0x...)"; the vDSO has no file.
+		for _, field := range strings.Fields(line) {
+			if strings.HasPrefix(field, "/") {
+				libs = append(libs, field)
+				break
+			}
+		}
+	}
+	require.NotEmpty(t, libs, "ldd %s found no library:\n%s", path, out)
+	return libs
 }
 
 // run starts the container in the foreground with args as its process, so

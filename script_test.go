@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -31,9 +30,9 @@ import (
 //	                        $PROXY is its admin address, $PROXY_READY and
 //	                        $PROXY_LIFECYCLE its other listeners
 //
-// proxy-await and fakeproxy are on PATH; $PROXY_AWAIT is proxy-await's
-// path, for links under other names. The environment holds nothing of the
-// developer's.
+// proxy-await, linkerd-await, scuttle and fakeproxy are on PATH: this test
+// binary, run under each name (TestMain). The environment holds nothing of
+// the developer's.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -41,11 +40,6 @@ func TestScripts(t *testing.T) {
 		// A hang guard: a script that hangs fails instead of holding the
 		// whole run until go test's own timeout.
 		Deadline: time.Now().Add(5 * time.Minute),
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("PATH", filepath.Dir(proxyAwaitBin)+string(os.PathListSeparator)+env.Getenv("PATH"))
-			env.Setenv("PROXY_AWAIT", proxyAwaitBin)
-			return nil
-		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits": cmdExits,
 			"proxy": cmdProxy,
