@@ -2,10 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -61,36 +58,4 @@ spec:
 	delete(sum, "time")
 	assert.Equal(t, map[string]any{"level": "info", "msg": "checked 1 file: 1 pod template; proxy-await runs in 1 container",
 		"event": "check_done", "errors": float64(3), "warnings": float64(1)}, sum)
-}
-
-// checkExample marks docs/check.md's manifest with a mistake, which
-// TestDocsSnippets leaves to TestDocsCheckExample.
-const checkExample = "<!-- check example: a manifest with a mistake on purpose; a test runs --check on it and compares the output -->"
-
-// docs/check.md's finding is what --check prints for its manifest, with
-// the exit code it shows.
-func TestDocsCheckExample(t *testing.T) {
-	page := readDoc(t, "docs/check.md")
-	_, after, ok := strings.Cut(page, checkExample+"\n```yaml\n")
-	require.True(t, ok, "docs/check.md has no check example")
-	manifest, after, ok := strings.Cut(after, "```\n")
-	require.True(t, ok)
-	_, after, ok = strings.Cut(after, "```text\n")
-	require.True(t, ok)
-	session, _, ok := strings.Cut(after, "```\n")
-	require.True(t, ok)
-	lines := strings.Split(strings.TrimSuffix(session, "\n"), "\n")
-	require.Len(t, lines, 4, "a command, its finding, echo $? and the code")
-	args, ok := strings.CutPrefix(lines[0], "$ proxy-await ")
-	require.True(t, ok, lines[0])
-	require.Equal(t, "$ echo $?", lines[2])
-
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(manifest), 0o644))
-	cmd := exec.Command(proxyAwaitBin, strings.Fields(args)...)
-	cmd.Dir = dir
-	p := startCmd(t, cmd, nil)
-	assert.Equal(t, lines[1], p.next())
-	assert.Equal(t, lines[3], strconv.Itoa(p.wait()))
-	assert.Empty(t, p.restLines)
 }

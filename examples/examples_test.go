@@ -1,4 +1,4 @@
-package main
+package examples_test
 
 // The Kubernetes examples in examples/ must work as written: every manifest
 // decodes strictly into the Kubernetes API types (an unknown or misspelt
@@ -11,11 +11,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -25,85 +23,28 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
-	k8sjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
 	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/internal/manifesttest"
 )
+
+// TestMain runs the tests from the repository's root, where the paths they
+// name start.
+func TestMain(m *testing.M) {
+	if err := os.Chdir(".."); err != nil {
+		panic(err)
+	}
+	os.Exit(m.Run())
+}
 
 // graceMargin is what the examples leave between term-delay + kill-after and
 // terminationGracePeriodSeconds, for proxy-await's own exit
 // (docs/graceful-termination.md, "Choosing the values").
 const graceMargin = 5 * time.Second
-
-// k8sTypes maps "apiVersion kind" to a new value of its API type: the kinds
-// the examples may use.
-var k8sTypes = map[string]func() any{
-	"batch/v1 Job":       func() any { return new(batchv1.Job) },
-	"batch/v1 CronJob":   func() any { return new(batchv1.CronJob) },
-	"apps/v1 Deployment": func() any { return new(appsv1.Deployment) },
-	"v1 Pod":             func() any { return new(corev1.Pod) },
-	"v1 Service":         func() any { return new(corev1.Service) },
-	"v1 ConfigMap":       func() any { return new(corev1.ConfigMap) },
-}
-
-var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
-
-// decodeManifest decodes every document of a YAML stream into its API type,
-// strictly: unknown fields, fields in the wrong case and duplicate keys are
-// errors, and so is a kind that is not in k8sTypes. Documents of comments
-// only are left out.
-func decodeManifest(data []byte) ([]any, error) {
-	var objs []any
-	for i, doc := range docSeparator.Split(string(data), -1) {
-		j, err := yaml.YAMLToJSONStrict([]byte(doc))
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i+1, err)
-		}
-		if string(j) == "null" {
-			continue
-		}
-		var tm struct{ APIVersion, Kind string }
-		if err := json.Unmarshal(j, &tm); err != nil {
-			return nil, fmt.Errorf("document %d: %w", i+1, err)
-		}
-		newObj, ok := k8sTypes[tm.APIVersion+" "+tm.Kind]
-		if !ok {
-			return nil, fmt.Errorf("document %d: unknown kind %q in apiVersion %q", i+1, tm.Kind, tm.APIVersion)
-		}
-		obj := newObj()
-		if err := strictJSON(j, obj); err != nil {
-			return nil, fmt.Errorf("document %d (%s): %w", i+1, tm.Kind, err)
-		}
-		objs = append(objs, obj)
-	}
-	if len(objs) == 0 {
-		return nil, errors.New("no documents")
-	}
-	return objs, nil
-}
-
-// podTemplate is the pod an object runs, if any.
-func podTemplate(obj any) (*corev1.PodTemplateSpec, bool) {
-	switch v := obj.(type) {
-	case *batchv1.Job:
-		return &v.Spec.Template, true
-	case *batchv1.CronJob:
-		return &v.Spec.JobTemplate.Spec.Template, true
-	case *appsv1.Deployment:
-		return &v.Spec.Template, true
-	case *corev1.Pod:
-		return &corev1.PodTemplateSpec{ObjectMeta: v.ObjectMeta, Spec: v.Spec}, true
-	}
-	return nil, false
-}
 
 // restricted evaluates a pod against the latest "restricted" Pod Security
 // Standard with the checks Kubernetes' admission plugin runs.
@@ -134,19 +75,6 @@ func entrypointOf(dockerfile string) ([]string, error) {
 	return entry, nil
 }
 
-// containerEnv is a getenv for parseConfig that sees the container's literal
-// environment variables.
-func containerEnv(c corev1.Container) func(string) (string, bool) {
-	return func(name string) (string, bool) {
-		for _, e := range c.Env {
-			if e.Name == name && e.ValueFrom == nil {
-				return e.Value, true
-			}
-		}
-		return "", false
-	}
-}
-
 // checkPod checks one pod of an example; entrypoint is the image's when a
 // Dockerfile beside the manifest builds it. It returns how many containers
 // run proxy-await.
@@ -162,64 +90,17 @@ func checkPod(t require.TestingT, tpl *corev1.PodTemplateSpec, entrypoint []stri
 	for _, c := range append(slices.Clone(tpl.Spec.InitContainers), tpl.Spec.Containers...) {
 		assert.False(t, c.Resources.Limits.Memory().IsZero(), "container %q has no memory limit", c.Name)
 	}
-	runs := proxyAwaitRuns(tpl, entrypoint)
+	runs := manifesttest.Runs(tpl, entrypoint)
 	for _, r := range runs {
-		cfg, ok := checkRun(t, tpl, r)
+		cfg, ok := manifesttest.CheckRun(t, tpl, r)
 		if ok && cfg.TermDelay > 0 {
 			need := cfg.TermDelay + cfg.KillAfter + graceMargin
 			assert.Less(t, need, grace, "container %q: terminationGracePeriodSeconds must be more than "+
-				"--term-delay %s + --kill-after %s + margin %s", r.c.Name, cfg.TermDelay, cfg.KillAfter, graceMargin)
-			assert.NotZero(t, cfg.KillAfter, "container %q: --term-delay without --kill-after leaves the stop unbounded", r.c.Name)
+				"--term-delay %s + --kill-after %s + margin %s", r.Container.Name, cfg.TermDelay, cfg.KillAfter, graceMargin)
+			assert.NotZero(t, cfg.KillAfter, "container %q: --term-delay without --kill-after leaves the stop unbounded", r.Container.Name)
 		}
 	}
 	return len(runs)
-}
-
-// paRun is one proxy-await command line of a pod: a container's, or one of
-// its lifecycle hooks'.
-type paRun struct {
-	c    corev1.Container
-	argv []string
-}
-
-// proxyAwaitRuns finds every proxy-await command line of a pod template;
-// entrypoint is the image's, for containers that set args alone.
-func proxyAwaitRuns(tpl *corev1.PodTemplateSpec, entrypoint []string) []paRun {
-	var runs []paRun
-	for _, c := range append(slices.Clone(tpl.Spec.InitContainers), tpl.Spec.Containers...) {
-		argv := append(slices.Clone(c.Command), c.Args...)
-		if len(c.Command) == 0 && entrypoint != nil {
-			argv = append(slices.Clone(entrypoint), c.Args...)
-		}
-		argvs := [][]string{argv}
-		if c.Lifecycle != nil {
-			for _, h := range []*corev1.LifecycleHandler{c.Lifecycle.PostStart, c.Lifecycle.PreStop} {
-				if h != nil && h.Exec != nil {
-					argvs = append(argvs, h.Exec.Command)
-				}
-			}
-		}
-		for _, argv := range argvs {
-			if len(argv) > 0 && path.Base(argv[0]) == "proxy-await" {
-				runs = append(runs, paRun{c, argv})
-			}
-		}
-	}
-	return runs
-}
-
-// checkRun checks that proxy-await accepts a command line, and that a pod
-// that shuts a Linkerd proxy down turns the proxy's shutdown endpoint on.
-func checkRun(t require.TestingT, tpl *corev1.PodTemplateSpec, r paRun) (*config.Config, bool) {
-	cfg, err := config.Parse("proxy-await", r.argv[1:], containerEnv(r.c))
-	if !assert.NoError(t, err, "container %q: proxy-await %s", r.c.Name, strings.Join(r.argv[1:], " ")) {
-		return nil, false
-	}
-	if cfg.Shutdown && slices.Contains(cfg.Proxies, "linkerd") {
-		assert.Equal(t, "enabled", tpl.Annotations["config.linkerd.io/proxy-admin-shutdown"],
-			"container %q shuts a Linkerd proxy down, whose shutdown endpoint is off unless annotated", r.c.Name)
-	}
-	return cfg, true
 }
 
 func exampleManifests(t *testing.T) []string {
@@ -241,14 +122,14 @@ func examplePods(t *testing.T, file string) (tpls []*corev1.PodTemplateSpec, ent
 	t.Helper()
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	objs, err := decodeManifest(data)
+	objs, err := manifesttest.Decode(data)
 	require.NoError(t, err, file)
 	if df := filepath.Join(filepath.Dir(file), "Dockerfile"); fileExists(df) {
 		entrypoint, err = entrypointOf(df)
 		require.NoError(t, err)
 	}
 	for _, obj := range objs {
-		if tpl, ok := podTemplate(obj); ok {
+		if tpl, ok := manifesttest.PodTemplate(obj); ok {
 			tpls = append(tpls, tpl)
 		}
 	}
@@ -322,9 +203,9 @@ spec:
           resources: {limits: {memory: 64Mi}}
           securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 `
-	objs, err := decodeManifest([]byte(good))
+	objs, err := manifesttest.Decode([]byte(good))
 	require.NoError(t, err)
-	tpl, _ := podTemplate(objs[0])
+	tpl, _ := manifesttest.PodTemplate(objs[0])
 	var rec recorder
 	checkPod(&rec, tpl, nil)
 	require.False(t, rec.failed, "the good pod must pass, for each broken one to fail for its own reason")
@@ -333,7 +214,7 @@ spec:
 		{"duplicate key", "image: app", "image: app\n          image: app", "already set"},
 		{"unknown kind", "kind: Job", "kind: Jobb", "unknown kind"},
 	} {
-		_, err := decodeManifest([]byte(strings.Replace(good, tc.from, tc.to, 1)))
+		_, err := manifesttest.Decode([]byte(strings.Replace(good, tc.from, tc.to, 1)))
 		assert.ErrorContains(t, err, tc.want, tc.name)
 	}
 	for _, tc := range []struct{ name, from, to string }{
@@ -342,9 +223,9 @@ spec:
 		{"privilege escalation", "allowPrivilegeEscalation: false", "allowPrivilegeEscalation: true"},
 		{"capabilities kept", "drop: [ALL]", "drop: [NET_RAW]"},
 	} {
-		objs, err := decodeManifest([]byte(strings.Replace(good, tc.from, tc.to, 1)))
+		objs, err := manifesttest.Decode([]byte(strings.Replace(good, tc.from, tc.to, 1)))
 		require.NoError(t, err, tc.name)
-		tpl, _ := podTemplate(objs[0])
+		tpl, _ := manifesttest.PodTemplate(objs[0])
 		res, err := restricted(tpl)
 		require.NoError(t, err)
 		assert.False(t, res.Allowed, "%s should not pass \"restricted\"", tc.name)
@@ -356,9 +237,9 @@ spec:
 		{"term-delay without kill-after", "-S, --", "--term-delay, 5s, --"},
 		{"linkerd shutdown endpoint left off", "config.linkerd.io/proxy-admin-shutdown: enabled", "linkerd.io/inject: enabled"},
 	} {
-		objs, err := decodeManifest([]byte(strings.Replace(good, tc.from, tc.to, 1)))
+		objs, err := manifesttest.Decode([]byte(strings.Replace(good, tc.from, tc.to, 1)))
 		require.NoError(t, err, tc.name)
-		tpl, _ := podTemplate(objs[0])
+		tpl, _ := manifesttest.PodTemplate(objs[0])
 		var rec recorder
 		checkPod(&rec, tpl, nil)
 		assert.True(t, rec.failed, "%s should fail the example check", tc.name)
@@ -370,109 +251,6 @@ type recorder struct{ failed bool }
 
 func (r *recorder) Errorf(string, ...any) { r.failed = true }
 func (r *recorder) FailNow()              { r.failed = true }
-
-// yamlBlock is a fenced YAML block, indented (in a list item) or not.
-var yamlBlock = regexp.MustCompile("(?ms)^([ ]*)```yaml\n(.*?)^[ ]*```[ ]*$")
-
-// Every YAML snippet of the documentation is Kubernetes that works as
-// written: a whole manifest, a pod template (a Job's spec.template) or a
-// container, decoded strictly; every proxy-await command line in it is one
-// proxy-await accepts; and a pod template that shuts a Linkerd proxy down
-// turns the proxy's shutdown endpoint on.
-func TestDocsSnippets(t *testing.T) {
-	n := 0
-	for _, page := range markdownPages(t) {
-		text := readDoc(t, page)
-		for i, m := range yamlBlock.FindAllStringSubmatchIndex(text, -1) {
-			if strings.HasSuffix(text[:m[0]], checkExample+"\n") {
-				continue // wrong on purpose: TestDocsCheckExample checks it
-			}
-			n++
-			snippet := regexp.MustCompile("(?m)^"+text[m[2]:m[3]]).ReplaceAllString(text[m[4]:m[5]], "")
-			t.Run(fmt.Sprintf("%s#%d", page, i+1), func(t *testing.T) { checkSnippet(t, snippet) })
-		}
-	}
-	assert.NotZero(t, n, "no YAML snippets found")
-}
-
-func checkSnippet(t *testing.T, snippet string) {
-	var tpls []*corev1.PodTemplateSpec
-	j, err := yaml.YAMLToJSONStrict([]byte(snippet))
-	require.NoError(t, err)
-	var top map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(j, &top))
-	switch {
-	case top["apiVersion"] != nil:
-		objs, err := decodeManifest([]byte(snippet))
-		require.NoError(t, err)
-		for _, obj := range objs {
-			if tpl, ok := podTemplate(obj); ok {
-				tpls = append(tpls, tpl)
-			}
-		}
-	case top["spec"] != nil || top["metadata"] != nil:
-		tpl := new(corev1.PodTemplateSpec)
-		require.NoError(t, strictJSON(j, tpl), "as a pod template")
-		tpls = append(tpls, tpl)
-	default:
-		c := new(corev1.Container)
-		require.NoError(t, strictJSON(j, c), "as a container")
-		tpls = append(tpls, &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{*c}}})
-	}
-	runs := 0
-	for _, tpl := range tpls {
-		for _, r := range proxyAwaitRuns(tpl, nil) {
-			runs++
-			checkRun(t, tpl, r)
-		}
-	}
-	assert.NotZero(t, runs, "the snippet runs no proxy-await")
-}
-
-// strictJSON decodes as the API server's strict field validation does.
-func strictJSON(data []byte, into any) error {
-	strict, err := k8sjson.UnmarshalStrict(data, into, k8sjson.DisallowDuplicateFields, k8sjson.DisallowUnknownFields)
-	if err == nil {
-		err = errors.Join(strict...)
-	}
-	return err
-}
-
-// cloudSQLProxyVersion matches a pinned Cloud SQL Auth Proxy version: an
-// image tag, or the version named in prose.
-var cloudSQLProxyVersion = regexp.MustCompile(`(?i)cloud-sql-proxy:v?(\d+\.\d+\.\d+)|cloud sql auth proxy v(\d+\.\d+\.\d+)|cloud-sql-proxy/v2@v(\d+\.\d+\.\d+)`)
-
-// One Cloud SQL Auth Proxy version everywhere: the examples' images and the
-// docs name the release that make test runs for real (the Makefile's
-// CLOUD_SQL_PROXY_VERSION), so what the docs promise is what was tested.
-func TestOneCloudSQLProxyVersion(t *testing.T) {
-	makefile, err := os.ReadFile("Makefile")
-	require.NoError(t, err)
-	m := regexp.MustCompile(`(?m)^CLOUD_SQL_PROXY_VERSION\s*:?=\s*v(\S+)$`).FindSubmatch(makefile)
-	require.NotNil(t, m, "the Makefile sets no CLOUD_SQL_PROXY_VERSION")
-	want := string(m[1])
-
-	files := []string{"README.md"}
-	for _, dir := range []string{"examples", "docs"} {
-		require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				files = append(files, p)
-			}
-			return err
-		}))
-	}
-	found := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		require.NoError(t, err)
-		for _, m := range cloudSQLProxyVersion.FindAllStringSubmatch(string(data), -1) {
-			found++
-			got := m[1] + m[2] + m[3]
-			assert.Equal(t, want, got, "%s: %q pins another Cloud SQL Auth Proxy than the Makefile's v%s", f, m[0], want)
-		}
-	}
-	assert.NotZero(t, found, "no file names a Cloud SQL Auth Proxy version")
-}
 
 // presetNames is every --proxy preset, as --help lists them.
 func presetNames(t *testing.T) []string {
@@ -503,8 +281,8 @@ func presetNames(t *testing.T) []string {
 func TestEveryPresetHasAnExample(t *testing.T) {
 	used := map[string]bool{}
 	for _, pod := range allExamplePods(t) {
-		for _, r := range proxyAwaitRuns(pod.tpl, pod.entrypoint) {
-			cfg, err := config.Parse("proxy-await", r.argv[1:], containerEnv(r.c))
+		for _, r := range manifesttest.Runs(pod.tpl, pod.entrypoint) {
+			cfg, err := config.Parse("proxy-await", r.Argv[1:], manifesttest.ContainerEnv(r.Container))
 			require.NoError(t, err, pod.file)
 			for _, p := range cfg.Proxies {
 				used[p] = true

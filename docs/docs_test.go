@@ -1,4 +1,4 @@
-package main
+package docs_test
 
 import (
 	"bytes"
@@ -6,15 +6,12 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,6 +19,15 @@ import (
 
 	"github.com/proxy-await/proxy-await/config"
 )
+
+// TestMain runs the tests from the repository's root, where the paths they
+// name start.
+func TestMain(m *testing.M) {
+	if err := os.Chdir(".."); err != nil {
+		panic(err)
+	}
+	os.Exit(m.Run())
+}
 
 // docs/reference.md's usage block is the real --help, word for word.
 func TestReferenceUsageIsHelp(t *testing.T) {
@@ -76,7 +82,8 @@ func loggedEvents(t *testing.T) []string {
 // of the proxy-await binary: test fixtures and helpers, the benchmarks, the
 // release tooling and the kubelet scenarios (a module of their own).
 var notProduct = map[string]bool{
-	"testdata": true, "internal/testutil": true, "internal/testchild": true, "internal/fakeproxy": true,
+	"testdata": true, "internal/testutil": true, "internal/testchild": true,
+	"internal/fakeproxy": true, "internal/manifesttest": true,
 	"e2e": true, "bench": true, "scripts": true,
 }
 
@@ -366,70 +373,38 @@ func TestDocsContentsListEverySection(t *testing.T) {
 	}
 }
 
-// `make build` stamps the version as the release does: the variables that
-// .goreleaser.yaml's ldflags set, with the values goreleaser gives them (the
-// tag without its v, the full commit, the commit's time in UTC), from git;
-// outside a git checkout of this tree, with nothing, so that --version says
-// (devel) and unknown rather than another repository's commit.
-func TestMakeBuildStampsTheVersion(t *testing.T) {
-	release := map[string]string{} // variable -> goreleaser's template field
-	for _, m := range regexp.MustCompile(`-X (\S+)=\{\{ \.(\w+) \}\}`).FindAllStringSubmatch(readDoc(t, ".goreleaser.yaml"), -1) {
-		release[m[1]] = m[2]
-	}
-	require.Len(t, release, 3, ".goreleaser.yaml's ldflags")
+// cloudSQLProxyVersion matches a pinned Cloud SQL Auth Proxy version: an
+// image tag, or the version named in prose.
+var cloudSQLProxyVersion = regexp.MustCompile(`(?i)cloud-sql-proxy:v?(\d+\.\d+\.\d+)|cloud sql auth proxy v(\d+\.\d+\.\d+)|cloud-sql-proxy/v2@v(\d+\.\d+\.\d+)`)
 
-	git := func(args ...string) string {
-		out, err := exec.Command("git", args...).Output()
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSpace(string(out))
-	}
-	wd, err := os.Getwd()
+// One Cloud SQL Auth Proxy version everywhere: the examples' images and the
+// docs name the release that make test runs for real (the Makefile's
+// CLOUD_SQL_PROXY_VERSION), so what the docs promise is what was tested.
+func TestOneCloudSQLProxyVersion(t *testing.T) {
+	makefile, err := os.ReadFile("Makefile")
 	require.NoError(t, err)
-	want := map[string]string{"Version": "", "FullCommit": "", "CommitDate": ""}
-	if git("rev-parse", "--show-toplevel") == wd {
-		unix, err := strconv.ParseInt(git("log", "-1", "--format=%ct"), 10, 64)
-		require.NoError(t, err)
-		want = map[string]string{
-			"Version":    strings.TrimPrefix(git("describe", "--tags", "--always", "--dirty"), "v"),
-			"FullCommit": git("rev-parse", "HEAD"),
-			"CommitDate": time.Unix(unix, 0).UTC().Format(time.RFC3339),
-		}
-		require.NotEmpty(t, want["FullCommit"])
-	} else {
-		t.Logf("not a git checkout of this tree: the stamp is empty")
-	}
+	m := regexp.MustCompile(`(?m)^CLOUD_SQL_PROXY_VERSION\s*:?=\s*v(\S+)$`).FindSubmatch(makefile)
+	require.NotNil(t, m, "the Makefile sets no CLOUD_SQL_PROXY_VERSION")
+	want := string(m[1])
 
-	// stamped is what `make build` passes to -X, run in dir (dry: make -n).
-	stamped := func(dir string) map[string]string {
-		makefile, err := filepath.Abs("Makefile")
-		require.NoError(t, err)
-		out, err := exec.Command("make", "-n", "--no-print-directory", "-f", makefile, "-C", dir, "bin/proxy-await").CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		var build string
-		for _, line := range strings.Split(string(out), "\n") {
-			if strings.Contains(line, " build ") && strings.HasSuffix(line, " .") {
-				build = line
+	files := []string{"README.md"}
+	for _, dir := range []string{"examples", "docs"} {
+		require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files = append(files, p)
 			}
+			return err
+		}))
+	}
+	found := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range cloudSQLProxyVersion.FindAllStringSubmatch(string(data), -1) {
+			found++
+			got := m[1] + m[2] + m[3]
+			assert.Equal(t, want, got, "%s: %q pins another Cloud SQL Auth Proxy than the Makefile's v%s", f, m[0], want)
 		}
-		require.NotEmpty(t, build, "make -n bin/proxy-await runs no go build:\n%s", out)
-		got := map[string]string{}
-		for _, m := range regexp.MustCompile(`-X (\S+)=(\S*)`).FindAllStringSubmatch(build, -1) {
-			got[m[1]] = strings.TrimSuffix(m[2], "'")
-		}
-		return got
 	}
-	got := stamped(wd)
-	for variable, field := range release {
-		assert.Equal(t, want[field], got[variable], "%s (goreleaser's .%s)", variable, field)
-	}
-	assert.Len(t, got, len(release), "make build stamps variables the release does not: %v", got)
-
-	// A tree that is no git checkout, here one below no repository.
-	empty := stamped(t.TempDir())
-	for variable := range release {
-		v, ok := empty[variable]
-		assert.True(t, ok && v == "", "outside a checkout, %s is %q, not empty", variable, v)
-	}
+	assert.NotZero(t, found, "no file names a Cloud SQL Auth Proxy version")
 }

@@ -1,4 +1,4 @@
-package main
+package scripts_test
 
 import (
 	"os"
@@ -34,6 +34,15 @@ case "$*" in
 *) echo "fake go: unexpected: $*" >&2; exit 9 ;;
 esac
 `
+
+// TestMain runs the tests from the repository's root, where the paths they
+// name start.
+func TestMain(m *testing.M) {
+	if err := os.Chdir(".."); err != nil {
+		panic(err)
+	}
+	os.Exit(m.Run())
+}
 
 // TestFuzzScriptDeadlineRace checks how scripts/fuzz.sh judges a fuzzing run
 // that fails: Go's own -fuzztime deadline race (no input written) passes with
