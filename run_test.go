@@ -31,7 +31,7 @@ func goroutinesBefore() int {
 // helpers (probes, the shutdown POST, the drain watch) must all end with it.
 func noGoroutinesLeft(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(testutil.WaitLimit)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
@@ -43,14 +43,14 @@ func noGoroutinesLeft(t *testing.T, before int) {
 }
 
 func TestNoGoroutineLeftAfterRun(t *testing.T) {
-	fp := startProxy(t, "-stay-up", "-ready-after", "50ms")
-	c, err := config.Parse("proxy-await", []string{"-S", "--ready-url", fp.url("/ready"),
-		"--shutdown-url", fp.url("/shutdown"), "--", "true"}, testutil.Getenv(nil))
+	fp := testutil.StartFakeProxy(t, "-stay-up", "-ready-after", "50ms")
+	c, err := config.Parse("proxy-await", []string{"-S", "--ready-url", fp.URL("/ready"),
+		"--shutdown-url", fp.URL("/shutdown"), "--", "true"}, testutil.Getenv(nil))
 	require.NoError(t, err)
 	before := goroutinesBefore()
 	assert.Equal(t, 0, run(c, logging.Discard()))
 	noGoroutinesLeft(t, before)
-	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+	assert.Equal(t, 1, fp.Count("POST", "/shutdown"))
 }
 
 func TestNoGoroutineLeftAfterDrain(t *testing.T) {
@@ -63,7 +63,7 @@ func TestNoGoroutineLeftAfterDrain(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- run(c, logging.Discard()) }()
 
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(testutil.WaitLimit)
 	for {
 		if data, err := os.ReadFile(addrFile); err == nil && len(data) > 0 {
 			break
@@ -75,7 +75,7 @@ func TestNoGoroutineLeftAfterDrain(t *testing.T) {
 	select {
 	case code := <-done:
 		assert.Equal(t, 0, code)
-	case <-time.After(waitLimit):
+	case <-time.After(testutil.WaitLimit):
 		t.Fatal("run did not return")
 	}
 	noGoroutinesLeft(t, before)

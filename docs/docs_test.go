@@ -79,11 +79,12 @@ func loggedEvents(t *testing.T) []string {
 }
 
 // notProduct are the directories of the module whose Go files are not part
-// of the proxy-await binary: test fixtures and helpers, the benchmarks, the
-// release tooling and the kubelet scenarios (a module of their own).
+// of the proxy-await binary: test fixtures and helpers, the process-level
+// tests, the benchmarks, the release tooling and the kubelet scenarios (a
+// module of their own).
 var notProduct = map[string]bool{
 	"testdata": true, "internal/testutil": true, "internal/testchild": true,
-	"internal/fakeproxy": true, "internal/manifesttest": true,
+	"internal/fakeproxy": true, "internal/manifesttest": true, "tests": true,
 	"e2e": true, "bench": true, "scripts": true,
 }
 

@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // records parses proxy-await's stderr as JSON lines, one object each.
@@ -34,12 +36,12 @@ func event(recs []map[string]any, name string) map[string]any {
 	return nil
 }
 
-func TestJSONLogs(t *testing.T) {
-	fp := startProxy(t, "-ready-after", "never")
-	p := startPA(t, nil, append([]string{"--log-format", "json", "-S", "--ready-url", fp.url("/ready"),
-		"--shutdown-url", fp.url("/shutdown")}, child("signals", "SIGTERM")...)...)
-	fp.waitFor("a not-ready probe", notReadyProbes(1))
-	fp.signal(syscall.SIGUSR1)
+func (Tests) TestJSONLogs(t *testing.T) {
+	fp := testutil.StartFakeProxy(t, "-ready-after", "never")
+	p := startPA(t, nil, append([]string{"--log-format", "json", "-S", "--ready-url", fp.URL("/ready"),
+		"--shutdown-url", fp.URL("/shutdown")}, child("signals", "SIGTERM")...)...)
+	fp.WaitFor("a not-ready probe", notReadyProbes(1))
+	fp.Signal(syscall.SIGUSR1)
 	p.expect("ready")
 	p.signal(syscall.SIGTERM)
 	assert.Equal(t, 0, p.wait())
@@ -61,17 +63,17 @@ func TestJSONLogs(t *testing.T) {
 
 	sent := event(recs, "shutdown_sent")
 	require.NotNil(t, sent)
-	assert.Equal(t, fp.url("/shutdown"), sent["url"])
+	assert.Equal(t, fp.URL("/shutdown"), sent["url"])
 	assert.EqualValues(t, 200, sent["status"])
 }
 
-func TestJSONLogsOnFailure(t *testing.T) {
+func (Tests) TestJSONLogsOnFailure(t *testing.T) {
 	t.Parallel()
-	fp := startProxy(t, "-ready-after", "never", "-shutdown-fault", "500")
+	fp := testutil.StartFakeProxy(t, "-ready-after", "never", "-shutdown-fault", "500")
 	// -v: the debug lines of every probe and every shutdown attempt are
 	// JSON objects with an event too.
 	p := startPA(t, nil, append([]string{"--log-format=json", "-v", "-S", "-t", waitForAProbe, "--shutdown-timeout", waitForAProbe,
-		"--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")}, child("exit", "0")...)...)
+		"--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")}, child("exit", "0")...)...)
 	assert.Equal(t, 69, p.wait())
 	recs := records(t, p.stderr.String())
 	timeout := event(recs, "readiness_timeout")
@@ -80,7 +82,7 @@ func TestJSONLogsOnFailure(t *testing.T) {
 	failed := event(recs, "shutdown_failed")
 	require.NotNil(t, failed)
 	assert.Equal(t, "error", failed["level"])
-	assert.Equal(t, fp.url("/shutdown"), failed["url"])
+	assert.Equal(t, fp.URL("/shutdown"), failed["url"])
 	assert.Equal(t, "500 Internal Server Error", failed["last"])
 	assert.Equal(t, "answered 503 Service Unavailable", timeout["error"])
 	require.NotNil(t, event(recs, "readiness_probe"))

@@ -1,4 +1,4 @@
-package main
+package process
 
 // Init-grade supervision, for real: proxy-await as PID 1 of a fresh PID
 // namespace (under unshare), job control as a plain process, and proxy-await
@@ -115,7 +115,7 @@ func waitState(t *testing.T, pid int, want byte, what string) {
 	}
 }
 
-func TestPID1ForwardsSigterm(t *testing.T) {
+func (Tests) TestPID1ForwardsSigterm(t *testing.T) {
 	t.Run("the child handles it: its own status", func(t *testing.T) {
 		p := startAsPID1(t, append([]string{"--proxy", "none"}, child("term-exit", "7")...)...)
 		p.expect("ready")
@@ -131,7 +131,7 @@ func TestPID1ForwardsSigterm(t *testing.T) {
 	})
 }
 
-func TestPID1ReapsOrphans(t *testing.T) {
+func (Tests) TestPID1ReapsOrphans(t *testing.T) {
 	p := startAsPID1(t, append([]string{"--proxy", "none", "-v"}, child("orphan")...)...)
 	orphan, err := strconv.Atoi(strings.TrimPrefix(p.expect("orphan "), "orphan "))
 	require.NoError(t, err)
@@ -166,7 +166,7 @@ func TestPID1ReapsOrphans(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(p.stderr.String(), "reaped orphan"), "one orphan, one reap")
 }
 
-func TestPID1ExitCodes(t *testing.T) {
+func (Tests) TestPID1ExitCodes(t *testing.T) {
 	for _, tc := range exitCodeCases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startAsPID1(t, append([]string{"--proxy", "none"}, tc.args...)...)
@@ -182,7 +182,7 @@ func TestPID1ExitCodes(t *testing.T) {
 // proxy-await's; TestCtrlZStopsTheJob has that case. Under setsid without
 // -g the child cannot stop at all: its process group is orphaned, and the
 // kernel discards its SIGTSTP.
-func TestStoppedChildDoesNotStopProxyAwait(t *testing.T) {
+func (Tests) TestStoppedChildDoesNotStopProxyAwait(t *testing.T) {
 	tini, err := exec.LookPath("tini")
 	require.NoError(t, err, "tini is needed: make deps installs it (apt-get install tini)")
 	for _, tc := range []struct {
@@ -196,9 +196,9 @@ func TestStoppedChildDoesNotStopProxyAwait(t *testing.T) {
 		{"a background job", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fp := startProxy(t, "-stay-up") // stays up to count a second POST
+			fp := testutil.StartFakeProxy(t, "-stay-up") // stays up to count a second POST
 			args := append(append(tc.front, proxyAwaitBin, "-v", "-S", "--kill-after", "200ms",
-				"--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")), tc.args...)
+				"--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")), tc.args...)
 			args = append(args, "--", "sh", "-c", "echo ready; kill -TSTP $$; echo resumed")
 			cmd := exec.Command(args[0], args[1:]...)
 			if tc.front == nil {
@@ -230,14 +230,14 @@ func TestStoppedChildDoesNotStopProxyAwait(t *testing.T) {
 			assert.Equal(t, 137, p.wait())
 			assert.Empty(t, p.restLines, "the child never ran again")
 			assert.Contains(t, p.stderr.String(), "sending SIGKILL")
-			assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+			assert.Equal(t, 1, fp.Count("POST", "/shutdown"))
 		})
 	}
 }
 
 // --rewrite TSTP:0 drops SIGTSTP: the child does not stop, so neither does
 // proxy-await, and the next signal is forwarded at once.
-func TestJobControlRewrittenToNothing(t *testing.T) {
+func (Tests) TestJobControlRewrittenToNothing(t *testing.T) {
 	cmd := exec.Command(proxyAwaitBin, append([]string{"--proxy", "none", "--rewrite", "TSTP:0"},
 		child("signals", "SIGTERM")...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -364,7 +364,7 @@ func (c *container) kill(t *testing.T, id, sig string) {
 	require.NoError(t, err, "runc kill %s %s: %s", id, sig, out)
 }
 
-func TestContainer(t *testing.T) {
+func (Tests) TestContainer(t *testing.T) {
 	c := newContainer(t)
 	entry := []string{"/proxy-await", "--proxy", "none", "--", "/bin/sh", "-c"}
 
@@ -397,11 +397,11 @@ func TestContainer(t *testing.T) {
 // A process that enters the namespace while proxy-await still waits for the
 // proxy (kubectl exec) leaves an orphan: when it exits, proxy-await reaps it
 // at once, though no child runs and, with no --timeout, none may ever run.
-func TestPID1ReapsOrphansDuringTheWait(t *testing.T) {
-	fp := startProxy(t, "-ready-after", "never")
-	p := startAsPID1(t, append([]string{"-v", "--timeout", "0", "--ready-url", fp.url("/ready")},
+func (Tests) TestPID1ReapsOrphansDuringTheWait(t *testing.T) {
+	fp := testutil.StartFakeProxy(t, "-ready-after", "never")
+	p := startAsPID1(t, append([]string{"-v", "--timeout", "0", "--ready-url", fp.URL("/ready")},
 		child("signals", "SIGTERM")...)...)
-	fp.waitFor("a not-ready probe", notReadyProbes(1))
+	fp.WaitFor("a not-ready probe", notReadyProbes(1))
 	pa := pid1(t, p)
 
 	// nsenter forks into the namespace; its shell backgrounds a process that
@@ -425,7 +425,7 @@ func TestPID1ReapsOrphansDuringTheWait(t *testing.T) {
 		assert.NotEqual(t, byte('Z'), st.State, "zombie in the namespace while waiting: %+v", st)
 	}
 
-	fp.signal(syscall.SIGUSR1)
+	fp.Signal(syscall.SIGUSR1)
 	p.expect("ready")
 	require.NoError(t, syscall.Kill(pa, syscall.SIGTERM))
 	p.expect("signal SIGTERM")

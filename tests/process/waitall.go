@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"os"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // Lifecycle step 4 with --wait-all (docs/reference.md#lifecycle): what the main command leaves
@@ -45,11 +47,11 @@ func workerPID(t *testing.T, p *proc) int {
 	return pid
 }
 
-func TestWaitAllLetsTheWorkerFinishBeforeTheShutdown(t *testing.T) {
-	fp := startProxy(t)
+func (Tests) TestWaitAllLetsTheWorkerFinishBeforeTheShutdown(t *testing.T) {
+	fp := testutil.StartFakeProxy(t)
 	log := filepath.Join(t.TempDir(), "worker.log")
 	p := startPA(t, nil, append([]string{"-S", "--wait-all", "5s", "--log-format", "json",
-		"--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
+		"--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")},
 		child("leave-worker", log, "slow-term")...)...)
 	worker := workerPID(t, p)
 	assert.Equal(t, 0, p.wait())
@@ -59,7 +61,7 @@ func TestWaitAllLetsTheWorkerFinishBeforeTheShutdown(t *testing.T) {
 	assert.False(t, alive(worker), "the worker should be gone once proxy-await has exited")
 
 	posts := 0
-	for _, r := range fp.requests() {
+	for _, r := range fp.Requests() {
 		if r.Method == "POST" && r.Path == "/shutdown" {
 			posts++
 			assert.True(t, r.Time.After(at[1]), "the shutdown (%s) must come after the worker finished (%s)",
@@ -76,7 +78,7 @@ func TestWaitAllLetsTheWorkerFinishBeforeTheShutdown(t *testing.T) {
 	assert.Nil(t, event(recs, "wait_all_killed"), "a worker that finishes in time is not killed")
 }
 
-func TestWithoutWaitAllTheWorkerIsLeftAlone(t *testing.T) {
+func (Tests) TestWithoutWaitAllTheWorkerIsLeftAlone(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "worker.log")
 	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("leave-worker", log, "slow-term")...)...)
 	worker := workerPID(t, p)
@@ -88,7 +90,7 @@ func TestWithoutWaitAllTheWorkerIsLeftAlone(t *testing.T) {
 	assert.Empty(t, lines, "without --wait-all the worker gets no signal")
 }
 
-func TestWaitAllKillsAWorkerThatIgnoresTerm(t *testing.T) {
+func (Tests) TestWaitAllKillsAWorkerThatIgnoresTerm(t *testing.T) {
 	// 3 s: the worker logs its SIGTERM before the SIGKILL even on a loaded
 	// machine. In parallel, the 3 s are spent beside other tests.
 	t.Parallel()
@@ -116,7 +118,7 @@ func TestWaitAllKillsAWorkerThatIgnoresTerm(t *testing.T) {
 
 // As PID 1 the kernel would SIGKILL whatever is left once proxy-await exits;
 // with --wait-all it gets its SIGTERM and its time first.
-func TestPID1WaitAll(t *testing.T) {
+func (Tests) TestPID1WaitAll(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "worker.log")
 	p := startAsPID1(t, append([]string{"--proxy", "none", "--wait-all", "5s"},
 		child("leave-worker", log, "slow-term")...)...)
@@ -127,7 +129,7 @@ func TestPID1WaitAll(t *testing.T) {
 	assert.Contains(t, p.stderr.String(), "every process left behind has exited")
 }
 
-func TestPID1WithoutWaitAllTheKernelKillsTheRest(t *testing.T) {
+func (Tests) TestPID1WithoutWaitAllTheKernelKillsTheRest(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "worker.log")
 	p := startAsPID1(t, append([]string{"--proxy", "none"}, child("leave-worker", log, "slow-term")...)...)
 	p.expect("worker ")
@@ -136,7 +138,7 @@ func TestPID1WithoutWaitAllTheKernelKillsTheRest(t *testing.T) {
 	assert.Empty(t, lines, "the worker gets no SIGTERM: the kernel kills it when PID 1 exits")
 }
 
-func TestExitCodeMap(t *testing.T) {
+func (Tests) TestExitCodeMap(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		env  []string

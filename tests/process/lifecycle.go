@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"bufio"
@@ -16,8 +16,8 @@ import (
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
-func notReadyProbes(n int) func([]request) bool {
-	return func(rs []request) bool {
+func notReadyProbes(n int) func([]testutil.Request) bool {
+	return func(rs []testutil.Request) bool {
 		c := 0
 		for _, r := range rs {
 			if r.Method == "GET" && r.Status == 503 {
@@ -28,18 +28,18 @@ func notReadyProbes(n int) func([]request) bool {
 	}
 }
 
-func TestStartsOnlyAfterProxyIsReady(t *testing.T) {
-	fp := startProxy(t, "-ready-after", "never")
-	p := startPA(t, nil, append([]string{"--ready-url", fp.url("/ready")}, child("args", "started")...)...)
+func (Tests) TestStartsOnlyAfterProxyIsReady(t *testing.T) {
+	fp := testutil.StartFakeProxy(t, "-ready-after", "never")
+	p := startPA(t, nil, append([]string{"--ready-url", fp.URL("/ready")}, child("args", "started")...)...)
 
-	fp.waitFor("three not-ready probes", notReadyProbes(3))
+	fp.WaitFor("three not-ready probes", notReadyProbes(3))
 	p.silent("the proxy is not ready")
-	fp.signal(syscall.SIGUSR1)
+	fp.Signal(syscall.SIGUSR1)
 	p.expect("started")
 	assert.Equal(t, 0, p.wait())
 
 	var turned, firstOK bool
-	for _, r := range fp.requests() {
+	for _, r := range fp.Requests() {
 		switch {
 		case r.Note == "turned ready":
 			turned = true
@@ -73,7 +73,7 @@ var exitCodeCases = []struct {
 	{"a directory", []string{"--", "/"}, 126},
 }
 
-func TestExitCodes(t *testing.T) {
+func (Tests) TestExitCodes(t *testing.T) {
 	for _, tc := range exitCodeCases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startPA(t, nil, append([]string{"--proxy", "none"}, tc.args...)...)
@@ -82,22 +82,22 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-func TestShutdownPostedOnceWithShutdownFlag(t *testing.T) {
-	fp := startProxy(t, "-stay-up") // stays up to count a second POST
-	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
+func (Tests) TestShutdownPostedOnceWithShutdownFlag(t *testing.T) {
+	fp := testutil.StartFakeProxy(t, "-stay-up") // stays up to count a second POST
+	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")},
 		child("exit", "7")...)...)
 	assert.Equal(t, 7, p.wait())
-	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+	assert.Equal(t, 1, fp.Count("POST", "/shutdown"))
 	assert.Contains(t, p.stderr.String(), "proxy shutdown requested")
 }
 
-func TestNoShutdownWithoutFlag(t *testing.T) {
-	fp := startProxy(t)
-	p := startPA(t, nil, append([]string{steadyProbe, "10s", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
+func (Tests) TestNoShutdownWithoutFlag(t *testing.T) {
+	fp := testutil.StartFakeProxy(t)
+	p := startPA(t, nil, append([]string{steadyProbe, "10s", "--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")},
 		child("exit", "0")...)...)
 	assert.Equal(t, 0, p.wait())
-	assert.Equal(t, 0, fp.count("POST", "/shutdown"))
-	assert.Equal(t, 1, fp.count("GET", "/ready"))
+	assert.Equal(t, 0, fp.Count("POST", "/shutdown"))
+	assert.Equal(t, 1, fp.Count("GET", "/ready"))
 }
 
 // Tests of the line that ends a wait on --timeout or --shutdown-timeout give
@@ -107,33 +107,33 @@ func TestNoShutdownWithoutFlag(t *testing.T) {
 // spent once.
 const waitForAProbe = "2s"
 
-func TestReadinessTimeout(t *testing.T) {
+func (Tests) TestReadinessTimeout(t *testing.T) {
 	t.Parallel()
-	fp := startProxy(t, "-ready-after", "never", "-stay-up")
-	p := startPA(t, nil, append([]string{"-S", "-t", waitForAProbe, "--ready-url", fp.url("/ready"),
-		"--shutdown-url", fp.url("/shutdown")}, child("args", "started")...)...)
+	fp := testutil.StartFakeProxy(t, "-ready-after", "never", "-stay-up")
+	p := startPA(t, nil, append([]string{"-S", "-t", waitForAProbe, "--ready-url", fp.URL("/ready"),
+		"--shutdown-url", fp.URL("/shutdown")}, child("args", "started")...)...)
 	assert.Equal(t, 69, p.wait())
 	assert.Empty(t, p.restLines, "the child must not start")
-	assert.Equal(t, 1, fp.count("POST", "/shutdown"), "shutdown is POSTed on the timeout path too")
+	assert.Equal(t, 1, fp.Count("POST", "/shutdown"), "shutdown is POSTed on the timeout path too")
 	// The timeout line says why, even when the wait was too short for a
 	// progress line.
-	assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout="+waitForAProbe+" url="+fp.url("/ready")+
+	assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout="+waitForAProbe+" url="+fp.URL("/ready")+
 		` error="answered 503 Service Unavailable" (hint: raise --timeout, or set --timeout-fatal=false to start the command anyway)`+"\n")
 }
 
-func TestReadinessTimeoutNotFatal(t *testing.T) {
+func (Tests) TestReadinessTimeoutNotFatal(t *testing.T) {
 	t.Parallel()
-	fp := startProxy(t, "-ready-after", "never")
-	p := startPA(t, nil, append([]string{"-t", waitForAProbe, "--timeout-fatal=false", "--ready-url", fp.url("/ready")},
+	fp := testutil.StartFakeProxy(t, "-ready-after", "never")
+	p := startPA(t, nil, append([]string{"-t", waitForAProbe, "--timeout-fatal=false", "--ready-url", fp.URL("/ready")},
 		child("exit", "4")...)...)
 	assert.Equal(t, 4, p.wait())
 	assert.Contains(t, p.stderr.String(), "proxy-await: warning: proxy not ready: starting the command anyway timeout="+waitForAProbe+" url="+
-		fp.url("/ready")+` error="answered 503 Service Unavailable"`+"\n")
+		fp.URL("/ready")+` error="answered 503 Service Unavailable"`+"\n")
 }
 
 // A readiness port that refused every connection: the timeout line asks
 // whether the proxy is there at all.
-func TestReadinessTimeoutRefused(t *testing.T) {
+func (Tests) TestReadinessTimeoutRefused(t *testing.T) {
 	t.Parallel()
 	url := "http://" + testutil.RefusingAddr(t) + "/ready"
 	p := startPA(t, nil, append([]string{"-t", waitForAProbe, "--ready-url", url}, child("args", "started")...)...)
@@ -146,7 +146,7 @@ func TestReadinessTimeoutRefused(t *testing.T) {
 // --health-check: without it the readiness port refuses for ever, in a pod
 // that has the proxy. For the cloudsql preset the hint names that flag, on
 // the timeout line as on the progress line.
-func TestReadinessTimeoutRefusedCloudSQL(t *testing.T) {
+func (Tests) TestReadinessTimeoutRefusedCloudSQL(t *testing.T) {
 	t.Parallel()
 	url := "http://" + testutil.RefusingAddr(t) + "/startup"
 	p := startPA(t, nil, append([]string{"--proxy", "cloudsql", "-t", waitForAProbe, "--ready-url", url}, child("args", "started")...)...)
@@ -159,9 +159,9 @@ func TestReadinessTimeoutRefusedCloudSQL(t *testing.T) {
 // The timeout line says "raise --timeout" only where waiting longer can
 // help: for an error that every probe will repeat, its hint says what to
 // fix instead.
-func TestTimeoutHintFitsTheError(t *testing.T) {
+func (Tests) TestTimeoutHintFitsTheError(t *testing.T) {
 	t.Parallel()
-	fp := startProxy(t, "-stay-up")
+	fp := testutil.StartFakeProxy(t, "-stay-up")
 	untrusted := testutil.NewUntrustedTLSServer(t, http.NotFoundHandler())
 	huge, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
 		if testutil.ReadRequest(r) == nil {
@@ -174,7 +174,7 @@ func TestTimeoutHintFitsTheError(t *testing.T) {
 	for _, tc := range []struct {
 		name, url, err, hint string
 	}{
-		{"404", fp.url("/no-such-path"), "answered 404 Not Found",
+		{"404", fp.URL("/no-such-path"), "answered 404 Not Found",
 			"nothing answers at this path: is the readiness URL this proxy's, and --proxy the right preset?"},
 		{"certificate", untrusted.URL + "/ready", "TLS: certificate signed by unknown authority",
 			"the proxy's certificate does not verify here: probe its http:// endpoint, or trust its CA with SSL_CERT_FILE"},
@@ -192,25 +192,25 @@ func TestTimeoutHintFitsTheError(t *testing.T) {
 	}
 }
 
-func TestDisableVariablesSkipTheWait(t *testing.T) {
+func (Tests) TestDisableVariablesSkipTheWait(t *testing.T) {
 	for _, v := range []string{"PROXY_AWAIT_DISABLED", "LINKERD_AWAIT_DISABLED", "LINKERD_DISABLED"} {
 		t.Run(v, func(t *testing.T) {
-			fp := startProxy(t, "-ready-after", "never")
-			p := startPA(t, []string{v + "=1"}, append([]string{"--ready-url", fp.url("/ready")},
+			fp := testutil.StartFakeProxy(t, "-ready-after", "never")
+			p := startPA(t, []string{v + "=1"}, append([]string{"--ready-url", fp.URL("/ready")},
 				child("exit", "5")...)...)
 			assert.Equal(t, 5, p.wait())
-			assert.Equal(t, 0, fp.count("GET", "/ready"), "no probe when disabled")
+			assert.Equal(t, 0, fp.Count("GET", "/ready"), "no probe when disabled")
 		})
 	}
 	t.Run("empty value does not disable", func(t *testing.T) {
-		fp := startProxy(t, "-ready-after", "never")
-		p := startPA(t, []string{"LINKERD_DISABLED="}, append([]string{"-t", "100ms", "--ready-url", fp.url("/ready")},
+		fp := testutil.StartFakeProxy(t, "-ready-after", "never")
+		p := startPA(t, []string{"LINKERD_DISABLED="}, append([]string{"-t", "100ms", "--ready-url", fp.URL("/ready")},
 			child("exit", "5")...)...)
 		assert.Equal(t, 69, p.wait())
 	})
 }
 
-func TestStdinAndStdoutPassThrough(t *testing.T) {
+func (Tests) TestStdinAndStdoutPassThrough(t *testing.T) {
 	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("cat")...)...)
 	_, err := fmt.Fprint(p.stdin, "line one\nline two\n")
 	require.NoError(t, err)
@@ -220,7 +220,7 @@ func TestStdinAndStdoutPassThrough(t *testing.T) {
 	assert.NotContains(t, strings.Join(p.restLines, "\n"), "proxy-await", "our logs stay on stderr")
 }
 
-func TestChildFlagsPassThrough(t *testing.T) {
+func (Tests) TestChildFlagsPassThrough(t *testing.T) {
 	args := []string{"--help", "-v", "--", "-S", "--proxy=istio", "plain"}
 	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("args", args...)...)...)
 	assert.Equal(t, 0, p.wait())
@@ -232,7 +232,7 @@ func TestChildFlagsPassThrough(t *testing.T) {
 	assert.Equal(t, []string{"-S --version"}, p.restLines)
 }
 
-func TestSigtermReachesTheChild(t *testing.T) {
+func (Tests) TestSigtermReachesTheChild(t *testing.T) {
 	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("signals", "SIGTERM")...)...)
 	p.expect("ready")
 	p.signal(syscall.SIGTERM)
@@ -240,39 +240,39 @@ func TestSigtermReachesTheChild(t *testing.T) {
 	assert.Equal(t, 0, p.wait(), "the child handled SIGTERM and exited 0")
 }
 
-func TestTerminationWhileWaiting(t *testing.T) {
+func (Tests) TestTerminationWhileWaiting(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			fp := startProxy(t, "-ready-after", "never", "-stay-up")
-			p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
+			fp := testutil.StartFakeProxy(t, "-ready-after", "never", "-stay-up")
+			p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")},
 				child("args", "started")...)...)
-			fp.waitFor("a not-ready probe", notReadyProbes(1))
+			fp.WaitFor("a not-ready probe", notReadyProbes(1))
 			p.signal(syscall.SIGHUP) // logged and dropped
 			p.signal(sig)
 			assert.Equal(t, 128+int(sig), p.wait())
 			assert.Empty(t, p.restLines, "the child must never start")
-			assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+			assert.Equal(t, 1, fp.Count("POST", "/shutdown"))
 		})
 	}
 }
 
-func TestEnvironmentConfiguration(t *testing.T) {
-	fp := startProxy(t, "-stay-up")
-	ready, shut := fp.url("/ready"), fp.url("/shutdown")
+func (Tests) TestEnvironmentConfiguration(t *testing.T) {
+	fp := testutil.StartFakeProxy(t, "-stay-up")
+	ready, shut := fp.URL("/ready"), fp.URL("/shutdown")
 
 	t.Run("variables configure", func(t *testing.T) {
 		p := startPA(t, []string{"PROXY_AWAIT_READY_URL=" + ready, "PROXY_AWAIT_SHUTDOWN_URL=" + shut,
 			"PROXY_AWAIT_SHUTDOWN=true"}, child("exit", "0")...)
 		assert.Equal(t, 0, p.wait())
-		assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+		assert.Equal(t, 1, fp.Count("POST", "/shutdown"))
 	})
 	t.Run("the flag wins", func(t *testing.T) {
-		fp := startProxy(t)
-		p := startPA(t, []string{"PROXY_AWAIT_READY_URL=" + fp.url("/ready"), "PROXY_AWAIT_SHUTDOWN_URL=" + fp.url("/shutdown"),
+		fp := testutil.StartFakeProxy(t)
+		p := startPA(t, []string{"PROXY_AWAIT_READY_URL=" + fp.URL("/ready"), "PROXY_AWAIT_SHUTDOWN_URL=" + fp.URL("/shutdown"),
 			"PROXY_AWAIT_SHUTDOWN=true"}, append([]string{steadyProbe, "10s", "--shutdown=false"}, child("exit", "0")...)...)
 		assert.Equal(t, 0, p.wait())
-		assert.Equal(t, 0, fp.count("POST", "/shutdown"))
-		assert.Equal(t, 1, fp.count("GET", "/ready"))
+		assert.Equal(t, 0, fp.Count("POST", "/shutdown"))
+		assert.Equal(t, 1, fp.Count("GET", "/ready"))
 	})
 	t.Run("a bad variable is a usage error", func(t *testing.T) {
 		p := startPA(t, []string{"PROXY_AWAIT_TERM_DELAY=soon"}, child("args", "started")...)

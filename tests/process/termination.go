@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"strconv"
@@ -15,7 +15,7 @@ import (
 // Lifecycle step 5 (docs/reference.md#lifecycle): once configuration succeeded, -S POSTs the
 // shutdown URLs on every exit path. The readiness timeout and the signal
 // during the wait have their own tests in lifecycle_test.go.
-func TestShutdownOnEveryExitPath(t *testing.T) {
+func (Tests) TestShutdownOnEveryExitPath(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -28,31 +28,31 @@ func TestShutdownOnEveryExitPath(t *testing.T) {
 		{"command not executable", []string{"--", "/proc/version"}, 126},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fp := startProxy(t, "-stay-up") // stays up to count a second POST
-			p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
+			fp := testutil.StartFakeProxy(t, "-stay-up") // stays up to count a second POST
+			p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")},
 				tc.args...)...)
 			assert.Equal(t, tc.want, p.wait())
-			assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+			assert.Equal(t, 1, fp.Count("POST", "/shutdown"))
 		})
 	}
 }
 
 // --kill-after ends a child that ignores SIGTERM in time for proxy-await to
 // POST the shutdown and exit 137 itself, before the kubelet's SIGKILL.
-func TestKillAfterThenShutdown(t *testing.T) {
-	fp := startProxy(t, "-stay-up")
-	p := startPA(t, nil, append([]string{"-S", "--kill-after", "200ms", "--ready-url", fp.url("/ready"),
-		"--shutdown-url", fp.url("/shutdown")}, child("ignore-term")...)...)
+func (Tests) TestKillAfterThenShutdown(t *testing.T) {
+	fp := testutil.StartFakeProxy(t, "-stay-up")
+	p := startPA(t, nil, append([]string{"-S", "--kill-after", "200ms", "--ready-url", fp.URL("/ready"),
+		"--shutdown-url", fp.URL("/shutdown")}, child("ignore-term")...)...)
 	p.expect("ready")
 	p.signal(syscall.SIGTERM)
 	assert.Equal(t, 137, p.wait())
-	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+	assert.Equal(t, 1, fp.Count("POST", "/shutdown"))
 	assert.Contains(t, p.stderr.String(), "sending SIGKILL")
 }
 
 // --term-delay from the command line: the child keeps serving, then gets
 // SIGTERM as its rewrite.
-func TestTermDelayFromTheCommandLine(t *testing.T) {
+func (Tests) TestTermDelayFromTheCommandLine(t *testing.T) {
 	p := startPA(t, nil, append([]string{"--proxy", "none", "--term-delay", "300ms", "-r", "TERM:USR1"},
 		child("signals", "SIGUSR1")...)...)
 	p.expect("ready")
@@ -66,7 +66,7 @@ func TestTermDelayFromTheCommandLine(t *testing.T) {
 // proxy-await sends its group SIGTERM and exits, and a member that ignores
 // SIGTERM is left running, never killed (docs/signals-and-pid1.md).
 // --wait-all is what waits for such processes and kills them.
-func TestKillAfterEndsWithTheMainChild(t *testing.T) {
+func (Tests) TestKillAfterEndsWithTheMainChild(t *testing.T) {
 	// 10 s: far longer than the main child takes to exit on SIGTERM, on any
 	// machine. A proxy-await that went on waiting for the member would
 	// SIGKILL it at the 10 s.

@@ -1,8 +1,6 @@
-package main
+package process
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -12,73 +10,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/config"
-	"github.com/proxy-await/proxy-await/internal/fakeproxy"
 	"github.com/proxy-await/proxy-await/internal/testchild"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
-// commands are the programs this test binary is, by the name it runs
-// under: proxy-await, under its own name and the drop-in names it answers
-// to, and the fake proxy. TestMain puts each on PATH (testscript.Main), so
-// that the tests run proxy-await's own main, with -race and -cover as the
-// tests have them, and build nothing.
-var commands = map[string]func(){
-	"proxy-await":   main,
-	"linkerd-await": main,
-	"scuttle":       main,
-	"fakeproxy":     fakeproxy.Main,
-}
-
-// The commands' paths, found on PATH by TestMain.
-var (
-	proxyAwaitBin string
-	fakeProxyBin  string
-)
+// proxyAwaitBin is proxy-await's path: the test binary that runs these
+// tests, under that name (Run).
+var proxyAwaitBin string
 
 // waitLimit bounds every wait of the harness, so a broken build fails instead
 // of hanging; it is never how long a test expects something to take.
-const waitLimit = 20 * time.Second
+const waitLimit = testutil.WaitLimit
 
 // steadyProbe, with a long value, is for tests that count probes: a probe
 // that a loaded machine slows past the default --probe-timeout of 1 s would
 // be sent again, and counted twice.
 const steadyProbe = "--probe-timeout"
-
-// TestMain runs a command when this binary is started under its name; a
-// child scenario when testchild's variable names one; else the tests. The
-// name comes first: proxy-await passes the variable on to its child.
-func TestMain(m *testing.M) {
-	if _, ok := commands[filepath.Base(os.Args[0])]; !ok {
-		testchild.Main()
-		testchild.NoRaceExitSleep()
-		testchild.DetachTerminal()
-		testchild.UnignoreSignals()
-	}
-	testscript.Main(lookPaths{m}, commands)
-}
-
-// lookPaths runs the tests once testscript.Main has put the commands on
-// PATH, and removes what the tests left for the whole run.
-type lookPaths struct{ m *testing.M }
-
-func (l lookPaths) Run() int {
-	for name, path := range map[string]*string{"proxy-await": &proxyAwaitBin, "fakeproxy": &fakeProxyBin} {
-		var err error
-		if *path, err = exec.LookPath(name); err != nil {
-			fmt.Fprintf(os.Stderr, "%s is not on PATH: %v\n", name, err)
-			return 1
-		}
-	}
-	code := l.m.Run()
-	if public.dir != "" {
-		os.RemoveAll(public.dir)
-	}
-	return code
-}
 
 // proc is a running proxy-await, its stdout read line by line.
 type proc struct {
@@ -252,104 +202,6 @@ func (p *proc) waitLog(want string) {
 func (p *proc) signal(sig syscall.Signal) {
 	p.t.Helper()
 	require.NoError(p.t, p.cmd.Process.Signal(sig))
-}
-
-// fakeProxy is a running testdata/fakeproxy.
-type fakeProxy struct {
-	t         *testing.T
-	cmd       *exec.Cmd
-	addr      string // admin listener
-	ready     string // readiness listener of istio and cloudsql
-	lifecycle string // consul-dataplane's lifecycle listener
-	logPath   string
-}
-
-// startProxy runs the fake proxy with args, on free ports unless args say.
-func startProxy(t *testing.T, args ...string) *fakeProxy {
-	t.Helper()
-	fp := &fakeProxy{t: t, logPath: filepath.Join(t.TempDir(), "requests.log")}
-	hasAddr := false
-	for _, a := range args {
-		hasAddr = hasAddr || strings.HasPrefix(a, "-addr")
-	}
-	if !hasAddr {
-		args = append(args, "-addr", "127.0.0.1:0", "-ready-addr", "127.0.0.1:0", "-lifecycle-addr", "127.0.0.1:0")
-	}
-	fp.cmd = exec.Command(fakeProxyBin, append([]string{"-log", fp.logPath}, args...)...)
-	fp.cmd.Stderr = os.Stderr
-	stdout, err := fp.cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, fp.cmd.Start())
-	t.Cleanup(func() {
-		_ = fp.cmd.Process.Kill()
-		_ = fp.cmd.Wait()
-	})
-	addrs, err := fakeproxy.Listening(stdout)
-	require.NoError(t, err)
-	fp.addr, fp.ready, fp.lifecycle = addrs["admin"], addrs["ready"], addrs["lifecycle"]
-	require.True(t, fp.addr != "" || fp.ready != "", "fakeproxy did not say where it listens")
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	return fp
-}
-
-func (fp *fakeProxy) url(path string) string { return "http://" + fp.addr + path }
-
-// request is one line of the fake proxy's request log.
-type request struct {
-	Time   time.Time `json:"time"`
-	Method string    `json:"method"`
-	Path   string    `json:"path"`
-	Status int       `json:"status"`
-	Note   string    `json:"note"`
-}
-
-// requests reads the request log as it stands.
-func (fp *fakeProxy) requests() []request {
-	fp.t.Helper()
-	data, err := os.ReadFile(fp.logPath)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	require.NoError(fp.t, err)
-	var out []request
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		if line == "" {
-			continue
-		}
-		var r request
-		require.NoError(fp.t, json.Unmarshal([]byte(line), &r))
-		out = append(out, r)
-	}
-	return out
-}
-
-// count is how many requests match method and path.
-func (fp *fakeProxy) count(method, path string) int {
-	n := 0
-	for _, r := range fp.requests() {
-		if r.Method == method && r.Path == path {
-			n++
-		}
-	}
-	return n
-}
-
-// waitFor polls the request log until cond holds: the log is the fake
-// proxy's own record of what happened, so this waits on an event, not a time.
-func (fp *fakeProxy) waitFor(what string, cond func([]request) bool) {
-	fp.t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond(fp.requests()) {
-		if time.Now().After(deadline) {
-			fp.t.Fatalf("fake proxy: %s did not happen within %s", what, waitLimit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-func (fp *fakeProxy) signal(sig syscall.Signal) {
-	fp.t.Helper()
-	require.NoError(fp.t, fp.cmd.Process.Signal(sig))
 }
 
 // readUntilEOF is r, closing eof once r has returned its last byte.

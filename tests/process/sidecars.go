@@ -1,4 +1,4 @@
-package main
+package process
 
 // The sidecars a Job meets beyond the mesh proxies: each preset's endpoints
 // against the fake proxy answering as that sidecar does, several presets at
@@ -40,8 +40,8 @@ func presetPath(t *testing.T, rawURL string) string {
 
 // notReadyAnswers holds once n readiness probes of path got an error status
 // (503 from most proxies, 500 from daprd).
-func notReadyAnswers(path string, n int) func([]request) bool {
-	return func(rs []request) bool {
+func notReadyAnswers(path string, n int) func([]testutil.Request) bool {
+	return func(rs []testutil.Request) bool {
 		c := 0
 		for _, r := range rs {
 			if r.Method == "GET" && r.Path == path && r.Status >= 500 {
@@ -53,8 +53,8 @@ func notReadyAnswers(path string, n int) func([]request) bool {
 }
 
 // notReady is the readiness probes that got an error status.
-func notReady(rs []request) []request {
-	var out []request
+func notReady(rs []testutil.Request) []testutil.Request {
+	var out []testutil.Request
 	for _, r := range rs {
 		if r.Method == "GET" && r.Status >= 500 {
 			out = append(out, r)
@@ -65,22 +65,22 @@ func notReady(rs []request) []request {
 
 // sidecarURLs are the readiness and shutdown URLs of a fake proxy playing
 // the preset name, on the fake's own ports.
-func sidecarURLs(t *testing.T, fp *fakeProxy, name string) (ready, shutdown string) {
+func sidecarURLs(t *testing.T, fp *testutil.FakeProxy, name string) (ready, shutdown string) {
 	t.Helper()
 	p, _ := config.LookupPreset(name)
-	readyAddr, shutdownAddr := fp.addr, fp.addr
+	readyAddr, shutdownAddr := fp.Addr, fp.Addr
 	switch name {
 	case "istio", "cloudsql":
-		readyAddr = fp.ready
+		readyAddr = fp.Ready
 	case "consul":
-		shutdownAddr = fp.lifecycle
+		shutdownAddr = fp.Lifecycle
 	}
 	require.NotEmpty(t, readyAddr)
 	require.NotEmpty(t, shutdownAddr)
 	return "http://" + readyAddr + presetPath(t, p.Ready), "http://" + shutdownAddr + presetPath(t, p.Shutdown)
 }
 
-func TestEachSidecarPreset(t *testing.T) {
+func (Tests) TestEachSidecarPreset(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		status int // the shutdown answer
@@ -93,19 +93,19 @@ func TestEachSidecarPreset(t *testing.T) {
 		{"consul", 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fp := startProxy(t, "-flavor", tc.name, "-ready-after", "never", "-stay-up")
+			fp := testutil.StartFakeProxy(t, "-flavor", tc.name, "-ready-after", "never", "-stay-up")
 			ready, shutdown := sidecarURLs(t, fp, tc.name)
 			p := startPA(t, nil, append([]string{"-S", "--ready-url", ready, "--shutdown-url", shutdown},
 				startedThenExit3...)...)
 			readyPath, shutdownPath := presetPath(t, preset(tc.name).Ready), presetPath(t, preset(tc.name).Shutdown)
-			fp.waitFor("a not-ready probe", notReadyAnswers(readyPath, 1))
+			fp.WaitFor("a not-ready probe", notReadyAnswers(readyPath, 1))
 			p.silent("the sidecar is not ready")
-			fp.signal(syscall.SIGUSR1)
+			fp.Signal(syscall.SIGUSR1)
 			assert.Equal(t, "started", p.expect(""))
 			assert.Equal(t, 3, p.wait())
 
-			var shutdowns []request
-			for _, r := range fp.requests() {
+			var shutdowns []testutil.Request
+			for _, r := range fp.Requests() {
 				if r.Path == shutdownPath {
 					shutdowns = append(shutdowns, r)
 				}
@@ -119,9 +119,9 @@ func TestEachSidecarPreset(t *testing.T) {
 
 // --proxy istio,cloudsql: both sidecars are awaited, the command starts only
 // once the second is ready too, and both are shut down once.
-func TestSeveralSidecars(t *testing.T) {
-	istio := startProxy(t, "-flavor", "istio", "-stay-up")
-	cloudsql := startProxy(t, "-flavor", "cloudsql", "-ready-after", "never", "-stay-up")
+func (Tests) TestSeveralSidecars(t *testing.T) {
+	istio := testutil.StartFakeProxy(t, "-flavor", "istio", "-stay-up")
+	cloudsql := testutil.StartFakeProxy(t, "-flavor", "cloudsql", "-ready-after", "never", "-stay-up")
 	istioReady, istioQuit := sidecarURLs(t, istio, "istio")
 	sqlReady, sqlQuit := sidecarURLs(t, cloudsql, "cloudsql")
 
@@ -129,28 +129,28 @@ func TestSeveralSidecars(t *testing.T) {
 		"--ready-url", istioReady, "--ready-url", sqlReady,
 		"--shutdown-url", istioQuit, "--shutdown-url", sqlQuit},
 		startedThenExit3...)...)
-	cloudsql.waitFor("three not-ready probes", notReadyAnswers("/startup", 3))
-	istio.waitFor("istio ready", func(rs []request) bool { return len(rs) > 0 })
+	cloudsql.WaitFor("three not-ready probes", notReadyAnswers("/startup", 3))
+	istio.WaitFor("istio ready", func(rs []testutil.Request) bool { return len(rs) > 0 })
 	p.silent("cloud-sql-proxy is not ready")
-	cloudsql.signal(syscall.SIGUSR1)
+	cloudsql.Signal(syscall.SIGUSR1)
 	assert.Equal(t, "started", p.expect(""))
 	assert.Equal(t, 3, p.wait())
 
-	assert.Equal(t, 1, istio.count("GET", "/healthz/ready"), "a ready URL is not probed again")
-	assert.Equal(t, 1, istio.count("POST", "/quitquitquit"))
-	assert.Equal(t, 1, cloudsql.count("POST", "/quitquitquit"))
-	assert.Equal(t, 1, cloudsql.count("GET", "/startup")-len(notReady(cloudsql.requests())), "one probe saw it ready")
+	assert.Equal(t, 1, istio.Count("GET", "/healthz/ready"), "a ready URL is not probed again")
+	assert.Equal(t, 1, istio.Count("POST", "/quitquitquit"))
+	assert.Equal(t, 1, cloudsql.Count("POST", "/quitquitquit"))
+	assert.Equal(t, 1, cloudsql.Count("GET", "/startup")-len(notReady(cloudsql.Requests())), "one probe saw it ready")
 }
 
 // A Linkerd proxy whose shutdown endpoint is not enabled answers 404: the
 // error says what that means and what to do, the 404 is not retried, and
 // proxy-await still exits with the child's code.
-func TestLinkerdShutdownNotEnabled(t *testing.T) {
-	fp := startProxy(t, "-shutdown-disabled", "-stay-up")
-	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")},
+func (Tests) TestLinkerdShutdownNotEnabled(t *testing.T) {
+	fp := testutil.StartFakeProxy(t, "-shutdown-disabled", "-stay-up")
+	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")},
 		child("exit", "3")...)...)
 	assert.Equal(t, 3, p.wait())
-	assert.Equal(t, 1, fp.count("POST", "/shutdown"), "a 404 is not retried")
+	assert.Equal(t, 1, fp.Count("POST", "/shutdown"), "a 404 is not retried")
 	var line string
 	for _, l := range strings.Split(p.stderr.String(), "\n") {
 		if strings.Contains(l, "shutdown endpoint is not enabled") {
@@ -166,7 +166,7 @@ func TestLinkerdShutdownNotEnabled(t *testing.T) {
 // the shutdown endpoint is missing, not the proxy gone. proxy-await asks
 // again until --shutdown-timeout runs out, then ends with an error that
 // names the likely cause for that sidecar, and exits with the job's 0.
-func TestMissingShutdownEndpointInAJob(t *testing.T) {
+func (Tests) TestMissingShutdownEndpointInAJob(t *testing.T) {
 	for _, tc := range []struct {
 		name, preset string
 		args         []string // the fake proxy's
@@ -184,10 +184,10 @@ func TestMissingShutdownEndpointInAJob(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // the budget must run out: in parallel, it is spent once
-			fp := startProxy(t, append([]string{"-flavor", tc.preset, "-stay-up"}, tc.args...)...)
-			readyAddr := fp.addr // consul: Envoy's admin
+			fp := testutil.StartFakeProxy(t, append([]string{"-flavor", tc.preset, "-stay-up"}, tc.args...)...)
+			readyAddr := fp.Addr // consul: Envoy's admin
 			if tc.preset == "cloudsql" {
-				readyAddr = fp.ready
+				readyAddr = fp.Ready
 			}
 			ready := "http://" + readyAddr + presetPath(t, preset(tc.preset).Ready)
 			shutdown := "http://" + testutil.RefusingAddr(t) + presetPath(t, preset(tc.preset).Shutdown)
@@ -199,7 +199,7 @@ func TestMissingShutdownEndpointInAJob(t *testing.T) {
 			assert.Regexp(t, `^proxy-await: error: proxy still running: nothing listens at its shutdown URL url=`+
 				regexp.QuoteMeta(shutdown)+` elapsed=\S+ ready_url=`+regexp.QuoteMeta(ready)+` `+
 				regexp.QuoteMeta("(hint: "+tc.hint+")")+`$`, lines[len(lines)-1])
-			assert.Zero(t, fp.count("POST", presetPath(t, preset(tc.preset).Shutdown)), "nothing reached the sidecar")
+			assert.Zero(t, fp.Count("POST", presetPath(t, preset(tc.preset).Shutdown)), "nothing reached the sidecar")
 		})
 	}
 }
@@ -281,7 +281,7 @@ func (c *cloudSQL) start(t *testing.T) {
 // waits; the job, run once cloud-sql-proxy is up, reads its /startup itself
 // (busybox wget) to show it was ready, and fails with 3. proxy-await POSTs
 // /quitquitquit, cloud-sql-proxy exits 0, and proxy-await exits 3.
-func TestRealCloudSQLProxy(t *testing.T) {
+func (Tests) TestRealCloudSQLProxy(t *testing.T) {
 	sql := newCloudSQL(t, "--quitquitquit")
 	p := startPA(t, nil, "-S", "--ready-url", sql.startup, "--shutdown-url", sql.quit,
 		"--", "sh", "-c", "busybox wget -q -O - "+sql.startup+" && echo; exit 3")
@@ -310,7 +310,7 @@ func TestRealCloudSQLProxy(t *testing.T) {
 // /startup but nothing on its admin port: a Job's proxy-await must not
 // take the refused POST for a proxy gone. It asks until --shutdown-timeout
 // runs out, then names the flag; cloud-sql-proxy is still running.
-func TestRealCloudSQLProxyWithoutQuitquitquit(t *testing.T) {
+func (Tests) TestRealCloudSQLProxyWithoutQuitquitquit(t *testing.T) {
 	sql := newCloudSQL(t)
 	sql.start(t)
 	p := startPA(t, nil, "-v", "--proxy", "cloudsql", "-S", "--shutdown-timeout", "2s", "--ready-url", sql.startup,
@@ -332,7 +332,7 @@ func TestRealCloudSQLProxyWithoutQuitquitquit(t *testing.T) {
 
 // The fake proxy answers as docs/sidecars.md says each sidecar does:
 // the tests above are only as good as these answers.
-func TestFakeProxyAnswersAsEachSidecar(t *testing.T) {
+func (Tests) TestFakeProxyAnswersAsEachSidecar(t *testing.T) {
 	type answer struct {
 		method, path string
 		status       int
@@ -362,7 +362,7 @@ func TestFakeProxyAnswersAsEachSidecar(t *testing.T) {
 			[]answer{{"GET", "/graceful_shutdown", 200, ""}, {"POST", "/graceful_shutdown", 200, ""}}},
 	} {
 		t.Run(tc.flavor+strings.Join(tc.args, ""), func(t *testing.T) {
-			fp := startProxy(t, append([]string{"-flavor", tc.flavor, "-ready-after", "never", "-stay-up"}, tc.args...)...)
+			fp := testutil.StartFakeProxy(t, append([]string{"-flavor", tc.flavor, "-ready-after", "never", "-stay-up"}, tc.args...)...)
 			readyURL, shutdownURL := sidecarURLs(t, fp, tc.flavor)
 			base := func(path string) string {
 				if strings.HasSuffix(readyURL, path) {
@@ -386,8 +386,8 @@ func TestFakeProxyAnswersAsEachSidecar(t *testing.T) {
 				assert.Equal(t, a.body, string(body), "%s %s", a.method, a.path)
 			}
 			check(tc.notReady)
-			fp.signal(syscall.SIGUSR1)
-			fp.waitFor("turned ready", func(rs []request) bool {
+			fp.Signal(syscall.SIGUSR1)
+			fp.WaitFor("turned ready", func(rs []testutil.Request) bool {
 				return len(rs) > 0 && rs[len(rs)-1].Note == "turned ready"
 			})
 			check(tc.ready)

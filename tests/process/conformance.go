@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ var conformanceWant = map[string]string{
 // says. What tini and dumb-init do (and how fast, on a loaded machine) is
 // the page's business, measured by `make conformance`, not a check of
 // proxy-await.
-func TestConformanceTable(t *testing.T) {
+func (Tests) TestConformanceTable(t *testing.T) {
 	cmd := exec.Command("scripts/conformance.sh", proxyAwaitBin)
 	// Every proxy-await cell is a "yes" that waits for its event: a long
 	// bound for a "no" costs nothing while proxy-await passes.

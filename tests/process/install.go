@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func asNobody(name string, args ...string) *exec.Cmd {
 // mode 0755 whatever the umask, prints the path and exits 0; another user
 // can then run the copy; a second install replaces it and leaves no
 // temporary file behind.
-func TestInstall(t *testing.T) {
+func (Tests) TestInstall(t *testing.T) {
 	dir := openDir(t)
 	want := filepath.Join(dir, "proxy-await")
 	for range 2 {
@@ -70,7 +70,7 @@ func TestInstall(t *testing.T) {
 // A directory that is missing, a file, or not writable for the user that
 // runs --install: one line naming the directory, the reason and what to
 // do; exit 73; nothing written.
-func TestInstallCannotWrite(t *testing.T) {
+func (Tests) TestInstallCannotWrite(t *testing.T) {
 	dir := openDir(t)
 	p := startPA(t, nil, "--install", dir) // a copy that nobody may run
 	assert.Equal(t, 0, p.wait())
@@ -127,7 +127,7 @@ func TestInstallCannotWrite(t *testing.T) {
 // DIR/proxy-await is a directory: the line names that entry, not DIR, and
 // the reason; exit 73; nothing is written, no temporary file is left, and
 // the directory is as it was.
-func TestInstallOverADirectory(t *testing.T) {
+func (Tests) TestInstallOverADirectory(t *testing.T) {
 	dir := openDir(t)
 	entry := filepath.Join(dir, "proxy-await")
 	require.NoError(t, os.Mkdir(entry, 0o755))

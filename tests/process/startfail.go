@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"os"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // A script that cannot start says which file is wrong and what to do, in
@@ -17,7 +19,7 @@ import (
 // that, naming the script, not as a missing /bin/sh; and what a #! line
 // holds reaches the log quoted, in the hint as in the error field, so that
 // an escape sequence in it never reaches the terminal raw.
-func TestStartFailureOfAScript(t *testing.T) {
+func (Tests) TestStartFailureOfAScript(t *testing.T) {
 	for _, tc := range []struct {
 		name, content string
 		want          func(script string) string // the first line on stderr
@@ -52,15 +54,15 @@ func TestStartFailureOfAScript(t *testing.T) {
 // `-- ""` is a command that is not found, as a shell says (127), not a usage
 // error: like any command that cannot start, it comes after the wait and
 // before the shutdown, which a Job needs to complete.
-func TestEmptyCommandIsNotFound(t *testing.T) {
-	fp := startProxy(t, "-stay-up")
-	p := startPA(t, nil, steadyProbe, "10s", "-S", "--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown"), "--", "")
+func (Tests) TestEmptyCommandIsNotFound(t *testing.T) {
+	fp := testutil.StartFakeProxy(t, "-stay-up")
+	p := startPA(t, nil, steadyProbe, "10s", "-S", "--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown"), "--", "")
 	assert.Equal(t, 127, p.wait())
 	assert.Regexp(t, `^proxy-await: waiting for the proxy: --ready-url url=\S+\n`+
 		`proxy-await: proxy is ready elapsed=\S+\n`+
 		regexp.QuoteMeta(`proxy-await: error: cannot start the command error="the command is an empty string: not found"`+
 			` exit_code=127 (hint: give the command's name or path)`)+"\n"+
 		`proxy-await: proxy shutdown requested url=\S+ status=200 elapsed=\S+\n$`, p.stderr.String())
-	assert.Equal(t, 1, fp.count("GET", "/ready"))
-	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+	assert.Equal(t, 1, fp.Count("GET", "/ready"))
+	assert.Equal(t, 1, fp.Count("POST", "/shutdown"))
 }

@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"fmt"
@@ -19,42 +19,42 @@ import (
 // A proxy whose readiness endpoint misbehaves: readiness keeps polling
 // within --probe-timeout, honours --timeout, and the child starts as soon as
 // the proxy recovers.
-func TestReadinessFaults(t *testing.T) {
+func (Tests) TestReadinessFaults(t *testing.T) {
 	for _, fault := range []string{"hang", "500", "reset", "redirect"} {
 		t.Run(fault, func(t *testing.T) {
-			fp := startProxy(t, "-ready-fault", fault)
-			p := startPA(t, nil, append([]string{"--probe-timeout", "100ms", "-t", "600ms", "--ready-url", fp.url("/ready")},
+			fp := testutil.StartFakeProxy(t, "-ready-fault", fault)
+			p := startPA(t, nil, append([]string{"--probe-timeout", "100ms", "-t", "600ms", "--ready-url", fp.URL("/ready")},
 				child("args", "started")...)...)
 			assert.Equal(t, 69, p.wait())
 			assert.Empty(t, p.restLines)
 		})
 		t.Run(fault+" then ready", func(t *testing.T) {
-			fp := startProxy(t, "-ready-fault", fault, "-ready-after", "never")
-			p := startPA(t, nil, append([]string{"--probe-timeout", "100ms", "--ready-url", fp.url("/ready")},
+			fp := testutil.StartFakeProxy(t, "-ready-fault", fault, "-ready-after", "never")
+			p := startPA(t, nil, append([]string{"--probe-timeout", "100ms", "--ready-url", fp.URL("/ready")},
 				child("args", "started")...)...)
 			// Probes go on despite the fault.
-			fp.waitFor("two faulty probes", func(rs []request) bool { return len(rs) >= 2 })
-			assert.Zero(t, fp.count("GET", "/elsewhere"), "a redirect is never followed")
-			fp.signal(syscall.SIGUSR1) // ready, and the fault ends
+			fp.WaitFor("two faulty probes", func(rs []testutil.Request) bool { return len(rs) >= 2 })
+			assert.Zero(t, fp.Count("GET", "/elsewhere"), "a redirect is never followed")
+			fp.Signal(syscall.SIGUSR1) // ready, and the fault ends
 			p.expect("started")
 			assert.Equal(t, 0, p.wait())
 		})
 	}
 }
 
-func TestProxyGoesAwayAndComesBack(t *testing.T) {
-	first := startProxy(t, "-ready-after", "never")
-	addr := first.addr
-	p := startPA(t, nil, append([]string{steadyProbe, "10s", "--ready-url", first.url("/ready")}, child("args", "started")...)...)
-	first.waitFor("a not-ready probe", notReadyProbes(1))
-	require.NoError(t, first.cmd.Process.Kill())
-	_ = first.cmd.Wait()
+func (Tests) TestProxyGoesAwayAndComesBack(t *testing.T) {
+	first := testutil.StartFakeProxy(t, "-ready-after", "never")
+	addr := first.Addr
+	p := startPA(t, nil, append([]string{steadyProbe, "10s", "--ready-url", first.URL("/ready")}, child("args", "started")...)...)
+	first.WaitFor("a not-ready probe", notReadyProbes(1))
+	require.NoError(t, first.Cmd.Process.Kill())
+	_ = first.Cmd.Wait()
 
 	// Refused connections meanwhile; then a proxy on the same port, ready.
-	second := startProxy(t, "-addr", addr)
+	second := testutil.StartFakeProxy(t, "-addr", addr)
 	p.expect("started")
 	assert.Equal(t, 0, p.wait())
-	assert.Equal(t, 1, second.count("GET", "/ready"))
+	assert.Equal(t, 1, second.Count("GET", "/ready"))
 }
 
 // timerSlack is how late a timer may fire on a loaded machine, for the
@@ -73,7 +73,7 @@ func logTime(t *testing.T, rec map[string]any) time.Time {
 // A shutdown endpoint that misbehaves: proxy-await gives up within
 // --shutdown-timeout, saying what happened last, never follows a redirect,
 // and exits with the child's status all the same.
-func TestShutdownFaults(t *testing.T) {
+func (Tests) TestShutdownFaults(t *testing.T) {
 	for _, tc := range []struct {
 		fault   string
 		minPOST int
@@ -91,12 +91,12 @@ func TestShutdownFaults(t *testing.T) {
 			// machine. In parallel, the 3 s are spent once.
 			t.Parallel()
 			const budget = 3 * time.Second
-			fp := startProxy(t, "-shutdown-fault", tc.fault)
+			fp := testutil.StartFakeProxy(t, "-shutdown-fault", tc.fault)
 			p := startPA(t, nil, append([]string{"-S", "--log-format", "json", "--shutdown-timeout", budget.String(),
-				"--ready-url", fp.url("/ready"), "--shutdown-url", fp.url("/shutdown")}, child("exit", "3")...)...)
+				"--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")}, child("exit", "3")...)...)
 			assert.Equal(t, 3, p.wait())
-			assert.GreaterOrEqual(t, fp.count("POST", "/shutdown"), tc.minPOST)
-			assert.Zero(t, fp.count("POST", "/elsewhere")+fp.count("GET", "/elsewhere"), "never follows a redirect")
+			assert.GreaterOrEqual(t, fp.Count("POST", "/shutdown"), tc.minPOST)
+			assert.Zero(t, fp.Count("POST", "/elsewhere")+fp.Count("GET", "/elsewhere"), "never follows a redirect")
 
 			// From the child's exit to the give-up, by proxy-await's own
 			// clock: the budget, and what a loaded machine adds to a timer.
@@ -127,18 +127,18 @@ func TestShutdownFaults(t *testing.T) {
 // the wait at its readiness port, and now both its readiness and its
 // shutdown ports refuse. It has exited, which is what the POST was for:
 // that is said once, at info level, after one attempt.
-func TestProxyGoneBeforeTheShutdown(t *testing.T) {
-	fp := startProxy(t, "-flavor", "cloudsql")
-	p := startPA(t, nil, append([]string{"-v", "--proxy", "cloudsql", "-S", "--ready-url", "http://" + fp.ready + "/startup",
-		"--shutdown-url", fp.url("/quitquitquit")}, child("wait-stdin")...)...)
+func (Tests) TestProxyGoneBeforeTheShutdown(t *testing.T) {
+	fp := testutil.StartFakeProxy(t, "-flavor", "cloudsql")
+	p := startPA(t, nil, append([]string{"-v", "--proxy", "cloudsql", "-S", "--ready-url", "http://" + fp.Ready + "/startup",
+		"--shutdown-url", fp.URL("/quitquitquit")}, child("wait-stdin")...)...)
 	p.waitLog("proxy-await: proxy is ready ")
-	fp.signal(syscall.SIGTERM)
-	_ = fp.cmd.Wait() // its ports are closed
+	fp.Signal(syscall.SIGTERM)
+	_ = fp.Cmd.Wait() // its ports are closed
 	require.NoError(t, p.stdin.Close())
 	assert.Equal(t, 0, p.wait())
 	lines := shutdownLines(t, p)
 	require.Len(t, lines, 2, "one attempt")
-	assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=`+regexp.QuoteMeta(fp.url("/quitquitquit"))+` elapsed=\S+$`, lines[1])
+	assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=`+regexp.QuoteMeta(fp.URL("/quitquitquit"))+` elapsed=\S+$`, lines[1])
 }
 
 // Two proxies given by hand, one of which went away before the job ended:
@@ -146,35 +146,35 @@ func TestProxyGoneBeforeTheShutdown(t *testing.T) {
 // URLs given by hand pair by position, so the one gone is judged by its own
 // readiness URL, which refuses now: it has exited, said after one attempt,
 // not after the whole --shutdown-timeout as a missing endpoint.
-func TestOneOfTwoProxiesByHandGoneBeforeTheShutdown(t *testing.T) {
-	gone := startProxy(t, "-flavor", "istio")
-	stays := startProxy(t, "-flavor", "istio", "-stay-up")
+func (Tests) TestOneOfTwoProxiesByHandGoneBeforeTheShutdown(t *testing.T) {
+	gone := testutil.StartFakeProxy(t, "-flavor", "istio")
+	stays := testutil.StartFakeProxy(t, "-flavor", "istio", "-stay-up")
 	p := startPA(t, nil, append([]string{"-v", "--proxy", "none", "-S",
-		"--ready-url", "http://" + gone.ready + "/healthz/ready", "--ready-url", "http://" + stays.ready + "/healthz/ready",
-		"--shutdown-url", gone.url("/quitquitquit"), "--shutdown-url", stays.url("/quitquitquit")}, child("wait-stdin")...)...)
+		"--ready-url", "http://" + gone.Ready + "/healthz/ready", "--ready-url", "http://" + stays.Ready + "/healthz/ready",
+		"--shutdown-url", gone.URL("/quitquitquit"), "--shutdown-url", stays.URL("/quitquitquit")}, child("wait-stdin")...)...)
 	p.waitLog("proxy-await: proxy is ready ")
-	gone.signal(syscall.SIGKILL)
-	_ = gone.cmd.Wait() // its ports are closed
+	gone.Signal(syscall.SIGKILL)
+	_ = gone.Cmd.Wait() // its ports are closed
 	require.NoError(t, p.stdin.Close())
 	assert.Equal(t, 0, p.wait())
 
 	var lines []string // the shutdown of the proxy gone, in order
 	for _, l := range strings.Split(p.stderr.String(), "\n") {
-		if strings.Contains(l, " url="+gone.url("/quitquitquit")+" ") {
+		if strings.Contains(l, " url="+gone.URL("/quitquitquit")+" ") {
 			lines = append(lines, l)
 		}
 	}
 	require.Len(t, lines, 2, "one attempt, then the outcome: %q", lines)
-	assert.Equal(t, `proxy-await: debug: shutdown POST failed url=`+gone.url("/quitquitquit")+` attempt=1 error="connection refused"`, lines[0])
-	assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=`+regexp.QuoteMeta(gone.url("/quitquitquit"))+` elapsed=\S+$`, lines[1])
-	assert.Equal(t, 1, stays.count("POST", "/quitquitquit"), "the other proxy is shut down")
+	assert.Equal(t, `proxy-await: debug: shutdown POST failed url=`+gone.URL("/quitquitquit")+` attempt=1 error="connection refused"`, lines[0])
+	assert.Regexp(t, `^proxy-await: proxy already gone, nothing to shut down url=`+regexp.QuoteMeta(gone.URL("/quitquitquit"))+` elapsed=\S+$`, lines[1])
+	assert.Equal(t, 1, stays.Count("POST", "/quitquitquit"), "the other proxy is shut down")
 }
 
 // The trap of a proxy that starts late: readiness timed out without
 // --timeout-fatal, the job ran and ended, and only then does the proxy come
 // up. A refused connection must not be read as "the proxy has exited": the
 // shutdown keeps asking, and the late proxy is shut down.
-func TestLateProxyIsShutDown(t *testing.T) {
+func (Tests) TestLateProxyIsShutDown(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
@@ -186,9 +186,9 @@ func TestLateProxyIsShutDown(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "no refused shutdown POST; stderr:\n%s", p.stderr.String())
 		time.Sleep(5 * time.Millisecond)
 	}
-	fp := startProxy(t, "-addr", addr, "-stay-up")
+	fp := testutil.StartFakeProxy(t, "-addr", addr, "-stay-up")
 	assert.Equal(t, 3, p.wait())
-	assert.Equal(t, 1, fp.count("POST", "/shutdown"))
+	assert.Equal(t, 1, fp.Count("POST", "/shutdown"))
 	assert.Regexp(t, `\nproxy-await: proxy shutdown requested url=http://`+addr+`/shutdown status=200 elapsed=\S+\n$`, p.stderr.String())
 }
 
@@ -203,7 +203,7 @@ func zombies(pid int) []int {
 	return out
 }
 
-func TestZombieStorm(t *testing.T) {
+func (Tests) TestZombieStorm(t *testing.T) {
 	// Two thousand orphans that exit at once, reparented to proxy-await (a
 	// child subreaper); the child then waits for stdin to close. Every
 	// reap is logged (event orphan_reaped, at debug level): exactly one
@@ -228,7 +228,7 @@ func TestZombieStorm(t *testing.T) {
 	assert.Equal(t, orphans, reaped(), "one reap logged for each orphan")
 }
 
-func TestSignalStorm(t *testing.T) {
+func (Tests) TestSignalStorm(t *testing.T) {
 	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("signals", "SIGTERM")...)...)
 	p.expect("ready")
 	for range 5000 {
@@ -265,12 +265,12 @@ func TestSignalStorm(t *testing.T) {
 	assert.Equal(t, 0, p.wait())
 }
 
-func TestChildClosesStdout(t *testing.T) {
+func (Tests) TestChildClosesStdout(t *testing.T) {
 	p := startPA(t, nil, "--proxy", "none", "--", "sh", "-c", "exec >&-; exec 2>&-; exit 6")
 	assert.Equal(t, 6, p.wait())
 }
 
-func TestChildIgnoresEverySignal(t *testing.T) {
+func (Tests) TestChildIgnoresEverySignal(t *testing.T) {
 	script := `trap '' HUP INT QUIT TERM USR1 USR2 ALRM WINCH; echo ready; while :; do sleep 1; done`
 	p := startPA(t, nil, "--proxy", "none", "--kill-after", "300ms", "--", "sh", "-c", script)
 	p.expect("ready")
@@ -280,7 +280,7 @@ func TestChildIgnoresEverySignal(t *testing.T) {
 	assert.Equal(t, 137, p.wait())
 }
 
-func TestHugeArgumentsAndEnvironment(t *testing.T) {
+func (Tests) TestHugeArgumentsAndEnvironment(t *testing.T) {
 	args := make([]string, 5000)
 	for i := range args {
 		args[i] = fmt.Sprintf("%04d-%s", i, strings.Repeat("a", 90))
@@ -300,7 +300,7 @@ func TestHugeArgumentsAndEnvironment(t *testing.T) {
 
 // Killed with SIGKILL, proxy-await cannot pass anything on; the kernel's
 // parent-death signal ends the child instead of leaving it unsupervised.
-func TestChildDiesWithProxyAwait(t *testing.T) {
+func (Tests) TestChildDiesWithProxyAwait(t *testing.T) {
 	p := startPA(t, nil, "--proxy", "none", "--", "sh", "-c", `trap '' TERM; echo "pid $$"; exec sleep 1000`)
 	line := p.expect("pid ")
 	pid, err := strconv.Atoi(strings.TrimPrefix(line, "pid "))

@@ -4,26 +4,146 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/internal/fakeproxy"
 	"github.com/proxy-await/proxy-await/internal/logging"
+	"github.com/proxy-await/proxy-await/internal/testchild"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 	"github.com/proxy-await/proxy-await/readiness"
 	"github.com/proxy-await/proxy-await/shutdown"
+	"github.com/proxy-await/proxy-await/tests/process"
 )
+
+// commands are the programs this test binary is, by the name it runs
+// under: proxy-await, under its own name and the drop-in names it answers
+// to, and the fake proxy. TestMain puts each on PATH (testscript.Main), so
+// that the tests run proxy-await's own main, with -race and -cover as the
+// tests have them, and build nothing.
+var commands = map[string]func(){
+	"proxy-await":   main,
+	"linkerd-await": main,
+	"scuttle":       main,
+	"fakeproxy":     fakeproxy.Main,
+}
+
+// TestMain runs a command when this binary is started under its name; a
+// child scenario when testchild's variable names one; else the tests. The
+// name comes first: proxy-await passes the variable on to its child.
+func TestMain(m *testing.M) {
+	if _, ok := commands[filepath.Base(os.Args[0])]; !ok {
+		testchild.Main()
+		testchild.NoRaceExitSleep()
+		testchild.DetachTerminal()
+		testchild.UnignoreSignals()
+	}
+	testscript.Main(m, commands)
+}
+
+// TestProcess runs the process-level tests of tests/process, with this
+// binary as proxy-await, the fake proxy and the children: signals,
+// terminals, PID 1, the drain, HAProxy, the sidecars, faults.
+func TestProcess(t *testing.T) {
+	process.Run(t)
+}
+
+// TestScripts runs the command-line scenarios in testdata/script, one file
+// a scenario, named after it (go test -run TestScripts/usage-boolean-trap):
+// what a user types and what proxy-await answers, as testscript files in
+// the manner of Go's own cmd tests. Scenarios that need signals, terminals
+// or a proxy that changes its answers over time are Go tests in
+// tests/process (TestProcess).
+//
+// Besides testscript's own commands (exec, stdout, stderr, cmp, exists, ...):
+//
+//	exits N PROG [ARG...]   run PROG, which must exit with N; its output
+//	                        is what stdout and stderr match next
+//	proxy [FLAG...]         start fakeproxy in the background with
+//	                        FLAGs, its request log in $WORK/requests.log;
+//	                        $PROXY is its admin address, $PROXY_READY and
+//	                        $PROXY_LIFECYCLE its other listeners
+//
+// proxy-await, linkerd-await, scuttle and fakeproxy are on PATH: this test
+// binary, run under each name (TestMain). The environment holds nothing of
+// the developer's.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		// A hang guard: a script that hangs fails instead of holding the
+		// whole run until go test's own timeout.
+		Deadline: time.Now().Add(5 * time.Minute),
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits": cmdExits,
+			"proxy": cmdProxy,
+		},
+	})
+}
+
+// cmdExits is the exits command: exits N PROG [ARG...].
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits N PROG [ARG...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	var exit *exec.ExitError
+	switch err := ts.Exec(args[1], args[2:]...); {
+	case errors.As(err, &exit):
+		got = exit.ExitCode()
+	case err != nil:
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, not %d", args[1], got, want)
+	}
+}
+
+// cmdProxy is the proxy command: start the fake proxy in the background.
+func cmdProxy(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("usage: proxy [FLAG...]")
+	}
+	work := ts.Getenv("WORK")
+	args = append([]string{"-log", filepath.Join(work, "requests.log"),
+		"-addr", "127.0.0.1:0", "-ready-addr", "127.0.0.1:0", "-lifecycle-addr", "127.0.0.1:0"}, args...)
+	cmd := exec.Command("fakeproxy", args...)
+	cmd.Stderr = ts.Stderr()
+	stdout, err := cmd.StdoutPipe()
+	ts.Check(err)
+	ts.Check(cmd.Start())
+	ts.Defer(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addrs, err := fakeproxy.Listening(stdout)
+	ts.Check(err)
+	for name, v := range map[string]string{"admin": "PROXY", "ready": "PROXY_READY", "lifecycle": "PROXY_LIFECYCLE"} {
+		if addr, ok := addrs[name]; ok {
+			ts.Setenv(v, addr)
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+}
 
 // passMark starts and ends every password the fuzz target tries: nothing
 // else it prints contains it, so a match is never innocent, and a part of a

@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 // "-" reads the manifests from stdin, as from `helm template` or
 // `kustomize build`; under --log-format json each finding is one object
 // with the documented keys, and so is the summary on stderr.
-func TestCheckStdinJSON(t *testing.T) {
+func (Tests) TestCheckStdinJSON(t *testing.T) {
 	cmd := exec.Command(proxyAwaitBin, "--log-format", "json", "--check", "--versions", "linkerd=2.20", "-")
 	cmd.Stdin = strings.NewReader(`apiVersion: batch/v1
 kind: Job

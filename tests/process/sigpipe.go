@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"os"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // startWithClosedStderr runs proxy-await with its stderr on a pipe whose
@@ -39,10 +41,10 @@ func (p *proc) nextSignal() string {
 // one is not forwarded (the child would die of it), while a SIGPIPE another
 // process sends still is. The child's lines must be exactly the signals the
 // test sends, in order.
-func TestClosedStderrRaisesNoSigpipeInTheChild(t *testing.T) {
+func (Tests) TestClosedStderrRaisesNoSigpipeInTheChild(t *testing.T) {
 	t.Run("the ready line", func(t *testing.T) {
-		fp := startProxy(t)
-		p := startWithClosedStderr(t, append([]string{"--ready-url", fp.url("/ready")}, child("signals", "SIGTERM")...)...)
+		fp := testutil.StartFakeProxy(t)
+		p := startWithClosedStderr(t, append([]string{"--ready-url", fp.URL("/ready")}, child("signals", "SIGTERM")...)...)
 		assert.Equal(t, "ready", p.next())
 		p.signal(syscall.SIGUSR1)
 		assert.Equal(t, "SIGUSR1", p.nextSignal(), "the first signal the child sees is the one sent, not a SIGPIPE")
