@@ -82,8 +82,8 @@ func TestProcess(t *testing.T) {
 //	                        $PROXY_LIFECYCLE its other listeners
 //
 // proxy-await, linkerd-await, scuttle and fakeproxy are on PATH: this test
-// binary, run under each name (TestMain). The environment holds nothing of
-// the developer's.
+// binary, run under each name (TestMain); $PROXY_AWAIT is proxy-await's
+// path. The environment holds nothing of the developer's.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -91,6 +91,11 @@ func TestScripts(t *testing.T) {
 		// A hang guard: a script that hangs fails instead of holding the
 		// whole run until go test's own timeout.
 		Deadline: time.Now().Add(5 * time.Minute),
+		Setup: func(env *testscript.Env) error {
+			path, err := exec.LookPath("proxy-await")
+			env.Setenv("PROXY_AWAIT", path)
+			return err
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits": cmdExits,
 			"proxy": cmdProxy,

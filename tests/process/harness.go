@@ -30,6 +30,10 @@ const waitLimit = testutil.WaitLimit
 // be sent again, and counted twice.
 const steadyProbe = "--probe-timeout"
 
+// nobody is the uid and gid the tests run a process as where another user
+// must, as an application container that runs as non-root would.
+const nobody = "65534"
+
 // proc is a running proxy-await, its stdout read line by line.
 type proc struct {
 	t      *testing.T
