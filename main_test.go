@@ -77,9 +77,12 @@ func TestProcess(t *testing.T) {
 //	exits N PROG [ARG...]   run PROG, which must exit with N; its output
 //	                        is what stdout and stderr match next
 //	proxy [FLAG...]         start fakeproxy in the background with
-//	                        FLAGs, its request log in $WORK/requests.log;
-//	                        $PROXY is its admin address, $PROXY_READY and
-//	                        $PROXY_LIFECYCLE its other listeners
+//	                        FLAGs, its request log in $WORK/requests.log
+//	                        (grep -count=N '"method":"GET","path":"/ready"'
+//	                        requests.log counts requests); $PROXY is its
+//	                        admin address, $PROXY_PORT that address's port,
+//	                        $PROXY_READY and $PROXY_LIFECYCLE its other
+//	                        listeners
 //
 // proxy-await, linkerd-await, scuttle and fakeproxy are on PATH: this test
 // binary, run under each name (TestMain); $PROXY_AWAIT is proxy-await's
@@ -146,6 +149,9 @@ func cmdProxy(ts *testscript.TestScript, neg bool, args []string) {
 		if addr, ok := addrs[name]; ok {
 			ts.Setenv(v, addr)
 		}
+	}
+	if _, port, ok := strings.Cut(addrs["admin"], ":"); ok {
+		ts.Setenv("PROXY_PORT", port)
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 }
