@@ -161,18 +161,22 @@ func tlsFailure(err error) string {
 	return ""
 }
 
-// innermost drops the wrappers that only say which call failed.
+// innermost drops the wrappers that only say which call failed, or only
+// put words before their cause ("net/http: HTTP/1.x transport connection
+// broken: malformed HTTP status code").
 func innermost(err error) error {
 	for {
 		var (
 			urlErr *url.Error
 			opErr  *net.OpError
 		)
-		switch {
+		switch cause := errors.Unwrap(err); {
 		case errors.As(err, &urlErr):
 			err = urlErr.Err
 		case errors.As(err, &opErr):
 			err = opErr.Err
+		case cause != nil && strings.HasSuffix(err.Error(), ": "+cause.Error()):
+			err = cause
 		default:
 			return err
 		}

@@ -39,6 +39,8 @@ func TestDescribe(t *testing.T) {
 			"cannot resolve proxy.invalid: no such host"},
 		{&url.Error{Op: "Post", URL: "x", Err: context.DeadlineExceeded}, "timed out"},
 		{&Error{Msg: "no answer within --probe-timeout 1s", Err: os.ErrDeadlineExceeded}, "no answer within --probe-timeout 1s"},
+		{fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", errors.New(`malformed HTTP status code "20"`)),
+			`malformed HTTP status code "20"`},
 	} {
 		got := Describe(tc.err)
 		assert.Equal(t, tc.want, got, "%v", tc.err)
