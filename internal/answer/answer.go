@@ -56,20 +56,6 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Conn is a connection that carries one answer: reading more than Max bytes
-// from it fails with ErrTooLarge.
-type Conn struct {
-	net.Conn
-	r Reader
-}
-
-// NewConn limits what can be read from c to one answer of at most Max bytes.
-func NewConn(c net.Conn) *Conn {
-	return &Conn{Conn: c, r: Reader{R: c, Left: Max}}
-}
-
-func (c *Conn) Read(p []byte) (int, error) { return c.r.Read(p) }
-
 // Error is a failure told in plain words that still unwraps to its cause,
 // so that errors.Is(err, syscall.ECONNREFUSED) keeps working.
 type Error struct {
