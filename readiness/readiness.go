@@ -4,10 +4,10 @@
 // interval then grows from 5 ms, doubling, up to a ceiling, so the application
 // starts within milliseconds of the proxy turning ready without hammering a
 // proxy that is slow to start. A redirect is never followed: 3xx means "not
-// ready". An answer is read up to 64 KiB, and a 2xx status line decides
-// without waiting for the body. While waiting, it logs the elapsed time and
-// the last error every few seconds, so a pod stuck here says why; with debug
-// logging, each probe error is logged when it changes.
+// ready". An answer is read up to 64 KiB, and a 2xx decides on its status
+// line and headers, without waiting for the body. While waiting, it logs the
+// elapsed time and the last error every few seconds, so a pod stuck here says
+// why; with debug logging, each probe error is logged when it changes.
 //
 // Await also reports which URLs the proxy answered at all, which tells the
 // shutdown whether a refused connection means the proxy has exited or has not

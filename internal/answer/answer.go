@@ -37,25 +37,6 @@ const Max = 64 << 10
 // ErrTooLarge is the read error past Max bytes of one answer.
 var ErrTooLarge = errors.New("answer larger than 64 KiB")
 
-// Reader reads from R until Left bytes have been read, then fails with
-// ErrTooLarge. Set Left before each answer.
-type Reader struct {
-	R    io.Reader
-	Left int64
-}
-
-func (r *Reader) Read(p []byte) (int, error) {
-	if r.Left <= 0 {
-		return 0, ErrTooLarge
-	}
-	if int64(len(p)) > r.Left {
-		p = p[:r.Left]
-	}
-	n, err := r.R.Read(p)
-	r.Left -= int64(n)
-	return n, err
-}
-
 // Error is a failure told in plain words that still unwraps to its cause,
 // so that errors.Is(err, syscall.ECONNREFUSED) keeps working.
 type Error struct {

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -58,11 +57,4 @@ func TestDescribeARealDial(t *testing.T) {
 	_, err := net.Dial("tcp", testutil.RefusingAddr(t))
 	require.Error(t, err)
 	assert.Equal(t, "connection refused", Describe(err))
-}
-
-func TestReaderStopsAtItsBudget(t *testing.T) {
-	r := &Reader{R: strings.NewReader(strings.Repeat("x", 100)), Left: 60}
-	b, err := io.ReadAll(r)
-	assert.Len(t, b, 60)
-	assert.ErrorIs(t, err, ErrTooLarge)
 }
