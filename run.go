@@ -120,7 +120,7 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 				log.Error("readiness wait failed", "event", "internal_error", "error", o.err.Error())
 				return exitcode.Internal, false, o.res.Answered
 			}
-			logTimeout(c, log, o.res)
+			o.res.LogTimeout(log, c.Timeout, c.TimeoutFatal, len(c.Command) > 0)
 			if c.TimeoutFatal {
 				return exitcode.Unavailable, false, o.res.Answered
 			}
@@ -146,28 +146,6 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 				"event", "readiness_interrupted", "signal", wrapper.SignalName(s))
 			return exitcode.SignalBase + int(s), false, o.res.Answered
 		}
-	}
-}
-
-// logTimeout says that --timeout ran out, with what the probes got last.
-func logTimeout(c *config.Config, log *slog.Logger, res readiness.Result) {
-	args := []any{"event", "readiness_timeout", "timeout", c.Timeout, "url", res.URLs(), "error", res.Errors()}
-	// "raise --timeout" only where waiting longer can help.
-	switch hint := res.Hint(); {
-	case res.Refused():
-		args = append(args, "hint", "connection refused for the whole wait: "+readiness.RefusedHint)
-	case hint != "":
-		args = append(args, "hint", hint)
-	case c.TimeoutFatal:
-		args = append(args, "hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
-	}
-	switch {
-	case c.TimeoutFatal:
-		log.Error("proxy not ready: giving up", args...)
-	case len(c.Command) == 0:
-		log.Warn("proxy not ready: done waiting", args...)
-	default:
-		log.Warn("proxy not ready: starting the command anyway", args...)
 	}
 }
 

@@ -7,7 +7,8 @@
 // ready". An answer is read up to 64 KiB, and a 2xx decides on its status
 // line and headers, without waiting for the body. While waiting, it logs the
 // elapsed time and the last error every few seconds, so a pod stuck here says
-// why; with debug logging, each probe error is logged when it changes.
+// why; with debug logging, each probe error is logged when it changes. When
+// the wait runs out of time, Result.LogTimeout says so.
 //
 // Await also reports which URLs the proxy answered at all, which tells the
 // shutdown whether a refused connection means the proxy has exited or has not
@@ -64,10 +65,10 @@ type Pending struct {
 	Err error
 }
 
-// URLs and Errors format Pending for a log line: the URLs as a list (the
+// urls and errors format Pending for a log line: the URLs as a list (the
 // logger shows each without its password), the errors in the same order,
 // separated by "; ".
-func (r Result) URLs() []string {
+func (r Result) urls() []string {
 	s := make([]string, len(r.Pending))
 	for i, p := range r.Pending {
 		s[i] = p.URL
@@ -75,7 +76,7 @@ func (r Result) URLs() []string {
 	return s
 }
 
-func (r Result) Errors() string {
+func (r Result) errors() string {
 	s := make([]string, len(r.Pending))
 	for i, p := range r.Pending {
 		s[i] = p.Err.Error()
@@ -83,9 +84,9 @@ func (r Result) Errors() string {
 	return strings.Join(s, "; ")
 }
 
-// Refused says whether every pending URL's last probe was refused and none
+// refused says whether every pending URL's last probe was refused and none
 // of them ever answered: nothing listens where the proxy should be.
-func (r Result) Refused() bool {
+func (r Result) refused() bool {
 	if len(r.Pending) == 0 {
 		return false
 	}
@@ -97,8 +98,8 @@ func (r Result) Refused() bool {
 	return true
 }
 
-// RefusedHint is the hint for a proxy port that refuses connections.
-const RefusedHint = "is the pod meshed (is the sidecar injected), and is --proxy the right preset?"
+// refusedHint is the hint for a proxy port that refuses connections.
+const refusedHint = "is the pod meshed (is the sidecar injected), and is --proxy the right preset?"
 
 // Hint is what to do about a probe error that waiting longer does not fix,
 // and "" for the others: a readiness path that is not there (404), an
@@ -122,15 +123,39 @@ func Hint(err error) string {
 	return ""
 }
 
-// Hint is the hint of the first pending URL whose error waiting does not
+// hint is the hint of the first pending URL whose error waiting does not
 // fix; "" when waiting may still help every one.
-func (r Result) Hint() string {
+func (r Result) hint() string {
 	for _, p := range r.Pending {
 		if h := Hint(p.Err); h != "" {
 			return h
 		}
 	}
 	return ""
+}
+
+// LogTimeout says that the wait ran out of --timeout (timeout), with what
+// the probes got last. fatal is --timeout-fatal: the command is not started;
+// command says whether there is one to start. The hint says "raise
+// --timeout" only where waiting longer can help.
+func (r Result) LogTimeout(log *slog.Logger, timeout time.Duration, fatal, command bool) {
+	args := []any{"event", "readiness_timeout", "timeout", timeout, "url", r.urls(), "error", r.errors()}
+	switch hint := r.hint(); {
+	case r.refused():
+		args = append(args, "hint", "connection refused for the whole wait: "+refusedHint)
+	case hint != "":
+		args = append(args, "hint", hint)
+	case fatal:
+		args = append(args, "hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
+	}
+	switch {
+	case fatal:
+		log.Error("proxy not ready: giving up", args...)
+	case !command:
+		log.Warn("proxy not ready: done waiting", args...)
+	default:
+		log.Warn("proxy not ready: starting the command anyway", args...)
+	}
 }
 
 // state is what the wait knows of one URL.
@@ -220,7 +245,7 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 				// hintAfter long: half a period of slack.
 				case !s.hinted && !s.refusedSince.IsZero() && now.Sub(s.refusedSince) >= hintAfter-every/2:
 					s.hinted = true
-					hint = "connection refused for " + hintAfter.String() + ": " + RefusedHint
+					hint = "connection refused for " + hintAfter.String() + ": " + refusedHint
 				case opts.Timeout == 0:
 					hint = "set --timeout to stop waiting forever"
 				}
