@@ -401,6 +401,26 @@ func TestProbeRetriesAConnectionClosedSinceTheLastAnswer(t *testing.T) {
 	assert.Equal(t, int64(1), conns.Load())
 }
 
+// A proxy that closes a kept-alive connection as the next request comes
+// in, rather than answer it (its idle timeout ran out as the request
+// arrived): the probe is sent again on a new connection, once, and gets
+// its answer there.
+func TestProbeRetriesAConnectionClosedOnTheRequest(t *testing.T) {
+	addr, conns := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		if testutil.ReadRequest(r) != nil {
+			_, _ = io.WriteString(conn, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 10\r\n\r\nnot ready\n")
+		}
+		testutil.ReadRequest(r) // then close, unanswered
+	})
+	p, err := newProber("http://"+addr+"/ready", bound)
+	require.NoError(t, err)
+	defer p.close()
+	for i := range 5 {
+		assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable", "probe %d", i+1)
+	}
+	assert.Equal(t, int64(5), conns.Load(), "each connection answers one probe and fails the next")
+}
+
 // A 2xx decides once its status line and headers are read: a connection
 // closed or reset right after them, or a body that never comes, still make
 // the URL ready. A status line alone is not an answer, nor is one that
