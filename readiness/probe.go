@@ -115,10 +115,14 @@ func (p *prober) probe(ctx context.Context) error {
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		return nil // closed unread: its connection goes
 	}
-	// Read to its end, within the answer's bound and the probe's time, the
-	// body keeps the connection for the next probe; a body that fails
-	// costs only the connection.
-	_, _ = io.Copy(io.Discard, resp.Body)
+	if !resp.Close && resp.StatusCode != http.StatusSwitchingProtocols {
+		// Read to its end, within the answer's bound and the probe's time,
+		// the body keeps the connection for the next probe; a body that
+		// fails costs only the connection. What cannot keep it is not
+		// waited for: a body that ends with the connection (no length),
+		// or another protocol, which the probe's time no longer bounds.
+		_, _ = io.Copy(io.Discard, resp.Body)
+	}
 	return &StatusError{Code: resp.StatusCode, Status: resp.Status}
 }
 

@@ -122,6 +122,26 @@ func TestProbeDropsAConnectionWithALargeBody(t *testing.T) {
 	assert.Equal(t, int64(2), conns.Load(), "a body over 64 KiB is not read to its end: the connection goes")
 }
 
+// What follows an answer that cannot keep the connection is not waited
+// for: a body that ends only with the connection, or another protocol.
+// The status decides at once.
+func TestProbeDoesNotWaitForWhatCannotKeepTheConnection(t *testing.T) {
+	for answer, want := range map[string]string{
+		"HTTP/1.1 503 Service Unavailable\r\n\r\nnot ":                                          "answered 503 Service Unavailable",
+		"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n": "answered 101 Switching Protocols",
+	} {
+		addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+			if testutil.ReadRequest(r) != nil {
+				_, _ = io.WriteString(conn, answer)
+				_, _ = io.Copy(io.Discard, conn) // the rest never comes
+			}
+		})
+		start := time.Now()
+		assert.EqualError(t, probeOnce(t, "http://"+addr+"/ready", bound), want)
+		assert.Less(t, time.Since(start), bound, "%s: the probe does not sit out --probe-timeout", want)
+	}
+}
+
 // endless writes chunk to conn until the client closes the connection, and
 // says so on closed.
 func endless(conn net.Conn, chunk []byte, closed chan<- struct{}) {
