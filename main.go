@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -21,6 +22,10 @@ import (
 )
 
 func main() {
+	// The standard library's logger is net/http's: its transport writes a
+	// line of its own when a proxy sends what no probe asked for, and then
+	// drops the connection. Every line on stderr is proxy-await's.
+	stdlog.SetOutput(io.Discard)
 	cfg, err := config.ParseEnviron(filepath.Base(os.Args[0]), os.Args[1:], os.Environ())
 	var usage *config.UsageError
 	switch {

@@ -151,7 +151,7 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 				log.Error("readiness wait failed", "event", "internal_error", "error", o.err.Error())
 				return exitcode.Internal, false, o.res.Answered
 			}
-			logTimeout(c, log, o.res)
+			o.res.LogTimeout(log, c.Timeout, c.TimeoutFatal, len(c.Command) > 0)
 			if c.TimeoutFatal {
 				return exitcode.Unavailable, false, o.res.Answered
 			}
@@ -178,40 +178,6 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 			return exitcode.SignalBase + int(s), false, o.res.Answered
 		}
 	}
-}
-
-// logTimeout says that --timeout ran out, with what the probes got last.
-func logTimeout(c *config.Config, log *slog.Logger, res readiness.Result) {
-	args := []any{"event", "readiness_timeout", "timeout", c.Timeout, "url", res.URLs(), "error", res.Errors()}
-	// "raise --timeout" only where waiting longer can help.
-	switch hint := res.Hint(); {
-	case res.Refused():
-		args = append(args, "hint", "connection refused for the whole wait: "+res.RefusedHint(readyPresets(c)))
-	case hint != "":
-		args = append(args, "hint", hint)
-	case c.TimeoutFatal:
-		args = append(args, "hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
-	}
-	switch {
-	case c.TimeoutFatal:
-		log.Error("proxy not ready: giving up", args...)
-	case len(c.Command) == 0:
-		log.Warn("proxy not ready: done waiting", args...)
-	default:
-		log.Warn("proxy not ready: starting the command anyway", args...)
-	}
-}
-
-// readyPresets names the preset of each readiness URL that has one, for
-// the hints that name a proxy's likely cause.
-func readyPresets(c *config.Config) map[string]string {
-	m := map[string]string{}
-	for _, u := range c.ReadyURLs {
-		if p := c.PresetOf(u); p != "" {
-			m[u] = p
-		}
-	}
-	return m
 }
 
 // runChild runs the command to its end and returns its exit code.
@@ -265,4 +231,16 @@ func shutdownProxy(c *config.Config, log *slog.Logger, answered []string) {
 		Timeout:  c.ShutdownTimeout,
 		Logger:   log,
 	})
+}
+
+// readyPresets names the preset of each readiness URL that has one, for
+// the hints that name a proxy's likely cause.
+func readyPresets(c *config.Config) map[string]string {
+	m := map[string]string{}
+	for _, u := range c.ReadyURLs {
+		if p := c.PresetOf(u); p != "" {
+			m[u] = p
+		}
+	}
+	return m
 }
