@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/signals"
 
 	"golang.org/x/sys/unix"
@@ -406,7 +407,7 @@ func reap(log *slog.Logger, main int, stopped func(syscall.Signal)) (ws syscall.
 		case pid == main:
 			ws, exited = status, true
 		default:
-			log.Debug("reaped orphan", "event", "orphan_reaped", "pid", pid, "exit_code", ExitCode(status))
+			log.Debug("reaped orphan", "event", "orphan_reaped", "pid", pid, "exit_code", exitcode.Of(status))
 		}
 	}
 }
@@ -415,7 +416,7 @@ func reap(log *slog.Logger, main int, stopped func(syscall.Signal)) (ws syscall.
 // process group to stop, as dumb-init does; with --wait-all it waits for
 // whatever the child left behind.
 func (s *supervisor) finish(ws syscall.WaitStatus, sigs <-chan os.Signal) int {
-	code := ExitCode(ws)
+	code := exitcode.Of(ws)
 	if ws.Signaled() {
 		s.Logger.Info("child killed by signal", "event", "child_exited", "child_pid", s.pid,
 			"signal", signals.Name(ws.Signal()), "exit_code", code)

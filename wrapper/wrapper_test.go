@@ -380,22 +380,6 @@ func TestStartErrors(t *testing.T) {
 	}
 }
 
-func TestExitCode(t *testing.T) {
-	for _, tc := range []struct {
-		ws   syscall.WaitStatus
-		want int
-	}{
-		{0, 0},
-		{3 << 8, 3},
-		{255 << 8, 255},
-		{syscall.WaitStatus(syscall.SIGKILL), 137},
-		{syscall.WaitStatus(syscall.SIGTERM), 143},
-		{syscall.WaitStatus(syscall.SIGSEGV) | 0x80, 139}, // core dumped
-	} {
-		assert.Equal(t, tc.want, ExitCode(tc.ws), "%#x", uint32(tc.ws))
-	}
-}
-
 func waitLog(t *testing.T, log *testutil.Buffer, want string) {
 	t.Helper()
 	log.WaitFor(t, want, waitLimit)
