@@ -247,7 +247,7 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 		}
 	}
 	c.PortSet = fs.Changed("port")
-	if err := c.finish(); err != nil {
+	if err := c.crossCheck(); err != nil {
 		return fail(err)
 	}
 	return c, nil

@@ -257,7 +257,7 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 	for {
 		select {
 		case <-done:
-			return finish(ctx, opts.URLs, opts.Presets, &mu, states)
+			return outcome(ctx, opts.URLs, opts.Presets, &mu, states)
 		case now := <-progress.C:
 			mu.Lock()
 			for _, u := range opts.URLs {
@@ -286,14 +286,14 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 			mu.Unlock()
 		case <-ctx.Done():
 			<-done
-			return finish(ctx, opts.URLs, opts.Presets, &mu, states)
+			return outcome(ctx, opts.URLs, opts.Presets, &mu, states)
 		}
 	}
 }
 
-// finish is Await's outcome once every poller has returned. Every URL that
+// outcome is Await's result once every poller has returned. Every URL that
 // answered 2xx is ready, even when ctx ended at that very moment.
-func finish(ctx context.Context, urls []string, presets map[string]string, mu *sync.Mutex, states map[string]*state) (Result, error) {
+func outcome(ctx context.Context, urls []string, presets map[string]string, mu *sync.Mutex, states map[string]*state) (Result, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	var r Result

@@ -74,7 +74,7 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 		case err != nil:
 			return 0, err
 		case exited:
-			return s.finish(ws, sigs), nil
+			return s.childExited(ws, sigs), nil
 		}
 		select {
 		case sig := <-sigs:
@@ -412,10 +412,10 @@ func reap(log *slog.Logger, main int, stopped func(syscall.Signal)) (ws syscall.
 	}
 }
 
-// finish logs how the child ended and, with -g, tells what is left of its
+// childExited logs how the child ended and, with -g, tells what is left of its
 // process group to stop, as dumb-init does; with --wait-all it waits for
 // whatever the child left behind.
-func (s *supervisor) finish(ws syscall.WaitStatus, sigs <-chan os.Signal) int {
+func (s *supervisor) childExited(ws syscall.WaitStatus, sigs <-chan os.Signal) int {
 	code := exitcode.Of(ws)
 	if ws.Signaled() {
 		s.Logger.Info("child killed by signal", "event", "child_exited", "child_pid", s.pid,
