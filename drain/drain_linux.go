@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -84,12 +83,9 @@ type Watch struct {
 	stopC  chan struct{}
 	done   chan struct{}
 
-	// received counts the destroy reports that reached the watch: those the
-	// kernel's filter let through.
-	received atomic.Uint64
-
-	mu     sync.Mutex
-	status Status
+	mu      sync.Mutex
+	status  Status
+	reports uint64 // the destroy reports that reached the watch: those the kernel's filter let through
 }
 
 // Start watches the listeners that o names and closes Quiet() once they have
@@ -145,13 +141,13 @@ func (w *Watch) run(o Options) {
 			"error", err.Error())
 		<-w.stopC
 	}
-	d, err := newDiffer()
+	d, err := newDumper()
 	if err != nil {
 		giveUp("use sock_diag", err)
 		return
 	}
 	defer d.close()
-	feed, err := newDestroyFeed(&w.received)
+	feed, err := newDestroyFeed()
 	if err != nil {
 		log.Warn("cannot follow closed connections: connections shorter than the quiet period may be missed",
 			"event", "drain_degraded", "error", err.Error())
@@ -313,6 +309,7 @@ func (w *Watch) publish(s *sockets, armed bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.status = Status{Armed: armed, Connections: len(s.conns), LastTraffic: s.last, LastPinned: s.pinned}
+	w.reports = s.reports
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
@@ -320,7 +317,7 @@ func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisec
 // sockets is what the watch knows of the listeners and their connections.
 // Only the watch's goroutine touches it.
 type sockets struct {
-	diag      *differ
+	diag      *dumper
 	feed      *destroyFeed // nil without the destroy reports
 	fixed     []uint16     // --drain-ports: these, and no process walk
 	self      int          // proxy-await's own process: its sockets are never watched
@@ -335,6 +332,7 @@ type sockets struct {
 	udp       []sock                  // the unconnected UDP sockets, at the last walk
 	udpErr    error                   // why the UDP sockets could not be listed, at the last walk
 	blind     *unseen                 // traffic the watch cannot see, at the last look
+	reports   uint64                  // the destroy reports read
 }
 
 // unseen is a UDP socket that a process below the root holds, or could
@@ -354,7 +352,7 @@ func (u *unseen) attrs() []any {
 	return append(attrs, "pid", u.hidden.pid, "uid", u.hidden.uids[0], "error", u.hidden.err.Error())
 }
 
-func newSockets(o Options, d *differ, feed *destroyFeed) *sockets {
+func newSockets(o Options, d *dumper, feed *destroyFeed) *sockets {
 	s := &sockets{diag: d, feed: feed, fixed: o.Ports, self: o.Self, own: o.Own, local: localAddrs(),
 		procs: newProcs(o.Root), last: time.Now(),
 		listeners: map[uint16][]netip.Addr{}, checked: map[uint32]int{}, conns: map[uint64]uint64{}}
@@ -545,11 +543,16 @@ func localAddrs() map[netip.Addr]bool {
 	return local
 }
 
-// destroyed records a connection the kernel has freed.
+// destroyed records a socket the kernel has freed: a connection is traffic
+// as a look would find it, a listener or a half-open connection is not.
 func (s *sockets) destroyed(e destroyed) {
-	switch {
-	case e.lost:
+	if e.lost {
 		s.traffic(e.at)
+		return
+	}
+	s.reports++
+	switch {
+	case e.state == tcpListen || e.state == tcpNewSynRecv:
 	case s.ours(e.sock):
 		prev, seen := s.conns[e.cookie]
 		delete(s.conns, e.cookie)
