@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 	"syscall"
 	"time"
 
@@ -33,32 +32,22 @@ func ownSignal(sig syscall.Signal) bool {
 // shut the proxy down, and return the exit code. Without a command it only
 // awaits the proxy.
 func run(c *config.Config, log *slog.Logger) int {
-	// Subscribe before anything else, so that no signal goes unhandled. The
-	// subscription is never undone: the process exits right after run, and
-	// undoing it costs half a millisecond on every exit.
-	sigs := wrapper.Notify()
+	// The supervisor handles every signal from here on, and reaps.
+	sup := wrapper.NewSupervisor(log, ownSignal)
 
 	warn(c, log)
 	probes, code, start := serveProbes(c, log)
 	defer probes.Close()
 	var answered []string
 	if start {
-		code, start, answered = awaitProxy(c, log, sigs)
+		code, start, answered = awaitProxy(c, log, sup)
 	}
 	if start && len(c.Command) > 0 { // no command: only wait
 		probes.Started()
-		code = runChild(c, log, sigs, probes)
+		code = runChild(c, log, sup, probes)
 	}
-	// The code is final before the shutdown: with --keep-proxy-on-failure
-	// it decides, as the kubelet decides on a restart.
 	code = mapExitCode(c, log, code)
-	switch {
-	case c.Shutdown && c.KeepProxy && code != 0:
-		log.Info("the run failed: leaving the proxy running for the container's restart",
-			"event", "shutdown_skipped", "exit_code", code)
-	case c.Shutdown:
-		shutdownProxy(c, log, answered)
-	}
+	shutDown(c, log, code, answered)
 	return code
 }
 
@@ -101,10 +90,11 @@ func serveProbes(c *config.Config, log *slog.Logger) (srv *probes.Server, code i
 	return srv, 0, true
 }
 
-// awaitProxy waits for readiness. It says whether to start the child and, if
-// not, the exit code; and which readiness URLs the proxy answered at all,
-// which tells the shutdown what a refused connection means.
-func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code int, start bool, answered []string) {
+// awaitProxy waits for readiness while sup handles the signals. It says
+// whether to start the child and, if not, the exit code; and which readiness
+// URLs the proxy answered at all, which tells the shutdown what a refused
+// connection means.
+func awaitProxy(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor) (code int, start bool, answered []string) {
 	switch {
 	case c.Disabled:
 		log.Info("readiness wait disabled by the environment", "event", "readiness_skipped")
@@ -113,9 +103,7 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 		log.Debug("no readiness URL: not waiting", "event", "readiness_skipped")
 		return 0, true, nil
 	}
-	// cancel ends the wait on a termination signal; --timeout on its own.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := context.Background()
 	if c.Timeout > 0 {
 		var stop context.CancelFunc
 		ctx, stop = context.WithTimeout(ctx, c.Timeout)
@@ -124,13 +112,10 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 
 	began := time.Now()
 	log.Info("waiting for the proxy: "+c.ReadySource(), "event", "readiness_started", "url", c.ReadyURLs)
-	type outcome struct {
-		res readiness.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := readiness.Await(ctx, readiness.Options{
+	var res readiness.Result
+	var err error
+	sig := sup.Await(ctx, func(ctx context.Context) {
+		res, err = readiness.Await(ctx, readiness.Options{
 			URLs:         c.ReadyURLs,
 			MaxInterval:  c.Backoff,
 			ProbeTimeout: c.ProbeTimeout,
@@ -138,51 +123,29 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 			Presets:      readyPresets(c),
 			Logger:       log,
 		})
-		done <- outcome{res, err}
-	}()
-	for {
-		select {
-		case o := <-done:
-			switch {
-			case o.err == nil:
-				log.Info("proxy is ready", "event", "readiness_ready", "elapsed", time.Since(began))
-				return 0, true, o.res.Answered
-			case !errors.Is(o.err, context.DeadlineExceeded):
-				log.Error("readiness wait failed", "event", "internal_error", "error", o.err.Error())
-				return exitcode.Internal, false, o.res.Answered
-			}
-			o.res.LogTimeout(log, c.Timeout, c.TimeoutFatal, len(c.Command) > 0)
-			if c.TimeoutFatal {
-				return exitcode.Unavailable, false, o.res.Answered
-			}
-			return 0, true, o.res.Answered
-		case sig := <-sigs:
-			s := sig.(syscall.Signal)
-			switch {
-			case s == syscall.SIGCHLD: // an orphan reparented to PID 1 (from kubectl exec) exited
-				if err := wrapper.ReapOrphans(log); err != nil {
-					log.Error("cannot reap an orphan", "event", "internal_error", "error", err.Error())
-				}
-				continue
-			case ownSignal(s):
-				continue
-			case !signals.IsTermination(s):
-				log.Debug("signal ignored while waiting for the proxy", "event", "signal_dropped",
-					"signal", signals.Name(s))
-				continue
-			}
-			cancel()
-			o := <-done
-			log.Info("termination signal while waiting for the proxy: not starting the command",
-				"event", "readiness_interrupted", "signal", signals.Name(s))
-			return exitcode.SignalBase + int(s), false, o.res.Answered
-		}
+	})
+	switch {
+	case sig != 0:
+		log.Info("termination signal while waiting for the proxy: not starting the command",
+			"event", "readiness_interrupted", "signal", signals.Name(sig))
+		return exitcode.SignalBase + int(sig), false, res.Answered
+	case err == nil:
+		log.Info("proxy is ready", "event", "readiness_ready", "elapsed", time.Since(began))
+		return 0, true, res.Answered
+	case !errors.Is(err, context.DeadlineExceeded):
+		log.Error("readiness wait failed", "event", "internal_error", "error", err.Error())
+		return exitcode.Internal, false, res.Answered
 	}
+	res.LogTimeout(log, c.Timeout, c.TimeoutFatal, len(c.Command) > 0)
+	if c.TimeoutFatal {
+		return exitcode.Unavailable, false, res.Answered
+	}
+	return 0, true, res.Answered
 }
 
 // runChild runs the command to its end and returns its exit code.
-func runChild(c *config.Config, log *slog.Logger, sigs <-chan os.Signal, probes *probes.Server) int {
-	code, err := wrapper.Run(wrapper.Config{
+func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probes *probes.Server) int {
+	code, err := sup.Run(wrapper.Config{
 		Args:         c.Command,
 		Rewrite:      c.Rewrite,
 		ProcessGroup: c.ProcessGroup,
@@ -195,7 +158,7 @@ func runChild(c *config.Config, log *slog.Logger, sigs <-chan os.Signal, probes 
 		OwnSignal:    ownSignal,
 		OnStop:       probes.Stopping,
 		Own:          probes.Own,
-	}, sigs)
+	})
 	var startErr *wrapper.StartError
 	switch {
 	case errors.As(err, &startErr):
@@ -210,6 +173,20 @@ func runChild(c *config.Config, log *slog.Logger, sigs <-chan os.Signal, probes 
 		return exitcode.Internal
 	}
 	return code
+}
+
+// shutDown POSTs the shutdown URLs with -S, unless --keep-proxy-on-failure
+// keeps the proxy for the container's restart: the code is final before the
+// shutdown, and with --keep-proxy-on-failure it decides, as the kubelet
+// decides on a restart.
+func shutDown(c *config.Config, log *slog.Logger, code int, answered []string) {
+	switch {
+	case c.Shutdown && c.KeepProxy && code != 0:
+		log.Info("the run failed: leaving the proxy running for the container's restart",
+			"event", "shutdown_skipped", "exit_code", code)
+	case c.Shutdown:
+		shutdownProxy(c, log, answered)
+	}
 }
 
 // shutdownProxy POSTs the shutdown URLs; its outcome is logged, never fatal.

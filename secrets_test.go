@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +22,7 @@ import (
 	"github.com/proxy-await/proxy-await/internal/testutil"
 	"github.com/proxy-await/proxy-await/readiness"
 	"github.com/proxy-await/proxy-await/shutdown"
+	"github.com/proxy-await/proxy-await/wrapper"
 )
 
 // passMark starts and ends every password the fuzz target tries: nothing
@@ -171,7 +171,7 @@ func lifecycle(t *testing.T, out *testutil.Buffer, c, answering *config.Config) 
 	log := logging.New(out, c.LogFormat, slog.LevelDebug)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		code, start, answered := awaitProxy(c, log, make(chan os.Signal))
+		code, start, answered := awaitProxy(c, log, new(wrapper.Supervisor))
 		assert.Equal(t, 0, code)
 		assert.True(t, start)
 		shutdownProxy(c, log, answered)

@@ -63,7 +63,7 @@ func start(t *testing.T, cfg Config, scenario string, args ...string) *running {
 
 	sigs := Notify()
 	go func() {
-		code, err := Run(cfg, sigs)
+		code, err := run(cfg, sigs)
 		Stop(sigs)
 		inR.Close()
 		outW.Close()
@@ -372,7 +372,7 @@ func TestStartErrors(t *testing.T) {
 		{[]string{"/"}, exitcode.NotExecutable},
 	} {
 		sigs := Notify()
-		_, err := Run(Config{Args: tc.args, Logger: logging.Discard()}, sigs)
+		_, err := run(Config{Args: tc.args, Logger: logging.Discard()}, sigs)
 		Stop(sigs)
 		var se *StartError
 		require.ErrorAs(t, err, &se, "%v", tc.args)
