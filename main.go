@@ -18,6 +18,7 @@ import (
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/install"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
+	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/logging"
 )
 
@@ -60,11 +61,7 @@ func main() {
 // with the event usage_error, else the message and a hint line.
 func reportUsage(w io.Writer, u *config.UsageError) {
 	if u.Format == "json" {
-		attrs := []any{"event", "usage_error"}
-		if u.Hint != "" {
-			attrs = append(attrs, "hint", u.Hint)
-		}
-		logging.New(w, "json", slog.LevelError).Error(u.Msg, attrs...)
+		logging.New(w, "json", slog.LevelError).Error(u.Msg, hint.Attrs([]any{"event", "usage_error"}, u.Hint)...)
 		return
 	}
 	fmt.Fprintf(w, "%s%s\n", logging.Prefix, u.Msg)

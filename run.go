@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/signals"
 
 	"github.com/proxy-await/proxy-await/config"
@@ -55,11 +56,7 @@ func run(c *config.Config, log *slog.Logger) int {
 // exists.
 func warn(c *config.Config, log *slog.Logger) {
 	for _, w := range c.Warnings {
-		attrs := []any{"event", "config_warning"}
-		if w.Hint != "" {
-			attrs = append(attrs, "hint", w.Hint)
-		}
-		log.Warn(w.Msg, attrs...)
+		log.Warn(w.Msg, hint.Attrs([]any{"event", "config_warning"}, w.Hint)...)
 	}
 }
 
@@ -162,11 +159,8 @@ func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probe
 	var startErr *wrapper.StartError
 	switch {
 	case errors.As(err, &startErr):
-		attrs := []any{"event", "child_start_failed", "error", err.Error(), "exit_code", startErr.Code}
-		if startErr.Hint != "" {
-			attrs = append(attrs, "hint", startErr.Hint)
-		}
-		log.Error("cannot start the command", attrs...)
+		log.Error("cannot start the command", hint.Attrs([]any{"event", "child_start_failed", "error", err.Error(),
+			"exit_code", startErr.Code}, startErr.Hint)...)
 		return startErr.Code
 	case err != nil:
 		log.Error("supervision failed", "event", "internal_error", "error", err.Error())

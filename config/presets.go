@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // preset is a proxy's admin endpoints. consul's shutdown port is the graceful
@@ -64,13 +66,13 @@ func (p *proxyList) add(name string) error {
 		name = strings.ToLower(name)
 	}
 	if _, ok := presets[name]; !ok {
-		return &hinted{fmt.Errorf("unknown proxy %s", shown(name)), presetHint}
+		return hint.New(fmt.Errorf("unknown proxy %s", shown(name)), presetHint)
 	}
 	if !slices.Contains(*p.names, name) {
 		*p.names = append(*p.names, name)
 	}
 	if len(*p.names) > 1 && slices.Contains(*p.names, "none") {
-		return &hinted{errors.New("none cannot be combined with other proxies"), "give none alone, or only the proxies to await"}
+		return hint.New(errors.New("none cannot be combined with other proxies"), "give none alone, or only the proxies to await")
 	}
 	return nil
 }

@@ -27,6 +27,8 @@ import (
 	"syscall"
 	"time"
 
+	hintpkg "github.com/proxy-await/proxy-await/internal/hint"
+
 	"github.com/proxy-await/proxy-await/internal/answer"
 )
 
@@ -276,12 +278,8 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 				case opts.Timeout == 0:
 					hint = "set --timeout to stop waiting forever"
 				}
-				args := []any{"event", "readiness_waiting", "url", u,
-					"elapsed", now.Sub(start).Round(time.Millisecond), "error", s.last.Error()}
-				if hint != "" {
-					args = append(args, "hint", hint)
-				}
-				opts.Logger.Info("still waiting for the proxy", args...)
+				opts.Logger.Info("still waiting for the proxy", hintpkg.Attrs([]any{"event", "readiness_waiting", "url", u,
+					"elapsed", now.Sub(start).Round(time.Millisecond), "error", s.last.Error()}, hint)...)
 			}
 			mu.Unlock()
 		case <-ctx.Done():
