@@ -1,6 +1,8 @@
 package readiness
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -8,9 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
-	"net/textproto"
-	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/proxy-await/proxy-await/internal/answer"
@@ -31,33 +31,26 @@ func answered(err error) bool {
 	return err == nil || errors.As(err, &status)
 }
 
-// A prober sends one URL's probes through net/http, on one kept-alive
-// connection for http and https alike. The transport is used directly, not
-// through a client, so there is no redirect to follow: a 3xx is an answer
-// like any other. Each answer is bounded by answer.Conn: at most answer.Max
-// bytes, and a head that has not ended by then never reaches net/http's
-// parser. A 2xx is the URL's last probe: its body is never read.
+// A prober sends one URL's probes over one kept-alive connection, for http
+// and https alike. net/http writes the request and reads the answers, but
+// the prober drives them itself, on the polling goroutine: an
+// http.Transport would hand every probe to the reader and writer goroutines
+// of its connection, which costs a long wait tens of microseconds of CPU a
+// probe. Each answer is bounded by answer.Conn: at most answer.Max bytes,
+// and a head that has not ended by then never reaches net/http's parser.
+// There is no client, so no redirect to follow: a 3xx is an answer like any
+// other. A 2xx is the URL's last probe: its body is never read.
 //
 // The probe goes straight to the URL's host, never through an HTTP proxy
 // named by the environment: the endpoint is the pod's own.
 type prober struct {
-	req       *http.Request
-	tls       *tls.Config
-	timeout   time.Duration
-	transport *http.Transport
-	trace     *httptrace.ClientTrace
-	conn      *answer.Conn // the connection of the probe under way
+	addr    string
+	tls     *tls.Config // nil for http
+	request []byte      // the GET, as net/http writes it
+	timeout time.Duration
+	conn    *answer.Conn // the kept-alive connection, nil between two
+	reader  *bufio.Reader
 }
-
-// attempt is one probe under way. net/http dials with a context of its own,
-// which keeps the request's values but not its deadline: the dial finds the
-// probe's context here, and says how far it got.
-type attempt struct {
-	ctx       context.Context
-	handshake atomic.Bool // the TLS handshake is under way
-}
-
-type attemptKey struct{}
 
 func newProber(rawURL string, timeout time.Duration) (*prober, error) {
 	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
@@ -73,22 +66,23 @@ func newProber(rawURL string, timeout time.Duration) (*prober, error) {
 		pass, _ := u.Password()
 		req.SetBasicAuth(u.Username(), pass)
 	}
-	p := &prober{req: req, timeout: timeout, tls: &tls.Config{ServerName: req.URL.Hostname()}}
-	p.transport = &http.Transport{
-		Proxy:                  nil,
-		DialContext:            p.dial,
-		DialTLSContext:         p.dialTLS,
-		MaxIdleConnsPerHost:    1,
-		MaxResponseHeaderBytes: answer.Max,
-		DisableCompression:     true,
+	// Every probe sends the same request: written once.
+	var request bytes.Buffer
+	if err := req.Write(&request); err != nil {
+		return nil, errors.New("not a valid URL")
 	}
-	p.trace = &httptrace.ClientTrace{
-		GotConn: func(info httptrace.GotConnInfo) { p.conn = info.Conn.(*answer.Conn) },
-		Got1xxResponse: func(int, textproto.MIMEHeader) error {
-			p.conn.ExpectHead() // the answer's own head follows
-			return nil
-		},
+	p := &prober{request: request.Bytes(), timeout: timeout, reader: bufio.NewReader(nil)}
+	port := req.URL.Port()
+	switch {
+	case req.URL.Scheme == "https":
+		p.tls = &tls.Config{ServerName: req.URL.Hostname()}
+		if port == "" {
+			port = "443"
+		}
+	case port == "":
+		port = "80"
 	}
+	p.addr = net.JoinHostPort(req.URL.Hostname(), port)
 	return p, nil
 }
 
@@ -98,39 +92,139 @@ func newProber(rawURL string, timeout time.Duration) (*prober, error) {
 // itself, and no other error it returns is one of ctx's.
 //
 // A kept-alive connection that the proxy closed after its last answer (an
-// HTTP/1.1 server may, with or without "Connection: close") fails the next
-// exchange: net/http then sends the GET again, once, on a new connection,
-// rather than fail and wait an interval for the next probe.
+// HTTP/1.1 server may, with or without "Connection: close"), or as the
+// request came, fails the exchange before any of an answer: the probe then
+// sends its request again on a new connection, once, as net/http retries a
+// GET, rather than fail and wait an interval for the next probe.
 func (p *prober) probe(ctx context.Context) error {
-	a := &attempt{}
-	var cancel context.CancelFunc
-	a.ctx, cancel = context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	req := p.req.WithContext(httptrace.WithClientTrace(context.WithValue(a.ctx, attemptKey{}, a), p.trace))
-	resp, err := p.transport.RoundTrip(req)
+	// One deadline on the connection bounds the whole probe, every stage
+	// and a second try included; a context with a timeout would add a
+	// runtime timer, and its wake-ups, to every probe.
+	deadline := time.Now().Add(p.timeout)
+	reused := p.conn != nil
+	for {
+		if p.conn == nil {
+			if err := p.dial(ctx, deadline); err != nil {
+				return p.failure(ctx, err)
+			}
+		}
+		resp, err := p.exchangeOn(ctx, deadline)
+		switch {
+		case errors.Is(err, errStale) && reused:
+			reused = false
+			continue
+		case err != nil:
+			return p.failure(ctx, err)
+		case resp.StatusCode < 200 || resp.StatusCode > 299:
+			return &StatusError{Code: resp.StatusCode, Status: resp.Status}
+		}
+		return nil
+	}
+}
+
+// exchangeOn is exchange on the open connection with the probe's deadline;
+// an ended context (a signal, --timeout) interrupts it at once. A
+// connection that cannot carry the next probe is closed.
+func (p *prober) exchangeOn(ctx context.Context, deadline time.Time) (*http.Response, error) {
+	conn := p.conn
+	_ = conn.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	resp, reuse, err := p.exchange()
+	stop()
+	if !reuse {
+		p.close()
+	}
+	return resp, err
+}
+
+// errStale is an exchange that failed before any of an answer came back,
+// because the connection was closed: on a kept-alive connection, the proxy
+// closed it after its last answer.
+var errStale = errors.New("connection closed before an answer")
+
+// exchange writes the request and reads the answer's head with net/http,
+// skipping 1xx answers. It reads the body of an answer that is not 2xx to
+// its end, to keep the connection for the next probe; a 2xx is the last
+// probe of this URL, and its body is never waited for. It says whether the
+// connection can carry the next probe.
+func (p *prober) exchange() (*http.Response, bool, error) {
+	if _, err := p.conn.Write(p.request); err != nil {
+		return nil, false, staleIfClosed(err)
+	}
+	// answer.Conn hands on a head only once it is whole: a connection
+	// closed before a byte of it is one closed before an answer.
+	if _, err := p.reader.Peek(1); err != nil {
+		return nil, false, staleIfClosed(err)
+	}
+	for {
+		resp, err := http.ReadResponse(p.reader, nil) // nil: the answer to a GET
+		switch {
+		case err != nil:
+			return nil, false, err
+		case resp.StatusCode == http.StatusSwitchingProtocols:
+			return resp, false, nil // not HTTP any more: drop the connection
+		case resp.StatusCode >= 100 && resp.StatusCode <= 199:
+			p.conn.ExpectHead() // informational: the answer's own head follows
+			continue
+		case resp.StatusCode >= 200 && resp.StatusCode <= 299, resp.Close:
+			// What cannot keep the connection is not waited for: a
+			// body that ends with the connection (no length), which
+			// net/http marks Close.
+			return resp, false, nil
+		}
+		// Read to its end, within the answer's bound and the probe's
+		// time, the body keeps the connection for the next probe; a body
+		// that fails costs only the connection, and so do bytes past it,
+		// which no request asked for.
+		_, err = io.Copy(io.Discard, resp.Body)
+		return resp, err == nil && p.reader.Buffered() == 0 && p.conn.Buffered() == 0, nil
+	}
+}
+
+// staleIfClosed is errStale for an error that says the connection was
+// closed, and err otherwise.
+func staleIfClosed(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return fmt.Errorf("%w: %w", errStale, err)
+	}
+	return err
+}
+
+// handshakeError is a TLS handshake that failed.
+type handshakeError struct{ error }
+
+func (e handshakeError) Unwrap() error { return e.error }
+
+func (p *prober) dial(ctx context.Context, deadline time.Time) error {
+	conn, err := (&net.Dialer{Deadline: deadline}).DialContext(ctx, "tcp", p.addr)
 	if err != nil {
-		return p.failure(ctx, a, err)
+		return err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
-		return nil // closed unread: its connection goes
+	if p.tls != nil {
+		// The handshake is a stage of its own, so that a server that
+		// accepts and never answers it is reported as such; answer.Conn
+		// counts what the proxy says rather than its records.
+		tc := tls.Client(conn, p.tls)
+		_ = tc.SetDeadline(deadline)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return handshakeError{err}
+		}
+		conn = tc
 	}
-	if !resp.Close && resp.StatusCode != http.StatusSwitchingProtocols {
-		// Read to its end, within the answer's bound and the probe's time,
-		// the body keeps the connection for the next probe; a body that
-		// fails costs only the connection. What cannot keep it is not
-		// waited for: a body that ends with the connection (no length),
-		// or another protocol, which the probe's time no longer bounds.
-		_, _ = io.Copy(io.Discard, resp.Body)
-	}
-	return &StatusError{Code: resp.StatusCode, Status: resp.Status}
+	p.conn = answer.NewConn(conn)
+	p.reader.Reset(p.conn)
+	return nil
 }
 
 // failure says why a probe got no answer: the context's error when the wait
 // ended, a timeout with its bound and the stage it cut, or the cause in
 // plain words.
-func (p *prober) failure(ctx context.Context, a *attempt, err error) error {
-	var ne net.Error
+func (p *prober) failure(ctx context.Context, err error) error {
+	var (
+		ne        net.Error
+		handshake handshakeError
+	)
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -138,7 +232,7 @@ func (p *prober) failure(ctx context.Context, a *attempt, err error) error {
 		return context.DeadlineExceeded
 	case !errors.As(err, &ne) || !ne.Timeout():
 		return answer.Plain(err)
-	case a.handshake.Load():
+	case errors.As(err, &handshake):
 		return &answer.Error{Msg: fmt.Sprintf("TLS handshake did not finish within --probe-timeout %s", p.timeout), Err: errProbeTimeout}
 	}
 	return &answer.Error{Msg: fmt.Sprintf("no answer within --probe-timeout %s", p.timeout), Err: errProbeTimeout}
@@ -148,32 +242,10 @@ func (p *prober) failure(ctx context.Context, a *attempt, err error) error {
 // to: not the context's DeadlineExceeded, which means that the wait ended.
 var errProbeTimeout = errors.New("probe timed out")
 
-func (p *prober) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	a := ctx.Value(attemptKey{}).(*attempt)
-	conn, err := (&net.Dialer{}).DialContext(a.ctx, network, addr)
-	if err != nil {
-		return nil, err
+func (p *prober) close() {
+	if p.conn != nil {
+		p.conn.Close()
+		p.conn = nil
+		p.reader.Reset(nil)
 	}
-	return answer.NewConn(conn), nil
 }
-
-// dialTLS connects and shakes hands itself, so that answer.Conn counts what
-// the proxy says rather than its records, and so that a server that accepts
-// and never answers the handshake is reported as such.
-func (p *prober) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
-	a := ctx.Value(attemptKey{}).(*attempt)
-	conn, err := (&net.Dialer{}).DialContext(a.ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	a.handshake.Store(true)
-	tc := tls.Client(conn, p.tls)
-	if err := tc.HandshakeContext(a.ctx); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	a.handshake.Store(false)
-	return answer.NewConn(tc), nil
-}
-
-func (p *prober) close() { p.transport.CloseIdleConnections() }

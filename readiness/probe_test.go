@@ -441,6 +441,26 @@ func TestProbeRetriesAConnectionClosedOnTheRequest(t *testing.T) {
 	assert.Equal(t, int64(5), conns.Load(), "each connection answers one probe and fails the next")
 }
 
+// Bytes past an answer, which no request asked for (a second answer to one
+// request), are not taken for the next probe's answer: the connection they
+// came on goes.
+func TestProbeDropsAConnectionWithBytesPastTheAnswer(t *testing.T) {
+	addr, conns := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		unasked := "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+		for testutil.ReadRequest(r) != nil {
+			_, _ = io.WriteString(conn, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"+unasked)
+			unasked = ""
+		}
+	})
+	p, err := newProber("http://"+addr+"/ready", bound)
+	require.NoError(t, err)
+	defer p.close()
+	for i := range 3 {
+		assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable", "probe %d", i+1)
+	}
+	assert.Equal(t, int64(3), conns.Load(), "one connection a probe")
+}
+
 // A 2xx decides once its status line and headers are read: a connection
 // closed or reset right after them, or a body that never comes, still make
 // the URL ready. A status line alone is not an answer, nor is one that

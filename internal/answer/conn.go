@@ -53,8 +53,12 @@ func (c *Conn) Write(p []byte) (int, error) {
 }
 
 // ExpectHead says that another head follows the one handed on last, as the
-// answer's own follows a 1xx answer's (httptrace's Got1xxResponse).
+// answer's own follows a 1xx answer's.
 func (c *Conn) ExpectHead() { c.head.Store(true) }
+
+// Buffered is how many bytes were read from the connection and not handed
+// on yet.
+func (c *Conn) Buffered() int { return c.w - c.r }
 
 func (c *Conn) Read(p []byte) (int, error) {
 	if c.ready == 0 {

@@ -66,6 +66,24 @@ func TestConnHandsOnAHeadWhole(t *testing.T) {
 	}
 }
 
+// Buffered counts what came with a head and was not handed on: the body's
+// first bytes, and then whatever no request asked for.
+func TestConnBuffered(t *testing.T) {
+	head := "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 9\r\n\r\n"
+	c := NewConn(&proxyEnd{pieces: []string{head + "not readyHTTP/1.1 200 OK\r\n\r\n"}})
+	p := make([]byte, 4096)
+	n, err := c.Read(p)
+	require.NoError(t, err)
+	require.Equal(t, head, string(p[:n]))
+	assert.Equal(t, len("not readyHTTP/1.1 200 OK\r\n\r\n"), c.Buffered())
+	n, err = c.Read(p[:9])
+	require.NoError(t, err)
+	require.Equal(t, "not ready", string(p[:n]))
+	assert.Equal(t, len("HTTP/1.1 200 OK\r\n\r\n"), c.Buffered())
+	_, _ = c.Read(p)
+	assert.Zero(t, c.Buffered())
+}
+
 // A head that has not ended within Max bytes is never handed on: the read
 // fails having taken Max bytes from the proxy, and so do later ones.
 func TestConnEndlessHead(t *testing.T) {
