@@ -192,10 +192,7 @@ func shutdownProxy(c *config.Config, log *slog.Logger, answered []string) {
 		log.Debug("no shutdown URL: nothing to POST", "event", "shutdown_skipped")
 		return
 	}
-	var targets []shutdown.Target
-	for _, s := range c.Sidecars() {
-		targets = append(targets, shutdown.Target{URL: s.Shutdown, Preset: s.Preset, Ready: s.Ready})
-	}
+	targets := shutdown.Pair(c.ProxyURLs(c.ReadyURLs), c.ProxyURLs(c.ShutdownURLs))
 	_ = shutdown.Post(context.Background(), shutdown.Options{
 		Targets:  targets,
 		Answered: answered,
