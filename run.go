@@ -7,12 +7,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/proxy-await/proxy-await/internal/hint"
-	"github.com/proxy-await/proxy-await/internal/signals"
-
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
+	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/logging"
+	"github.com/proxy-await/proxy-await/internal/signals"
 	"github.com/proxy-await/proxy-await/probes"
 	"github.com/proxy-await/proxy-await/readiness"
 	"github.com/proxy-await/proxy-await/shutdown"

@@ -14,12 +14,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/proxy-await/proxy-await/internal/hint"
-	"github.com/proxy-await/proxy-await/internal/signals"
-
 	"github.com/spf13/pflag"
 
+	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/redact"
+	"github.com/proxy-await/proxy-await/internal/signals"
 )
 
 // boolean is a boolean flag value. pflag's own shows in --help as

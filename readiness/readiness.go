@@ -27,9 +27,8 @@ import (
 	"syscall"
 	"time"
 
-	hintpkg "github.com/proxy-await/proxy-await/internal/hint"
-
 	"github.com/proxy-await/proxy-await/internal/answer"
+	hintpkg "github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // FirstInterval is the pause after the first failed probe; it doubles on

@@ -6,8 +6,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/proxy-await/proxy-await/internal/signals"
 	"golang.org/x/sys/unix"
+
+	"github.com/proxy-await/proxy-await/internal/signals"
 )
 
 // Notify subscribes to every forwarded signal and SIGCHLD on one buffered

@@ -5,11 +5,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/proxy-await/proxy-await/internal/signals"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/proxy-await/proxy-await/internal/proctree"
+	"github.com/proxy-await/proxy-await/internal/signals"
 )
 
 // killGrace is how long the processes left behind have to be reaped after
