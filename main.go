@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,10 +18,15 @@ import (
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/install"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
+	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/logging"
 )
 
 func main() {
+	// The standard library's logger is net/http's: its transport writes a
+	// line of its own when a proxy sends what no probe asked for, and then
+	// drops the connection. Every line on stderr is proxy-await's.
+	stdlog.SetOutput(io.Discard)
 	cfg, err := config.ParseEnviron(filepath.Base(os.Args[0]), os.Args[1:], os.Environ())
 	var usage *config.UsageError
 	switch {
@@ -55,11 +61,7 @@ func main() {
 // with the event usage_error, else the message and a hint line.
 func reportUsage(w io.Writer, u *config.UsageError) {
 	if u.Format == "json" {
-		attrs := []any{"event", "usage_error"}
-		if u.Hint != "" {
-			attrs = append(attrs, "hint", u.Hint)
-		}
-		logging.New(w, "json", slog.LevelError).Error(u.Msg, attrs...)
+		logging.New(w, "json", slog.LevelError).Error(u.Msg, hint.Attrs([]any{"event", "usage_error"}, u.Hint)...)
 		return
 	}
 	fmt.Fprintf(w, "%s%s\n", logging.Prefix, u.Msg)

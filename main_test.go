@@ -31,6 +31,7 @@ import (
 	"github.com/proxy-await/proxy-await/readiness"
 	"github.com/proxy-await/proxy-await/shutdown"
 	"github.com/proxy-await/proxy-await/tests/process"
+	"github.com/proxy-await/proxy-await/wrapper"
 )
 
 // commands are the programs this test binary is, by the name it runs
@@ -302,7 +303,7 @@ func lifecycle(t *testing.T, out *testutil.Buffer, c, answering *config.Config) 
 	log := logging.New(out, c.LogFormat, slog.LevelDebug)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		code, start, answered := awaitProxy(c, log, make(chan os.Signal))
+		code, start, answered := awaitProxy(c, log, new(wrapper.Supervisor))
 		assert.Equal(t, 0, code)
 		assert.True(t, start)
 		shutdownProxy(c, log, answered)

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 	"syscall"
 	"time"
 
-	"github.com/proxy-await/proxy-await/internal/signals"
-
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
+	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/logging"
+	"github.com/proxy-await/proxy-await/internal/signals"
 	"github.com/proxy-await/proxy-await/probes"
 	"github.com/proxy-await/proxy-await/readiness"
 	"github.com/proxy-await/proxy-await/shutdown"
@@ -33,32 +32,22 @@ func ownSignal(sig syscall.Signal) bool {
 // shut the proxy down, and return the exit code. Without a command it only
 // awaits the proxy.
 func run(c *config.Config, log *slog.Logger) int {
-	// Subscribe before anything else, so that no signal goes unhandled. The
-	// subscription is never undone: the process exits right after run, and
-	// undoing it costs half a millisecond on every exit.
-	sigs := wrapper.Notify()
+	// The supervisor handles every signal from here on, and reaps.
+	sup := wrapper.NewSupervisor(log, ownSignal)
 
 	warn(c, log)
 	probes, code, start := serveProbes(c, log)
 	defer probes.Close()
 	var answered []string
 	if start {
-		code, start, answered = awaitProxy(c, log, sigs)
+		code, start, answered = awaitProxy(c, log, sup)
 	}
 	if start && len(c.Command) > 0 { // no command: only wait
 		probes.Started()
-		code = runChild(c, log, sigs, probes)
+		code = runChild(c, log, sup, probes)
 	}
-	// The code is final before the shutdown: with --keep-proxy-on-failure
-	// it decides, as the kubelet decides on a restart.
 	code = mapExitCode(c, log, code)
-	switch {
-	case c.Shutdown && c.KeepProxy && code != 0:
-		log.Info("the run failed: leaving the proxy running for the container's restart",
-			"event", "shutdown_skipped", "exit_code", code)
-	case c.Shutdown:
-		shutdownProxy(c, log, answered)
-	}
+	shutDown(c, log, code, answered)
 	return code
 }
 
@@ -66,11 +55,7 @@ func run(c *config.Config, log *slog.Logger) int {
 // exists.
 func warn(c *config.Config, log *slog.Logger) {
 	for _, w := range c.Warnings {
-		attrs := []any{"event", "config_warning"}
-		if w.Hint != "" {
-			attrs = append(attrs, "hint", w.Hint)
-		}
-		log.Warn(w.Msg, attrs...)
+		log.Warn(w.Msg, hint.Attrs([]any{"event", "config_warning"}, w.Hint)...)
 	}
 }
 
@@ -101,10 +86,11 @@ func serveProbes(c *config.Config, log *slog.Logger) (srv *probes.Server, code i
 	return srv, 0, true
 }
 
-// awaitProxy waits for readiness. It says whether to start the child and, if
-// not, the exit code; and which readiness URLs the proxy answered at all,
-// which tells the shutdown what a refused connection means.
-func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code int, start bool, answered []string) {
+// awaitProxy waits for readiness while sup handles the signals. It says
+// whether to start the child and, if not, the exit code; and which readiness
+// URLs the proxy answered at all, which tells the shutdown what a refused
+// connection means.
+func awaitProxy(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor) (code int, start bool, answered []string) {
 	switch {
 	case c.Disabled:
 		log.Info("readiness wait disabled by the environment", "event", "readiness_skipped")
@@ -113,9 +99,7 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 		log.Debug("no readiness URL: not waiting", "event", "readiness_skipped")
 		return 0, true, nil
 	}
-	// cancel ends the wait on a termination signal; --timeout on its own.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := context.Background()
 	if c.Timeout > 0 {
 		var stop context.CancelFunc
 		ctx, stop = context.WithTimeout(ctx, c.Timeout)
@@ -124,13 +108,10 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 
 	began := time.Now()
 	log.Info("waiting for the proxy: "+c.ReadySource(), "event", "readiness_started", "url", c.ReadyURLs)
-	type outcome struct {
-		res readiness.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := readiness.Await(ctx, readiness.Options{
+	var res readiness.Result
+	var err error
+	sig := sup.Await(ctx, func(ctx context.Context) {
+		res, err = readiness.Await(ctx, readiness.Options{
 			URLs:         c.ReadyURLs,
 			MaxInterval:  c.Backoff,
 			ProbeTimeout: c.ProbeTimeout,
@@ -138,85 +119,29 @@ func awaitProxy(c *config.Config, log *slog.Logger, sigs <-chan os.Signal) (code
 			Presets:      readyPresets(c),
 			Logger:       log,
 		})
-		done <- outcome{res, err}
-	}()
-	for {
-		select {
-		case o := <-done:
-			switch {
-			case o.err == nil:
-				log.Info("proxy is ready", "event", "readiness_ready", "elapsed", time.Since(began))
-				return 0, true, o.res.Answered
-			case !errors.Is(o.err, context.DeadlineExceeded):
-				log.Error("readiness wait failed", "event", "internal_error", "error", o.err.Error())
-				return exitcode.Internal, false, o.res.Answered
-			}
-			logTimeout(c, log, o.res)
-			if c.TimeoutFatal {
-				return exitcode.Unavailable, false, o.res.Answered
-			}
-			return 0, true, o.res.Answered
-		case sig := <-sigs:
-			s := sig.(syscall.Signal)
-			switch {
-			case s == syscall.SIGCHLD: // an orphan reparented to PID 1 (from kubectl exec) exited
-				if err := wrapper.ReapOrphans(log); err != nil {
-					log.Error("cannot reap an orphan", "event", "internal_error", "error", err.Error())
-				}
-				continue
-			case ownSignal(s):
-				continue
-			case !signals.IsTermination(s):
-				log.Debug("signal ignored while waiting for the proxy", "event", "signal_dropped",
-					"signal", signals.Name(s))
-				continue
-			}
-			cancel()
-			o := <-done
-			log.Info("termination signal while waiting for the proxy: not starting the command",
-				"event", "readiness_interrupted", "signal", signals.Name(s))
-			return exitcode.SignalBase + int(s), false, o.res.Answered
-		}
-	}
-}
-
-// logTimeout says that --timeout ran out, with what the probes got last.
-func logTimeout(c *config.Config, log *slog.Logger, res readiness.Result) {
-	args := []any{"event", "readiness_timeout", "timeout", c.Timeout, "url", res.URLs(), "error", res.Errors()}
-	// "raise --timeout" only where waiting longer can help.
-	switch hint := res.Hint(); {
-	case res.Refused():
-		args = append(args, "hint", "connection refused for the whole wait: "+res.RefusedHint(readyPresets(c)))
-	case hint != "":
-		args = append(args, "hint", hint)
-	case c.TimeoutFatal:
-		args = append(args, "hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
-	}
+	})
 	switch {
-	case c.TimeoutFatal:
-		log.Error("proxy not ready: giving up", args...)
-	case len(c.Command) == 0:
-		log.Warn("proxy not ready: done waiting", args...)
-	default:
-		log.Warn("proxy not ready: starting the command anyway", args...)
+	case sig != 0:
+		log.Info("termination signal while waiting for the proxy: not starting the command",
+			"event", "readiness_interrupted", "signal", signals.Name(sig))
+		return exitcode.SignalBase + int(sig), false, res.Answered
+	case err == nil:
+		log.Info("proxy is ready", "event", "readiness_ready", "elapsed", time.Since(began))
+		return 0, true, res.Answered
+	case !errors.Is(err, context.DeadlineExceeded):
+		log.Error("readiness wait failed", "event", "internal_error", "error", err.Error())
+		return exitcode.Internal, false, res.Answered
 	}
-}
-
-// readyPresets names the preset of each readiness URL that has one, for
-// the hints that name a proxy's likely cause.
-func readyPresets(c *config.Config) map[string]string {
-	m := map[string]string{}
-	for _, u := range c.ReadyURLs {
-		if p := c.PresetOf(u); p != "" {
-			m[u] = p
-		}
+	res.LogTimeout(log, c.Timeout, c.TimeoutFatal, len(c.Command) > 0)
+	if c.TimeoutFatal {
+		return exitcode.Unavailable, false, res.Answered
 	}
-	return m
+	return 0, true, res.Answered
 }
 
 // runChild runs the command to its end and returns its exit code.
-func runChild(c *config.Config, log *slog.Logger, sigs <-chan os.Signal, probes *probes.Server) int {
-	code, err := wrapper.Run(wrapper.Config{
+func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probes *probes.Server) int {
+	code, err := sup.Run(wrapper.Config{
 		Args:         c.Command,
 		Rewrite:      c.Rewrite,
 		ProcessGroup: c.ProcessGroup,
@@ -229,21 +154,32 @@ func runChild(c *config.Config, log *slog.Logger, sigs <-chan os.Signal, probes 
 		OwnSignal:    ownSignal,
 		OnStop:       probes.Stopping,
 		Own:          probes.Own,
-	}, sigs)
+	})
 	var startErr *wrapper.StartError
 	switch {
 	case errors.As(err, &startErr):
-		attrs := []any{"event", "child_start_failed", "error", err.Error(), "exit_code", startErr.Code}
-		if startErr.Hint != "" {
-			attrs = append(attrs, "hint", startErr.Hint)
-		}
-		log.Error("cannot start the command", attrs...)
+		log.Error("cannot start the command", hint.Attrs([]any{"event", "child_start_failed", "error", err.Error(),
+			"exit_code", startErr.Code}, startErr.Hint)...)
 		return startErr.Code
 	case err != nil:
 		log.Error("supervision failed", "event", "internal_error", "error", err.Error())
 		return exitcode.Internal
 	}
 	return code
+}
+
+// shutDown POSTs the shutdown URLs with -S, unless --keep-proxy-on-failure
+// keeps the proxy for the container's restart: the code is final before the
+// shutdown, and with --keep-proxy-on-failure it decides, as the kubelet
+// decides on a restart.
+func shutDown(c *config.Config, log *slog.Logger, code int, answered []string) {
+	switch {
+	case c.Shutdown && c.KeepProxy && code != 0:
+		log.Info("the run failed: leaving the proxy running for the container's restart",
+			"event", "shutdown_skipped", "exit_code", code)
+	case c.Shutdown:
+		shutdownProxy(c, log, answered)
+	}
 }
 
 // shutdownProxy POSTs the shutdown URLs; its outcome is logged, never fatal.
@@ -255,14 +191,23 @@ func shutdownProxy(c *config.Config, log *slog.Logger, answered []string) {
 		log.Debug("no shutdown URL: nothing to POST", "event", "shutdown_skipped")
 		return
 	}
-	var targets []shutdown.Target
-	for _, s := range c.Sidecars() {
-		targets = append(targets, shutdown.Target{URL: s.Shutdown, Preset: s.Preset, Ready: s.Ready})
-	}
+	targets := shutdown.Pair(c.ProxyURLs(c.ReadyURLs), c.ProxyURLs(c.ShutdownURLs))
 	_ = shutdown.Post(context.Background(), shutdown.Options{
 		Targets:  targets,
 		Answered: answered,
 		Timeout:  c.ShutdownTimeout,
 		Logger:   log,
 	})
+}
+
+// readyPresets names the preset of each readiness URL that has one, for
+// the hints that name a proxy's likely cause.
+func readyPresets(c *config.Config) map[string]string {
+	m := map[string]string{}
+	for _, u := range c.ReadyURLs {
+		if p := c.PresetOf(u); p != "" {
+			m[u] = p
+		}
+	}
+	return m
 }

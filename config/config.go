@@ -135,8 +135,8 @@ func (c *Config) invalid(flag, current, hint, reason string) error {
 	return usagef(hint, "invalid value %q for --%s: %s", g.value, flag, reason)
 }
 
-// finish checks what single flags cannot check alone and fills in the preset.
-func (c *Config) finish() error {
+// crossCheck checks what single flags cannot check alone and fills in the preset.
+func (c *Config) crossCheck() error {
 	if c.PortSet {
 		if len(c.Proxies) > 1 {
 			return c.invalid("port", strconv.Itoa(c.Port), "give each proxy's URLs with --ready-url and --shutdown-url instead",

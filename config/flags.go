@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
@@ -247,7 +248,7 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 		}
 	}
 	c.PortSet = fs.Changed("port")
-	if err := c.finish(); err != nil {
+	if err := c.crossCheck(); err != nil {
 		return fail(err)
 	}
 	return c, nil
@@ -600,9 +601,5 @@ func flagError(err error) error {
 // hintFor is the hint a value's parser attached to its error, if any, with
 // FLAG standing for the flag's name.
 func hintFor(err error, flag string) string {
-	var h *hinted
-	if errors.As(err, &h) {
-		return strings.ReplaceAll(h.hint, "FLAG", "--"+flag)
-	}
-	return ""
+	return strings.ReplaceAll(hint.Of(err), "FLAG", "--"+flag)
 }

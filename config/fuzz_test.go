@@ -12,12 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/proxy-await/proxy-await/internal/signals"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/redact"
+	"github.com/proxy-await/proxy-await/internal/signals"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 

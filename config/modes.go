@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
@@ -46,12 +47,12 @@ func (l versionList) splitsOnCommandLine() bool { return true }
 func (l versionList) add(item string) error {
 	name, v, ok := strings.Cut(item, "=")
 	if !ok {
-		return &hinted{fmt.Errorf("want NAME=VERSION, as in linkerd=2.20, not %s", shown(item)),
-			"write FLAG linkerd=2.20,istio=1.27,kubernetes=1.33"}
+		return hint.New(fmt.Errorf("want NAME=VERSION, as in linkerd=2.20, not %s", shown(item)),
+			"write FLAG linkerd=2.20,istio=1.27,kubernetes=1.33")
 	}
 	name = strings.ToLower(strings.TrimSpace(name))
 	if !slices.Contains(VersionNames, name) {
-		return &hinted{fmt.Errorf("unknown name %s", shown(name)), "name one of " + strings.Join(VersionNames, ", ")}
+		return hint.New(fmt.Errorf("unknown name %s", shown(name)), "name one of "+strings.Join(VersionNames, ", "))
 	}
 	ver, err := parseVersion(strings.TrimSpace(v))
 	if err != nil {

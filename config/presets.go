@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // preset is a proxy's admin endpoints. consul's shutdown port is the graceful
@@ -64,13 +66,13 @@ func (p *proxyList) add(name string) error {
 		name = strings.ToLower(name)
 	}
 	if _, ok := presets[name]; !ok {
-		return &hinted{fmt.Errorf("unknown proxy %s", shown(name)), presetHint}
+		return hint.New(fmt.Errorf("unknown proxy %s", shown(name)), presetHint)
 	}
 	if !slices.Contains(*p.names, name) {
 		*p.names = append(*p.names, name)
 	}
 	if len(*p.names) > 1 && slices.Contains(*p.names, "none") {
-		return &hinted{errors.New("none cannot be combined with other proxies"), "give none alone, or only the proxies to await"}
+		return hint.New(errors.New("none cannot be combined with other proxies"), "give none alone, or only the proxies to await")
 	}
 	return nil
 }
@@ -100,47 +102,23 @@ func LookupPreset(name string) (Preset, bool) {
 	return Preset{Port: p.port, Ready: presetURL(p.ready, p.port), Shutdown: presetURL(p.shutdown, p.port)}, ok
 }
 
-// Sidecar is a shutdown URL with what the configuration says of the proxy
-// behind it.
-type Sidecar struct {
-	Shutdown string
-	Preset   string   // the preset of the proxy; "" when the URLs do not say
-	Ready    []string // the proxy's readiness URLs
+// ProxyURL is one of the readiness or shutdown URLs with what the
+// configuration says of the proxy behind it, for the shutdown to pair each
+// shutdown URL with its proxy's readiness URLs.
+type ProxyURL struct {
+	URL    string
+	Proxy  string // the proxy that serves it (a preset, or scuttle's Envoy); "" when the configuration does not say
+	Preset string // that proxy's preset, whose hints name its likely causes; "" when none
+	ByHand bool   // given by --ready-url, --shutdown-url or their variables, not by a preset or scuttle's Envoy
 }
 
-// Sidecars pairs each shutdown URL with its proxy: the preset that supplied
-// the URL, or the only preset given when the URL was given by hand; and that
-// proxy's readiness URLs, which tell the shutdown a proxy gone from a
-// missing endpoint, so another proxy's must never be among them. They are
-// the readiness URLs of the same proxy where the configuration says which
-// that is (a preset's, or scuttle's Envoy's); else, when the readiness and
-// shutdown URLs were all given by hand and as many of each, the readiness
-// URL at the same position; else only those on the same host and port. A
-// shutdown URL may get none: it is then judged by its own host and port.
-func (c *Config) Sidecars() []Sidecar {
-	byPosition := len(c.ReadyURLs) == len(c.ShutdownURLs) && c.byHand(c.ReadyURLs) && c.byHand(c.ShutdownURLs)
-	out := make([]Sidecar, len(c.ShutdownURLs))
-	for i, s := range c.ShutdownURLs {
-		sc := Sidecar{Shutdown: s, Preset: c.PresetOf(s)}
-		if proxy := c.proxyOf(s); proxy != "" {
-			for _, r := range c.ReadyURLs {
-				if c.owner[r] == proxy {
-					sc.Ready = append(sc.Ready, r)
-				}
-			}
-		}
-		switch {
-		case sc.Ready != nil:
-		case byPosition:
-			sc.Ready = []string{c.ReadyURLs[i]}
-		default:
-			for _, r := range c.ReadyURLs {
-				if sameHostPort(r, s) {
-					sc.Ready = append(sc.Ready, r)
-				}
-			}
-		}
-		out[i] = sc
+// ProxyURLs says what the configuration knows of the proxy behind each of
+// urls, its readiness or shutdown URLs.
+func (c *Config) ProxyURLs(urls []string) []ProxyURL {
+	out := make([]ProxyURL, len(urls))
+	for i, u := range urls {
+		_, owned := c.owner[u]
+		out[i] = ProxyURL{URL: u, Proxy: c.proxyOf(u), Preset: c.PresetOf(u), ByHand: !owned}
 	}
 	return out
 }
@@ -154,18 +132,6 @@ func (c *Config) proxyOf(rawURL string) string {
 		return p
 	}
 	return c.PresetOf(rawURL)
-}
-
-// byHand says whether urls were all given by hand (--ready-url,
-// --shutdown-url or their variables), not by a preset or by scuttle's
-// Envoy.
-func (c *Config) byHand(urls []string) bool {
-	for _, u := range urls {
-		if _, ok := c.owner[u]; ok {
-			return false
-		}
-	}
-	return true
 }
 
 // FromPreset is the preset that supplied rawURL, one of the readiness or
@@ -183,28 +149,4 @@ func (c *Config) PresetOf(rawURL string) string {
 		return c.Proxies[0]
 	}
 	return ""
-}
-
-// sameHostPort says whether two URLs connect to the same host and port
-// (the scheme's when the URL names none); every loopback name is the pod's
-// own host.
-func sameHostPort(a, b string) bool {
-	ua, errA := url.Parse(a)
-	ub, errB := url.Parse(b)
-	if errA != nil || errB != nil || portOf(ua) != portOf(ub) {
-		return false
-	}
-	ha, hb := ua.Hostname(), ub.Hostname()
-	return IsLoopback(ha) && IsLoopback(hb) || strings.EqualFold(ha, hb)
-}
-
-// portOf is the port u connects to.
-func portOf(u *url.URL) string {
-	switch p := u.Port(); {
-	case p != "":
-		return p
-	case u.Scheme == "https":
-		return "443"
-	}
-	return "80"
 }

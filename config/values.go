@@ -14,11 +14,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/proxy-await/proxy-await/internal/signals"
-
 	"github.com/spf13/pflag"
 
+	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/redact"
+	"github.com/proxy-await/proxy-await/internal/signals"
 )
 
 // boolean is a boolean flag value. pflag's own shows in --help as
@@ -137,20 +137,7 @@ func atInList(s string, err error) error {
 	if !strings.Contains(s, "@") {
 		return err
 	}
-	var h *hinted
-	errors.As(err, &h)
-	out := &hinted{errors.New("no item of this flag has an @: is it a URL meant for another flag?"), ""}
-	if h != nil {
-		out.hint = h.hint
-	}
-	return out
-}
-
-// hinted is a value's error with a hint; FLAG in the hint stands for the
-// flag's name.
-type hinted struct {
-	error
-	hint string
+	return hint.New(errors.New("no item of this flag has an @: is it a URL meant for another flag?"), hint.Of(err))
 }
 
 // urlList is a repeatable URL flag. The first URL given replaces the
@@ -177,8 +164,8 @@ func (u *urlList) add(raw string) error {
 	if l := strings.ToLower(raw); strings.Contains(l, ",http://") || strings.Contains(l, ",https://") {
 		// Legal, but a list written where one URL goes: it would be
 		// probed, or POSTed, as one URL with a strange path.
-		return &hinted{errors.New("one URL per use of the flag: a list works only in its environment variable"),
-			"repeat FLAG for each URL"}
+		return hint.New(errors.New("one URL per use of the flag: a list works only in its environment variable"),
+			"repeat FLAG for each URL")
 	}
 	*u.urls = append(*u.urls, raw)
 	return nil
@@ -267,8 +254,8 @@ func checkURL(raw string, loopback bool) error {
 		// url.Parse ended the userinfo early: a "/" in a password
 		// makes the rest of it the path, and the host the password's
 		// start. Checked before the host and port, which would show it.
-		return &hinted{errors.New("an @ after the host: a user name or password with / ? or # in it"),
-			"percent-encode them in the user name and password (%2F, %3F, %23), and an @ in the path as %40"}
+		return hint.New(errors.New("an @ after the host: a user name or password with / ? or # in it"),
+			"percent-encode them in the user name and password (%2F, %3F, %23), and an @ in the path as %40")
 	}
 	if u.Hostname() == "" {
 		return fmt.Errorf("URL has no host")
@@ -329,8 +316,8 @@ func (r *rewriteTable) add(rule string) error {
 		return err
 	}
 	if prev, ok := r.to[from]; ok && prev != to {
-		return &hinted{fmt.Errorf("signal %s is rewritten twice, by %s and by %s", signals.Name(from), r.rules[from], rule),
-			"keep one rule for each signal"}
+		return hint.New(fmt.Errorf("signal %s is rewritten twice, by %s and by %s", signals.Name(from), r.rules[from], rule),
+			"keep one rule for each signal")
 	}
 	r.to[from], r.rules[from] = to, rule
 	return nil
@@ -416,8 +403,8 @@ func (m *exitCodeMap) add(rule string) error {
 		return err
 	}
 	if prev, ok := m.codes[from]; ok && prev != to {
-		return &hinted{fmt.Errorf("exit code %d is mapped twice, by %s and by %s", from, m.rules[from], rule),
-			"keep one rule for each code"}
+		return hint.New(fmt.Errorf("exit code %d is mapped twice, by %s and by %s", from, m.rules[from], rule),
+			"keep one rule for each code")
 	}
 	m.codes[from], m.rules[from] = to, rule
 	return nil
@@ -465,11 +452,11 @@ func (a *appProbe) Set(s string) error {
 		return nil
 	}
 	if err := checkURL(s, false); err != nil {
-		return &hinted{err, "write http://127.0.0.1:PORT/PATH or tcp:PORT"}
+		return hint.New(err, "write http://127.0.0.1:PORT/PATH or tcp:PORT")
 	}
 	if u, _ := url.Parse(s); !IsLoopback(u.Hostname()) {
-		return &hinted{fmt.Errorf("host %s is not loopback: the check is of the app in this pod", u.Hostname()),
-			"write http://127.0.0.1:PORT/PATH"}
+		return hint.New(fmt.Errorf("host %s is not loopback: the check is of the app in this pod", u.Hostname()),
+			"write http://127.0.0.1:PORT/PATH")
 	}
 	*a = appProbe(s)
 	return nil

@@ -78,8 +78,9 @@ func BenchmarkWatchChurn(b *testing.B) {
 		churn, unfiltered bool
 	}{{"idle", false, false}, {"churn", true, false}, {"churn-unfiltered", true, true}} {
 		b.Run(tc.name, func(b *testing.B) {
-			unfiltered = tc.unfiltered
-			defer func() { unfiltered = false }()
+			if tc.unfiltered {
+				defer unfiltered()()
+			}
 			for range b.N {
 				cpu, wall, conns, reports := holdOnce(b, tc.churn, total)
 				b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "%cpu")
@@ -123,7 +124,7 @@ func holdOnce(b *testing.B, churn bool, total time.Duration) (cpu, wall time.Dur
 	} else {
 		time.Sleep(total)
 	}
-	return cpuTime() - before, time.Since(began), conns, w.received.Load()
+	return cpuTime() - before, time.Since(began), conns, w.received()
 }
 
 func drainOnce(b *testing.B, n int, quiet, traffic time.Duration) (cpu, late time.Duration) {

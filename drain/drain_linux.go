@@ -2,6 +2,7 @@ package drain
 
 import (
 	"fmt"
+	"log/slog"
 	"maps"
 	"net"
 	"net/netip"
@@ -9,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -84,12 +84,9 @@ type Watch struct {
 	stopC  chan struct{}
 	done   chan struct{}
 
-	// received counts the destroy reports that reached the watch: those the
-	// kernel's filter let through.
-	received atomic.Uint64
-
-	mu     sync.Mutex
-	status Status
+	mu      sync.Mutex
+	status  Status
+	reports uint64 // the destroy reports that reached the watch: those the kernel's filter let through
 }
 
 // Start watches the listeners that o names and closes Quiet() once they have
@@ -137,111 +134,89 @@ const (
 
 func (w *Watch) run(o Options) {
 	defer close(w.done)
-	log := o.Logger
-	// Without its sockets the watch cannot tell quiet from busy: it never
-	// fires, and --term-delay decides.
-	giveUp := func(what string, err error) {
-		log.Warn("cannot "+what+": holding the stop signal for the whole --term-delay", "event", "drain_failed",
-			"error", err.Error())
-		<-w.stopC
-	}
-	d, err := newDiffer()
+	d, err := newDumper()
 	if err != nil {
-		giveUp("use sock_diag", err)
+		w.giveUp(o.Logger, "use sock_diag", err)
 		return
 	}
 	defer d.close()
-	feed, err := newDestroyFeed(&w.received)
+	feed, err := newDestroyFeed()
 	if err != nil {
-		log.Warn("cannot follow closed connections: connections shorter than the quiet period may be missed",
+		o.Logger.Warn("cannot follow closed connections: connections shorter than the quiet period may be missed",
 			"event", "drain_degraded", "error", err.Error())
 	} else {
 		defer feed.close()
 	}
 	s := newSockets(o, d, feed)
 	if err := s.follow(); err != nil {
-		giveUp("follow the listening sockets", err)
+		w.giveUp(o.Logger, "follow the listening sockets", err)
 		return
 	}
 
 	timer := time.NewTimer(0)
 	timer.Stop()
 	defer timer.Stop()
-	// settling: the quiet period is over at the last look, and the watch
-	// waits for the reports in flight.
-	armed, looked, settling := false, false, false
-	warned := map[string]bool{} // the events warned of: each warning is logged once
-	first := func(event string) bool {
-		was := warned[event]
-		warned[event] = true
-		return !was
-	}
-	// look finds the listeners again, and arms or disarms the watch: it
-	// says quiet only while it can see every listener below the root and
-	// no UDP socket. The processes are walked again when a listener is new,
-	// while the watch is not armed, and when asked (before the watch says
-	// quiet).
-	look := func(walk bool) error {
-		added, err := s.findListeners(walk || !armed)
-		if err != nil {
-			return err
-		}
-		if s.udpErr != nil && first("drain_degraded") {
-			log.Warn("cannot list the UDP sockets: a UDP server below proxy-await is not seen", "event", "drain_degraded",
-				"error", s.udpErr.Error())
-		}
-		if len(added) > 0 && looked {
-			log.Info("a process below proxy-await opened a listening socket: the watch follows it from now on",
-				"event", "drain_listener", "listener", strings.Join(added, " "))
-		}
-		switch b := s.blind; {
-		case b != nil:
-			if armed {
-				armed, settling = false, false
-				timer.Stop()
-				log.Info("the watch pauses: it cannot see the traffic of a UDP socket",
-					append([]any{"event", "drain_disarmed"}, b.attrs()...)...)
-			}
-			if first("drain_blind") {
-				log.Warn("cannot see the traffic of a UDP socket below proxy-await: holding the stop signal for the whole --term-delay, or until the socket closes",
-					append(append([]any{"event", "drain_blind"}, b.attrs()...), "hint", udpHint)...)
-			}
-		case len(s.listeners) == 0:
-			if first("drain_no_listener") {
-				log.Warn("no listening TCP socket below proxy-await: holding the stop signal until a listener appears and has no traffic, or for the whole --term-delay",
-					"event", "drain_no_listener", "hint", portsHint+", if it serves TCP")
-			}
-		case !armed:
-			// The listeners found from now on are followed: what they
-			// served before, they served before now.
-			s.traffic(time.Now())
-			if err := s.lookAtConnections(); err != nil {
-				return err
-			}
-			armed, settling = true, false
-			timer.Reset(time.Until(s.last.Add(o.Quiet)))
-			attrs := []any{"event", "drain_started", "connections", len(s.conns), "drain_quiet", o.Quiet}
-			if len(o.Ports) > 0 {
-				attrs = append(attrs, "ports", s.listenerList())
-			} else {
-				attrs = append(attrs, "listeners", s.listenerList())
-			}
-			log.Info("holding the stop signal until the listeners have no traffic", attrs...)
-		case len(added) > 0:
-			s.traffic(time.Now())
-		}
-		return nil
-	}
-	if err := look(true); err != nil {
-		giveUp("find the listening sockets", err)
+	v := &watcher{Watch: w, o: o, log: o.Logger, s: s, timer: timer, warned: map[string]bool{}}
+	if err := v.look(true, false); err != nil {
+		w.giveUp(o.Logger, "find the listening sockets", err)
 		return
 	}
-	looked = true
-	w.publish(s, armed)
+	w.publish(s, v.following())
+	v.loop(feed)
+}
 
+// giveUp is the watch without its sockets: it cannot tell quiet from busy,
+// so it never fires, and --term-delay decides.
+func (w *Watch) giveUp(log *slog.Logger, what string, err error) {
+	log.Warn("cannot "+what+": holding the stop signal for the whole --term-delay", "event", "drain_failed",
+		"error", err.Error())
+	<-w.stopC
+}
+
+// watchState is where the watch stands.
+type watchState int
+
+const (
+	// unarmed: the watch cannot see every listener below the root (a UDP
+	// socket holds traffic it cannot see, or there is no listener yet), so
+	// it never says quiet; it looks again on every refresh.
+	unarmed watchState = iota
+	// armed: the watch follows the listeners, and the timer ends at the
+	// end of the quiet period since the latest traffic it knows of.
+	armed
+	// settling: a look at the end of the quiet period found no later
+	// traffic; the timer lets the destroy reports in flight arrive.
+	settling
+	// quiet: the listeners have been quiet; Quiet() is closed.
+	quiet
+)
+
+// watcher is one run of a Watch. Only the watch's goroutine touches it; each
+// transition between states is one method.
+type watcher struct {
+	*Watch
+	o      Options
+	log    *slog.Logger
+	s      *sockets
+	state  watchState
+	timer  *time.Timer     // in armed and settling, when to look again
+	warned map[string]bool // the events warned of: each warning is logged once
+}
+
+// following says whether the watch sees every listener and follows it.
+func (v *watcher) following() bool { return v.state != unarmed }
+
+// first says whether event is warned of for the first time.
+func (v *watcher) first(event string) bool {
+	was := v.warned[event]
+	v.warned[event] = true
+	return !was
+}
+
+func (v *watcher) loop(feed *destroyFeed) {
 	var refresh <-chan time.Time
-	if len(o.Ports) == 0 {
-		t := time.NewTicker(refreshPeriod(o.Quiet))
+	if len(v.o.Ports) == 0 {
+		t := time.NewTicker(refreshPeriod(v.o.Quiet))
 		defer t.Stop()
 		refresh = t.C
 	}
@@ -253,66 +228,170 @@ func (w *Watch) run(o Options) {
 	}
 	for {
 		select {
-		case <-w.stopC:
-			if armed {
-				_ = s.lookAtConnections()
-			}
-			w.publish(s, armed)
+		case <-v.stopC:
+			v.stopped()
 			return
 		case e, ok := <-events:
 			if !ok {
 				events = nil
 				continue
 			}
-			s.destroyed(e)
+			v.s.destroyed(e)
 		case <-refresh:
-			_ = look(false)
+			_ = v.look(false, true)
 		case <-status.C:
-			if armed {
-				_ = s.lookAtConnections()
-				log.Info("still holding the stop signal: the listeners have traffic", "event", "drain_waiting",
-					"connections", len(s.conns), "since_traffic", since(s.last))
+			v.stillHolding()
+		case <-v.timer.C:
+			v.timerEnded()
+			if v.state == quiet {
+				v.quiet()
+				return
 			}
-		case <-timer.C:
-			if !settling {
-				if err := look(true); err != nil || !armed {
-					if err != nil {
-						timer.Reset(refreshPeriod(o.Quiet)) // look again soon
-					}
-					continue
-				}
-				if err := s.lookAtConnections(); err != nil {
-					timer.Reset(refreshPeriod(o.Quiet))
-					continue
-				}
-			}
-			if d := time.Until(s.last.Add(o.Quiet)); d > 0 {
-				log.Debug("traffic: the quiet period starts again", "event", "drain_traffic",
-					"connections", len(s.conns), "since_traffic", since(s.last))
-				settling = false
-				timer.Reset(d)
-				continue
-			}
-			if !settling {
-				settling = true
-				timer.Reset(settle)
-				continue
-			}
-			w.publish(s, armed)
-			close(w.quietC)
-			<-w.stopC
-			_ = s.lookAtConnections()
-			w.publish(s, armed)
-			return
 		}
-		w.publish(s, armed)
+		v.publish(v.s, v.following())
 	}
+}
+
+// look finds the listeners again, and arms or disarms the watch: it says
+// quiet only while it can see every listener below the root and no UDP
+// socket. The processes are walked again when a listener is new, while the
+// watch is unarmed, and with walk (before the watch says quiet). announce
+// logs the listeners found after the first look.
+func (v *watcher) look(walk, announce bool) error {
+	added, err := v.s.findListeners(walk || v.state == unarmed)
+	if err != nil {
+		return err
+	}
+	if v.s.udpErr != nil && v.first("drain_degraded") {
+		v.log.Warn("cannot list the UDP sockets: a UDP server below proxy-await is not seen", "event", "drain_degraded",
+			"error", v.s.udpErr.Error())
+	}
+	if len(added) > 0 && announce {
+		v.log.Info("a process below proxy-await opened a listening socket: the watch follows it from now on",
+			"event", "drain_listener", "listener", strings.Join(added, " "))
+	}
+	switch b := v.s.blind; {
+	case b != nil:
+		v.blinded(b)
+	case len(v.s.listeners) == 0:
+		if v.first("drain_no_listener") {
+			v.log.Warn("no listening TCP socket below proxy-await: holding the stop signal until a listener appears and has no traffic, or for the whole --term-delay",
+				"event", "drain_no_listener", "hint", portsHint+", if it serves TCP")
+		}
+	case v.state == unarmed:
+		return v.arm()
+	case len(added) > 0:
+		v.s.traffic(time.Now())
+	}
+	return nil
+}
+
+// blinded goes to unarmed: a UDP socket holds traffic the watch cannot see.
+func (v *watcher) blinded(b *unseen) {
+	if v.following() {
+		v.state = unarmed
+		v.timer.Stop()
+		v.log.Info("the watch pauses: it cannot see the traffic of a UDP socket",
+			append([]any{"event", "drain_disarmed"}, b.attrs()...)...)
+	}
+	if v.first("drain_blind") {
+		v.log.Warn("cannot see the traffic of a UDP socket below proxy-await: holding the stop signal for the whole --term-delay, or until the socket closes",
+			append(append([]any{"event", "drain_blind"}, b.attrs()...), "hint", udpHint)...)
+	}
+}
+
+// arm goes from unarmed to armed: the quiet period counts from now, or from
+// traffic the connections show later.
+func (v *watcher) arm() error {
+	// The listeners found from now on are followed: what they served
+	// before, they served before now.
+	v.s.traffic(time.Now())
+	if err := v.s.lookAtConnections(); err != nil {
+		return err
+	}
+	v.state = armed
+	v.timer.Reset(time.Until(v.s.last.Add(v.o.Quiet)))
+	attrs := []any{"event", "drain_started", "connections", len(v.s.conns), "drain_quiet", v.o.Quiet}
+	if len(v.o.Ports) > 0 {
+		attrs = append(attrs, "ports", v.s.listenerList())
+	} else {
+		attrs = append(attrs, "listeners", v.s.listenerList())
+	}
+	v.log.Info("holding the stop signal until the listeners have no traffic", attrs...)
+	return nil
+}
+
+// timerEnded moves on when the timer ends: armed, the quiet period may be
+// over, which a look at the listeners and connections tells (and then the
+// watch settles); settling, the reports in flight are in, and without later
+// traffic the watch is quiet. Traffic since starts the quiet period again.
+func (v *watcher) timerEnded() {
+	if v.state != settling && !v.lookAgain() {
+		return
+	}
+	switch d := time.Until(v.s.last.Add(v.o.Quiet)); {
+	case d > 0:
+		v.log.Debug("traffic: the quiet period starts again", "event", "drain_traffic",
+			"connections", len(v.s.conns), "since_traffic", since(v.s.last))
+		v.state = armed
+		v.timer.Reset(d)
+	case v.state == armed:
+		v.state = settling
+		v.timer.Reset(settle)
+	default:
+		v.state = quiet
+	}
+}
+
+// lookAgain looks at the listeners and their connections; false when the
+// watch is not armed after, or a look failed (and then it tries again soon).
+func (v *watcher) lookAgain() bool {
+	err := v.look(true, true)
+	if err == nil && v.state == unarmed {
+		return false
+	}
+	if err == nil {
+		err = v.s.lookAtConnections()
+	}
+	if err != nil {
+		v.timer.Reset(refreshPeriod(v.o.Quiet))
+		return false
+	}
+	return true
+}
+
+// stillHolding logs a long hold, with a fresh look at the connections.
+func (v *watcher) stillHolding() {
+	if !v.following() {
+		return
+	}
+	_ = v.s.lookAtConnections()
+	v.log.Info("still holding the stop signal: the listeners have traffic", "event", "drain_waiting",
+		"connections", len(v.s.conns), "since_traffic", since(v.s.last))
+}
+
+// quiet says the listeners are quiet, and waits for Stop.
+func (v *watcher) quiet() {
+	v.publish(v.s, v.following())
+	close(v.quietC)
+	<-v.stopC
+	_ = v.s.lookAtConnections()
+	v.publish(v.s, v.following())
+}
+
+// stopped ends the watch on Stop, with a last look at the connections.
+func (v *watcher) stopped() {
+	if v.following() {
+		_ = v.s.lookAtConnections()
+	}
+	v.publish(v.s, v.following())
 }
 
 func (w *Watch) publish(s *sockets, armed bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.status = Status{Armed: armed, Connections: len(s.conns), LastTraffic: s.last, LastPinned: s.pinned}
+	w.reports = s.reports
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
@@ -320,7 +399,7 @@ func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisec
 // sockets is what the watch knows of the listeners and their connections.
 // Only the watch's goroutine touches it.
 type sockets struct {
-	diag      *differ
+	diag      *dumper
 	feed      *destroyFeed // nil without the destroy reports
 	fixed     []uint16     // --drain-ports: these, and no process walk
 	self      int          // proxy-await's own process: its sockets are never watched
@@ -335,6 +414,7 @@ type sockets struct {
 	udp       []sock                  // the unconnected UDP sockets, at the last walk
 	udpErr    error                   // why the UDP sockets could not be listed, at the last walk
 	blind     *unseen                 // traffic the watch cannot see, at the last look
+	reports   uint64                  // the destroy reports read
 }
 
 // unseen is a UDP socket that a process below the root holds, or could
@@ -354,7 +434,7 @@ func (u *unseen) attrs() []any {
 	return append(attrs, "pid", u.hidden.pid, "uid", u.hidden.uids[0], "error", u.hidden.err.Error())
 }
 
-func newSockets(o Options, d *differ, feed *destroyFeed) *sockets {
+func newSockets(o Options, d *dumper, feed *destroyFeed) *sockets {
 	s := &sockets{diag: d, feed: feed, fixed: o.Ports, self: o.Self, own: o.Own, local: localAddrs(),
 		procs: newProcs(o.Root), last: time.Now(),
 		listeners: map[uint16][]netip.Addr{}, checked: map[uint32]int{}, conns: map[uint64]uint64{}}
@@ -545,11 +625,16 @@ func localAddrs() map[netip.Addr]bool {
 	return local
 }
 
-// destroyed records a connection the kernel has freed.
+// destroyed records a socket the kernel has freed: a connection is traffic
+// as a look would find it, a listener or a half-open connection is not.
 func (s *sockets) destroyed(e destroyed) {
-	switch {
-	case e.lost:
+	if e.lost {
 		s.traffic(e.at)
+		return
+	}
+	s.reports++
+	switch {
+	case e.state == tcpListen || e.state == tcpNewSynRecv:
 	case s.ours(e.sock):
 		prev, seen := s.conns[e.cookie]
 		delete(s.conns, e.cookie)

@@ -19,9 +19,9 @@ func listen(t *testing.T, network, addr string) (net.Listener, uint16) {
 	return ln, uint16(ln.Addr().(*net.TCPAddr).Port)
 }
 
-func newTestDiffer(t *testing.T) *differ {
+func newTestDumper(t *testing.T) *dumper {
 	t.Helper()
-	d, err := newDiffer()
+	d, err := newDumper()
 	require.NoError(t, err)
 	t.Cleanup(d.close)
 	return d
@@ -32,7 +32,7 @@ func TestFindListeners(t *testing.T) {
 	_, p6 := listen(t, "tcp", "[::]:0")
 	_, p6lo := listen(t, "tcp6", "[::1]:0")
 
-	s := newSockets(Options{Root: os.Getpid()}, newTestDiffer(t), nil)
+	s := newSockets(Options{Root: os.Getpid()}, newTestDumper(t), nil)
 	added, err := s.findListeners(true)
 	require.NoError(t, err)
 	assert.Contains(t, added, "127.0.0.1:"+strconv.Itoa(int(p4)))
@@ -62,7 +62,7 @@ func TestPortFilter(t *testing.T) {
 		conns = append(conns, c)
 		t.Cleanup(func() { c.Close() })
 	}
-	d := newTestDiffer(t)
+	d := newTestDumper(t)
 	for _, want := range [][]uint16{ports, ports[1:2]} {
 		socks, err := d.dump(connStates, want)
 		require.NoError(t, err)
@@ -88,7 +88,7 @@ func TestUDPServerMakesTheWatchBlind(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { query.Close() })
 
-	s := newSockets(Options{Root: os.Getpid()}, newTestDiffer(t), nil)
+	s := newSockets(Options{Root: os.Getpid()}, newTestDumper(t), nil)
 	_, err = s.findListeners(true)
 	require.NoError(t, err)
 	require.NotNil(t, s.blind, "the server's socket")

@@ -5,7 +5,6 @@ import (
 	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,7 +45,7 @@ func TestOtherPortsStayInTheKernel(t *testing.T) {
 		dial(t, other)
 	}
 	obs.waitFor(t, port(t, other), churn)
-	require.Zero(t, w.received.Load(), "no report of another port reached the watch")
+	require.Zero(t, w.received(), "no report of another port reached the watch")
 
 	const mine = 3
 	for range mine {
@@ -54,10 +53,10 @@ func TestOtherPortsStayInTheKernel(t *testing.T) {
 	}
 	obs.waitFor(t, port(t, watched), mine)
 	deadline := time.Now().Add(waitLimit)
-	for w.received.Load() < mine && time.Now().Before(deadline) {
+	for w.received() < mine && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	assert.EqualValues(t, mine, w.received.Load(), "the reports of the watched port, and only those")
+	assert.EqualValues(t, mine, w.received(), "the reports of the watched port, and only those")
 }
 
 func dial(t *testing.T, addr string) {
@@ -83,7 +82,7 @@ type observer struct {
 
 func newObserver(t *testing.T, ports ...uint16) *observer {
 	t.Helper()
-	feed, err := newDestroyFeed(new(atomic.Uint64))
+	feed, err := newDestroyFeed()
 	require.NoError(t, err)
 	t.Cleanup(feed.close)
 	require.NoError(t, unix.SetsockoptInt(feed.fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 16<<20))

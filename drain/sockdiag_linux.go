@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/netip"
 	"os"
-	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -103,8 +102,8 @@ func parseSock(msg []byte) (sock, bool) {
 	return s, true
 }
 
-// differ asks sock_diag for dumps on one netlink socket, reusing its buffers.
-type differ struct {
+// dumper asks sock_diag for dumps on one netlink socket, reusing its buffers.
+type dumper struct {
 	fd   int
 	buf  []byte
 	out  []sock // the TCP sockets of the last dump
@@ -114,12 +113,12 @@ type differ struct {
 	seen func([]byte)
 }
 
-func newDiffer() (*differ, error) {
+func newDumper() (*dumper, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
-	d := &differ{fd: fd, buf: make([]byte, netlinkBuffer)}
+	d := &dumper{fd: fd, buf: make([]byte, netlinkBuffer)}
 	d.seen = func(msg []byte) {
 		if s, ok := parseSock(msg); ok {
 			*d.into = append(*d.into, s)
@@ -128,12 +127,12 @@ func newDiffer() (*differ, error) {
 	return d, nil
 }
 
-func (d *differ) close() { unix.Close(d.fd) }
+func (d *dumper) close() { unix.Close(d.fd) }
 
 // dump lists the TCP sockets in states (a bit mask of TCP states), IPv4 and
 // IPv6, with their tcp_info. With ports, the kernel itself leaves out the
 // sockets on other local ports. The result is valid until the next dump.
-func (d *differ) dump(states uint32, ports []uint16) ([]sock, error) {
+func (d *dumper) dump(states uint32, ports []uint16) ([]sock, error) {
 	d.out = d.out[:0]
 	err := d.dumpInto(&d.out, unix.IPPROTO_TCP, states, ports)
 	return d.out, err
@@ -141,13 +140,13 @@ func (d *differ) dump(states uint32, ports []uint16) ([]sock, error) {
 
 // dumpUDP lists the UDP sockets that have a local port and no peer, IPv4
 // and IPv6. The result is valid until the next dumpUDP.
-func (d *differ) dumpUDP() ([]sock, error) {
+func (d *dumper) dumpUDP() ([]sock, error) {
 	d.udp = d.udp[:0]
 	err := d.dumpInto(&d.udp, unix.IPPROTO_UDP, unconnected, nil)
 	return d.udp, err
 }
 
-func (d *differ) dumpInto(out *[]sock, protocol uint8, states uint32, ports []uint16) error {
+func (d *dumper) dumpInto(out *[]sock, protocol uint8, states uint32, ports []uint16) error {
 	filter := portFilter(ports)
 	d.into = out
 	for _, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
@@ -253,21 +252,20 @@ type destroyed struct {
 // reports of sockets on the watched local ports only, so that the feed's
 // cost does not grow with other ports' connections.
 type destroyFeed struct {
-	fd       int
-	f        *os.File
-	c        chan destroyed
-	received *atomic.Uint64 // reports that passed the filter, for the tests
+	fd int
+	f  *os.File
+	c  chan destroyed
 }
 
 // newDestroyFeed subscribes to the reports, with a filter that lets none
-// through until watch names the ports. The reports go on C, or one with
-// lost set when the kernel dropped some.
-func newDestroyFeed(received *atomic.Uint64) (*destroyFeed, error) {
+// through until watch names the ports. Every report that passes the filter
+// goes on C, or one with lost set when the kernel dropped some.
+func newDestroyFeed() (*destroyFeed, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
-	feed := &destroyFeed{fd: fd, received: received}
+	feed := &destroyFeed{fd: fd}
 	if err := feed.watch(nil); err != nil {
 		unix.Close(fd)
 		return nil, err
@@ -308,10 +306,7 @@ func (feed *destroyFeed) read() {
 			if !ok {
 				continue
 			}
-			feed.received.Add(1)
-			if s.state != tcpListen && s.state != tcpNewSynRecv {
-				feed.c <- destroyed{sock: s, at: at}
-			}
+			feed.c <- destroyed{sock: s, at: at}
 		}
 	}
 }
@@ -319,7 +314,7 @@ func (feed *destroyFeed) read() {
 // watch lets through the reports of sockets on these local ports only,
 // from now on. The kernel swaps the filter at once.
 func (feed *destroyFeed) watch(ports []uint16) error {
-	prog := portProgram(ports)
+	prog := filter(ports)
 	err := unix.SetsockoptSockFprog(feed.fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER,
 		&unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]})
 	return os.NewSyscallError("setsockopt SO_ATTACH_FILTER", err)
@@ -332,9 +327,8 @@ func (feed *destroyFeed) close() {
 	}
 }
 
-// unfiltered passes every report: set by a benchmark only, to measure the
-// filter against what the watch costs without it.
-var unfiltered = false
+// filter is the program watch attaches: portProgram.
+var filter = portProgram
 
 // offPort is where a report's local port is, for the filter: after the
 // netlink header, in struct inet_diag_msg's id, big-endian as classic BPF
@@ -352,8 +346,8 @@ func portProgram(ports []uint16) []unix.SockFilter {
 		ret  = unix.BPF_RET | unix.BPF_K
 		keep = 0xffffffff // the whole message
 	)
-	if unfiltered || 2*len(ports)+2 > unix.BPF_MAXINSNS {
-		return []unix.SockFilter{{Code: ret, K: keep}}
+	if 2*len(ports)+2 > unix.BPF_MAXINSNS {
+		return keepEvery(nil)
 	}
 	prog := []unix.SockFilter{{Code: ldh, K: offPort}}
 	for _, p := range ports {
@@ -362,4 +356,10 @@ func portProgram(ports []uint16) []unix.SockFilter {
 			unix.SockFilter{Code: ret, K: keep})
 	}
 	return append(prog, unix.SockFilter{Code: ret, K: 0})
+}
+
+// keepEvery is a classic BPF program that keeps every report, whatever the
+// ports.
+func keepEvery([]uint16) []unix.SockFilter {
+	return []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: 0xffffffff}}
 }

@@ -72,6 +72,13 @@ func TestProbesShareOneConnection(t *testing.T) {
 		"no body": func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		},
+		// Each answer has a 64 KiB bound of its own: five of 40 KiB
+		// are 200 KiB on one connection.
+		"40 KiB body": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(40<<10))
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write(make([]byte, 40<<10))
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			url, conns := countingServer(t, h)
@@ -115,6 +122,26 @@ func TestProbeDropsAConnectionWithALargeBody(t *testing.T) {
 	assert.Equal(t, int64(2), conns.Load(), "a body over 64 KiB is not read to its end: the connection goes")
 }
 
+// What follows an answer that cannot keep the connection is not waited
+// for: a body that ends only with the connection, or another protocol.
+// The status decides at once.
+func TestProbeDoesNotWaitForWhatCannotKeepTheConnection(t *testing.T) {
+	for answer, want := range map[string]string{
+		"HTTP/1.1 503 Service Unavailable\r\n\r\nnot ":                                          "answered 503 Service Unavailable",
+		"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n": "answered 101 Switching Protocols",
+	} {
+		addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+			if testutil.ReadRequest(r) != nil {
+				_, _ = io.WriteString(conn, answer)
+				_, _ = io.Copy(io.Discard, conn) // the rest never comes
+			}
+		})
+		start := time.Now()
+		assert.EqualError(t, probeOnce(t, "http://"+addr+"/ready", bound), want)
+		assert.Less(t, time.Since(start), bound, "%s: the probe does not sit out --probe-timeout", want)
+	}
+}
+
 // endless writes chunk to conn until the client closes the connection, and
 // says so on closed.
 func endless(conn net.Conn, chunk []byte, closed chan<- struct{}) {
@@ -126,31 +153,41 @@ func endless(conn net.Conn, chunk []byte, closed chan<- struct{}) {
 	}
 }
 
+// An endless header, in the answer or after a 1xx answer, fails the probe
+// at 64 KiB, and never reaches net/http's header parser, which would
+// allocate several times what it reads.
 func TestEndlessHeaderCostsBoundedMemory(t *testing.T) {
-	closed := make(chan struct{})
-	// Not 2xx: a 2xx status line decides before any header is read.
-	status, chunk := []byte("HTTP/1.1 503 Service Unavailable\r\nX-Endless: "), []byte(strings.Repeat("a", 32<<10))
-	addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
-		if testutil.ReadRequest(r) == nil {
-			return
-		}
-		_, _ = conn.Write(status)
-		endless(conn, chunk, closed)
-	})
-	p, err := newProber("http://"+addr+"/ready", bound)
-	require.NoError(t, err)
-	defer p.close()
+	// Not 2xx: a 2xx decides without its body, but its headers are read.
+	for name, head := range map[string]string{
+		"answer":      "HTTP/1.1 503 Service Unavailable\r\nX-Endless: ",
+		"after a 1xx": "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Service Unavailable\r\nX-Endless: ",
+	} {
+		t.Run(name, func(t *testing.T) {
+			closed := make(chan struct{})
+			chunk := []byte(strings.Repeat("a", 32<<10))
+			addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+				if testutil.ReadRequest(r) == nil {
+					return
+				}
+				_, _ = io.WriteString(conn, head)
+				endless(conn, chunk, closed)
+			})
+			p, err := newProber("http://"+addr+"/ready", bound)
+			require.NoError(t, err)
+			defer p.close()
 
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	err = p.probe(context.Background())
-	runtime.ReadMemStats(&after)
-	assert.EqualError(t, err, "answer larger than 64 KiB")
-	allocated := after.TotalAlloc - before.TotalAlloc
-	t.Logf("one probe against an endless header allocated %d KiB", allocated>>10)
-	assert.Less(t, allocated, uint64(128<<10), "an endless header costs 64 KiB and a little")
-	<-closed // the connection is closed: the server's next write failed
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			err = p.probe(context.Background())
+			runtime.ReadMemStats(&after)
+			assert.EqualError(t, err, "answer larger than 64 KiB")
+			allocated := after.TotalAlloc - before.TotalAlloc
+			t.Logf("one probe against an endless header allocated %d KiB", allocated>>10)
+			assert.Less(t, allocated, uint64(128<<10), "an endless header costs 64 KiB and a little")
+			<-closed // the connection is closed: the server's next write failed
+		})
+	}
 }
 
 func TestEndlessInformationalAnswers(t *testing.T) {
@@ -384,34 +421,83 @@ func TestProbeRetriesAConnectionClosedSinceTheLastAnswer(t *testing.T) {
 	assert.Equal(t, int64(1), conns.Load())
 }
 
-// A 2xx status line decides: a connection closed or reset right after it,
-// or headers that never come, still make the URL ready.
-func TestSuccessStatusLineDecides(t *testing.T) {
+// A proxy that closes a kept-alive connection as the next request comes
+// in, rather than answer it (its idle timeout ran out as the request
+// arrived): the probe is sent again on a new connection, once, and gets
+// its answer there.
+func TestProbeRetriesAConnectionClosedOnTheRequest(t *testing.T) {
+	addr, conns := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		if testutil.ReadRequest(r) != nil {
+			_, _ = io.WriteString(conn, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 10\r\n\r\nnot ready\n")
+		}
+		testutil.ReadRequest(r) // then close, unanswered
+	})
+	p, err := newProber("http://"+addr+"/ready", bound)
+	require.NoError(t, err)
+	defer p.close()
+	for i := range 5 {
+		assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable", "probe %d", i+1)
+	}
+	assert.Equal(t, int64(5), conns.Load(), "each connection answers one probe and fails the next")
+}
+
+// Bytes past an answer, which no request asked for (a second answer to one
+// request), are not taken for the next probe's answer: the connection they
+// came on goes.
+func TestProbeDropsAConnectionWithBytesPastTheAnswer(t *testing.T) {
+	addr, conns := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		unasked := "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+		for testutil.ReadRequest(r) != nil {
+			_, _ = io.WriteString(conn, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"+unasked)
+			unasked = ""
+		}
+	})
+	p, err := newProber("http://"+addr+"/ready", bound)
+	require.NoError(t, err)
+	defer p.close()
+	for i := range 3 {
+		assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable", "probe %d", i+1)
+	}
+	assert.Equal(t, int64(3), conns.Load(), "one connection a probe")
+}
+
+// A 2xx decides once its status line and headers are read: a connection
+// closed or reset right after them, or a body that never comes, still make
+// the URL ready. A status line alone is not an answer, nor is one that
+// net/http does not read as HTTP.
+func TestSuccessHeadDecides(t *testing.T) {
 	for name, tc := range map[string]struct {
-		line  string
+		head  string
 		after func(net.Conn)
 	}{
-		"200 then close":                     {"HTTP/1.1 200 OK\r\n", func(net.Conn) {}},
-		"204 then reset":                     {"HTTP/1.0 204 No Content\r\n", func(c net.Conn) { _ = c.(*net.TCPConn).SetLinger(0) }},
-		"200 without a reason, then nothing": {"HTTP/1.1 200\r\n", func(c net.Conn) { _, _ = io.Copy(io.Discard, c) }},
+		"200 then close":                     {"HTTP/1.1 200 OK\r\n\r\n", func(net.Conn) {}},
+		"204 then reset":                     {"HTTP/1.0 204 No Content\r\n\r\n", func(c net.Conn) { _ = c.(*net.TCPConn).SetLinger(0) }},
+		"200 without a reason, then nothing": {"HTTP/1.1 200\r\nContent-Type: text/plain\r\n\r\n", func(c net.Conn) { _, _ = io.Copy(io.Discard, c) }},
 	} {
 		t.Run(name, func(t *testing.T) {
 			addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
 				if testutil.ReadRequest(r) != nil {
-					_, _ = io.WriteString(conn, tc.line)
+					_, _ = io.WriteString(conn, tc.head)
 					tc.after(conn)
 				}
 			})
 			assert.NoError(t, probeOnce(t, "http://"+addr+"/ready", bound))
 		})
 	}
-	for _, line := range []string{"HTTP/1.1 2000 OK\r\n", "HTTP/1.1 20 OK\r\n", "HTTP/1.1 200OK\r\n", "HTTPS/1.1 200 OK\r\n", "HTTP/1.1 503 OK\r\n"} {
+	for head, want := range map[string]string{
+		"HTTP/1.1 200 OK\r\n":      "connection closed before an answer",
+		"HTTP/1.1 2000 OK\r\n\r\n": `malformed HTTP status code "2000"`,
+		"HTTP/1.1 20 OK\r\n\r\n":   `malformed HTTP status code "20"`,
+		"HTTP/1.1 200OK\r\n\r\n":   `malformed HTTP status code "200OK"`,
+		"HTTPS/1.1 200 OK\r\n\r\n": `malformed HTTP version "HTTPS/1.1"`,
+		"HTTP/1.1 503 OK\r\n\r\n":  "answered 503 OK",
+	} {
 		addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
 			if testutil.ReadRequest(r) != nil {
-				_, _ = io.WriteString(conn, line)
+				_, _ = io.WriteString(conn, head)
 			}
 		})
-		assert.Error(t, probeOnce(t, "http://"+addr+"/ready", bound), "%q", line)
+		assert.EqualError(t, probeOnce(t, "http://"+addr+"/ready", bound), want, "%q", head)
 	}
 }
 

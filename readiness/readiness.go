@@ -4,10 +4,11 @@
 // interval then grows from 5 ms, doubling, up to a ceiling, so the application
 // starts within milliseconds of the proxy turning ready without hammering a
 // proxy that is slow to start. A redirect is never followed: 3xx means "not
-// ready". An answer is read up to 64 KiB, and a 2xx status line decides
-// without waiting for the body. While waiting, it logs the elapsed time and
-// the last error every few seconds, so a pod stuck here says why; with debug
-// logging, each probe error is logged when it changes.
+// ready". An answer is read up to 64 KiB, and a 2xx decides on its status
+// line and headers, without waiting for the body. While waiting, it logs the
+// elapsed time and the last error every few seconds, so a pod stuck here says
+// why; with debug logging, each probe error is logged when it changes. When
+// the wait runs out of time, Result.LogTimeout says so.
 //
 // Await also reports which URLs the proxy answered at all, which tells the
 // shutdown whether a refused connection means the proxy has exited or has not
@@ -27,6 +28,7 @@ import (
 	"time"
 
 	"github.com/proxy-await/proxy-await/internal/answer"
+	hintpkg "github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // FirstInterval is the pause after the first failed probe; it doubles on
@@ -63,14 +65,15 @@ type Result struct {
 
 // Pending is a URL that was not ready when the wait ended.
 type Pending struct {
-	URL string
-	Err error
+	URL    string
+	Err    error
+	Preset string // the preset of the proxy behind URL; "" when the configuration does not say
 }
 
-// URLs and Errors format Pending for a log line: the URLs as a list (the
+// urls and errors format Pending for a log line: the URLs as a list (the
 // logger shows each without its password), the errors in the same order,
 // separated by "; ".
-func (r Result) URLs() []string {
+func (r Result) urls() []string {
 	s := make([]string, len(r.Pending))
 	for i, p := range r.Pending {
 		s[i] = p.URL
@@ -78,7 +81,7 @@ func (r Result) URLs() []string {
 	return s
 }
 
-func (r Result) Errors() string {
+func (r Result) errors() string {
 	s := make([]string, len(r.Pending))
 	for i, p := range r.Pending {
 		s[i] = p.Err.Error()
@@ -86,9 +89,9 @@ func (r Result) Errors() string {
 	return strings.Join(s, "; ")
 }
 
-// Refused says whether every pending URL's last probe was refused and none
+// refused says whether every pending URL's last probe was refused and none
 // of them ever answered: nothing listens where the proxy should be.
-func (r Result) Refused() bool {
+func (r Result) refused() bool {
 	if len(r.Pending) == 0 {
 		return false
 	}
@@ -100,26 +103,26 @@ func (r Result) Refused() bool {
 	return true
 }
 
-// RefusedHint is the hint for a proxy port that refuses connections.
-const RefusedHint = "is the pod meshed (is the sidecar injected), and is --proxy the right preset?"
+// refusedHint is the hint for a proxy port that refuses connections.
+const refusedHint = "is the pod meshed (is the sidecar injected), and is --proxy the right preset?"
 
-// RefusedHintFor is the hint for a readiness URL of the preset's proxy that
+// refusedHintFor is the hint for a readiness URL of the preset's proxy that
 // refuses connections. Cloud SQL Auth Proxy v2 is no mesh: it serves
 // /startup only when started with --health-check.
-func RefusedHintFor(preset string) string {
+func refusedHintFor(preset string) string {
 	if preset == "cloudsql" {
 		return "is cloud-sql-proxy in the pod, and started with --health-check " +
 			"(without it, it serves no /startup on its --http-port, 9090 by default)?"
 	}
-	return RefusedHint
+	return refusedHint
 }
 
-// RefusedHint is the hint for the pending URLs when they all refused, as
-// Refused says: each proxy's hint once, presets naming each URL's preset.
-func (r Result) RefusedHint(presets map[string]string) string {
+// refusedHints is the hint for the pending URLs when they all refused, as
+// refused says: each proxy's hint once.
+func (r Result) refusedHints() string {
 	var hints []string
 	for _, p := range r.Pending {
-		if h := RefusedHintFor(presets[p.URL]); !slices.Contains(hints, h) {
+		if h := refusedHintFor(p.Preset); !slices.Contains(hints, h) {
 			hints = append(hints, h)
 		}
 	}
@@ -148,15 +151,39 @@ func Hint(err error) string {
 	return ""
 }
 
-// Hint is the hint of the first pending URL whose error waiting does not
+// hint is the hint of the first pending URL whose error waiting does not
 // fix; "" when waiting may still help every one.
-func (r Result) Hint() string {
+func (r Result) hint() string {
 	for _, p := range r.Pending {
 		if h := Hint(p.Err); h != "" {
 			return h
 		}
 	}
 	return ""
+}
+
+// LogTimeout says that the wait ran out of --timeout (timeout), with what
+// the probes got last. fatal is --timeout-fatal: the command is not started;
+// command says whether there is one to start. The hint says "raise
+// --timeout" only where waiting longer can help.
+func (r Result) LogTimeout(log *slog.Logger, timeout time.Duration, fatal, command bool) {
+	args := []any{"event", "readiness_timeout", "timeout", timeout, "url", r.urls(), "error", r.errors()}
+	switch hint := r.hint(); {
+	case r.refused():
+		args = append(args, "hint", "connection refused for the whole wait: "+r.refusedHints())
+	case hint != "":
+		args = append(args, "hint", hint)
+	case fatal:
+		args = append(args, "hint", "raise --timeout, or set --timeout-fatal=false to start the command anyway")
+	}
+	switch {
+	case fatal:
+		log.Error("proxy not ready: giving up", args...)
+	case !command:
+		log.Warn("proxy not ready: done waiting", args...)
+	default:
+		log.Warn("proxy not ready: starting the command anyway", args...)
+	}
 }
 
 // state is what the wait knows of one URL.
@@ -231,7 +258,7 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 	for {
 		select {
 		case <-done:
-			return finish(ctx, opts.URLs, &mu, states)
+			return outcome(ctx, opts.URLs, opts.Presets, &mu, states)
 		case now := <-progress.C:
 			mu.Lock()
 			for _, u := range opts.URLs {
@@ -246,28 +273,24 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 				// hintAfter long: half a period of slack.
 				case !s.hinted && !s.refusedSince.IsZero() && now.Sub(s.refusedSince) >= hintAfter-every/2:
 					s.hinted = true
-					hint = "connection refused for " + hintAfter.String() + ": " + RefusedHintFor(opts.Presets[u])
+					hint = "connection refused for " + hintAfter.String() + ": " + refusedHintFor(opts.Presets[u])
 				case opts.Timeout == 0:
 					hint = "set --timeout to stop waiting forever"
 				}
-				args := []any{"event", "readiness_waiting", "url", u,
-					"elapsed", now.Sub(start).Round(time.Millisecond), "error", s.last.Error()}
-				if hint != "" {
-					args = append(args, "hint", hint)
-				}
-				opts.Logger.Info("still waiting for the proxy", args...)
+				opts.Logger.Info("still waiting for the proxy", hintpkg.Attrs([]any{"event", "readiness_waiting", "url", u,
+					"elapsed", now.Sub(start).Round(time.Millisecond), "error", s.last.Error()}, hint)...)
 			}
 			mu.Unlock()
 		case <-ctx.Done():
 			<-done
-			return finish(ctx, opts.URLs, &mu, states)
+			return outcome(ctx, opts.URLs, opts.Presets, &mu, states)
 		}
 	}
 }
 
-// finish is Await's outcome once every poller has returned. Every URL that
+// outcome is Await's result once every poller has returned. Every URL that
 // answered 2xx is ready, even when ctx ended at that very moment.
-func finish(ctx context.Context, urls []string, mu *sync.Mutex, states map[string]*state) (Result, error) {
+func outcome(ctx context.Context, urls []string, presets map[string]string, mu *sync.Mutex, states map[string]*state) (Result, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	var r Result
@@ -277,7 +300,7 @@ func finish(ctx context.Context, urls []string, mu *sync.Mutex, states map[strin
 			r.Answered = append(r.Answered, u)
 		}
 		if s.last != nil {
-			r.Pending = append(r.Pending, Pending{URL: u, Err: s.last})
+			r.Pending = append(r.Pending, Pending{URL: u, Err: s.last, Preset: presets[u]})
 		}
 	}
 	if len(r.Pending) == 0 {

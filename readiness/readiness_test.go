@@ -13,12 +13,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/proxy-await/proxy-await/internal/answer"
 	"github.com/proxy-await/proxy-await/internal/logging"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
@@ -124,7 +126,7 @@ func TestRedirectIsNotReady(t *testing.T) {
 	ctx := cancelWhen(t, func() bool { return redirects.Load() >= 3 })
 	res, err := Await(ctx, opts(serve(t, mux)))
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, "answered 302 Found", res.Errors())
+	assert.Equal(t, "answered 302 Found", res.errors())
 	assert.False(t, followed.Load(), "a redirect must never be followed")
 }
 
@@ -135,7 +137,7 @@ func TestEveryURLMustBeReady(t *testing.T) {
 	res, err := Await(ctx, opts(urlA, urlB))
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, int64(1), a.probes.Load(), "a ready URL is not probed again")
-	assert.Equal(t, []string{urlB}, res.URLs(), "only the URL not ready is pending")
+	assert.Equal(t, []string{urlB}, res.urls(), "only the URL not ready is pending")
 
 	c, d := &endpoint{notReady: 3}, &endpoint{notReady: 1}
 	_, err = Await(context.Background(), opts(serve(t, c), serve(t, d)))
@@ -181,9 +183,50 @@ func TestAwaitSaysWhetherTheProxyAnswered(t *testing.T) {
 			res, err := Await(ctx, o)
 			assert.ErrorIs(t, err, context.Canceled)
 			assert.Equal(t, tc.answered, res.Answered)
-			assert.Equal(t, tc.urls, res.URLs())
-			assert.Equal(t, tc.errors, res.Errors())
-			assert.Equal(t, tc.name == "refused", res.Refused())
+			assert.Equal(t, tc.urls, res.urls())
+			assert.Equal(t, tc.errors, res.errors())
+			assert.Equal(t, tc.name == "refused", res.refused())
+		})
+	}
+}
+
+// The timeout line says what follows the wait, and its hint fits the
+// error: "raise --timeout" only where waiting longer can help and the
+// command is not started anyway.
+func TestTimeoutLine(t *testing.T) {
+	const a, b = "http://127.0.0.1:4191/ready", "http://127.0.0.1:15021/healthz/ready"
+	notReady := &StatusError{Code: http.StatusServiceUnavailable, Status: "503 Service Unavailable"}
+	notFound := &StatusError{Code: http.StatusNotFound, Status: "404 Not Found"}
+	refused := &answer.Error{Msg: "connection refused", Err: syscall.ECONNREFUSED}
+	const (
+		raise      = ` (hint: raise --timeout, or set --timeout-fatal=false to start the command anyway)`
+		neverThere = ` (hint: connection refused for the whole wait: is the pod meshed (is the sidecar injected), and is --proxy the right preset?)`
+	)
+	for _, tc := range []struct {
+		name           string
+		res            Result
+		fatal, command bool
+		want           string
+	}{
+		{"giving up", Result{Answered: []string{a}, Pending: []Pending{{URL: a, Err: notReady}}}, true, true,
+			`error: proxy not ready: giving up timeout=1s url=` + a + ` error="answered 503 Service Unavailable"` + raise},
+		{"starting anyway", Result{Answered: []string{a}, Pending: []Pending{{URL: a, Err: notReady}}}, false, true,
+			`warning: proxy not ready: starting the command anyway timeout=1s url=` + a + ` error="answered 503 Service Unavailable"`},
+		{"done waiting", Result{Answered: []string{a}, Pending: []Pending{{URL: a, Err: notReady}}}, false, false,
+			`warning: proxy not ready: done waiting timeout=1s url=` + a + ` error="answered 503 Service Unavailable"`},
+		{"refused throughout", Result{Pending: []Pending{{URL: a, Err: refused}}}, true, true,
+			`error: proxy not ready: giving up timeout=1s url=` + a + ` error="connection refused"` + neverThere},
+		{"refused after answering", Result{Answered: []string{a}, Pending: []Pending{{URL: a, Err: refused}}}, true, true,
+			`error: proxy not ready: giving up timeout=1s url=` + a + ` error="connection refused"` + raise},
+		{"404", Result{Answered: []string{a, b}, Pending: []Pending{{URL: a, Err: notReady}, {URL: b, Err: notFound}}}, false, true,
+			`warning: proxy not ready: starting the command anyway timeout=1s url=` + a + `,` + b +
+				` error="answered 503 Service Unavailable; answered 404 Not Found"` +
+				` (hint: nothing answers at this path: is the readiness URL this proxy's, and --proxy the right preset?)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf testutil.Buffer
+			tc.res.LogTimeout(logging.New(&buf, "text", slog.LevelInfo), time.Second, tc.fatal, tc.command)
+			assert.Equal(t, "proxy-await: "+tc.want+"\n", buf.String())
 		})
 	}
 }
@@ -195,8 +238,8 @@ func TestWaitEndsBeforeAnyProbe(t *testing.T) {
 	defer cancel()
 	res, err := Await(ctx, opts(refusingURL(t)))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Equal(t, "no answer yet", res.Errors())
-	assert.False(t, res.Refused())
+	assert.Equal(t, "no answer yet", res.errors())
+	assert.False(t, res.refused())
 	assert.Empty(t, res.Answered)
 }
 
@@ -211,7 +254,7 @@ func TestProbeTimeout(t *testing.T) {
 	ctx := cancelWhen(t, func() bool { return probes.Load() >= 3 })
 	res, err := Await(ctx, o)
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, "no answer within --probe-timeout 20ms", res.Errors())
+	assert.Equal(t, "no answer within --probe-timeout 20ms", res.errors())
 	assert.Greater(t, probes.Load(), int64(1), "a probe that hangs is abandoned and sent again")
 }
 
@@ -369,7 +412,7 @@ func TestRefusedHint(t *testing.T) {
 	refused := w.seen[i]
 
 	plain := progressLine(url, "connection refused", "")
-	hinted := progressLine(url, "connection refused", "connection refused for 1s: "+RefusedHint)
+	hinted := progressLine(url, "connection refused", "connection refused for 1s: "+refusedHint)
 	// Ten lines without the hint are well past its time: each line is a
 	// later tick, a period after the one before.
 	h := -1
@@ -428,11 +471,11 @@ func TestRefusedHintNamesTheProxy(t *testing.T) {
 	cloudsql := "connection refused for 20ms: is cloud-sql-proxy in the pod, and started with --health-check " +
 		"(without it, it serves no /startup on its --http-port, 9090 by default)?"
 	assert.Regexp(t, progressLine(sql, "connection refused", cloudsql), w.lines[slices.IndexFunc(w.lines, hinted(sql))])
-	assert.Regexp(t, progressLine(mesh, "connection refused", "connection refused for 20ms: "+RefusedHint),
+	assert.Regexp(t, progressLine(mesh, "connection refused", "connection refused for 20ms: "+refusedHint),
 		w.lines[slices.IndexFunc(w.lines, hinted(mesh))])
 
-	res := Result{Pending: []Pending{{URL: sql}, {URL: mesh}, {URL: "http://127.0.0.1:9/ready"}}}
-	assert.Equal(t, RefusedHintFor("cloudsql")+"; "+RefusedHint, res.RefusedHint(o.Presets), "each proxy's hint once")
+	res := Result{Pending: []Pending{{URL: sql, Preset: "cloudsql"}, {URL: mesh, Preset: "istio"}, {URL: "http://127.0.0.1:9/ready"}}}
+	assert.Equal(t, refusedHintFor("cloudsql")+"; "+refusedHint, res.refusedHints(), "each proxy's hint once")
 }
 
 func TestPasswordsAreNotLogged(t *testing.T) {

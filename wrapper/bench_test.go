@@ -52,7 +52,7 @@ func BenchmarkRunTrue(b *testing.B) {
 	cfg := Config{Args: []string{"/bin/true"}, Logger: logging.Discard()}
 	b.ReportAllocs()
 	for b.Loop() {
-		code, err := Run(cfg, sigs)
+		code, err := run(cfg, sigs)
 		if err != nil || code != 0 {
 			b.Fatalf("Run = %d, %v", code, err)
 		}

@@ -21,7 +21,7 @@ func runOut(t *testing.T, args ...string) (int, string, *StartError) {
 	require.NoError(t, err)
 	defer out.Close()
 	sigs := Notify()
-	code, err := Run(Config{Args: args, Logger: logging.Discard(), Stdout: out}, sigs)
+	code, err := run(Config{Args: args, Logger: logging.Discard(), Stdout: out}, sigs)
 	Stop(sigs)
 	if err != nil {
 		var se *StartError

@@ -1,9 +1,12 @@
 package wrapper
 
 import (
+	"errors"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/proxy-await/proxy-await/internal/signals"
 )
@@ -31,3 +34,51 @@ func Notify() chan os.Signal {
 
 // Stop undoes Notify.
 func Stop(c chan os.Signal) { signal.Stop(c) }
+
+// forward passes sig on as its rewrite.
+func (s *supervisor) forward(sig syscall.Signal) {
+	to := s.rewrite(sig)
+	if to == 0 {
+		s.Logger.Debug("dropped signal (rewritten to 0)", "event", "signal_dropped", "signal", signals.Name(sig))
+		return
+	}
+	if signals.IsTermination(sig) {
+		s.Logger.Info("forwarding signal", s.forwarded(sig, to)...)
+	} else {
+		s.Logger.Debug("forwarding signal", s.forwarded(sig, to)...)
+	}
+	s.send(to)
+}
+
+// forwarded is the attributes of the line that says sig goes to the child
+// as to.
+func (s *supervisor) forwarded(sig, to syscall.Signal) []any {
+	attrs := []any{"event", "signal_forwarded", "signal", signals.Name(sig), "child_pid", s.pid}
+	if to != sig {
+		attrs = append(attrs, "as", signals.Name(to))
+	}
+	return attrs
+}
+
+func (s *supervisor) rewrite(sig syscall.Signal) syscall.Signal {
+	if to, ok := s.Rewrite[sig]; ok {
+		return to
+	}
+	return sig
+}
+
+// send signals the child, or its process group with -g.
+func (s *supervisor) send(sig syscall.Signal) {
+	if sig == 0 {
+		return
+	}
+	s.sentSIGSTOP = s.sentSIGSTOP || sig == syscall.SIGSTOP
+	err := unix.Kill(s.target, sig)
+	switch {
+	case errors.Is(err, syscall.ESRCH):
+		s.Logger.Debug("child already gone", "event", "signal_esrch", "signal", signals.Name(sig))
+	case err != nil:
+		s.Logger.Error("cannot signal the child", "event", "signal_failed",
+			"signal", signals.Name(sig), "child_pid", s.pid, "error", err.Error())
+	}
+}

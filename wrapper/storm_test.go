@@ -37,7 +37,7 @@ func TestChildExitFoundWhenItsSIGCHLDIsLost(t *testing.T) {
 	log := &testutil.Buffer{}
 	done := make(chan result, 1)
 	go func() {
-		code, err := Run(Config{Args: []string{testchild.Self()}, Stdin: inR, Logger: logging.New(log, "text", -4)}, sigs)
+		code, err := run(Config{Args: []string{testchild.Self()}, Stdin: inR, Logger: logging.New(log, "text", -4)}, sigs)
 		inR.Close()
 		done <- result{code, err}
 	}()

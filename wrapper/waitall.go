@@ -5,11 +5,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/proxy-await/proxy-await/internal/signals"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/proxy-await/proxy-await/internal/proctree"
+	"github.com/proxy-await/proxy-await/internal/signals"
 )
 
 // killGrace is how long the processes left behind have to be reaped after
@@ -36,7 +35,7 @@ func (s *supervisor) waitAll(sigs <-chan os.Signal) {
 	began := time.Now()
 	termed := map[int]bool{}
 	if s.ProcessGroup {
-		// finish has sent the child's group its SIGTERM already: a second
+		// childExited has sent the child's group its SIGTERM already: a second
 		// one reads as "stop now, skip the clean-up" to many programs.
 		for _, pid := range left {
 			if pgid, err := unix.Getpgid(pid); err == nil && pgid == s.pid {

@@ -16,8 +16,6 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
-
-	"github.com/proxy-await/proxy-await/internal/exitcode"
 )
 
 // Config says what to run and how to treat it.
@@ -50,14 +48,6 @@ type Config struct {
 	// are files so that the child gets the descriptors themselves, with no
 	// copying goroutine that only cmd.Wait would end.
 	Stdin, Stdout, Stderr *os.File
-}
-
-// ExitCode turns a wait status into the code proxy-await exits with.
-func ExitCode(ws syscall.WaitStatus) int {
-	if ws.Signaled() {
-		return exitcode.SignalBase + int(ws.Signal())
-	}
-	return ws.ExitStatus()
 }
 
 // command describes the child, sharing our environment and working

@@ -9,14 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/proxy-await/proxy-await/internal/signals"
-	"golang.org/x/sys/unix"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/logging"
+	"github.com/proxy-await/proxy-await/internal/signals"
 	"github.com/proxy-await/proxy-await/internal/testchild"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
@@ -63,7 +62,7 @@ func start(t *testing.T, cfg Config, scenario string, args ...string) *running {
 
 	sigs := Notify()
 	go func() {
-		code, err := Run(cfg, sigs)
+		code, err := run(cfg, sigs)
 		Stop(sigs)
 		inR.Close()
 		outW.Close()
@@ -372,27 +371,11 @@ func TestStartErrors(t *testing.T) {
 		{[]string{"/"}, exitcode.NotExecutable},
 	} {
 		sigs := Notify()
-		_, err := Run(Config{Args: tc.args, Logger: logging.Discard()}, sigs)
+		_, err := run(Config{Args: tc.args, Logger: logging.Discard()}, sigs)
 		Stop(sigs)
 		var se *StartError
 		require.ErrorAs(t, err, &se, "%v", tc.args)
 		assert.Equal(t, tc.code, se.Code, "%v", tc.args)
-	}
-}
-
-func TestExitCode(t *testing.T) {
-	for _, tc := range []struct {
-		ws   syscall.WaitStatus
-		want int
-	}{
-		{0, 0},
-		{3 << 8, 3},
-		{255 << 8, 255},
-		{syscall.WaitStatus(syscall.SIGKILL), 137},
-		{syscall.WaitStatus(syscall.SIGTERM), 143},
-		{syscall.WaitStatus(syscall.SIGSEGV) | 0x80, 139}, // core dumped
-	} {
-		assert.Equal(t, tc.want, ExitCode(tc.ws), "%#x", uint32(tc.ws))
 	}
 }
 

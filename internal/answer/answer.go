@@ -37,39 +37,6 @@ const Max = 64 << 10
 // ErrTooLarge is the read error past Max bytes of one answer.
 var ErrTooLarge = errors.New("answer larger than 64 KiB")
 
-// Reader reads from R until Left bytes have been read, then fails with
-// ErrTooLarge. Set Left before each answer.
-type Reader struct {
-	R    io.Reader
-	Left int64
-}
-
-func (r *Reader) Read(p []byte) (int, error) {
-	if r.Left <= 0 {
-		return 0, ErrTooLarge
-	}
-	if int64(len(p)) > r.Left {
-		p = p[:r.Left]
-	}
-	n, err := r.R.Read(p)
-	r.Left -= int64(n)
-	return n, err
-}
-
-// Conn is a connection that carries one answer: reading more than Max bytes
-// from it fails with ErrTooLarge.
-type Conn struct {
-	net.Conn
-	r Reader
-}
-
-// NewConn limits what can be read from c to one answer of at most Max bytes.
-func NewConn(c net.Conn) *Conn {
-	return &Conn{Conn: c, r: Reader{R: c, Left: Max}}
-}
-
-func (c *Conn) Read(p []byte) (int, error) { return c.r.Read(p) }
-
 // Error is a failure told in plain words that still unwraps to its cause,
 // so that errors.Is(err, syscall.ECONNREFUSED) keeps working.
 type Error struct {
@@ -161,18 +128,22 @@ func tlsFailure(err error) string {
 	return ""
 }
 
-// innermost drops the wrappers that only say which call failed.
+// innermost drops the wrappers that only say which call failed, or only
+// put words before their cause ("net/http: HTTP/1.x transport connection
+// broken: malformed HTTP status code").
 func innermost(err error) error {
 	for {
 		var (
 			urlErr *url.Error
 			opErr  *net.OpError
 		)
-		switch {
+		switch cause := errors.Unwrap(err); {
 		case errors.As(err, &urlErr):
 			err = urlErr.Err
 		case errors.As(err, &opErr):
 			err = opErr.Err
+		case cause != nil && strings.HasSuffix(err.Error(), ": "+cause.Error()):
+			err = cause
 		default:
 			return err
 		}

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -39,6 +38,8 @@ func TestDescribe(t *testing.T) {
 			"cannot resolve proxy.invalid: no such host"},
 		{&url.Error{Op: "Post", URL: "x", Err: context.DeadlineExceeded}, "timed out"},
 		{&Error{Msg: "no answer within --probe-timeout 1s", Err: os.ErrDeadlineExceeded}, "no answer within --probe-timeout 1s"},
+		{fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", errors.New(`malformed HTTP status code "20"`)),
+			`malformed HTTP status code "20"`},
 	} {
 		got := Describe(tc.err)
 		assert.Equal(t, tc.want, got, "%v", tc.err)
@@ -56,11 +57,4 @@ func TestDescribeARealDial(t *testing.T) {
 	_, err := net.Dial("tcp", testutil.RefusingAddr(t))
 	require.Error(t, err)
 	assert.Equal(t, "connection refused", Describe(err))
-}
-
-func TestReaderStopsAtItsBudget(t *testing.T) {
-	r := &Reader{R: strings.NewReader(strings.Repeat("x", 100)), Left: 60}
-	b, err := io.ReadAll(r)
-	assert.Len(t, b, 60)
-	assert.ErrorIs(t, err, ErrTooLarge)
 }

@@ -2,6 +2,8 @@
 // child's own, with where each number comes from.
 package exitcode
 
+import "syscall"
+
 const (
 	Findings      = 1   // --check found an error in the manifests, as linters do
 	Usage         = 2   // bad flags or environment, as Go's flag package and most CLIs do
@@ -12,3 +14,12 @@ const (
 	NotFound      = 127 // the command was not found (POSIX shells)
 	SignalBase    = 128 // 128+N: ended by signal N (POSIX shells)
 )
+
+// Of turns a wait status into the code a shell would report: the exit
+// status, or SignalBase+N for a process ended by signal N.
+func Of(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return SignalBase + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}

@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/proxy-await/proxy-await/internal/exitcode"
 )
 
 // Scenarios for the terminal tests.
@@ -74,10 +76,7 @@ func init() {
 				}
 				continue
 			}
-			code := ws.ExitStatus()
-			if ws.Signaled() {
-				code = 128 + int(ws.Signal())
-			}
+			code := exitcode.Of(ws)
 			owner := "other"
 			switch g, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); {
 			case err != nil:

@@ -192,6 +192,26 @@ func (Tests) TestTimeoutHintFitsTheError(t *testing.T) {
 	}
 }
 
+// A proxy that sends more than its answer (a body longer than its
+// Content-Length) makes net/http's transport drop the connection, and say
+// so with the standard library's logger: stderr holds proxy-await's lines
+// and nothing else.
+func (Tests) TestUnaskedBytesWriteNothing(t *testing.T) {
+	t.Parallel()
+	addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		for testutil.ReadRequest(r) != nil {
+			_, _ = io.WriteString(conn, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nnot ready\n")
+		}
+	})
+	url := "http://" + addr + "/ready"
+	p := startPA(t, nil, append([]string{"-t", waitForAProbe, "--ready-url", url}, child("args", "started")...)...)
+	assert.Equal(t, 69, p.wait())
+	assert.Equal(t, "proxy-await: waiting for the proxy: --ready-url url="+url+"\n"+
+		"proxy-await: error: proxy not ready: giving up timeout="+waitForAProbe+" url="+url+
+		` error="answered 503 Service Unavailable" (hint: raise --timeout, or set --timeout-fatal=false to start the command anyway)`+"\n",
+		p.stderr.String())
+}
+
 func (Tests) TestDisableVariablesSkipTheWait(t *testing.T) {
 	for _, v := range []string{"PROXY_AWAIT_DISABLED", "LINKERD_AWAIT_DISABLED", "LINKERD_DISABLED"} {
 		t.Run(v, func(t *testing.T) {

@@ -1,0 +1,121 @@
+package wrapper
+
+import (
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/proxy-await/proxy-await/drain"
+	"github.com/proxy-await/proxy-await/internal/signals"
+)
+
+// onStopSignal receives a SIGTERM, SIGINT or SIGQUIT. The first one is the
+// stop signal, whichever of the three the kubelet sends (the image's
+// STOPSIGNAL): it is held for --term-delay, then delivered once, as its
+// rewrite, and --kill-after counts from then. A second one while it is held
+// ends the hold and is not delivered itself: one stop, one signal. After
+// that they are forwarded as any other signal. A signal rewritten to 0 is
+// dropped, and is no stop signal.
+func (s *supervisor) onStopSignal(sig syscall.Signal) {
+	switch {
+	case s.rewrite(sig) == 0:
+		s.Logger.Debug("dropped signal (rewritten to 0)", "event", "signal_dropped", "signal", signals.Name(sig))
+	case s.phase == holding:
+		why := signals.Name(sig) + " received"
+		if sig == s.stop {
+			why = "second " + why
+		}
+		s.deliverStop(why)
+	case s.phase == stopping:
+		s.forwardUnlessFromTerminal(sig)
+	default:
+		s.stopping(sig)
+	}
+}
+
+// stopping receives the stop signal: it tells OnStop, then holds or
+// delivers it.
+func (s *supervisor) stopping(sig syscall.Signal) {
+	if s.OnStop != nil {
+		s.OnStop()
+	}
+	switch {
+	case s.fromTerminal(sig):
+		// The keypress reached the child already: it cannot be held, and
+		// sending it again would read as a second keypress.
+		s.stop = sig
+		s.phase = stopping
+		s.armKill()
+	case s.TermDelay > 0:
+		s.stop = sig
+		s.holdStop()
+	default:
+		s.stop = sig
+		s.deliverStop("")
+	}
+}
+
+// holdStop holds the stop signal for --term-delay, and with --drain-quiet
+// starts the watch that may end the hold sooner.
+func (s *supervisor) holdStop() {
+	s.phase = holding
+	s.hold = time.NewTimer(s.TermDelay)
+	name := signals.Name(s.stop)
+	attrs := []any{"event", "term_held", "signal", name, "term_delay", s.TermDelay}
+	if s.DrainQuiet > 0 {
+		attrs = append(attrs, "drain_quiet", s.DrainQuiet)
+	}
+	s.Logger.Info("holding "+name+" while the child keeps serving", attrs...)
+	if s.DrainQuiet > 0 {
+		// Every process below proxy-await: the child's tree, and the
+		// orphans reparented to proxy-await (a server that daemonized).
+		// proxy-await's own sockets (the probes it serves) and its
+		// checks of the app are not traffic.
+		s.drain = drain.Start(drain.Options{Root: os.Getpid(), Self: os.Getpid(), Own: s.Own,
+			Ports: s.DrainPorts, Quiet: s.DrainQuiet, Logger: s.Logger})
+	}
+}
+
+// drainedQuiet asks deliverStop to say why the watch found the listeners
+// quiet.
+const drainedQuiet = "drained"
+
+// deliverStop ends any hold and delivers the stop signal as its rewrite,
+// then arms --kill-after.
+func (s *supervisor) deliverStop(why string) {
+	s.phase = stopping
+	stopTimer(s.hold)
+	s.hold = nil
+	drained := s.drain.Stop() // a fresh look at the connections
+	s.drain = nil
+	pinned := drained.Armed && drained.LastPinned.After(drained.LastTraffic)
+	if why == drainedQuiet {
+		why = "no traffic for " + s.DrainQuiet.String()
+		if pinned {
+			why = "no new connection for " + s.DrainQuiet.String() +
+				": only connections from outside the pod still send, and the endpoint removal does not move them"
+		}
+	}
+	to := s.rewrite(s.stop)
+	attrs := s.forwarded(s.stop, to)
+	if why != "" {
+		attrs = append(attrs, "reason", why)
+	}
+	if drained.Armed {
+		attrs = append(attrs, "connections", drained.Connections,
+			"since_traffic", time.Since(drained.LastTraffic).Round(time.Millisecond))
+	}
+	if pinned {
+		attrs = append(attrs, "since_pinned", time.Since(drained.LastPinned).Round(time.Millisecond))
+	}
+	s.Logger.Info("delivering termination signal", attrs...)
+	s.send(to)
+	s.armKill()
+}
+
+// armKill starts --kill-after, once.
+func (s *supervisor) armKill() {
+	if s.KillAfter > 0 && s.kill == nil {
+		s.kill = time.NewTimer(s.KillAfter)
+	}
+}

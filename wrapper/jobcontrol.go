@@ -1,0 +1,112 @@
+package wrapper
+
+import (
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/proxy-await/proxy-await/internal/signals"
+)
+
+// forwardUnlessFromTerminal forwards a SIGINT, SIGQUIT or SIGTSTP, unless
+// the terminal may have sent it to the whole foreground process group, the
+// child included (a Ctrl-C without -g): a second copy would read as a second
+// keypress. Without si_code, a signal sent to proxy-await alone with kill is
+// then not forwarded either.
+func (s *supervisor) forwardUnlessFromTerminal(sig syscall.Signal) {
+	if !s.fromTerminal(sig) {
+		s.forward(sig)
+	}
+}
+
+// fromTerminal says whether sig may be a keypress that the terminal sent to
+// the child as well, and logs it if so.
+func (s *supervisor) fromTerminal(sig syscall.Signal) bool {
+	if sig == syscall.SIGTERM || !s.sharesForeground() {
+		return false
+	}
+	s.Logger.Debug("signal from the terminal reached the child too: not forwarded",
+		"event", "signal_from_terminal", "signal", signals.Name(sig))
+	return true
+}
+
+// sharesForeground says whether the child is in our process group and that
+// group is the foreground group of our controlling terminal.
+func (s *supervisor) sharesForeground() bool {
+	if s.ProcessGroup {
+		return false
+	}
+	fg, ok := terminalForeground()
+	if !ok || fg != unix.Getpgrp() {
+		return false
+	}
+	child, err := unix.Getpgid(s.pid)
+	return err == nil && child == fg
+}
+
+// childStopped follows the child into a job-control stop (Ctrl-Z, or a
+// stop signal forwarded to it): proxy-await stops too, so that the shell
+// that started it sees the job stopped and takes the terminal back. SIGCONT
+// resumes proxy-await, which forwards it. It does so only under job control,
+// where a shell resumes it: without a controlling terminal whose foreground
+// group is proxy-await's (or, with -g, the child's that it handed the
+// terminal to) nothing would (under setsid, tini -s, docker --init,
+// shareProcessNamespace), and a stopped proxy-await would ignore the
+// kubelet's SIGTERM until its SIGKILL. As PID 1 the kernel would not stop us
+// anyway. A SIGSTOP that did not come through proxy-await froze the child
+// from outside (kill -STOP, a debugger), which thaws it the same way:
+// stopped too, proxy-await would never be resumed, nor see the child exit.
+func (s *supervisor) childStopped(sig syscall.Signal) {
+	frozen := sig == syscall.SIGSTOP && !s.sentSIGSTOP
+	s.sentSIGSTOP = false
+	switch {
+	case os.Getpid() == 1:
+		return
+	case frozen:
+		s.Logger.Debug("child stopped from outside: not stopping too", "event", "child_stopped",
+			"signal", signals.Name(sig))
+		return
+	case !s.jobControl():
+		s.Logger.Debug("child stopped: not stopping too, as no job control would resume proxy-await",
+			"event", "child_stopped", "signal", signals.Name(sig))
+		return
+	}
+	s.Logger.Debug("child stopped: stopping too", "event", "child_stopped", "signal", signals.Name(sig))
+	_ = unix.Kill(os.Getpid(), syscall.SIGSTOP)
+}
+
+// jobControl says whether a shell can resume proxy-await once it stops: its
+// controlling terminal's foreground group is its own, or the child's group
+// that it handed the terminal to.
+func (s *supervisor) jobControl() bool {
+	fg, ok := terminalForeground()
+	return ok && (fg == unix.Getpgrp() || s.ProcessGroup && fg == s.pid)
+}
+
+// terminalForeground is the foreground process group of our controlling
+// terminal; false without one.
+func terminalForeground() (int, bool) {
+	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(fd)
+	fg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return fg, err == nil
+}
+
+// giveTerminal makes pgrp the foreground group of the terminal on stdin.
+func (s *supervisor) giveTerminal(pgrp int) {
+	if err := setForeground(0, pgrp); err != nil {
+		s.Logger.Warn("cannot hand the terminal on", "event", "terminal_failed", "pgrp", pgrp, "error", err.Error())
+	}
+}
+
+// foregroundTTY reports whether stdin is a terminal whose foreground process
+// group is ours: a child in its own group must then be handed the terminal,
+// as tini does, or it would be stopped by SIGTTIN/SIGTTOU when it used it.
+func foregroundTTY() bool {
+	pgrp, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
+}

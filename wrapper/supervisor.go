@@ -1,0 +1,248 @@
+package wrapper
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/proxy-await/proxy-await/drain"
+	"github.com/proxy-await/proxy-await/internal/exitcode"
+	"github.com/proxy-await/proxy-await/internal/signals"
+)
+
+// Supervisor owns proxy-await's signals and the reaping of its children for
+// the whole run: while the proxy is awaited (Await) and while the child runs
+// (Run). It is the only reader of the signal channel and the only caller of
+// wait4. The zero Supervisor receives no signal.
+type Supervisor struct {
+	sigs      <-chan os.Signal
+	log       *slog.Logger
+	ownSignal func(syscall.Signal) bool
+}
+
+// NewSupervisor subscribes to the signals (see Notify): call it before
+// anything else, so that no signal goes unhandled. The subscription is never
+// undone: the process exits right after the run, and undoing it costs half a
+// millisecond on every exit. ownSignal says whether a received signal is one
+// proxy-await raised itself, which is never acted on; nil: none is.
+func NewSupervisor(log *slog.Logger, ownSignal func(syscall.Signal) bool) *Supervisor {
+	return &Supervisor{sigs: Notify(), log: log, ownSignal: ownSignal}
+}
+
+// Await runs wait, which returns once its context ends if not before, and
+// handles the signals that arrive meanwhile: it reaps the orphans reparented
+// to proxy-await, drops the other signals, and on a termination signal
+// cancels wait's context, waits for wait to return and returns that signal.
+// It returns 0 when wait returned on its own.
+func (s *Supervisor) Await(ctx context.Context, wait func(context.Context)) syscall.Signal {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wait(ctx)
+	}()
+	for {
+		select {
+		case <-done:
+			return 0
+		case sig := <-s.sigs:
+			if stop := s.awaiting(sig.(syscall.Signal)); stop != 0 {
+				cancel()
+				<-done
+				return stop
+			}
+		}
+	}
+}
+
+// awaiting deals with a signal received before the child runs, and returns
+// it if it ends the wait.
+func (s *Supervisor) awaiting(sig syscall.Signal) syscall.Signal {
+	switch {
+	case sig == syscall.SIGCHLD: // an orphan reparented to PID 1 (from kubectl exec) exited
+		if err := reapOrphans(s.log); err != nil {
+			s.log.Error("cannot reap an orphan", "event", "internal_error", "error", err.Error())
+		}
+	case s.ownSignal != nil && s.ownSignal(sig):
+	case !signals.IsTermination(sig):
+		s.log.Debug("signal ignored while waiting for the proxy", "event", "signal_dropped",
+			"signal", signals.Name(sig))
+	default:
+		return sig
+	}
+	return 0
+}
+
+// Run starts the child and supervises it until it exits, then returns the
+// code proxy-await should exit with. A *StartError says the child never
+// started.
+func (s *Supervisor) Run(cfg Config) (int, error) {
+	return run(cfg, s.sigs)
+}
+
+// run is Run on sigs, which must come from Notify, subscribed before the
+// child starts; run is the only reader of sigs and the only caller of wait4
+// while it runs.
+func run(cfg Config, sigs <-chan os.Signal) (int, error) {
+	// The parent-death signal fires when the forking thread ends, not the
+	// process: keep this goroutine on its thread until the child is reaped.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	becomeReaper(cfg.Logger)
+
+	cmd := command(cfg)
+	tty := cfg.ProcessGroup && foregroundTTY()
+	cmd.SysProcAttr = sysProcAttr(cfg.ProcessGroup, tty)
+	proc, err := spawn(cmd)
+	if err != nil {
+		return 0, err
+	}
+	// The process is reaped by wait4 below, never by cmd.Wait; Release only
+	// frees the handle os/exec keeps.
+	defer proc.Release()
+
+	s := &supervisor{Config: cfg, pid: proc.Pid, target: proc.Pid, tty: tty}
+	if cfg.ProcessGroup {
+		s.target = -s.pid
+	}
+	cfg.Logger.Debug("child started", "event", "child_started", "child_pid", s.pid)
+	return s.loop(sigs)
+}
+
+// phase is where the supervision stands, as the stop signal moves it on:
+// holdStop goes from serving to holding, deliverStop (or a stop signal that
+// reached the child from its terminal) to stopping.
+type phase int
+
+const (
+	serving  phase = iota // no stop signal yet
+	holding               // the stop signal is held for --term-delay, or until the drain watch says quiet
+	stopping              // the stop signal has reached the child; --kill-after counts
+)
+
+// supervisor is the state of one child's supervision. Only run's goroutine
+// touches it.
+type supervisor struct {
+	Config
+	pid    int  // the main child
+	target int  // where signals go: pid, or -pid for its process group
+	tty    bool // the child's group was handed the terminal on stdin (-g)
+
+	phase       phase          // where the stop signal stands
+	stop        syscall.Signal // the stop signal (see onStopSignal); 0 until it arrives
+	sentSIGSTOP bool           // a SIGSTOP was sent whose stop the child has not reported yet
+	hold        *time.Timer    // ends the hold of the stop signal (--term-delay); nil when none is held
+	kill        *time.Timer    // --kill-after; nil until the stop signal is delivered
+	drain       *drain.Watch   // --drain-quiet; nil when not draining
+}
+
+func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
+	defer s.stopTimers()
+	for {
+		// Reap at every turn, as tini does, not only after a SIGCHLD:
+		// signal.Notify drops a signal that finds the channel full, so
+		// under a storm of signals the SIGCHLD of the child's exit may
+		// never arrive. It is lost only to a full channel, whose signals
+		// then come after the exit, each followed by a reap. The first
+		// turn reaps what exited before the loop began.
+		switch ws, exited, _, err := s.reap(); {
+		case err != nil:
+			return 0, err
+		case exited:
+			return s.childExited(ws, sigs), nil
+		}
+		select {
+		case sig := <-sigs:
+			if sig != syscall.SIGCHLD {
+				s.handle(sig.(syscall.Signal))
+			}
+		case <-timerC(s.hold):
+			s.deliverStop("term delay elapsed")
+		case <-s.drain.Quiet():
+			s.deliverStop(drainedQuiet)
+		case <-timerC(s.kill):
+			s.Logger.Warn("child still running after the termination signal: sending SIGKILL",
+				"event", "kill_after", "child_pid", s.pid, "kill_after", s.KillAfter)
+			s.send(syscall.SIGKILL)
+		}
+	}
+}
+
+// handle deals with one received signal.
+func (s *supervisor) handle(sig syscall.Signal) {
+	switch {
+	case s.OwnSignal != nil && s.OwnSignal(sig):
+		s.Logger.Debug("signal raised by proxy-await's own write: not forwarded", "event", "signal_dropped",
+			"signal", signals.Name(sig))
+	case signals.IsTermination(sig):
+		s.onStopSignal(sig)
+	case sig == syscall.SIGTSTP:
+		s.forwardUnlessFromTerminal(sig)
+	case sig == syscall.SIGCONT && s.tty:
+		// Resumed after a stop: "fg" made our group the terminal's
+		// foreground again; pass the terminal on to the child's group before
+		// it runs, or its first read would stop it again. After "bg" the
+		// terminal stays where it is.
+		if fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
+			s.giveTerminal(s.pid)
+		}
+		s.forward(sig)
+	default:
+		s.forward(sig)
+	}
+}
+
+// childExited logs how the child ended and, with -g, tells what is left of its
+// process group to stop, as dumb-init does; with --wait-all it waits for
+// whatever the child left behind.
+func (s *supervisor) childExited(ws syscall.WaitStatus, sigs <-chan os.Signal) int {
+	code := exitcode.Of(ws)
+	if ws.Signaled() {
+		s.Logger.Info("child killed by signal", "event", "child_exited", "child_pid", s.pid,
+			"signal", signals.Name(ws.Signal()), "exit_code", code)
+	} else {
+		s.Logger.Info("child exited", "event", "child_exited", "child_pid", s.pid, "exit_code", code)
+	}
+	if s.ProcessGroup {
+		if err := unix.Kill(-s.pid, syscall.SIGTERM); err == nil {
+			s.Logger.Debug("sent SIGTERM to the rest of the child's process group", "event", "group_terminated")
+		}
+	}
+	// The terminal was handed to the child's group: take it back, or the
+	// shell's next read would find a terminal whose foreground is gone.
+	if s.tty {
+		if fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil && fg == s.pid {
+			s.giveTerminal(unix.Getpgrp())
+		}
+	}
+	_, _, _, _ = s.reap()
+	if s.WaitAll > 0 {
+		s.waitAll(sigs)
+	}
+	return code
+}
+
+func (s *supervisor) stopTimers() {
+	stopTimer(s.hold)
+	stopTimer(s.kill)
+	s.drain.Stop()
+}
+
+func timerC(t *time.Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C
+}
+
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
