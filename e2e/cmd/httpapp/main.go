@@ -1,5 +1,6 @@
-// Command httpapp is the app of the drain scenario: an HTTP/1.1 server that
-// keeps connections alive, counts the connections it accepted and the
+// Command httpapp is the server of the end-to-end scenarios: an HTTP/1.1
+// server that answers every request with its host's name (in a pod, the
+// pod's), keeps connections alive, counts the connections it accepted and the
 // requests it served, and on SIGTERM appends "TERM <uptime> conns=N
 // requests=M" to its -out file, then exits 0. It writes "listening" there
 // once it accepts connections. Times come from /proc/uptime, the clock the
@@ -24,11 +25,15 @@ func main() {
 	out := flag.String("out", "/out/app", "file the events are appended to")
 	flag.Parse()
 
+	host, err := os.Hostname()
+	if err != nil {
+		fatal(err)
+	}
 	var conns, requests atomic.Int64
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			requests.Add(1)
-			fmt.Fprintln(w, "ok")
+			fmt.Fprintln(w, host)
 		}),
 		ConnState: func(_ net.Conn, s http.ConnState) {
 			if s == http.StateNew {
