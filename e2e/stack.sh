@@ -308,7 +308,9 @@ down() {
 			"$BIN/cri" -endpoint "unix://$RUN/run/containerd.sock" rmp-all >/dev/null ||
 				log "could not remove every pod through the CRI: see $CACHE/logs/containerd.log"
 		fi
-		stop containerd kube-apiserver etcd
+		# etcd last: an API server without it hangs in its shutdown.
+		stop containerd kube-apiserver
+		stop etcd
 	fi
 	# Whatever still runs in the namespace: a shim whose pod could not be
 	# removed, a client, what an interrupted run had started.

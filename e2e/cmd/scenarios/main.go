@@ -75,6 +75,7 @@ func main() {
 		{"10", "examples/ admitted under Pod Security restricted", func(k *kube) (string, error) {
 			return examples(k, *examplesDir)
 		}},
+		{"11", "restartPolicy OnFailure, with and without --keep-proxy-on-failure", onFailure},
 	}
 
 	failed := 0

@@ -365,3 +365,134 @@ func examples(k *kube, dir string) (string, error) {
 	return fmt.Sprintf("%d files, %d objects (%s) admitted under enforce=restricted with no PodSecurity warning; the control, a pod as root, refused",
 		len(files), objects, strings.Join(summary, ", ")), nil
 }
+
+// retryScript is an app that fails its first run and succeeds its second,
+// counting its runs in /out/runs (the pod's /out outlives its containers'
+// restarts), and recording, as jobScript does, how many requests the proxy
+// had logged when each run started and ended: "run N start K", "run N end
+// K".
+var retryScript = sh(`n=$(($(cat /out/runs 2>/dev/null || echo 0) + 1)); echo $n >/out/runs
+echo "run $n start $(wc -l </out/proxy.log)" >>/out/app
+sleep 1
+echo "run $n end $(wc -l </out/proxy.log)" >>/out/app
+[ $n -gt 1 ]`)
+
+// runMarks reads the proxy-log counts the app recorded for run n.
+func runMarks(app string, n int) (start, end int, ok bool) {
+	start, end = -1, -1
+	for _, line := range strings.Split(app, "\n") {
+		var m, at int
+		var what string
+		if c, _ := fmt.Sscanf(line, "run %d %s %d", &m, &what, &at); c == 3 && m == n {
+			switch what {
+			case "start":
+				start = at
+			case "end":
+				end = at
+			}
+		}
+	}
+	return start, end, start >= 0 && end >= start
+}
+
+// 11. restartPolicy OnFailure: the kubelet restarts a failed app in the same
+// pod, where it needs the proxy again. With --keep-proxy-on-failure the
+// first, failed run leaves the proxy up, the second finds it and succeeds,
+// and only then is the proxy shut down: the Job completes. Without it, the
+// first failure shuts the proxy down, a sidecar that exited 0 is never
+// restarted, and the restarted app waits for it for good: the Job stays
+// active.
+func onFailure(k *kube) (string, error) {
+	const ns, window = "s11", 15 * time.Second
+	if err := k.namespace(ns, nil); err != nil {
+		return "", err
+	}
+	mk := func(args ...string) pod {
+		return pod{RestartPolicy: corev1.RestartPolicyOnFailure, Containers: []ctr{linkerdProxy("-ready-after", "2s"),
+			{Name: "app", Command: append(proxyAwait(append(args, "--")...), retryScript...)}}}
+	}
+	if err := k.createJob(ns, "keep", mk("-S", "--keep-proxy-on-failure"), 3); err != nil {
+		return "", err
+	}
+	if err := k.createJob(ns, "plain", mk("-S"), 3); err != nil {
+		return "", err
+	}
+
+	// With the flag: Complete, after two runs of the app in one pod.
+	if _, err := k.waitJob(ns, "keep", batchv1.JobComplete, 120*time.Second); err != nil {
+		return "", err
+	}
+	keep, err := k.jobPod(ns, "keep")
+	if err != nil {
+		return "", err
+	}
+	p, err := k.api.CoreV1().Pods(ns).Get(bg, keep, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	app, _ := container(p, "app")
+	entries := proxyLog(k.out(ns, keep, "proxy.log"))
+	_, end1, ok1 := runMarks(k.out(ns, keep, "app"), 1)
+	start2, end2, ok2 := runMarks(k.out(ns, keep, "app"), 2)
+	if p.Status.Phase != corev1.PodSucceeded || app.RestartCount != 1 || !ok1 || !ok2 || end2 > len(entries) {
+		return "", fmt.Errorf("--keep-proxy-on-failure: pod %s, app restarted %d times, app recorded %q against a proxy log of %d entries (want Succeeded, 1 restart, two runs)",
+			p.Status.Phase, app.RestartCount, k.out(ns, keep, "app"), len(entries))
+	}
+	if n := count(entries[:end2], "POST", "/shutdown", 0); n != 0 {
+		return "", fmt.Errorf("--keep-proxy-on-failure: %d POST /shutdown before the second run ended", n)
+	}
+	if n := count(entries[end2:], "POST", "/shutdown", 200); n != 1 {
+		return "", fmt.Errorf("--keep-proxy-on-failure: %d POST /shutdown answered 200 after the second run ended, want 1", n)
+	}
+	if n := count(entries[end1:start2], "GET", "/ready", 200); n != 1 {
+		return "", fmt.Errorf("--keep-proxy-on-failure: the restarted app started after %d 200s on /ready, want 1", n)
+	}
+	figures := "with --keep-proxy-on-failure: Job Complete, run 1 exit 1 left the proxy up, the restarted app found it ready (one more 200 on /ready) and exited 0, then 1 POST /shutdown"
+
+	// Without: the proxy is gone after the first run, and the restarted
+	// app never starts its second.
+	plain, err := k.jobPod(ns, "plain")
+	if err != nil {
+		return "", err
+	}
+	if _, err := k.waitPod(ns, plain, 120*time.Second, "running its restarted app", func(p *corev1.Pod) bool {
+		c, _ := container(p, "app")
+		return c.RestartCount == 1 && c.State.Running != nil
+	}); err != nil {
+		return "", err
+	}
+	restarted := time.Now()
+	for time.Since(restarted) < window {
+		j, err := k.api.BatchV1().Jobs(ns).Get(bg, "plain", metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		if j.Status.Active != 1 || jobHas(j, batchv1.JobComplete) || jobHas(j, batchv1.JobFailed) {
+			return "", fmt.Errorf("without --keep-proxy-on-failure: Job %s %.0fs after the app restarted, want it still active", jobState(j), time.Since(restarted).Seconds())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	p, err = k.api.CoreV1().Pods(ns).Get(bg, plain, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	appState, _ := container(p, "app")
+	proxyCode, proxyDone := exited(p, "proxy")
+	proxyState, _ := container(p, "proxy")
+	entries = proxyLog(k.out(ns, plain, "proxy.log"))
+	_, _, ran2 := runMarks(k.out(ns, plain, "app"), 2)
+	logs, err := k.api.CoreV1().Pods(ns).GetLogs(plain, &corev1.PodLogOptions{Container: "app"}).DoRaw(bg)
+	if err != nil {
+		return "", err
+	}
+	waiting := strings.Contains(string(logs), "waiting for the proxy")
+	if appState.State.Running == nil || appState.RestartCount != 1 || !proxyDone || proxyCode != 0 || proxyState.RestartCount != 0 ||
+		count(entries, "POST", "/shutdown", 200) != 1 || ran2 || !waiting {
+		return "", fmt.Errorf("without --keep-proxy-on-failure: app running %v after %d restarts, proxy exited %v with %d after %d restarts, %d POST /shutdown, second run recorded %v, app's log %q",
+			appState.State.Running != nil, appState.RestartCount, proxyDone, proxyCode, proxyState.RestartCount,
+			count(entries, "POST", "/shutdown", 200), ran2, logs)
+	}
+	lines := strings.Split(strings.TrimSpace(string(logs)), "\n")
+	return figures + fmt.Sprintf("; without it: run 1 exit 1 sent 1 POST /shutdown, the proxy exited 0 and was not restarted, and the restarted app still waits for it %.0fs later, the Job still active (the app's last log line: %s)",
+		window.Seconds(), lines[len(lines)-1]), nil
+}
