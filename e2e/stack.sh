@@ -31,6 +31,9 @@ up() {
 		down
 	fi
 	t0=$(date +%s)
+	mkdir -p "$RUN"
+	# down stops this script first, should it still be starting things.
+	echo $$ >"$RUN/up.pid"
 	mkdir -p "$RUN"/etc/cni "$RUN"/var/containerd "$RUN"/var/kubelet "$RUN"/var/log \
 		"$RUN"/var/lib "$RUN"/var/cni "$RUN"/var/kubectl "$RUN"/run "$RUN"/opt "$RUN"/tmp \
 		"$RUN"/fakesys "$RUN"/logs "$RUN"/out "$RUN"/bin "$RUN"/ns
@@ -302,6 +305,15 @@ stop() {
 }
 
 down() {
+	# An up still running (its caller was killed): it must start nothing
+	# more.
+	if [ -f "$RUN/up.pid" ]; then
+		pid=$(cat "$RUN/up.pid")
+		if [ "$pid" != $$ ] && grep -q stack.sh "/proc/$pid/cmdline" 2>/dev/null; then
+			kill "$pid" 2>/dev/null || true
+			while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+		fi
+	fi
 	if [ -d "$RUN" ]; then
 		stop kubelet kube-proxy kube-scheduler kube-controller-manager
 		if [ -S "$RUN/run/containerd.sock" ] && [ -f "$RUN/containerd.pid" ] && ours "$(cat "$RUN/containerd.pid")"; then
