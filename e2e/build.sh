@@ -1,9 +1,9 @@
 #!/bin/sh
-# Builds what the end-to-end run needs into $CACHE/bin: the kubelet (once per
-# e2e/go.sum: about 9 minutes cold on 2 cores), the CRI client, the pause
-# program, the image builder, the scenario runner and its keep-alive client,
-# proxy-await and the stand-in proxy; then the pause and busybox images, and
-# proxy-await's own.
+# Builds what the end-to-end run needs into $CACHE/bin: the cluster's
+# binaries (once per e2e/go.mod and go.sum: 8 to 15 minutes cold on 2
+# cores), the CRI client, the pause program, the certificate maker, the
+# image builder, the scenario runner, its HTTP server, proxy-await and the
+# stand-in proxy; then the pause and busybox images, and proxy-await's own.
 set -eu
 . "$(dirname "$0")/env.sh"
 mkdir -p "$BIN"

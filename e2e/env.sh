@@ -18,8 +18,9 @@ K8S_VERSION=v1.33.13
 # The cluster lives in a network namespace of its own, with addresses from
 # 198.18.0.0/15 (RFC 2544's benchmarking range): the node's on a veth pair
 # whose both ends are inside, the pods' on a bridge there, the Services'
-# virtual. No route leads out of the namespace.
-NETNS=proxy-await-e2e
+# virtual. No route leads out of the namespace. Its name is the cache's,
+# so that runs with different caches never meet.
+NETNS=proxy-await-e2e-$(printf %s "$CACHE" | sha256sum | cut -c1-8)
 NODE_NAME=e2e
 NODE_IP=198.18.0.1
 POD_CIDR=198.18.1.0/24

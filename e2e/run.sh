@@ -15,6 +15,14 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 start=$(date +%s)
+# One run at a time per cache: a second would clear the first's cluster.
+# The daemons do not inherit the lock (stack.sh closes it for them).
+mkdir -p "$CACHE"
+exec 9>"$CACHE/run.lock"
+if ! flock -n 9; then
+	log "another make e2e is running with $CACHE"
+	exit 1
+fi
 "$REPO/scripts/install-deps.sh" containerd runc busybox-static etcd-server containernetworking-plugins iptables
 
 # Each step runs in the background, so that a signal ends this script at
@@ -46,12 +54,12 @@ setsid "$E2E/build.sh" &
 step=$! group=1
 wait $step
 built=$(date +%s)
-"$E2E/stack.sh" up &
+"$E2E/stack.sh" up 9>&- &
 step=$! group=""
 wait $step
 up=$(date +%s)
 in_netns "$BIN/scenarios" -run "$RUN" -kubectl "$BIN/kubectl" -examples "$REPO/examples" \
-	${E2E_ONLY:+-only "$E2E_ONLY"} &
+	${E2E_ONLY:+-only "$E2E_ONLY"} 9>&- &
 step=$!
 wait $step
 step=""

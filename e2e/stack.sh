@@ -42,13 +42,14 @@ up() {
 	cp "$BIN/fakeproxy" "$BIN/httpapp" "$RUN/bin/"
 	"$BIN/pki" -dir "$PKI" -node "$NODE_NAME" -node-ip "$NODE_IP" -service-ip "$SERVICE_IP"
 
+	# util-linux's mount keeps its lock in /run/mount.
+	[ -e /run/mount ] || touch "$RUN/made-run-mount"
+
 	# The network namespace: the node's address on a veth pair whose ends
 	# are both inside, and a default route through it, so that components
 	# looking for one find it, and what they send to any other address
 	# goes nowhere. `ip netns add` mounts /run/netns if it is not a mount
 	# yet; down undoes what this run did there.
-	# util-linux's mount keeps its lock in /run/mount.
-	[ -e /run/mount ] || touch "$RUN/made-run-mount"
 	[ -e /run/netns ] || touch "$RUN/made-run-netns"
 	mountpoint -q /run/netns 2>/dev/null || touch "$RUN/made-run-netns-mount"
 	ip netns add "$NETNS"
@@ -248,7 +249,7 @@ start() {
 	name=$1 nice=$2
 	shift 2
 	nsenter --net="/run/netns/$NETNS" --mount="$RUN/ns/mnt" nice -n "$nice" "$@" \
-		</dev/null >"$RUN/logs/$name.log" 2>&1 &
+		</dev/null >"$RUN/logs/$name.log" 2>&1 9>&- &
 	echo $! >"$RUN/$name.pid"
 }
 
@@ -362,7 +363,9 @@ down() {
 		rmdir /run/netns 2>/dev/null || true
 	fi
 	if [ -f "$RUN/made-run-mount" ]; then
-		rm -rf /run/mount
+		# Only if no other mount command put anything else there.
+		rm -f /run/mount/utab.lock
+		rmdir /run/mount 2>/dev/null || true
 	fi
 	if [ -d "$RUN" ]; then
 		rm -rf "$CACHE/logs"

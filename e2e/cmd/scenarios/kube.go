@@ -110,7 +110,9 @@ func (k *kube) clear(ns string) {
 			return false, nil
 		}
 		for _, p := range pods.Items {
-			_ = k.api.CoreV1().Pods(ns).Delete(bg, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			if p.DeletionGracePeriodSeconds == nil || *p.DeletionGracePeriodSeconds != 0 {
+				_ = k.api.CoreV1().Pods(ns).Delete(bg, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			}
 		}
 		c, cancel := context.WithTimeout(bg, 5*time.Second)
 		list, err := k.cri.ListContainers(c, &runtimeapi.ListContainersRequest{Filter: running})
