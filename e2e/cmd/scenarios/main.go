@@ -36,7 +36,7 @@ const proxyAwaitImage = "k8s.local/proxy-await:e2e"
 func main() {
 	run := flag.String("run", "", "the run's working directory (e2e/stack.sh's $RUN)")
 	kubectl := flag.String("kubectl", "kubectl", "the kubectl to run")
-	examplesDir := flag.String("examples", "", "the directory of example manifests (scenario 10)")
+	examplesDir := flag.String("examples", "", "the directory of example manifests (scenario 9)")
 	only := flag.String("only", "", "comma-separated scenario numbers to run (default all)")
 	flag.Parse()
 	if *run == "" || *examplesDir == "" {
@@ -51,10 +51,10 @@ func main() {
 	selected := func(num string) bool { return *only == "" || strings.Contains(","+*only+",", ","+num+",") }
 
 	// The CronJob's runs are a minute apart: it is made first, and its
-	// scenario checks them when its turn comes.
+	// scenario, the last, checks them when its turn comes.
 	var cronMade time.Time
 	var cronErr error
-	if selected("8") {
+	if selected("11") {
 		cronMade, cronErr = cronStart(k)
 	}
 	scenarios := []scenario{
@@ -65,17 +65,17 @@ func main() {
 		{"5", "deletion with --rewrite TERM:USR1", rewrite},
 		{"6", "--kill-after for an app that ignores TERM", killAfter},
 		{"7", "--install from proxy-await's image in a Deployment", installDeployment},
-		{"8", "CronJob with a classic sidecar", func(k *kube) (string, error) {
+		{"8", "ClusterIP Service through kube-proxy", service},
+		{"9", "examples/ admitted under Pod Security restricted", func(k *kube) (string, error) {
+			return examples(k, *examplesDir)
+		}},
+		{"10", "restartPolicy OnFailure, with and without --keep-proxy-on-failure", onFailure},
+		{"11", "CronJob with a classic sidecar", func(k *kube) (string, error) {
 			if cronErr != nil {
 				return "", cronErr
 			}
 			return cronJob(k, cronMade)
 		}},
-		{"9", "ClusterIP Service through kube-proxy", service},
-		{"10", "examples/ admitted under Pod Security restricted", func(k *kube) (string, error) {
-			return examples(k, *examplesDir)
-		}},
-		{"11", "restartPolicy OnFailure, with and without --keep-proxy-on-failure", onFailure},
 	}
 
 	failed := 0

@@ -156,7 +156,10 @@ func jobClassic(k *kube) (string, error) {
 
 // 2. A Job whose Istio proxy is a native sidecar (an init container with
 // restartPolicy Always): the kubelet ends the sidecar itself once the app
-// is done, so no -S is needed; with -S the sidecar must not restart.
+// is done, so no -S is needed, and the sidecar never restarts. With -S the
+// Job completes too; the proxy then exits on the POST a moment before the
+// app's container does, and a kubelet that looks in between restarts it
+// once, as it restarts any sidecar that exits while the app runs.
 func jobNativeSidecar(k *kube) (string, error) {
 	const ns = "s2"
 	if err := k.namespace(ns, nil); err != nil {
@@ -193,10 +196,10 @@ func jobNativeSidecar(k *kube) (string, error) {
 		}
 		side, _ := container(p, "proxy")
 		code, _ := exited(p, "proxy")
-		if side.RestartCount != 0 {
-			return "", fmt.Errorf("%s: the sidecar restarted %d times", name, side.RestartCount)
+		if side.RestartCount > int32(shutdowns) {
+			return "", fmt.Errorf("%s: the sidecar restarted %d times, want at most %d", name, side.RestartCount, shutdowns)
 		}
-		figures = append(figures, fmt.Sprintf("%s: Complete, %s, sidecar exit %d, restarts 0", label, f, code))
+		figures = append(figures, fmt.Sprintf("%s: Complete, %s, sidecar exit %d, restarts %d", label, f, code, side.RestartCount))
 	}
 	return strings.Join(figures, "; "), nil
 }

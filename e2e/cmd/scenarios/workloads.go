@@ -142,81 +142,12 @@ exec /opt/e2e/httpapp -serve :8080 -out /out/server`
 		len(pods), replicas, nobody, strings.Join(figures, ", ")), nil
 }
 
-// cronStart creates scenario 8's CronJob when the run starts, so that its
-// two runs, a minute apart, happen while the other scenarios run: it
-// returns when it was created.
-func cronStart(k *kube) (time.Time, error) {
-	const ns = "s8"
-	if err := k.namespace(ns, nil); err != nil {
-		return time.Time{}, err
-	}
-	backoff, keep := int32(0), int32(5)
-	p := pod{Containers: []ctr{linkerdProxy("-ready-after", "2s"),
-		{Name: "app", Command: append(proxyAwait("-S", "--"), jobScript(0)...)}}}
-	_, err := k.api.BatchV1().CronJobs(ns).Create(bg, &batchv1.CronJob{
-		ObjectMeta: metav1.ObjectMeta{Name: "cron"},
-		Spec: batchv1.CronJobSpec{
-			Schedule:                   "* * * * *",
-			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
-			SuccessfulJobsHistoryLimit: &keep,
-			FailedJobsHistoryLimit:     &keep,
-			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
-				BackoffLimit: &backoff,
-				Template:     p.template(k, ns),
-			}},
-		},
-	}, metav1.CreateOptions{})
-	return time.Now(), err
-}
-
-// 8. A CronJob whose Jobs have a classic Linkerd sidecar and the app under
-// proxy-await -S: its first two scheduled Jobs complete, each pod with one
-// shutdown POST after its app ended.
-func cronJob(k *kube, created time.Time) (string, error) {
-	const ns = "s8"
-	waited := time.Now()
-	var done []batchv1.Job
-	// The first run is due within a minute of the creation, the second a
-	// minute later; each takes a few seconds.
-	err := poll(time.Until(created.Add(200*time.Second)), "two completed runs of the CronJob", func() (bool, error) {
-		jobs, err := k.api.BatchV1().Jobs(ns).List(bg, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		done = done[:0]
-		for _, j := range jobs.Items {
-			if jobHas(&j, batchv1.JobFailed) {
-				return false, fmt.Errorf("Job %s failed: %s", j.Name, jobState(&j))
-			}
-			if jobHas(&j, batchv1.JobComplete) {
-				done = append(done, j)
-			}
-		}
-		return len(done) >= 2, nil
-	})
-	if err != nil {
-		return "", err
-	}
-	sort.Slice(done, func(i, j int) bool { return done[i].CreationTimestamp.Before(&done[j].CreationTimestamp) })
-	var figures []string
-	for _, j := range done[:2] {
-		f, err := checkJob(k, ns, j.Name, "/ready", "/shutdown", batchv1.JobComplete, 0, 1)
-		if err != nil {
-			return "", err
-		}
-		figures = append(figures, fmt.Sprintf("%s scheduled %+.0fs after the CronJob was made, Complete %.1fs later, %s",
-			j.Name, j.CreationTimestamp.Sub(created).Seconds(), j.Status.CompletionTime.Sub(j.Status.StartTime.Time).Seconds(), f))
-	}
-	return fmt.Sprintf("%s; made when the run started, the check waited %.0fs for them", strings.Join(figures, "; "),
-		time.Since(waited).Seconds()), nil
-}
-
-// 9. A ClusterIP Service in front of a Deployment of three httpapp
+// 8. A ClusterIP Service in front of a Deployment of three httpapp
 // replicas under proxy-await: kube-proxy's rules take a client in the
 // cluster's network namespace, on a new connection each time, to every
 // replica.
 func service(k *kube) (string, error) {
-	const ns, name, replicas, requests = "s9", "web", 3, 60
+	const ns, name, replicas, requests = "s8", "web", 3, 60
 	if err := k.namespace(ns, nil); err != nil {
 		return "", err
 	}
@@ -260,17 +191,23 @@ func service(k *kube) (string, error) {
 		return "", err
 	}
 	url := "http://" + svc.Spec.ClusterIP + ":80/"
-	// kube-proxy syncs its rules at most once a second: the first answer
-	// may take that long.
-	var first string
-	if err := poll(30*time.Second, "answer from "+url, func() (bool, error) {
-		b, err := get(url)
-		first = b
-		return err == nil, nil
+	// kube-proxy syncs its rules at most once a second, and may add the
+	// endpoints over more than one sync: the Service is ready once every
+	// pod has answered through it.
+	seen := map[string]bool{}
+	var first time.Duration
+	if err := poll(30*time.Second, "answer from every pod through "+url, func() (bool, error) {
+		if b, err := get(url); err == nil {
+			if first == 0 {
+				first = time.Since(made)
+			}
+			seen[b] = true
+		}
+		return len(seen) == replicas, nil
 	}); err != nil {
-		return "", err
+		return "", fmt.Errorf("%v: %d answered", err, len(seen))
 	}
-	answered := time.Since(made)
+	all := time.Since(made)
 	hits := map[string]int{}
 	for _, p := range pods {
 		hits[p.Name] = 0
@@ -283,7 +220,7 @@ func service(k *kube) (string, error) {
 			continue
 		}
 		if _, ok := hits[b]; !ok {
-			return "", fmt.Errorf("%s answered %q, not a pod of the Deployment (first answer %q)", url, b, first)
+			return "", fmt.Errorf("%s answered %q, not a pod of the Deployment", url, b)
 		}
 		hits[b]++
 	}
@@ -291,8 +228,8 @@ func service(k *kube) (string, error) {
 	for _, p := range pods {
 		spread = append(spread, fmt.Sprintf("%s %d", p.Status.PodIP, hits[p.Name]))
 	}
-	figures := fmt.Sprintf("%d requests to ClusterIP %s:80 on new connections, %d failed, by pod: %s; first answer %.1fs after the Service and Deployment were made",
-		requests, svc.Spec.ClusterIP, failed, strings.Join(spread, ", "), answered.Seconds())
+	figures := fmt.Sprintf("%d requests to ClusterIP %s:80 on new connections, %d failed, by pod: %s; the first answer %.1fs, one from every pod %.1fs after the Service and Deployment were made",
+		requests, svc.Spec.ClusterIP, failed, strings.Join(spread, ", "), first.Seconds(), all.Seconds())
 	for _, n := range hits {
 		if n == 0 || failed > 0 {
 			return "", fmt.Errorf("%s (want every request answered, every pod reached)", figures)
@@ -301,13 +238,13 @@ func service(k *kube) (string, error) {
 	return figures, nil
 }
 
-// 10. Every manifest in examples/ is admitted by the API server (a dry run:
+// 9. Every manifest in examples/ is admitted by the API server (a dry run:
 // nothing is stored, no image is pulled) into a namespace that enforces
 // Pod Security's restricted profile, with no warning of a violation in the
 // pod templates, which that profile only warns about on workloads. A bare
 // pod that violates it is the control: it must be refused.
 func examples(k *kube, dir string) (string, error) {
-	const ns = "s10"
+	const ns = "s9"
 	if err := k.namespace(ns, map[string]string{
 		"pod-security.kubernetes.io/enforce": "restricted",
 		"pod-security.kubernetes.io/warn":    "restricted",
@@ -395,7 +332,7 @@ func runMarks(app string, n int) (start, end int, ok bool) {
 	return start, end, start >= 0 && end >= start
 }
 
-// 11. restartPolicy OnFailure: the kubelet restarts a failed app in the same
+// 10. restartPolicy OnFailure: the kubelet restarts a failed app in the same
 // pod, where it needs the proxy again. With --keep-proxy-on-failure the
 // first, failed run leaves the proxy up, the second finds it and succeeds,
 // and only then is the proxy shut down: the Job completes. Without it, the
@@ -403,7 +340,7 @@ func runMarks(app string, n int) (start, end int, ok bool) {
 // restarted, and the restarted app waits for it for good: the Job stays
 // active.
 func onFailure(k *kube) (string, error) {
-	const ns, window = "s11", 15 * time.Second
+	const ns, window = "s10", 15 * time.Second
 	if err := k.namespace(ns, nil); err != nil {
 		return "", err
 	}
@@ -495,4 +432,73 @@ func onFailure(k *kube) (string, error) {
 	lines := strings.Split(strings.TrimSpace(string(logs)), "\n")
 	return figures + fmt.Sprintf("; without it: run 1 exit 1 sent 1 POST /shutdown, the proxy exited 0 and was not restarted, and the restarted app still waits for it %.0fs later, the Job still active (the app's last log line: %s)",
 		window.Seconds(), lines[len(lines)-1]), nil
+}
+
+// cronStart creates scenario 11's CronJob when the run starts, so that its
+// two runs, a minute apart, happen while the other scenarios run: it
+// returns when it was created.
+func cronStart(k *kube) (time.Time, error) {
+	const ns = "s11"
+	if err := k.namespace(ns, nil); err != nil {
+		return time.Time{}, err
+	}
+	backoff, keep := int32(0), int32(5)
+	p := pod{Containers: []ctr{linkerdProxy("-ready-after", "2s"),
+		{Name: "app", Command: append(proxyAwait("-S", "--"), jobScript(0)...)}}}
+	_, err := k.api.BatchV1().CronJobs(ns).Create(bg, &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "cron"},
+		Spec: batchv1.CronJobSpec{
+			Schedule:                   "* * * * *",
+			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
+			SuccessfulJobsHistoryLimit: &keep,
+			FailedJobsHistoryLimit:     &keep,
+			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+				BackoffLimit: &backoff,
+				Template:     p.template(k, ns),
+			}},
+		},
+	}, metav1.CreateOptions{})
+	return time.Now(), err
+}
+
+// 11. A CronJob whose Jobs have a classic Linkerd sidecar and the app under
+// proxy-await -S: its first two scheduled Jobs complete, each pod with one
+// shutdown POST after its app ended.
+func cronJob(k *kube, created time.Time) (string, error) {
+	const ns = "s11"
+	waited := time.Now()
+	var done []batchv1.Job
+	// The first run is due within a minute of the creation, the second a
+	// minute later; each takes a few seconds.
+	err := poll(time.Until(created.Add(200*time.Second)), "two completed runs of the CronJob", func() (bool, error) {
+		jobs, err := k.api.BatchV1().Jobs(ns).List(bg, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		done = done[:0]
+		for _, j := range jobs.Items {
+			if jobHas(&j, batchv1.JobFailed) {
+				return false, fmt.Errorf("Job %s failed: %s", j.Name, jobState(&j))
+			}
+			if jobHas(&j, batchv1.JobComplete) {
+				done = append(done, j)
+			}
+		}
+		return len(done) >= 2, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Slice(done, func(i, j int) bool { return done[i].CreationTimestamp.Before(&done[j].CreationTimestamp) })
+	var figures []string
+	for _, j := range done[:2] {
+		f, err := checkJob(k, ns, j.Name, "/ready", "/shutdown", batchv1.JobComplete, 0, 1)
+		if err != nil {
+			return "", err
+		}
+		figures = append(figures, fmt.Sprintf("%s scheduled %+.0fs after the CronJob was made, Complete %.1fs later, %s",
+			j.Name, j.CreationTimestamp.Sub(created).Seconds(), j.Status.CompletionTime.Sub(j.Status.StartTime.Time).Seconds(), f))
+	}
+	return fmt.Sprintf("%s; made when the run started, the check waited %.0fs for them", strings.Join(figures, "; "),
+		time.Since(waited).Seconds()), nil
 }
