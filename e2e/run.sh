@@ -58,8 +58,10 @@ built=$(date +%s)
 step=$! group=""
 wait $step
 up=$(date +%s)
-in_netns "$BIN/scenarios" -run "$RUN" -kubectl "$BIN/kubectl" -examples "$REPO/examples" \
-	${E2E_ONLY:+-only "$E2E_ONLY"} 9>&- &
+# nsenter, not in_netns: a function would put a subshell between this
+# script and the runner, and the trap's TERM would miss the runner.
+nsenter --net="/run/netns/$NETNS" "$BIN/scenarios" -run "$RUN" -kubectl "$BIN/kubectl" \
+	-examples "$REPO/examples" ${E2E_ONLY:+-only "$E2E_ONLY"} 9>&- &
 step=$!
 wait $step
 step=""
