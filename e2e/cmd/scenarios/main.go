@@ -61,7 +61,7 @@ func main() {
 		{"1", "Job with a classic sidecar", jobClassic},
 		{"2", "Job with a native sidecar", jobNativeSidecar},
 		{"3", "deletion with --term-delay 3s", termDelay},
-		{"4", "deletion with --drain-quiet 1s under kept-alive traffic", drainQuiet},
+		{"4", "deletion with --drain-quiet 1s: a sidecar's requests hold the signal, an outside client's do not", drainQuiet},
 		{"5", "deletion with --rewrite TERM:USR1", rewrite},
 		{"6", "--kill-after for an app that ignores TERM", killAfter},
 		{"7", "--install from proxy-await's image in a Deployment", installDeployment},
