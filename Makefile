@@ -75,9 +75,10 @@ fuzz:
 clean:
 	rm -rf $(BIN) dist
 
-# proxy-await's lifecycle claims as pods under a real kubelet v1.33 with
-# containerd and runc, one line per scenario (root; the kubelet build is
-# cached outside the clone). See docs/e2e.md.
+# proxy-await's claims as Jobs, a CronJob, deletions, Deployments and a
+# Service in a real single-node cluster v1.33 inside a network namespace of
+# its own, one line per scenario (root; the cluster's build is cached outside
+# the clone). See docs/e2e.md.
 e2e:
 	@e2e/run.sh
 

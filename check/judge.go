@@ -18,6 +18,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/redact"
+	"github.com/proxy-await/proxy-await/internal/urlport"
 )
 
 // judge judges one container that runs proxy-await.
@@ -187,13 +188,7 @@ func targets(cfg *config.Config, urls []string) []target {
 		if err != nil || !config.IsLoopback(u.Hostname()) {
 			continue
 		}
-		port, err := strconv.Atoi(u.Port())
-		if err != nil {
-			port = 80
-			if u.Scheme == "https" {
-				port = 443
-			}
-		}
+		port, _ := strconv.Atoi(urlport.Of(u)) // digits: url.Parse took it
 		out = append(out, target{url: redact.URL(raw), port: port, path: u.Path, preset: cfg.FromPreset(raw)})
 	}
 	return out

@@ -1,8 +1,6 @@
 package drain
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -177,27 +175,17 @@ func probeFDs(pid int) error {
 // readStatus reads a process's uids from /proc/PID/status, which
 // any user may read; false for a process gone or a zombie.
 func readStatus(pid int) (blindProc, bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
+	st, ok := proctree.ReadStatus(pid)
+	if !ok || st.State == 'Z' {
 		return blindProc{}, false
 	}
 	b := blindProc{pid: pid}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		key, value, _ := strings.Cut(sc.Text(), ":")
-		f := strings.Fields(value)
-		switch {
-		case key == "State" && len(f) > 0 && f[0] == "Z":
-			return blindProc{}, false
-		case key == "Uid":
-			for _, u := range f {
-				if n, err := strconv.ParseUint(u, 10, 32); err == nil && !slices.Contains(b.uids, uint32(n)) {
-					b.uids = append(b.uids, uint32(n))
-				}
-			}
+	for _, u := range st.UIDs {
+		if !slices.Contains(b.uids, u) {
+			b.uids = append(b.uids, u)
 		}
 	}
-	return b, len(b.uids) > 0
+	return b, true
 }
 
 // owning reports which of the socket inodes the readable processes hold,

@@ -1,31 +1,68 @@
 #!/bin/sh
-# make e2e: proxy-await's lifecycle claims as pods under a real kubelet.
-# Installs containerd, runc and busybox-static when missing, builds (the
-# kubelet once, then from the cache), brings up containerd and a standalone
-# kubelet, runs the scenarios, and tears it all down whatever happened.
+# make e2e: proxy-await's lifecycle claims as Kubernetes objects in a real
+# single-node cluster. Installs what is missing (containerd, runc,
+# busybox-static, etcd, the CNI plugins, iptables), builds (the cluster's
+# binaries once, then from the cache), brings the cluster up in a network
+# namespace of its own, runs the scenarios there, and tears it all down
+# whatever happened: on success, failure, INT, TERM or HUP. A run killed
+# outright is cleared by the next one, or by `e2e/stack.sh down`.
 # E2E_ONLY=1,3 runs some scenarios; E2E_PROXY_AWAIT=PATH tests another build
 # of proxy-await. Needs root. See docs/e2e.md.
 set -eu
 . "$(dirname "$0")/env.sh"
 if [ "$(id -u)" -ne 0 ]; then
-	log "needs root: containerd, runc and the kubelet's mount namespace do"
+	log "needs root: namespaces, mounts, containerd and runc do"
 	exit 1
 fi
 start=$(date +%s)
-"$REPO/scripts/install-deps.sh" containerd runc busybox-static
-"$E2E/build.sh"
+# One run at a time per cache: a second would clear the first's cluster.
+# The daemons do not inherit the lock (stack.sh closes it for them).
+mkdir -p "$CACHE"
+exec 9>"$CACHE/run.lock"
+if ! flock -n 9; then
+	log "another make e2e is running with $CACHE"
+	exit 1
+fi
+"$REPO/scripts/install-deps.sh" containerd runc busybox-static etcd-server containernetworking-plugins iptables
 
-trap '"$E2E/stack.sh" down' EXIT
+# Each step runs in the background, so that a signal ends this script at
+# once; the trap then stops the step (the build with all its compilers: it
+# has a process group of its own) and tears down.
+step=""
+group=""
+finish() {
+	status=$?
+	trap '' INT TERM HUP
+	if [ -n "$step" ]; then
+		if [ -n "$group" ]; then
+			kill -TERM -- "-$step" 2>/dev/null || true
+		else
+			kill -TERM "$step" 2>/dev/null || true
+		fi
+		wait "$step" 2>/dev/null || true
+	fi
+	"$E2E/stack.sh" down
+	log "done in $(($(date +%s) - start)) s (logs: $CACHE/logs)"
+	exit $status
+}
+trap finish EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-"$E2E/stack.sh" up
-# In the background, so that a signal to this script ends the runner too,
-# then tears down, without waiting for the scenarios to finish.
-"$BIN/scenarios" -run "$RUN" ${E2E_ONLY:+-only "$E2E_ONLY"} &
-runner=$!
-trap 'kill $runner 2>/dev/null; exit 130' INT
-trap 'kill $runner 2>/dev/null; exit 143' TERM
-status=0
-wait $runner || status=$?
-log "done in $(($(date +%s) - start)) s (logs: $CACHE/logs)"
-exit $status
+trap 'exit 129' HUP
+
+setsid "$E2E/build.sh" &
+step=$! group=1
+wait $step
+built=$(date +%s)
+"$E2E/stack.sh" up 9>&- &
+step=$! group=""
+wait $step
+up=$(date +%s)
+# nsenter, not in_netns: a function would put a subshell between this
+# script and the runner, and the trap's TERM would miss the runner.
+nsenter --net="/run/netns/$NETNS" "$BIN/scenarios" -run "$RUN" -kubectl "$BIN/kubectl" \
+	-examples "$REPO/examples" ${E2E_ONLY:+-only "$E2E_ONLY"} 9>&- &
+step=$!
+wait $step
+step=""
+log "build $((built - start)) s, up $((up - built)) s, scenarios $(($(date +%s) - up)) s"

@@ -1,8 +1,15 @@
 //go:build tools
 
-// The kubelet the end-to-end run uses is built from this module
-// (`go build k8s.io/kubernetes/cmd/kubelet`); this import keeps it, and the
-// versions it was tested with, in go.mod and go.sum.
+// The cluster the end-to-end run brings up is built from this module, in one
+// `go build` of the packages below (k8s.io/kubernetes/cmd/...); these imports
+// keep them, and the versions they were tested with, in go.mod and go.sum.
 package e2e
 
-import _ "k8s.io/kubernetes/cmd/kubelet"
+import (
+	_ "k8s.io/kubectl/pkg/cmd"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver/app"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	_ "k8s.io/kubernetes/cmd/kube-proxy/app"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+)

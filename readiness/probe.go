@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/proxy-await/proxy-await/internal/answer"
+	"github.com/proxy-await/proxy-await/internal/urlport"
 )
 
 // StatusError is a probe that the proxy answered with a status other than
@@ -72,17 +73,10 @@ func newProber(rawURL string, timeout time.Duration) (*prober, error) {
 		return nil, errors.New("not a valid URL")
 	}
 	p := &prober{request: request.Bytes(), timeout: timeout, reader: bufio.NewReader(nil)}
-	port := req.URL.Port()
-	switch {
-	case req.URL.Scheme == "https":
+	if req.URL.Scheme == "https" {
 		p.tls = &tls.Config{ServerName: req.URL.Hostname()}
-		if port == "" {
-			port = "443"
-		}
-	case port == "":
-		port = "80"
 	}
-	p.addr = net.JoinHostPort(req.URL.Hostname(), port)
+	p.addr = net.JoinHostPort(req.URL.Hostname(), urlport.Of(req.URL))
 	return p, nil
 }
 

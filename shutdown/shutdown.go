@@ -44,6 +44,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/proxy-await/proxy-await/internal/answer"
+	"github.com/proxy-await/proxy-await/internal/urlport"
 )
 
 // Retry backoff bounds: short, since the whole shutdown has a few seconds.
@@ -187,14 +188,7 @@ func hostPort(rawURL string) string {
 	if err != nil {
 		return ""
 	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-	}
-	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), urlport.Of(u))
 }
 
 func (t *target) post(ctx context.Context, budget time.Duration) error {

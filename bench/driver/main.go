@@ -24,6 +24,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/proxy-await/proxy-await/internal/proctree"
 )
 
 // paths of the programs under test and of the helpers.
@@ -228,13 +230,8 @@ func memOf(pid int) (mem, error) {
 
 // alive says whether pid exists and is not a zombie.
 func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
+	st, ok := proctree.ReadStat(pid)
+	return ok && st.State != 'Z'
 }
 
 // rusageCPU is the user+system time of an exited process.

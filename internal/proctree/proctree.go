@@ -1,8 +1,8 @@
-// Package proctree reads a process's descendants from /proc.
+// Package proctree reads processes from /proc: what /proc/PID/stat and
+// /proc/PID/status say of one, and the processes below one.
 package proctree
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -74,22 +74,8 @@ func byParent() func(int) []int {
 	return func(pid int) []int { return kids[pid] }
 }
 
-// parent reads the fourth field of /proc/PID/stat. The second, the
-// command's name in parentheses, may itself hold spaces and parentheses:
-// the fields after it start after the last ")".
+// parent reads pid's parent from /proc/PID/stat.
 func parent(pid int) (int, bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(data[i+1:])) // state, ppid, ...
-	if len(f) < 2 {
-		return 0, false
-	}
-	ppid, err := strconv.Atoi(f[1])
-	return ppid, err == nil
+	st, ok := ReadStat(pid)
+	return st.PPID, ok
 }

@@ -65,22 +65,41 @@ func ps(ctx context.Context, rt runtimeapi.RuntimeServiceClient) error {
 	return nil
 }
 
-// removeAll stops and removes every pod sandbox with its containers.
+// removeAll stops and removes every pod sandbox with its containers. A pod
+// that cannot be removed yet (a container still starting, when the kubelet
+// was stopped in the middle of starting it) is tried again, up to five
+// times a second apart; the others are removed meanwhile.
 func removeAll(ctx context.Context, rt runtimeapi.RuntimeServiceClient) error {
+	var err error
+	for range 5 {
+		if err = removeEach(ctx, rt); err == nil {
+			return nil
+		}
+		time.Sleep(time.Second)
+	}
+	return err
+}
+
+// removeEach tries to stop and remove each pod sandbox once, and returns
+// the last error.
+func removeEach(ctx context.Context, rt runtimeapi.RuntimeServiceClient) error {
 	list, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
 	if err != nil {
 		return err
 	}
+	var last error
 	for _, p := range list.Items {
 		if _, err := rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: p.Id}); err != nil {
-			return fmt.Errorf("stop pod %s: %w", p.Metadata.Name, err)
+			last = fmt.Errorf("stop pod %s: %w", p.Metadata.Name, err)
+			continue
 		}
 		if _, err := rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: p.Id}); err != nil {
-			return fmt.Errorf("remove pod %s: %w", p.Metadata.Name, err)
+			last = fmt.Errorf("remove pod %s: %w", p.Metadata.Name, err)
+			continue
 		}
 		fmt.Println("removed pod", p.Metadata.Name)
 	}
-	return nil
+	return last
 }
 
 func fatal(err error) {

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,35 +14,40 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// nodeName is the kubelet's --hostname-override: a static pod NAME shows up
-// as NAME-e2e.
-const nodeName = "e2e"
-
-// kube talks to the standalone kubelet (its read-only port's /pods) and to
-// containerd's CRI, which still knows a deleted pod's containers and their
-// exit codes for a few seconds after the kubelet has forgotten the pod.
+// kube talks to the API server as the admin, to kubectl for what a user
+// would type, and to containerd's CRI, which still knows a deleted pod's
+// containers, with their exit codes and nanosecond exit times, for a few
+// seconds after the API server has forgotten the pod.
 type kube struct {
-	run      string
-	readOnly string // http://127.0.0.1:PORT
-	healthz  string
-	conn     *grpc.ClientConn
-	cri      runtimeapi.RuntimeServiceClient
+	run     string
+	kubectl []string
+	api     *kubernetes.Clientset
+	conn    *grpc.ClientConn
+	cri     runtimeapi.RuntimeServiceClient
 
 	mu    sync.Mutex
-	exits map[string]exit // "POD/CONTAINER", by watchExits
+	exits map[string]exit // "NAMESPACE/POD/CONTAINER", by watchExits
 }
 
-func connect(run string) (*kube, error) {
-	b, err := os.ReadFile(filepath.Join(run, "ports"))
+func connect(run, kubectl string) (*kube, error) {
+	kubeconfig := filepath.Join(run, "pki", "admin.kubeconfig")
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	p := strings.Fields(string(b))
-	if len(p) != 3 {
-		return nil, fmt.Errorf("%s/ports: want 3 ports, got %q", run, b)
+	cfg.QPS, cfg.Burst, cfg.Timeout = 50, 100, 30*time.Second
+	api, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
 	}
 	conn, err := grpc.NewClient("unix://"+filepath.Join(run, "run/containerd.sock"),
 		grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -50,164 +55,235 @@ func connect(run string) (*kube, error) {
 		return nil, err
 	}
 	return &kube{
-		run:      run,
-		readOnly: "http://127.0.0.1:" + p[0],
-		healthz:  "http://127.0.0.1:" + p[2] + "/healthz",
-		conn:     conn,
-		cri:      runtimeapi.NewRuntimeServiceClient(conn),
-		exits:    map[string]exit{},
+		run:     run,
+		kubectl: []string{kubectl, "--kubeconfig=" + kubeconfig, "--cache-dir=" + filepath.Join(run, "var", "kubectl")},
+		api:     api,
+		conn:    conn,
+		cri:     runtimeapi.NewRuntimeServiceClient(conn),
+		exits:   map[string]exit{},
 	}, nil
 }
 
 func (k *kube) close() { k.conn.Close() }
 
-func (k *kube) waitHealthy(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		resp, err := http.Get(k.healthz)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("kubelet not healthy after %s (%v): see %s/logs/kubelet.log", timeout, err, k.run)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
+// bg is the context of API calls; the client's Timeout bounds each one.
+var bg = context.Background()
 
-// deploy writes the pod's manifest atomically: the kubelet ignores dot-files,
-// and a manifest copied in place can be read half-written.
-func (k *kube) deploy(p pod) error {
-	name := p.name()
-	if err := os.MkdirAll(filepath.Join(k.run, "out", name), 0o755); err != nil {
+// namespace makes the scenario's namespace, with labels, and its /out
+// directory, and waits for its default ServiceAccount, without which the
+// API server admits no pod.
+func (k *kube) namespace(ns string, labels map[string]string) error {
+	out := filepath.Join(k.run, "out", ns)
+	if err := os.MkdirAll(out, 0o777); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(p, "", "  ")
+	// Each pod's directory is made by the kubelet with this one's mode
+	// (subPathExpr); 0777 lets an app running as another user write it.
+	if err := os.Chmod(out, 0o777); err != nil {
+		return err
+	}
+	_, err := k.api.CoreV1().Namespaces().Create(bg, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(k.run, "manifests", "."+name+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(k.run, "manifests", name+".yaml"))
+	return poll(60*time.Second, "the default ServiceAccount of "+ns, func() (bool, error) {
+		_, err := k.api.CoreV1().ServiceAccounts(ns).Get(bg, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
 }
 
-// remove deletes the pod as a standalone kubelet knows deletion: its manifest
-// goes. It returns the moment, on the shared clock.
-func (k *kube) remove(name string) (float64, error) {
-	t := uptime()
-	return t, os.Remove(filepath.Join(k.run, "manifests", name+".yaml"))
-}
-
-// removeAll deletes every pod left and waits until the kubelet lists none and
-// containerd runs no container, so that one scenario's pods never load the
-// next one's.
-func (k *kube) removeAll() {
-	names, _ := filepath.Glob(filepath.Join(k.run, "manifests", "*.yaml"))
-	for _, n := range names {
-		os.Remove(n)
+// clear deletes the scenario's namespace, and with it everything in it, and
+// waits until its pods are gone and containerd runs none of their
+// containers, so that one scenario's pods never load the next one's. The
+// pods go at once (grace period 0): what they do then is not measured.
+func (k *kube) clear(ns string) {
+	err := k.api.CoreV1().Namespaces().Delete(bg, ns, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return
 	}
+	zero := int64(0)
 	running := &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}}
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		pods, err := k.pods()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		list, err2 := k.cri.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: running})
-		cancel()
-		if err == nil && err2 == nil && len(pods) == 0 && len(list.Containers) == 0 {
-			return
+	_ = poll(90*time.Second, "", func() (bool, error) {
+		pods, err := k.api.CoreV1().Pods(ns).List(bg, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
 		}
-		time.Sleep(200 * time.Millisecond)
+		for _, p := range pods.Items {
+			if p.DeletionGracePeriodSeconds == nil || *p.DeletionGracePeriodSeconds != 0 {
+				_ = k.api.CoreV1().Pods(ns).Delete(bg, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			}
+		}
+		c, cancel := context.WithTimeout(bg, 5*time.Second)
+		list, err := k.cri.ListContainers(c, &runtimeapi.ListContainersRequest{Filter: running})
+		cancel()
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range list.Containers {
+			if c.Labels["io.kubernetes.pod.namespace"] == ns {
+				return false, nil
+			}
+		}
+		return len(pods.Items) == 0, nil
+	})
+}
+
+// createPod creates a bare pod in ns.
+func (k *kube) createPod(ns, name string, p pod) error {
+	_, err := k.api.CoreV1().Pods(ns).Create(bg, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       p.spec(k, ns),
+	}, metav1.CreateOptions{})
+	return err
+}
+
+// createJob creates a batch/v1 Job in ns that runs one pod like p.
+func (k *kube) createJob(ns, name string, p pod, backoffLimit int32) error {
+	_, err := k.api.BatchV1().Jobs(ns).Create(bg, &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: &backoffLimit,
+			Template:     p.template(k, ns),
+		},
+	}, metav1.CreateOptions{})
+	return err
+}
+
+// remove deletes a pod through the API server, with the pod's own grace
+// period, as `kubectl delete pod --wait=false` does. It returns the moment,
+// on the shared clock.
+func (k *kube) remove(ns, name string) (float64, error) {
+	t := uptime()
+	return t, k.api.CoreV1().Pods(ns).Delete(bg, name, metav1.DeleteOptions{})
+}
+
+// poll calls cond every 100 ms until it is true, it fails, or timeout
+// passes; what names the awaited state in the error.
+func poll(timeout time.Duration, what string, cond func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no %s after %s", what, timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
-// podStatus is the part of a pod's status the scenarios read.
-type podStatus struct {
-	Metadata struct {
-		Name string `json:"name"`
-	} `json:"metadata"`
-	Status struct {
-		Phase                 string            `json:"phase"`
-		ContainerStatuses     []containerStatus `json:"containerStatuses"`
-		InitContainerStatuses []containerStatus `json:"initContainerStatuses"`
-	} `json:"status"`
+// waitPod polls the pod until cond holds, and returns it.
+func (k *kube) waitPod(ns, name string, timeout time.Duration, what string, cond func(*corev1.Pod) bool) (*corev1.Pod, error) {
+	var last *corev1.Pod
+	err := poll(timeout, "", func() (bool, error) {
+		p, err := k.api.CoreV1().Pods(ns).Get(bg, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = p
+		return cond(p), nil
+	})
+	if err != nil {
+		phase := "absent"
+		if last != nil {
+			phase = string(last.Status.Phase)
+		}
+		return last, fmt.Errorf("%s/%s: not %s after %s (phase %s)", ns, name, what, timeout, phase)
+	}
+	return last, nil
 }
 
-type containerStatus struct {
-	Name         string `json:"name"`
-	RestartCount int    `json:"restartCount"`
-	State        struct {
-		Running    *struct{} `json:"running"`
-		Terminated *struct {
-			ExitCode int `json:"exitCode"`
-		} `json:"terminated"`
-	} `json:"state"`
+// jobPod waits for the Job's pod to exist and returns its name.
+func (k *kube) jobPod(ns, job string) (string, error) {
+	var name string
+	err := poll(90*time.Second, "pod of Job "+ns+"/"+job, func() (bool, error) {
+		pods, err := k.api.CoreV1().Pods(ns).List(bg, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + job})
+		if err != nil || len(pods.Items) == 0 {
+			return false, nil
+		}
+		name = pods.Items[0].Name
+		return true, nil
+	})
+	return name, err
+}
+
+// waitJob waits until the Job has the condition (Complete or Failed), and
+// returns it.
+func (k *kube) waitJob(ns, name string, cond batchv1.JobConditionType, timeout time.Duration) (*batchv1.Job, error) {
+	var job *batchv1.Job
+	err := poll(timeout, "", func() (bool, error) {
+		j, err := k.api.BatchV1().Jobs(ns).Get(bg, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		job = j
+		return jobHas(j, cond), nil
+	})
+	if err != nil {
+		return job, fmt.Errorf("Job %s/%s: not %s after %s (%s)", ns, name, cond, timeout, jobState(job))
+	}
+	return job, nil
+}
+
+// jobHas says whether the Job's condition is true.
+func jobHas(j *batchv1.Job, cond batchv1.JobConditionType) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == cond && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// jobState is a Job's status in a few words: "active=1 succeeded=0 failed=0
+// [Complete]".
+func jobState(j *batchv1.Job) string {
+	if j == nil {
+		return "absent"
+	}
+	var conds []string
+	for _, c := range j.Status.Conditions {
+		if c.Status == corev1.ConditionTrue {
+			conds = append(conds, string(c.Type))
+		}
+	}
+	return fmt.Sprintf("active=%d succeeded=%d failed=%d %v", j.Status.Active, j.Status.Succeeded, j.Status.Failed, conds)
 }
 
 // container finds a container's status, init containers included.
-func (p podStatus) container(name string) (containerStatus, bool) {
+func container(p *corev1.Pod, name string) (corev1.ContainerStatus, bool) {
 	for _, c := range append(p.Status.ContainerStatuses, p.Status.InitContainerStatuses...) {
 		if c.Name == name {
 			return c, true
 		}
 	}
-	return containerStatus{}, false
+	return corev1.ContainerStatus{}, false
 }
 
 // exited says whether the container has terminated, and with what code.
-func (p podStatus) exited(name string) (int, bool) {
-	c, ok := p.container(name)
+func exited(p *corev1.Pod, name string) (int32, bool) {
+	c, ok := container(p, name)
 	if !ok || c.State.Terminated == nil {
 		return 0, false
 	}
 	return c.State.Terminated.ExitCode, true
 }
 
-func (k *kube) pods() (map[string]podStatus, error) {
-	resp, err := http.Get(k.readOnly + "/pods")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var list struct {
-		Items []podStatus `json:"items"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		return nil, err
-	}
-	pods := map[string]podStatus{}
-	for _, p := range list.Items {
-		pods[strings.TrimSuffix(p.Metadata.Name, "-"+nodeName)] = p
-	}
-	return pods, nil
+// ctl runs kubectl with args, as a user would, and returns what it printed.
+func (k *kube) ctl(args ...string) (stdout, stderr string, err error) {
+	cmd := exec.Command(k.kubectl[0], append(k.kubectl[1:], args...)...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
 }
 
-// waitPod polls the pod's status until cond holds, and returns that status.
-func (k *kube) waitPod(name string, timeout time.Duration, what string, cond func(podStatus) bool) (podStatus, error) {
-	deadline := time.Now().Add(timeout)
-	var last podStatus
-	for {
-		pods, err := k.pods()
-		if err == nil {
-			if p, ok := pods[name]; ok {
-				last = p
-				if cond(p) {
-					return p, nil
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			return last, fmt.Errorf("%s: not %s after %s (phase %q)", name, what, timeout, last.Status.Phase)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// exit is how a deleted pod's container ended, from containerd.
+// exit is how a container ended, from containerd.
 type exit struct {
 	code     int32
 	finished float64 // on the shared clock
@@ -215,27 +291,27 @@ type exit struct {
 
 // watchExits records every container exit containerd reports, polling every
 // 50 ms from the start of the run: the kubelet removes a deleted pod's
-// containers within a second or so of their exit, and no longer reports the
-// pod at all.
+// containers within a second or so of their exit, and the API server no
+// longer has the pod.
 func (k *kube) watchExits() {
 	exited := &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_EXITED}}
 	seen := map[string]bool{}
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		list, err := k.cri.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: exited})
+		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		list, err := k.cri.ListContainers(c, &runtimeapi.ListContainersRequest{Filter: exited})
 		if err == nil {
-			for _, c := range list.Containers {
-				if seen[c.Id] {
+			for _, ctr := range list.Containers {
+				if seen[ctr.Id] {
 					continue
 				}
-				st, err := k.cri.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c.Id})
+				st, err := k.cri.ContainerStatus(c, &runtimeapi.ContainerStatusRequest{ContainerId: ctr.Id})
 				if err != nil {
 					continue
 				}
-				seen[c.Id] = true
+				seen[ctr.Id] = true
 				// FinishedAt is wall-clock nanoseconds: map it onto uptime.
 				ago := time.Since(time.Unix(0, st.Status.FinishedAt)).Seconds()
-				key := strings.TrimSuffix(c.Labels["io.kubernetes.pod.name"], "-"+nodeName) + "/" + st.Status.Metadata.Name
+				key := ctr.Labels["io.kubernetes.pod.namespace"] + "/" + ctr.Labels["io.kubernetes.pod.name"] + "/" + st.Status.Metadata.Name
 				k.mu.Lock()
 				k.exits[key] = exit{code: st.Status.ExitCode, finished: uptime() - ago}
 				k.mu.Unlock()
@@ -247,40 +323,37 @@ func (k *kube) watchExits() {
 }
 
 // waitExit waits until the pod's container has exited, as containerd saw it.
-func (k *kube) waitExit(pod, container string, timeout time.Duration) (exit, error) {
-	deadline := time.Now().Add(timeout)
-	for {
+func (k *kube) waitExit(ns, pod, container string, timeout time.Duration) (exit, error) {
+	var e exit
+	err := poll(timeout, "", func() (bool, error) {
 		k.mu.Lock()
-		e, ok := k.exits[pod+"/"+container]
-		k.mu.Unlock()
-		if ok {
-			return e, nil
-		}
-		if time.Now().After(deadline) {
-			return exit{}, fmt.Errorf("%s/%s: no exit seen in containerd after %s", pod, container, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
+		defer k.mu.Unlock()
+		var ok bool
+		e, ok = k.exits[ns+"/"+pod+"/"+container]
+		return ok, nil
+	})
+	if err != nil {
+		return exit{}, fmt.Errorf("%s/%s/%s: no exit seen in containerd after %s", ns, pod, container, timeout)
 	}
+	return e, nil
 }
 
 // out reads a file the pod's containers wrote under /out.
-func (k *kube) out(pod, file string) string {
-	b, _ := os.ReadFile(filepath.Join(k.run, "out", pod, file))
+func (k *kube) out(ns, pod, file string) string {
+	b, _ := os.ReadFile(filepath.Join(k.run, "out", ns, pod, file))
 	return string(b)
 }
 
 // waitOut waits until the pod's /out/FILE holds a line starting with prefix.
-func (k *kube) waitOut(pod, file, prefix string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		if _, ok := field(k.out(pod, file), prefix); ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: no %q in /out/%s after %s", pod, prefix, file, timeout)
-		}
-		time.Sleep(100 * time.Millisecond)
+func (k *kube) waitOut(ns, pod, file, prefix string, timeout time.Duration) error {
+	err := poll(timeout, "", func() (bool, error) {
+		_, ok := field(k.out(ns, pod, file), prefix)
+		return ok, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s/%s: no %q in /out/%s after %s", ns, pod, prefix, file, timeout)
 	}
+	return nil
 }
 
 // field finds the first line of text that starts with word and returns the

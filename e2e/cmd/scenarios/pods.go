@@ -4,28 +4,35 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// pod is a static pod as the scenarios need it: host network (there is no
-// CNI), the busybox image, $RUN/bin at /opt/e2e and $RUN/out/NAME at /out.
+// pod is a pod as the scenarios need it: the busybox image, $RUN/bin at
+// /opt/e2e, and $RUN/out/NAMESPACE/POD at /out (a hostPath with the pod's
+// name as its subPathExpr, so that every pod of a Job or a Deployment has
+// its own).
 type pod struct {
-	Name       string
-	Grace      int   // terminationGracePeriodSeconds
-	Inits      []ctr // init containers that run to completion, first
-	Sidecars   []ctr // init containers with restartPolicy Always
-	Containers []ctr
-	EmptyDirs  []string // emptyDir volumes, by name
-	run        string
+	Grace         int64                // terminationGracePeriodSeconds; 0: 30
+	RestartPolicy corev1.RestartPolicy // "": Never
+	Labels        map[string]string
+	Inits         []ctr // init containers that run to completion, first
+	Sidecars      []ctr // init containers with restartPolicy Always
+	Containers    []ctr
+	EmptyDirs     []string // emptyDir volumes, by name
 }
 
 type ctr struct {
-	Name    string
-	Image   string // "" for busybox
-	Command []string
-	Args    []string
-	PreStop []string // an exec preStop hook
-	User    int      // runAsUser, when not 0 (root)
-	Mounts  []mount  // besides /opt/e2e and /out
+	Name      string
+	Image     string // "" for busybox
+	Command   []string
+	Args      []string
+	PreStop   []string // an exec preStop hook
+	User      int64    // runAsUser, when not 0 (root)
+	Mounts    []mount  // besides /opt/e2e and /out
+	ReadyPort int      // an HTTP GET / readiness probe on this port, every second
 }
 
 // mount is a volume of the pod's at a path of the container.
@@ -34,75 +41,88 @@ type mount struct {
 	ReadOnly     bool
 }
 
-func (p pod) name() string { return p.Name }
+const busybox = "k8s.local/busybox:e2e"
 
-func (p pod) MarshalJSON() ([]byte, error) {
-	containers := func(cs []ctr, restartAlways bool) []any {
-		var out []any
-		for _, c := range cs {
-			image := c.Image
-			if image == "" {
-				image = "k8s.local/busybox:e2e"
-			}
-			mounts := []any{
-				map[string]any{"name": "bin", "mountPath": "/opt/e2e", "readOnly": true},
-				map[string]any{"name": "out", "mountPath": "/out"},
-			}
-			for _, m := range c.Mounts {
-				mounts = append(mounts, map[string]any{"name": m.Volume, "mountPath": m.Path, "readOnly": m.ReadOnly})
-			}
-			m := map[string]any{
-				"name":            c.Name,
-				"image":           image,
-				"imagePullPolicy": "Never",
-				"volumeMounts":    mounts,
-			}
-			if c.Command != nil {
-				m["command"] = c.Command
-			}
-			if c.Args != nil {
-				m["args"] = c.Args
-			}
-			if c.User != 0 {
-				m["securityContext"] = map[string]any{"runAsUser": c.User, "runAsGroup": c.User}
-			}
-			if restartAlways {
-				m["restartPolicy"] = "Always"
-			}
-			if c.PreStop != nil {
-				m["lifecycle"] = map[string]any{"preStop": map[string]any{"exec": map[string]any{"command": c.PreStop}}}
-			}
-			out = append(out, m)
-		}
-		return out
-	}
+func (p pod) spec(k *kube, ns string) corev1.PodSpec {
 	grace := p.Grace
 	if grace == 0 {
 		grace = 30
 	}
-	spec := map[string]any{
-		"hostNetwork":                   true,
-		"restartPolicy":                 "Never",
-		"terminationGracePeriodSeconds": grace,
-		"containers":                    containers(p.Containers, false),
+	restart := p.RestartPolicy
+	if restart == "" {
+		restart = corev1.RestartPolicyNever
 	}
-	volumes := []any{
-		map[string]any{"name": "bin", "hostPath": map[string]any{"path": filepath.Join(p.run, "bin"), "type": "Directory"}},
-		map[string]any{"name": "out", "hostPath": map[string]any{"path": filepath.Join(p.run, "out", p.Name), "type": "Directory"}},
+	dir := corev1.HostPathDirectory
+	spec := corev1.PodSpec{
+		RestartPolicy:                 restart,
+		TerminationGracePeriodSeconds: &grace,
+		Containers:                    containers(p.Containers, false),
+		InitContainers:                append(containers(p.Inits, false), containers(p.Sidecars, true)...),
+		Volumes: []corev1.Volume{
+			{Name: "bin", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+				Path: filepath.Join(k.run, "bin"), Type: &dir}}},
+			{Name: "out", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+				Path: filepath.Join(k.run, "out", ns), Type: &dir}}},
+		},
 	}
 	for _, name := range p.EmptyDirs {
-		volumes = append(volumes, map[string]any{"name": name, "emptyDir": map[string]any{}})
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: name,
+			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	}
-	spec["volumes"] = volumes
-	if inits := append(containers(p.Inits, false), containers(p.Sidecars, true)...); len(inits) > 0 {
-		spec["initContainers"] = inits
+	return spec
+}
+
+// template is the pod as a controller's template.
+func (p pod) template(k *kube, ns string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: p.Labels},
+		Spec:       p.spec(k, ns),
 	}
-	return json.Marshal(map[string]any{
-		"apiVersion": "v1",
-		"kind":       "Pod",
-		"metadata":   map[string]any{"name": p.Name, "namespace": "default"},
-		"spec":       spec,
-	})
+}
+
+func containers(cs []ctr, restartAlways bool) []corev1.Container {
+	var out []corev1.Container
+	for _, c := range cs {
+		image := c.Image
+		if image == "" {
+			image = busybox
+		}
+		m := corev1.Container{
+			Name:            c.Name,
+			Image:           image,
+			ImagePullPolicy: corev1.PullNever,
+			Command:         c.Command,
+			Args:            c.Args,
+			Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: "bin", MountPath: "/opt/e2e", ReadOnly: true},
+				{Name: "out", MountPath: "/out", SubPathExpr: "$(POD_NAME)"},
+			},
+		}
+		for _, v := range c.Mounts {
+			m.VolumeMounts = append(m.VolumeMounts, corev1.VolumeMount{Name: v.Volume, MountPath: v.Path, ReadOnly: v.ReadOnly})
+		}
+		if c.User != 0 {
+			user := c.User
+			m.SecurityContext = &corev1.SecurityContext{RunAsUser: &user, RunAsGroup: &user}
+		}
+		if restartAlways {
+			always := corev1.ContainerRestartPolicyAlways
+			m.RestartPolicy = &always
+		}
+		if c.PreStop != nil {
+			m.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: c.PreStop}}}
+		}
+		if c.ReadyPort != 0 {
+			m.ReadinessProbe = &corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt(c.ReadyPort)}},
+				PeriodSeconds: 1,
+			}
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // sh runs script under busybox sh, with up() printing the shared clock.
@@ -118,6 +138,18 @@ func proxyAwait(args ...string) []string {
 // fakeproxy runs the stand-in proxy logging every request to /out/proxy.log.
 func fakeproxy(args ...string) []string {
 	return append([]string{"/opt/e2e/fakeproxy", "-log", "/out/proxy.log"}, args...)
+}
+
+// linkerdProxy and istioProxy are the stand-in proxy on the ports the real
+// ones use (Linkerd's admin port 4191; Istio's 15021 for readiness and
+// 15020 for /quitquitquit), where proxy-await's presets look.
+func linkerdProxy(args ...string) ctr {
+	return ctr{Name: "proxy", Command: fakeproxy(append([]string{"-flavor", "linkerd", "-addr", "127.0.0.1:4191"}, args...)...)}
+}
+
+func istioProxy(args ...string) ctr {
+	return ctr{Name: "proxy", Command: fakeproxy(append([]string{"-flavor", "istio",
+		"-addr", "127.0.0.1:15020", "-ready-addr", "127.0.0.1:15021"}, args...)...)}
 }
 
 // witness is a second container that records when the kubelet's SIGTERM

@@ -1,0 +1,239 @@
+// Command pki writes the certificates, keys and kubeconfigs of the end-to-end
+// cluster into a directory: one CA, the API server's serving certificate, a
+// client certificate for each component and for the admin, the kubelet's
+// serving certificate, and the service-account signing key. Every key is
+// ECDSA P-256, made here (crypto/x509), so nothing is downloaded and no
+// openssl is needed. The files are valid for a day: a run lasts minutes.
+//
+//	pki -dir DIR -node NAME -node-ip IP -service-ip IP
+//
+// It writes DIR/ca.crt, DIR/NAME.crt and DIR/NAME.key for apiserver,
+// apiserver-kubelet-client, kubelet-serving and each client, DIR/sa.key and
+// DIR/sa.pub, and DIR/NAME.kubeconfig for admin, controller-manager,
+// scheduler, kube-proxy and kubelet, all pointing at https://NODE-IP:6443.
+package main
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"flag"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// apiPort is the API server's secure port, on the node address.
+const apiPort = 6443
+
+type pki struct {
+	dir    string
+	caCert *x509.Certificate
+	caKey  crypto.Signer
+	caPEM  []byte
+}
+
+// client is a component that authenticates with a client certificate: its
+// user name and groups are the certificate's CN and O, which the API
+// server's default RBAC roles and Node authorizer know.
+type client struct {
+	file  string
+	cn    string
+	orgs  []string
+	write bool // also write NAME.kubeconfig
+}
+
+func main() {
+	dir := flag.String("dir", "", "directory to write into")
+	node := flag.String("node", "", "the node's name")
+	nodeIP := flag.String("node-ip", "", "the node's address, where the API server and the kubelet listen")
+	serviceIP := flag.String("service-ip", "", "the first address of the Service range (the kubernetes Service)")
+	flag.Parse()
+	ip, svc := net.ParseIP(*nodeIP), net.ParseIP(*serviceIP)
+	if *dir == "" || *node == "" || ip == nil || svc == nil {
+		fmt.Fprintln(os.Stderr, "usage: pki -dir DIR -node NAME -node-ip IP -service-ip IP")
+		os.Exit(2)
+	}
+	if err := write(*dir, *node, ip, svc); err != nil {
+		fmt.Fprintln(os.Stderr, "pki:", err)
+		os.Exit(1)
+	}
+}
+
+func write(dir, node string, nodeIP, serviceIP net.IP) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	p := &pki{dir: dir}
+	if err := p.makeCA(); err != nil {
+		return err
+	}
+	loopback := net.ParseIP("127.0.0.1")
+	// The API server answers on the node address, on loopback, and as the
+	// kubernetes Service, by address and by name.
+	if err := p.issue("apiserver", &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{nodeIP, loopback, serviceIP},
+		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+			"kubernetes.default.svc.cluster.local"},
+	}); err != nil {
+		return err
+	}
+	if err := p.issue("kubelet-serving", &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{nodeIP, loopback},
+		DNSNames:    []string{node},
+	}); err != nil {
+		return err
+	}
+	clients := []client{
+		{"admin", "e2e-admin", []string{"system:masters"}, true},
+		{"controller-manager", "system:kube-controller-manager", nil, true},
+		{"scheduler", "system:kube-scheduler", nil, true},
+		{"kube-proxy", "system:kube-proxy", nil, true},
+		{"kubelet", "system:node:" + node, []string{"system:nodes"}, true},
+		// For logs and exec: the API server calling the kubelet.
+		{"apiserver-kubelet-client", "kube-apiserver-kubelet-client", []string{"system:masters"}, false},
+	}
+	server := fmt.Sprintf("https://%s", net.JoinHostPort(nodeIP.String(), fmt.Sprint(apiPort)))
+	for _, c := range clients {
+		if err := p.issue(c.file, &x509.Certificate{
+			Subject:     pkix.Name{CommonName: c.cn, Organization: c.orgs},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}); err != nil {
+			return err
+		}
+		if c.write {
+			if err := p.kubeconfig(c.file, c.cn, server); err != nil {
+				return err
+			}
+		}
+	}
+	return p.serviceAccountKey()
+}
+
+func (p *pki) makeCA() error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: "proxy-await-e2e-ca"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return err
+	}
+	if p.caCert, err = x509.ParseCertificate(der); err != nil {
+		return err
+	}
+	p.caKey = key
+	p.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(filepath.Join(p.dir, "ca.crt"), p.caPEM, 0o644); err != nil {
+		return err
+	}
+	return writeKey(filepath.Join(p.dir, "ca.key"), key)
+}
+
+// issue signs a new key's certificate with the CA and writes NAME.crt and
+// NAME.key.
+func (p *pki) issue(name string, tmpl *x509.Certificate) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	tmpl.SerialNumber = serial()
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	tmpl.NotAfter = time.Now().Add(24 * time.Hour)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.caCert, key.Public(), p.caKey)
+	if err != nil {
+		return err
+	}
+	crt := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(filepath.Join(p.dir, name+".crt"), crt, 0o644); err != nil {
+		return err
+	}
+	return writeKey(filepath.Join(p.dir, name+".key"), key)
+}
+
+// kubeconfig writes NAME.kubeconfig with the CA and NAME's certificate and
+// key inline, so that it works from any directory.
+func (p *pki) kubeconfig(name, user, server string) error {
+	crt, err := os.ReadFile(filepath.Join(p.dir, name+".crt"))
+	if err != nil {
+		return err
+	}
+	key, err := os.ReadFile(filepath.Join(p.dir, name+".key"))
+	if err != nil {
+		return err
+	}
+	b64 := base64.StdEncoding.EncodeToString
+	conf := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: %s
+    certificate-authority-data: %s
+users:
+- name: %s
+  user:
+    client-certificate-data: %s
+    client-key-data: %s
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: %q}
+current-context: e2e
+`, server, b64(p.caPEM), user, b64(crt), b64(key), user)
+	return os.WriteFile(filepath.Join(p.dir, name+".kubeconfig"), []byte(conf), 0o600)
+}
+
+// serviceAccountKey writes the key the API server signs service-account
+// tokens with (sa.key), and its public half (sa.pub) that verifies them.
+func (p *pki) serviceAccountKey() error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	if err := writeKey(filepath.Join(p.dir, "sa.key"), key); err != nil {
+		return err
+	}
+	der, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(p.dir, "sa.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644)
+}
+
+func writeKey(path string, key *ecdsa.PrivateKey) error {
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		panic(err)
+	}
+	return n
+}

@@ -1,0 +1,115 @@
+package proctree
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Stat is what /proc/PID/stat says of a process.
+type Stat struct {
+	PID, PPID int
+	Comm      string // the command's name, as the kernel keeps it (15 bytes at most)
+	State     byte   // R, S, D, T, Z...
+}
+
+// ReadStat reads /proc/PID/stat; false once the process is gone (reaped,
+// not merely exited: a zombie reads state Z).
+func ReadStat(pid int) (Stat, bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return Stat{}, false
+	}
+	st, err := ParseStat(data)
+	return st, err == nil
+}
+
+// ParseStat parses the text of /proc/PID/stat: "PID (COMM) STATE PPID ...".
+// COMM is whatever the process named itself and may hold spaces and
+// parentheses, ") (" among them; the kernel writes nothing after it but
+// numbers and the state, so the fields after COMM start after the last ")".
+func ParseStat(data []byte) (Stat, error) {
+	open, end := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
+	if open < 0 || end < open {
+		return Stat{}, errors.New("no (COMM) in /proc/PID/stat")
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(data[:open])))
+	if err != nil {
+		return Stat{}, fmt.Errorf("/proc/PID/stat: pid: %w", err)
+	}
+	f := strings.Fields(string(data[end+1:])) // state, ppid, ...
+	if len(f) < 2 || len(f[0]) != 1 {
+		return Stat{}, errors.New("no state and ppid after (COMM) in /proc/PID/stat")
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return Stat{}, fmt.Errorf("/proc/PID/stat: ppid: %w", err)
+	}
+	return Stat{PID: pid, PPID: ppid, Comm: string(data[open+1 : end]), State: f[0][0]}, nil
+}
+
+// Status is what /proc/PID/status says of a process that /proc/PID/stat
+// does not: its users. Any user may read it, also of a process whose
+// descriptors and memory are closed to them.
+type Status struct {
+	State byte      // R, S, D, T, Z...
+	PPID  int       // 0 for a process started by another PID namespace's
+	UIDs  [4]uint32 // real, effective, saved and filesystem uid
+}
+
+// ReadStatus reads /proc/PID/status; false once the process is gone.
+func ReadStatus(pid int) (Status, bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return Status{}, false
+	}
+	st, err := ParseStatus(data)
+	return st, err == nil
+}
+
+// ParseStatus parses the text of /proc/PID/status, one "Key:\tvalue" a
+// line: the State, PPid and Uid lines. The name on the Name line is
+// escaped by the kernel ("\n" for a newline), so no line is taken for
+// another.
+func ParseStatus(data []byte) (Status, error) {
+	var st Status
+	var state, ppid, uid bool
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		key, value, _ := strings.Cut(sc.Text(), ":")
+		f := strings.Fields(value)
+		switch key {
+		case "State": // "R (running)"
+			if len(f) == 0 || len(f[0]) != 1 {
+				return Status{}, fmt.Errorf("/proc/PID/status: State:%s", value)
+			}
+			st.State, state = f[0][0], true
+		case "PPid":
+			n, err := strconv.Atoi(strings.TrimSpace(value))
+			if err != nil {
+				return Status{}, fmt.Errorf("/proc/PID/status: PPid: %w", err)
+			}
+			st.PPID, ppid = n, true
+		case "Uid": // real, effective, saved, filesystem
+			if len(f) != len(st.UIDs) {
+				return Status{}, fmt.Errorf("/proc/PID/status: Uid:%s", value)
+			}
+			for i, u := range f {
+				n, err := strconv.ParseUint(u, 10, 32)
+				if err != nil {
+					return Status{}, fmt.Errorf("/proc/PID/status: Uid: %w", err)
+				}
+				st.UIDs[i] = uint32(n)
+			}
+			uid = true
+		}
+	}
+	if !state || !ppid || !uid {
+		return Status{}, errors.New("/proc/PID/status lacks a State, PPid or Uid line")
+	}
+	return st, nil
+}

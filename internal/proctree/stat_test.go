@@ -1,0 +1,96 @@
+package proctree
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The numbers after the ppid, as the kernel writes them for a sleeping
+// shell; the parsers read none of them.
+const statTail = " 1 1 0 -1 4194560 1105 0 0 0 3 1 0 0 20 0 1 0 531903 4562944 896 18446744073709551615 1 1 0 0 0 0 65536 4 65538 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+
+func TestParseStat(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       Stat
+	}{
+		{"a shell", "7 (sh) S 1" + statTail, Stat{PID: 7, PPID: 1, Comm: "sh", State: 'S'}},
+		{"a name with \") (\" and a number in it", "4242 (x) (y 1 2) S 41" + statTail,
+			Stat{PID: 4242, PPID: 41, Comm: "x) (y 1 2", State: 'S'}},
+		{"a name that is \")\"", "9 ()) R 8" + statTail, Stat{PID: 9, PPID: 8, Comm: ")", State: 'R'}},
+		{"a name with spaces, truncated to 15 bytes", "31 (Web Content x) S 2" + statTail,
+			Stat{PID: 31, PPID: 2, Comm: "Web Content x", State: 'S'}},
+		{"a kernel thread", "23 (kworker/1:0-events) I 2" + statTail,
+			Stat{PID: 23, PPID: 2, Comm: "kworker/1:0-events", State: 'I'}},
+		{"a zombie", "120 (true) Z 119" + statTail, Stat{PID: 120, PPID: 119, Comm: "true", State: 'Z'}},
+		{"PID 1 of a namespace: its parent is outside", "1 (proxy-await) S 0" + statTail,
+			Stat{PID: 1, PPID: 0, Comm: "proxy-await", State: 'S'}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseStat([]byte(tc.text))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestParseStatRefuses(t *testing.T) {
+	for _, text := range []string{
+		"",                    // read as the process went
+		"7 sh S 1" + statTail, // no parentheses
+		"7 (sh",               // cut in the name
+		"7 (sh) S",            // cut before the ppid
+		"(sh) S 1" + statTail,
+		"7 (sh) S x" + statTail,
+		"7 (sh) Sleeping 1" + statTail,
+	} {
+		_, err := ParseStat([]byte(text))
+		assert.Error(t, err, "%q", text)
+	}
+}
+
+// status is the text of /proc/PID/status up to the line after the Gid
+// line, with the lines the kernel writes between.
+func status(name, state, ppid, uid string) string {
+	return "Name:\t" + name + "\nUmask:\t0022\nState:\t" + state + "\nTgid:\t812\nNgid:\t0\nPid:\t812\n" +
+		"PPid:\t" + ppid + "\nTracerPid:\t0\nUid:\t" + uid + "\nGid:\t101\t101\t101\t101\nFDSize:\t64\n" +
+		"Groups:\t101 \nNStgid:\t812\nNSpid:\t812\nVmPeak:\t    9352 kB\nSigIgn:\t0000000000001000\n"
+}
+
+func TestParseStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       Status
+	}{
+		{"a server that dropped to its user", status("nginx", "S (sleeping)", "811", "0\t101\t101\t101"),
+			Status{State: 'S', PPID: 811, UIDs: [4]uint32{0, 101, 101, 101}}},
+		{"a name with a newline, escaped, and a Uid: in it", status(`x\nUid:\t7\t7\t7\t7`, "R (running)", "1", "1000\t1000\t1000\t1000"),
+			Status{State: 'R', PPID: 1, UIDs: [4]uint32{1000, 1000, 1000, 1000}}},
+		{"a zombie", status("true", "Z (zombie)", "811", "0\t0\t0\t0"),
+			Status{State: 'Z', PPID: 811}},
+		{"a nobody", status("sleep", "S (sleeping)", "0", "65534\t65534\t65534\t65534"),
+			Status{State: 'S', UIDs: [4]uint32{65534, 65534, 65534, 65534}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseStatus([]byte(tc.text))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestParseStatusRefuses(t *testing.T) {
+	for _, text := range []string{
+		"",                                  // read as the process went
+		"Name:\tsh\nState:\tS (sleeping)\n", // cut
+		status("sh", "", "1", "0\t0\t0\t0"),
+		status("sh", "S (sleeping)", "x", "0\t0\t0\t0"),
+		status("sh", "S (sleeping)", "1", "0\t0\t0"),
+		status("sh", "S (sleeping)", "1", "0\t0\t0\t-1"),
+	} {
+		_, err := ParseStatus([]byte(text))
+		assert.Error(t, err, "%q", text)
+	}
+}
