@@ -11,11 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/proxy-await/proxy-await/internal/testutil"
-
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/logging"
 	"github.com/proxy-await/proxy-await/internal/testchild"
+	"github.com/proxy-await/proxy-await/internal/testutil"
 	"github.com/proxy-await/proxy-await/wrapper"
 )
 

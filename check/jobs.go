@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/proxy-await/proxy-await/internal/editdistance"
 )
 
 // podReport is a finding about the pod as a whole, at the container that
@@ -197,7 +199,7 @@ func misspelt(key string, known []string) string {
 		if d := len(k) - len(key); d < -2 || d > 2 || len(key) < 8 || !strings.HasPrefix(k, domain) {
 			continue
 		}
-		if editDistance(k, key) <= 2 {
+		if editdistance.Of(k, key) <= 2 {
 			return k
 		}
 	}
@@ -215,26 +217,4 @@ func (p *pod) nearMiss(key string) string {
 		}
 	}
 	return ""
-}
-
-// editDistance is the number of single-byte insertions, deletions and
-// substitutions that turn a into b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

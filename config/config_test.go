@@ -472,10 +472,6 @@ func TestUnknownFlagSuggestion(t *testing.T) {
 		assert.Equal(t, tc.msg, u.Msg, "%q", tc.arg)
 		assert.Equal(t, tc.hint, u.Hint, "%q", tc.arg)
 	}
-	assert.Equal(t, 2, levenshtein("shutdwon", "shutdown"))
-	assert.Equal(t, 0, levenshtein("", ""))
-	assert.Equal(t, 3, levenshtein("", "abc"))
-	assert.Equal(t, 1, levenshtein("timout", "timeout"))
 }
 
 // The log format a usage error is printed in: the command line's

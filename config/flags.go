@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/proxy-await/proxy-await/internal/editdistance"
 	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/redact"
 )
@@ -519,7 +520,7 @@ func closest(name string, candidates []string) string {
 	name = strings.ToLower(name)
 	best, bestDist := "", 0
 	for _, c := range candidates {
-		d := levenshtein(name, c)
+		d := editdistance.Of(name, c)
 		if len(name) >= 3 && strings.HasPrefix(c, name) {
 			d = min(d, 1) // "--ready" for --ready-url
 		}
@@ -531,28 +532,6 @@ func closest(name string, candidates []string) string {
 		return ""
 	}
 	return best
-}
-
-// levenshtein is the number of single-byte insertions, deletions and
-// substitutions that turn a into b.
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // shown is s as a message shows it: quoted if it has a control character or

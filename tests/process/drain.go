@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,28 +46,7 @@ type drained struct {
 // names after it, and is ready. In command, "@" stands for that copy.
 func startDrained(t *testing.T, scenario string, args []string, command ...string) *drained {
 	t.Helper()
-	_, err := exec.LookPath("ip")
-	require.NoError(t, err, "ip is needed: apt-get install iproute2")
-	self := publicSelf(t)
-	for i, a := range command {
-		if a == "@" {
-			command[i] = self
-		}
-	}
-	argv := []string{"--net", "--", "sh", "-c", `ip link set lo up && exec "$@"`, "sh",
-		"setpriv", "--bounding-set", "-sys_ptrace", "--", proxyAwaitBin, "--proxy", "none"}
-	argv = append(append(append(argv, args...), "--"), command...)
-	cmd := exec.Command("unshare", argv...)
-	cmd.Env = []string{testchild.Env + "=" + scenario}
-	p := startCmd(t, cmd, nil)
-	require.Equal(t, "listening "+drainAddr, p.next())
-	for line := p.next(); line != "ready"; line = p.next() {
-		require.True(t, strings.HasPrefix(line, "listening "), "next line %q", line)
-	}
-	// unshare, sh and setpriv each exec the next: the PID is proxy-await's.
-	d := &drained{proc: p, url: "http://" + drainAddr + "/"}
-	d.client = &http.Client{Transport: &http.Transport{DialContext: testutil.NetnsDialer(t, cmd.Process.Pid)}}
-	return d
+	return startDrainedScript(t, `ip link set lo up && exec "$@"`, scenario, args, command...)
 }
 
 var public struct {
@@ -332,37 +310,12 @@ func (Tests) TestDrainPausesWhenAUDPServerTurnsUp(t *testing.T) {
 	// cannot end, until the UDP server is bound. The watch looks at every
 	// process and UDP socket again before it says quiet, and finds the UDP
 	// server then at the latest.
-	type requested struct {
-		last time.Time // when the last request was answered
-		err  error
-	}
-	stop, stopped := make(chan struct{}), make(chan requested, 1)
-	var once sync.Once
-	stopRequests := func() { once.Do(func() { close(stop) }) }
-	t.Cleanup(stopRequests)
-	go func() {
-		r := requested{last: time.Now()}
-		for r.err == nil {
-			select {
-			case <-stop:
-				stopped <- r
-				return
-			case <-time.After(testutil.RequestGap):
-			}
-			if r.err = testutil.Round(d.client, d.url, 1); r.err == nil {
-				r.last = time.Now()
-			}
-		}
-		stopped <- r
-	}()
+	stopRequests := d.busy()
 	_, err := io.WriteString(d.stdin, "later\n")
 	require.NoError(t, err)
 	require.Equal(t, "listening udp "+udpAddr, d.next())
 	require.Equal(t, "ready", d.next())
-	stopRequests()
-	r := <-stopped
-	require.NoError(t, r.err, "the followed server must keep serving while the stop signal is held")
-	last := r.last
+	last := stopRequests()
 	d.datagram()
 
 	got := d.signalAt("SIGTERM")
@@ -397,37 +350,13 @@ func (Tests) TestDrainFollowsAHiddenServerThatTurnsUp(t *testing.T) {
 	// cannot end, until the hidden server listens. The watch looks for new
 	// listeners every second, and at every process again before it says
 	// quiet.
-	type requested struct {
-		last time.Time // when the last request was answered
-		err  error
-	}
-	stop, stopped := make(chan struct{}), make(chan requested, 1)
-	var once sync.Once
-	stopRequests := func() { once.Do(func() { close(stop) }) }
-	t.Cleanup(stopRequests)
-	go func() {
-		r := requested{last: time.Now()}
-		for r.err == nil {
-			select {
-			case <-stop:
-				stopped <- r
-				return
-			case <-time.After(testutil.RequestGap):
-			}
-			if r.err = testutil.Round(d.client, d.url, 1); r.err == nil {
-				r.last = time.Now()
-			}
-		}
-		stopped <- r
-	}()
+	stopRequests := d.busy()
 	started := time.Now()
 	_, err := io.WriteString(d.stdin, "later\n")
 	require.NoError(t, err)
 	require.Equal(t, "listening "+statsAddr, d.next())
 	require.Equal(t, "ready", d.next())
 	stopRequests()
-	r := <-stopped
-	require.NoError(t, r.err, "the followed server must keep serving while the stop signal is held")
 	got := d.signalAt("SIGTERM")
 	assert.GreaterOrEqual(t, got.Sub(started), quiet, "SIGTERM only --drain-quiet after the hidden server listened")
 	assert.Less(t, got.Sub(sent), delay, "not at --term-delay")
@@ -439,4 +368,40 @@ func (Tests) TestDrainFollowsAHiddenServerThatTurnsUp(t *testing.T) {
 		`proxy-await: delivering termination signal signal=SIGTERM child_pid=\d+ reason="no traffic for 3s" connections=1 since_traffic=\S+`,
 		`proxy-await: child exited child_pid=\d+ exit_code=0`,
 	)
+}
+
+// busy sends requests every testutil.RequestGap until the function it
+// returns is called, which returns when the last request was answered.
+// Every request must be answered: the server must keep serving while the
+// stop signal is held.
+func (d *drained) busy() (stop func() time.Time) {
+	type requested struct {
+		last time.Time // when the last request was answered
+		err  error
+	}
+	done, stopped := make(chan struct{}), make(chan requested, 1)
+	var once sync.Once
+	end := func() { once.Do(func() { close(done) }) }
+	d.t.Cleanup(end)
+	go func() {
+		r := requested{last: time.Now()}
+		for r.err == nil {
+			select {
+			case <-done:
+				stopped <- r
+				return
+			case <-time.After(testutil.RequestGap):
+			}
+			if r.err = testutil.Round(d.client, d.url, 1); r.err == nil {
+				r.last = time.Now()
+			}
+		}
+		stopped <- r
+	}()
+	return func() time.Time {
+		end()
+		r := <-stopped
+		require.NoError(d.t, r.err, "the followed server must keep serving while the stop signal is held")
+		return r.last
+	}
 }

@@ -7,7 +7,6 @@ package process
 // pair, as kube-proxy's clients reach a pod's address.
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -200,6 +199,8 @@ func (Tests) TestDrainProbesThroughProbePort(t *testing.T) {
 // in `exec "$@"`, run in the new network namespace before proxy-await.
 func startDrainedScript(t *testing.T, script, scenario string, args []string, command ...string) *drained {
 	t.Helper()
+	_, err := exec.LookPath("ip")
+	require.NoError(t, err, "ip is needed: apt-get install iproute2")
 	self := publicSelf(t)
 	for i, a := range command {
 		if a == "@" {
@@ -216,9 +217,8 @@ func startDrainedScript(t *testing.T, script, scenario string, args []string, co
 	for line := p.next(); line != "ready"; line = p.next() {
 		require.True(t, strings.HasPrefix(line, "listening "), "next line %q", line)
 	}
+	// unshare, sh and setpriv each exec the next: the PID is proxy-await's.
 	d := &drained{proc: p, url: "http://" + drainAddr + "/"}
 	d.client = &http.Client{Transport: &http.Transport{DialContext: testutil.NetnsDialer(t, cmd.Process.Pid)}}
 	return d
 }
-
-var _ = context.Background
