@@ -584,8 +584,6 @@ func (s *sockets) lookAtConnections() error {
 // inside the pod, and pinned (not traffic) from outside it.
 func (s *sockets) saw(c sock, seen bool, prev uint64, at time.Time) {
 	switch {
-	case s.own != nil && s.own(c.peer):
-		// proxy-await's own check of the app
 	case !seen:
 		s.traffic(lastData(c, at))
 	case c.hasInfo && c.bytesIn == prev:
@@ -654,11 +652,13 @@ func lastData(c sock, at time.Time) time.Time {
 	return at
 }
 
-// ours reports whether c is a connection on one of the listeners.
+// ours reports whether c is a connection on one of the listeners that
+// proxy-await did not open itself (its checks of the app, which are neither
+// traffic nor counted).
 func (s *sockets) ours(c sock) bool {
 	return slices.ContainsFunc(s.listeners[c.port], func(ip netip.Addr) bool {
 		return ip.IsUnspecified() || ip == c.ip
-	})
+	}) && (s.own == nil || !s.own(c.peer))
 }
 
 // listenerList is "127.0.0.1:8080 [::]:9090", or "8080 9090" for fixed
