@@ -29,7 +29,7 @@ export CLOUD_SQL_PROXY  := $(TOOLS_BIN)/cloud-sql-proxy
 # haproxy and runc live in sbin, which a non-login PATH may lack.
 export PATH := $(PATH):/usr/local/sbin:/usr/sbin:/sbin
 
-.PHONY: all build demo test deps bench conformance fuzz release-check clean e2e FORCE
+.PHONY: all build demo test deps bench conformance fuzz release-check clean e2e bench-rollout FORCE
 
 all: build
 
@@ -81,6 +81,15 @@ clean:
 # the clone). See docs/e2e.md.
 e2e:
 	@e2e/run.sh
+
+# The rollout of scenario 12 for every variant (no delay, a preStop sleep,
+# --term-delay, the drain with and without --probe-port, behind a sidecar),
+# ROLLOUT_RUNS times each, as a Markdown table for BENCHMARKS.md; the same
+# cluster as make e2e, E2E_MIN_SYNC_PERIOD sets kube-proxy's minSyncPeriod.
+# Not run by CI.
+ROLLOUT_RUNS ?= 3
+bench-rollout:
+	@E2E_BENCH_ROLLOUT=$(ROLLOUT_RUNS) e2e/run.sh
 
 # A full snapshot release (archives, image, SBOMs, signed checksums) and
 # checks of it: scripts/release-check.sh. Tools are installed once, pinned, in

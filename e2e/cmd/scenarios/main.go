@@ -13,6 +13,10 @@
 // sub-second format).
 //
 //	scenarios -run $RUN -kubectl PATH -examples DIR [-only 1,3]
+//
+// With -bench-rollout N it runs no scenario but every variant of scenario
+// 12's rollout N times, and prints the figures as a Markdown table (make
+// bench-rollout).
 package main
 
 import (
@@ -38,6 +42,7 @@ func main() {
 	kubectl := flag.String("kubectl", "kubectl", "the kubectl to run")
 	examplesDir := flag.String("examples", "", "the directory of example manifests (scenario 9)")
 	only := flag.String("only", "", "comma-separated scenario numbers to run (default all)")
+	benchRuns := flag.Int("bench-rollout", 0, "run every rollout variant this many times instead of the scenarios")
 	flag.Parse()
 	if *run == "" || *examplesDir == "" {
 		fatal(fmt.Errorf("-run and -examples are required"))
@@ -48,6 +53,10 @@ func main() {
 	}
 	defer k.close()
 	go k.watchExits()
+	if *benchRuns > 0 {
+		benchRollout(k, *benchRuns)
+		return
+	}
 	selected := func(num string) bool { return *only == "" || strings.Contains(","+*only+",", ","+num+",") }
 
 	// The CronJob's runs are a minute apart: it is made first, and its
@@ -76,6 +85,7 @@ func main() {
 			}
 			return cronJob(k, cronMade)
 		}},
+		{"12", "rolling update through a Service under load: the drain with --probe-port against no delay and a preStop sleep", rollout},
 	}
 
 	failed := 0

@@ -32,7 +32,8 @@ type ctr struct {
 	PreStop   []string // an exec preStop hook
 	User      int64    // runAsUser, when not 0 (root)
 	Mounts    []mount  // besides /opt/e2e and /out
-	ReadyPort int      // an HTTP GET / readiness probe on this port, every second
+	ReadyPort int      // an HTTP GET readiness probe on this port, every second
+	ReadyPath string   // the probe's path; "" for /
 }
 
 // mount is a volume of the pod's at a path of the container.
@@ -115,8 +116,12 @@ func containers(cs []ctr, restartAlways bool) []corev1.Container {
 			m.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: c.PreStop}}}
 		}
 		if c.ReadyPort != 0 {
+			path := c.ReadyPath
+			if path == "" {
+				path = "/"
+			}
 			m.ReadinessProbe = &corev1.Probe{
-				ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt(c.ReadyPort)}},
+				ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt(c.ReadyPort)}},
 				PeriodSeconds: 1,
 			}
 		}
