@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"log/slog"
 	"net"
@@ -64,6 +67,23 @@ func TestMain(m *testing.M) {
 // terminals, PID 1, the drain, HAProxy, the sidecars, faults.
 func TestProcess(t *testing.T) {
 	process.Run(t)
+}
+
+// A test in tests/process is a method of process.Tests: a plain func
+// TestX there compiles, and no test binary ever runs it.
+func TestProcessTestsAreMethods(t *testing.T) {
+	files, err := filepath.Glob("tests/process/*.go")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		for _, d := range file.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") {
+				t.Errorf("%s: func %s runs nowhere: write it as func (Tests) %s(t *testing.T)", f, fn.Name.Name, fn.Name.Name)
+			}
+		}
+	}
 }
 
 // TestScripts runs the command-line scenarios in testdata/script, one file
