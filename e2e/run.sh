@@ -15,6 +15,14 @@ if [ "$(id -u)" -ne 0 ]; then
 	log "needs root: namespaces, mounts, containerd and runc do"
 	exit 1
 fi
+# The cluster's mount namespace has /run, /tmp, /var/lib and /var/log of
+# its own (stack.sh): a run directory below one of them would vanish there.
+case "$(realpath -m "$RUN")/" in
+/run/* | /tmp/* | /var/lib/* | /var/log/*)
+	log "the cache $CACHE is below /run, /tmp, /var/lib or /var/log, which the cluster's mount namespace replaces with its own: set PROXY_AWAIT_E2E_CACHE (or XDG_CACHE_HOME) to a directory elsewhere"
+	exit 1
+	;;
+esac
 start=$(date +%s)
 # One run at a time per cache: a second would clear the first's cluster.
 # The daemons do not inherit the lock (stack.sh closes it for them).
