@@ -61,11 +61,11 @@ func main() {
 // with the event usage_error, else the message and a hint line.
 func reportUsage(w io.Writer, u *config.UsageError) {
 	if u.Format == "json" {
-		logging.New(w, "json", slog.LevelError).Error(u.Msg, hint.Attrs([]any{"event", "usage_error"}, u.Hint)...)
+		logging.New(w, "json", slog.LevelError).Error(u.Error(), hint.Attrs([]any{"event", "usage_error"}, hint.Of(u))...)
 		return
 	}
-	fmt.Fprintf(w, "%s%s\n", logging.Prefix, u.Msg)
-	if u.Hint != "" {
-		fmt.Fprintf(w, "%shint: %s\n", logging.Prefix, u.Hint)
+	fmt.Fprintf(w, "%s%s\n", logging.Prefix, u.Error())
+	if h := hint.Of(u); h != "" {
+		fmt.Fprintf(w, "%shint: %s\n", logging.Prefix, h)
 	}
 }

@@ -55,7 +55,7 @@ func run(c *config.Config, log *slog.Logger) int {
 // exists.
 func warn(c *config.Config, log *slog.Logger) {
 	for _, w := range c.Warnings {
-		log.Warn(w.Msg, hint.Attrs([]any{"event", "config_warning"}, w.Hint)...)
+		log.Warn(w.Error(), hint.Attrs([]any{"event", "config_warning"}, w.Hint)...)
 	}
 }
 
@@ -159,7 +159,7 @@ func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probe
 	switch {
 	case errors.As(err, &startErr):
 		log.Error("cannot start the command", hint.Attrs([]any{"event", "child_start_failed", "error", err.Error(),
-			"exit_code", startErr.Code}, startErr.Hint)...)
+			"exit_code", startErr.Code}, hint.Of(err))...)
 		return startErr.Code
 	case err != nil:
 		log.Error("supervision failed", "event", "internal_error", "error", err.Error())

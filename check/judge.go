@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/internal/urlport"
 )
@@ -105,7 +106,7 @@ func (j *judge) flags() {
 		return
 	}
 	if j.set.err != nil {
-		msg, hint := usage(j.set.err)
+		msg, h := usage(j.set.err)
 		line := j.set.errLine
 		if w := j.set.split; w != nil {
 			fields := strings.Fields(w.text)
@@ -113,25 +114,19 @@ func (j *judge) flags() {
 			if strings.Contains(value, "://") {
 				value = redact.URL(value) // as proxy-await's own messages show a URL
 			}
-			hint = fmt.Sprintf("%q is one element of the list: a flag and its value are two, so split it: %q, %q (or write %s=%s)",
+			h = fmt.Sprintf("%q is one element of the list: a flag and its value are two, so split it: %q, %q (or write %s=%s)",
 				fields[0]+" "+value, fields[0], value, fields[0], value)
 			line = w.line
 		}
-		if hint != "" {
-			msg += " (hint: " + hint + ")"
-		}
-		j.report(ruleFlags, line, "%s", msg)
+		j.report(ruleFlags, line, "%s", hint.Text(msg, h))
 		return
 	}
 	j.cfg = j.set.cfg
 	for _, w := range j.cfg.Warnings {
-		msg := w.Msg
-		if w.Hint != "" {
-			msg += " (hint: " + w.Hint + ")"
-		}
+		msg := hint.Text(w.Error(), w.Hint)
 		line := 0
 		for _, name := range slices.Sorted(maps.Keys(j.set.vars)) {
-			if mentions(w.Msg, "$"+name) {
+			if mentions(w.Error(), "$"+name) {
 				line = j.set.vars[name]
 			}
 		}

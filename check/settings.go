@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // unknownValue is a value that the input does not hold: what it is (a
@@ -358,7 +359,7 @@ func (s *settings) lineOf(flags ...string) int {
 func usage(err error) (string, string) {
 	var u *config.UsageError
 	if errors.As(err, &u) {
-		return u.Msg, u.Hint
+		return u.Error(), hint.Of(u)
 	}
 	return err.Error(), ""
 }

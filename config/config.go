@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // Config is everything the command line and the environment say.
@@ -46,9 +48,9 @@ type Config struct {
 	Verbose         bool
 	Quiet           bool
 	LogFormat       string
-	Disabled        bool     // a disable variable is set: skip the readiness wait
-	Command         []string // empty: only wait for the proxy
-	Warnings        []Warning
+	Disabled        bool          // a disable variable is set: skip the readiness wait
+	Command         []string      // empty: only wait for the proxy
+	Warnings        []*hint.Error // what is ignored, to log at the start
 
 	Check    bool               // --check: lint the manifests at Paths, run nothing
 	Paths    []string           // --check's arguments
@@ -98,27 +100,24 @@ type given struct {
 // UsageError is a bad command line or environment: exit 2 with msg, and a
 // hint when one helps. format is the log format to print it in, as far as
 // the command line and environment said before the error.
+// Its hint, if any, is in Err (hint.Of).
 type UsageError struct {
-	Msg    string
-	Hint   string
+	Err    error
 	Format string
 }
 
-func (e *UsageError) Error() string { return e.Msg }
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
 
-func usagef(hint, format string, args ...any) error {
-	return &UsageError{Msg: fmt.Sprintf(format, args...), Hint: hint}
+func usagef(h, format string, args ...any) error {
+	return &UsageError{Err: hint.New(fmt.Errorf(format, args...), h)}
 }
 
-// Warning is something in the command line or environment that proxy-await
-// ignores: the run goes on, and the warning is logged once at the start.
-type Warning struct {
-	Msg  string
-	Hint string
-}
-
-func warnf(hint, format string, args ...any) Warning {
-	return Warning{Msg: fmt.Sprintf(format, args...), Hint: hint}
+// warnf is a warning: something in the command line or environment that
+// proxy-await ignores. The run goes on, and the warning is logged once at
+// the start, with its hint.
+func warnf(h, format string, args ...any) *hint.Error {
+	return hint.New(fmt.Errorf(format, args...), h)
 }
 
 // invalid is the usage error for flag's value, quoted as the user wrote it

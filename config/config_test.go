@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/testutil"
+
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 func TestParseDuration(t *testing.T) {
@@ -144,7 +146,7 @@ func TestUnknownProxyHint(t *testing.T) {
 		var u *UsageError
 		require.ErrorAs(t, err, &u)
 		for _, name := range presetNames {
-			assert.Contains(t, u.Hint, name)
+			assert.Contains(t, hint.Of(u), name)
 		}
 	}
 }
@@ -369,8 +371,8 @@ func TestUsageErrors(t *testing.T) {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
 		var u *UsageError
 		require.True(t, errors.As(err, &u), "%q %v: want a usage error, got %v", tc.args, tc.env, err)
-		assert.Equal(t, tc.msg, u.Msg, "%q %v", tc.args, tc.env)
-		assert.Equal(t, tc.hint, u.Hint, "%q %v", tc.args, tc.env)
+		assert.Equal(t, tc.msg, u.Error(), "%q %v", tc.args, tc.env)
+		assert.Equal(t, tc.hint, hint.Of(u), "%q %v", tc.args, tc.env)
 	}
 }
 
@@ -392,9 +394,9 @@ func TestBooleanFlagTrap(t *testing.T) {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(nil))
 		var u *UsageError
 		require.True(t, errors.As(err, &u), "%q: want a usage error, got %v", tc.args, err)
-		assert.Equal(t, fmt.Sprintf("invalid value %q for --%s: a boolean flag takes its value only after =", tc.word, tc.flag), u.Msg, "%q", tc.args)
+		assert.Equal(t, fmt.Sprintf("invalid value %q for --%s: a boolean flag takes its value only after =", tc.word, tc.flag), u.Error(), "%q", tc.args)
 		assert.Equal(t, fmt.Sprintf("write --%s=%s, or put -- before a command named %s", tc.flag, strings.ToLower(tc.word), tc.word),
-			u.Hint, "%q", tc.args)
+			hint.Of(u), "%q", tc.args)
 	}
 
 	// Not a trap: "--" comes first, the value is given with "=", or the
@@ -438,8 +440,8 @@ func TestFlagNeedsValue(t *testing.T) {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(nil))
 		var u *UsageError
 		require.True(t, errors.As(err, &u), "%q: want a usage error, got %v", tc.args, err)
-		assert.Equal(t, tc.msg, u.Msg, "%q", tc.args)
-		assert.Equal(t, tc.hint, u.Hint, "%q", tc.args)
+		assert.Equal(t, tc.msg, u.Error(), "%q", tc.args)
+		assert.Equal(t, tc.hint, hint.Of(u), "%q", tc.args)
 	}
 	// A value that only starts with "-" is still a value.
 	_, err := Parse("proxy-await", []string{"-t", "-5s", "app"}, testutil.Getenv(nil))
@@ -469,8 +471,8 @@ func TestUnknownFlagSuggestion(t *testing.T) {
 		_, err := Parse("proxy-await", []string{tc.arg, "app"}, testutil.Getenv(nil))
 		var u *UsageError
 		require.True(t, errors.As(err, &u), "%q: want a usage error, got %v", tc.arg, err)
-		assert.Equal(t, tc.msg, u.Msg, "%q", tc.arg)
-		assert.Equal(t, tc.hint, u.Hint, "%q", tc.arg)
+		assert.Equal(t, tc.msg, u.Error(), "%q", tc.arg)
+		assert.Equal(t, tc.hint, hint.Of(u), "%q", tc.arg)
 	}
 }
 
@@ -627,7 +629,7 @@ func TestScuttleVariables(t *testing.T) {
 		_, err := Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{v: "127.0.0.1:15000"}))
 		var u *UsageError
 		require.ErrorAs(t, err, &u, v)
-		assert.Equal(t, want, u.Msg)
+		assert.Equal(t, want, u.Error())
 	}
 }
 
@@ -707,8 +709,8 @@ func TestScuttleValuesAsScuttleReadsThem(t *testing.T) {
 			continue
 		}
 		require.Len(t, c.Warnings, 1, "%s=%q", tc.name, tc.value)
-		assert.True(t, strings.HasPrefix(c.Warnings[0].Msg, tc.warning+": "), "%s=%q: %q", tc.name, tc.value, c.Warnings[0].Msg)
-		assert.True(t, strings.HasSuffix(c.Warnings[0].Msg, ", so ignored, as scuttle ignores it"), "%q", c.Warnings[0].Msg)
+		assert.True(t, strings.HasPrefix(c.Warnings[0].Error(), tc.warning+": "), "%s=%q: %q", tc.name, tc.value, c.Warnings[0].Error())
+		assert.True(t, strings.HasSuffix(c.Warnings[0].Error(), ", so ignored, as scuttle ignores it"), "%q", c.Warnings[0].Error())
 	}
 }
 
@@ -750,7 +752,7 @@ func TestWaitAllAndExitCodeMapUsageErrors(t *testing.T) {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
 		var u *UsageError
 		require.ErrorAs(t, err, &u, "%v %v", tc.args, tc.env)
-		assert.Equal(t, tc.want, u.Msg, "%v %v", tc.args, tc.env)
+		assert.Equal(t, tc.want, u.Error(), "%v %v", tc.args, tc.env)
 	}
 }
 
@@ -818,11 +820,15 @@ func TestUnknownVariables(t *testing.T) {
 		"PROXY_AWAIT_TIMEOUT=1s", "PROXY_AWAIT_TIMEOUT=2s", "HOME=/root", "LINKERD_AWAIT_DISABLED=", "proxy_await_term_delay=1s",
 	})
 	require.NoError(t, err)
-	assert.Equal(t, []Warning{
-		{Msg: "unknown variable $PROXY_AWAIT_DISABLE: ignored", Hint: "did you mean $PROXY_AWAIT_DISABLED?"},
-		{Msg: "unknown variable $PROXY_AWAIT_TERMDELAY: ignored", Hint: "did you mean $PROXY_AWAIT_TERM_DELAY?"},
-		{Msg: "unknown variable $PROXY_AWAIT_XYZZY: ignored", Hint: "see --help for the variables proxy-await reads"},
-	}, c.Warnings)
+	var warnings []string
+	for _, w := range c.Warnings {
+		warnings = append(warnings, hint.Text(w.Error(), w.Hint))
+	}
+	assert.Equal(t, []string{
+		"unknown variable $PROXY_AWAIT_DISABLE: ignored (hint: did you mean $PROXY_AWAIT_DISABLED?)",
+		"unknown variable $PROXY_AWAIT_TERMDELAY: ignored (hint: did you mean $PROXY_AWAIT_TERM_DELAY?)",
+		"unknown variable $PROXY_AWAIT_XYZZY: ignored (hint: see --help for the variables proxy-await reads)",
+	}, warnings)
 	assert.Zero(t, c.TermDelay, "a misspelt variable sets nothing")
 	assert.False(t, c.Disabled)
 	assert.Equal(t, []string{"istio"}, c.Proxies)
@@ -842,7 +848,7 @@ func TestUnknownVariables(t *testing.T) {
 // rules: which one wins would be a guess, and the last one winning without a
 // word hides the other.
 func TestExitCodeMappedTwice(t *testing.T) {
-	const hint = "keep one rule for each code"
+	const keepOne = "keep one rule for each code"
 	for _, tc := range []struct {
 		args []string
 		env  map[string]string
@@ -858,8 +864,8 @@ func TestExitCodeMappedTwice(t *testing.T) {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
 		var u *UsageError
 		require.ErrorAs(t, err, &u, "%v %v", tc.args, tc.env)
-		assert.Equal(t, tc.msg, u.Msg)
-		assert.Equal(t, hint, u.Hint)
+		assert.Equal(t, tc.msg, u.Error())
+		assert.Equal(t, keepOne, hint.Of(u))
 	}
 	// The command line replaces the variable's list: no clash between them.
 	c, err := Parse("proxy-await", []string{"--exit-code-map", "1:3", "app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_EXIT_CODE_MAP": "1:2"}))

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/testutil"
+
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 func TestDrainPorts(t *testing.T) {
@@ -55,7 +57,7 @@ func TestDrainPortsUsageErrors(t *testing.T) {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
 		var u *UsageError
 		require.ErrorAs(t, err, &u, "%q %v", tc.args, tc.env)
-		assert.Equal(t, tc.msg, u.Msg, "%q %v", tc.args, tc.env)
-		assert.Equal(t, tc.hint, u.Hint, "%q %v", tc.args, tc.env)
+		assert.Equal(t, tc.msg, u.Error(), "%q %v", tc.args, tc.env)
+		assert.Equal(t, tc.hint, hint.Of(u), "%q %v", tc.args, tc.env)
 	}
 }

@@ -144,7 +144,7 @@ func ParseEnviron(name string, args, environ []string) (*Config, error) {
 // PROXY_AWAIT_ and is not one proxy-await reads: with the closest one that it
 // reads, or, for a flag read from the command line only, with that flag
 // when the variable is not empty (empty, it is as good as unset).
-func unknownVariables(vars map[string]string) []Warning {
+func unknownVariables(vars map[string]string) []*hint.Error {
 	fs := flagSet(&Config{})
 	known := map[string]bool{}
 	commandLine := map[string]string{} // variable -> flag, for the flags without one
@@ -163,7 +163,7 @@ func unknownVariables(vars map[string]string) []Warning {
 			candidates = append(candidates, strings.ToLower(name))
 		}
 	}
-	var out []Warning
+	var out []*hint.Error
 	for _, name := range slices.Sorted(maps.Keys(vars)) {
 		rest, ok := strings.CutPrefix(name, EnvPrefix)
 		if !ok || known[name] {

@@ -18,6 +18,8 @@ import (
 	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/internal/signals"
 	"github.com/proxy-await/proxy-await/internal/testutil"
+
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // Fuzz targets for everything proxy-await reads from its command line and
@@ -282,16 +284,16 @@ func FuzzCommandLine(f *testing.F) {
 		if err != nil {
 			var u *UsageError
 			require.True(t, errors.As(err, &u), "want a *usageError, got %T: %v", err, err)
-			require.NotEmpty(t, u.Msg)
-			assert.NotContains(t, u.Msg, "\n", "usage error on more than one line: %q", u.Msg)
-			assert.NotContains(t, u.Hint, "\n", "hint on more than one line: %q", u.Hint)
+			require.NotEmpty(t, u.Error())
+			assert.NotContains(t, u.Error(), "\n", "usage error on more than one line: %q", u.Error())
+			assert.NotContains(t, hint.Of(u), "\n", "hint on more than one line: %q", hint.Of(u))
 			// A value the error quotes is one the user wrote, or a URL
 			// the user wrote as package redact shows it: never a "true"
 			// that -S stands for.
-			if m := quotedValue.FindStringSubmatch(u.Msg); m != nil {
+			if m := quotedValue.FindStringSubmatch(u.Error()); m != nil {
 				v, qerr := strconv.Unquote(m[1])
-				require.NoError(t, qerr, "%q", u.Msg)
-				assert.True(t, quotesWritten(args, v), "%q quotes %q, which is not in %q", u.Msg, v, args)
+				require.NoError(t, qerr, "%q", u.Error())
+				assert.True(t, quotesWritten(args, v), "%q quotes %q, which is not in %q", u.Error(), v, args)
 			}
 			return
 		}
@@ -380,12 +382,12 @@ func FuzzOneDashForms(f *testing.F) {
 		var ue *UsageError
 		switch {
 		case errors.As(err, &ue):
-			shown = append(shown, ue.Msg, ue.Hint)
+			shown = append(shown, ue.Error(), hint.Of(ue))
 		case err != nil:
 			t.Fatalf("%q %q: want a usage error, got %T: %v", args, env, err, err)
 		default:
 			for _, w := range c.Warnings {
-				shown = append(shown, w.Msg, w.Hint)
+				shown = append(shown, w.Error(), w.Hint)
 			}
 		}
 		for _, s := range shown {
@@ -450,13 +452,13 @@ func FuzzScuttleEnv(f *testing.F) {
 		var u *UsageError
 		if errors.As(err, &u) {
 			for _, v := range []string{"WAIT_FOR_ENVOY_TIMEOUT", "QUIT_WITHOUT_ENVOY_TIMEOUT", "QUIT_REQUEST_TIMEOUT", "NEVER_KILL_ISTIO", "SCUTTLE_LOGGING"} {
-				assert.NotContains(t, u.Msg, "$"+v, "a value scuttle ignores is not a usage error")
+				assert.NotContains(t, u.Error(), "$"+v, "a value scuttle ignores is not a usage error")
 			}
 			return
 		}
 		for _, w := range c.Warnings {
-			assert.NotContains(t, w.Msg, "\n", "warning on more than one line: %q", w.Msg)
-			assert.NotContains(t, w.Msg, "\r", "warning on more than one line: %q", w.Msg)
+			assert.NotContains(t, w.Error(), "\n", "warning on more than one line: %q", w.Error())
+			assert.NotContains(t, w.Error(), "\r", "warning on more than one line: %q", w.Error())
 		}
 		// The timeouts as scuttle's waitForEnvoy picks them: the first of
 		// QUIT_WITHOUT_ENVOY_TIMEOUT and WAIT_FOR_ENVOY_TIMEOUT that is more
@@ -487,17 +489,17 @@ func checkParsed(t *testing.T, c *Config, err error, vars []string) {
 	if err != nil {
 		var u *UsageError
 		require.True(t, errors.As(err, &u), "want a *usageError, got %T: %v", err, err)
-		require.NotEmpty(t, u.Msg)
-		assert.NotContains(t, u.Msg, "\n", "usage error on more than one line: %q", u.Msg)
-		assert.NotContains(t, u.Msg, "\r", "usage error on more than one line: %q", u.Msg)
+		require.NotEmpty(t, u.Error())
+		assert.NotContains(t, u.Error(), "\n", "usage error on more than one line: %q", u.Error())
+		assert.NotContains(t, u.Error(), "\r", "usage error on more than one line: %q", u.Error())
 		named := false
 		for _, v := range vars {
 			flag := "--" + strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(v, EnvPrefix), "_", "-"))
-			if strings.Contains(u.Msg, "$"+v) || (strings.HasPrefix(v, EnvPrefix) && strings.Contains(u.Msg, flag)) {
+			if strings.Contains(u.Error(), "$"+v) || (strings.HasPrefix(v, EnvPrefix) && strings.Contains(u.Error(), flag)) {
 				named = true
 			}
 		}
-		assert.True(t, named, "usage error names none of %v: %q", vars, u.Msg)
+		assert.True(t, named, "usage error names none of %v: %q", vars, u.Error())
 		return
 	}
 	require.NotNil(t, c)

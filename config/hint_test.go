@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/testutil"
+
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // A flag given without its value gets a hint with a value that this flag
@@ -57,17 +59,17 @@ func TestMissingValueHintIsAValue(t *testing.T) {
 			_, err := Parse("proxy-await", []string{"--" + f.Name}, none)
 			var u *UsageError
 			require.True(t, errors.As(err, &u), "%v", err)
-			require.Equal(t, "--"+f.Name+" needs a value", u.Msg)
+			require.Equal(t, "--"+f.Name+" needs a value", u.Error())
 			require.Contains(t, want, f.Name, "a flag this test does not know")
-			assert.Equal(t, "write --"+f.Name+"="+want[f.Name], u.Hint)
+			assert.Equal(t, "write --"+f.Name+"="+want[f.Name], hint.Of(u))
 
-			value, _ := strings.CutPrefix(u.Hint, "write --"+f.Name+"=")
+			value, _ := strings.CutPrefix(hint.Of(u), "write --"+f.Name+"=")
 			args, given := context[f.Name]
 			if !given {
 				args = []string{"--", "true"}
 			}
 			_, err = Parse("proxy-await", append([]string{"--" + f.Name + "=" + value}, args...), none)
-			assert.NoError(t, err, "following the hint %q", u.Hint)
+			assert.NoError(t, err, "following the hint %q", hint.Of(u))
 		})
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/testutil"
+
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // --check takes its arguments as paths, --versions its releases.
@@ -60,10 +62,11 @@ func TestModesNotFromTheEnvironment(t *testing.T) {
 		assert.Empty(t, c.Install, "%s=%s", tc.variable, tc.value)
 		assert.Empty(t, c.Versions, "%s=%s", tc.variable, tc.value)
 		assert.Equal(t, []string{"/app", "k8s/"}, c.Command, "%s=%s", tc.variable, tc.value)
-		assert.Equal(t, []Warning{{
-			Msg:  "variable $" + tc.variable + ": ignored, --" + tc.flag + " is read from the command line only",
-			Hint: "unset it, and give --" + tc.flag + " on the command line where it is meant",
-		}}, c.Warnings, "%s=%s", tc.variable, tc.value)
+		require.Len(t, c.Warnings, 1, "%s=%s", tc.variable, tc.value)
+		assert.Equal(t, "variable $"+tc.variable+": ignored, --"+tc.flag+" is read from the command line only",
+			c.Warnings[0].Error(), "%s=%s", tc.variable, tc.value)
+		assert.Equal(t, "unset it, and give --"+tc.flag+" on the command line where it is meant",
+			c.Warnings[0].Hint, "%s=%s", tc.variable, tc.value)
 	}
 
 	// An empty variable is as good as unset, as for every variable: it
@@ -79,7 +82,7 @@ func TestModesNotFromTheEnvironment(t *testing.T) {
 	assert.True(t, c.Check)
 	assert.Empty(t, c.Versions)
 	require.Len(t, c.Warnings, 1)
-	assert.Equal(t, "variable $PROXY_AWAIT_VERSIONS: ignored, --versions is read from the command line only", c.Warnings[0].Msg)
+	assert.Equal(t, "variable $PROXY_AWAIT_VERSIONS: ignored, --versions is read from the command line only", c.Warnings[0].Error())
 }
 
 // Each mistake with the modes is one usage error that names it.
@@ -105,8 +108,8 @@ func TestModeUsageErrors(t *testing.T) {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
 		var u *UsageError
 		if assert.True(t, errors.As(err, &u), "%q: %v", tc.args, err) {
-			assert.Equal(t, tc.msg, u.Msg, "%q", tc.args)
-			assert.Equal(t, tc.hint, u.Hint, "%q", tc.args)
+			assert.Equal(t, tc.msg, u.Error(), "%q", tc.args)
+			assert.Equal(t, tc.hint, hint.Of(u), "%q", tc.args)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/testutil"
+
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // badURLs are values of a URL flag, each with the password "pa55w0rd" written
@@ -64,8 +66,8 @@ func TestURLUsageErrorsHideThePassword(t *testing.T) {
 				}
 				var u *UsageError
 				require.True(t, errors.As(err, &u), "%q %v: want a usage error, got %v", src.args, src.env, err)
-				assert.Equal(t, src.want, u.Msg, "%q %v", src.args, src.env)
-				noPassword(t, u.Msg+u.Hint)
+				assert.Equal(t, src.want, u.Error(), "%q %v", src.args, src.env)
+				noPassword(t, u.Error()+hint.Of(u))
 			}
 		}
 	}
@@ -101,8 +103,8 @@ func TestURLListsFromTheEnvironment(t *testing.T) {
 		_, err := Parse("proxy-await", []string{"app"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_READY_URL": tc.value}))
 		var u *UsageError
 		require.True(t, errors.As(err, &u), "%q: want a usage error, got %v", tc.value, err)
-		assert.Equal(t, tc.msg, u.Msg, "%q", tc.value)
-		noPassword(t, u.Msg)
+		assert.Equal(t, tc.msg, u.Error(), "%q", tc.value)
+		noPassword(t, u.Error())
 	}
 }
 
@@ -125,8 +127,8 @@ func TestScuttleURLErrorsHideThePassword(t *testing.T) {
 		_, err := Parse("scuttle", []string{"app"}, testutil.Getenv(map[string]string{tc.variable: tc.value}))
 		var u *UsageError
 		require.True(t, errors.As(err, &u), "%s=%q: want a usage error, got %v", tc.variable, tc.value, err)
-		assert.Equal(t, tc.msg, u.Msg, "%s=%q", tc.variable, tc.value)
-		noPassword(t, u.Msg)
+		assert.Equal(t, tc.msg, u.Error(), "%s=%q", tc.variable, tc.value)
+		noPassword(t, u.Error())
 	}
 }
 
@@ -136,7 +138,7 @@ func TestBadFlagSyntaxHidesTheValue(t *testing.T) {
 	_, err := Parse("proxy-await", []string{"---ready-url=http://u:pa55w0rd@127.0.0.1/r", "app"}, testutil.Getenv(nil))
 	var u *UsageError
 	require.True(t, errors.As(err, &u), "want a usage error, got %v", err)
-	assert.Equal(t, "bad flag syntax: ---ready-url", u.Msg)
+	assert.Equal(t, "bad flag syntax: ---ready-url", u.Error())
 }
 
 // A word that is not a URL but holds one is quoted with the URL's password
@@ -188,9 +190,9 @@ func TestWordsHoldingAURLHideThePassword(t *testing.T) {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
 		var ue *UsageError
 		require.True(t, errors.As(err, &ue), "%q %v: want a usage error, got %v", tc.args, tc.env, err)
-		assert.Equal(t, tc.msg, ue.Msg, "%q %v", tc.args, tc.env)
-		assert.Equal(t, tc.hint, ue.Hint, "%q %v", tc.args, tc.env)
-		noPassword(t, ue.Msg+ue.Hint)
+		assert.Equal(t, tc.msg, ue.Error(), "%q %v", tc.args, tc.env)
+		assert.Equal(t, tc.hint, hint.Of(ue), "%q %v", tc.args, tc.env)
+		noPassword(t, ue.Error()+hint.Of(ue))
 	}
 }
 
@@ -203,8 +205,8 @@ func TestWarningsHideThePassword(t *testing.T) {
 	require.NoError(t, err)
 	var msgs []string
 	for _, w := range c.Warnings {
-		msgs = append(msgs, w.Msg)
-		noPassword(t, w.Msg+w.Hint)
+		msgs = append(msgs, w.Error())
+		noPassword(t, w.Error()+w.Hint)
 	}
 	assert.Equal(t, []string{
 		"unknown variable $xxxxx@127.0.0.1: ignored",

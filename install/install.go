@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/proxy-await/proxy-await/internal/exitcode"
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // Name is the file Copy writes in the directory.
@@ -30,10 +31,7 @@ func Run(dir string, stdout io.Writer, log *slog.Logger) int {
 		if e.Path != "" {
 			attrs = append(attrs, "path", e.Path)
 		}
-		attrs = append(attrs, "error", e.Reason)
-		if e.Hint != "" {
-			attrs = append(attrs, "hint", e.Hint)
-		}
+		attrs = hint.Attrs(append(attrs, "error", e.Reason), hint.Of(err))
 		log.Error("cannot install proxy-await", attrs...)
 		return exitcode.CantCreate
 	case err != nil:
@@ -44,14 +42,13 @@ func Run(dir string, stdout io.Writer, log *slog.Logger) int {
 	return 0
 }
 
-// Error is a directory Copy cannot write into, with the reason and, when
-// the fix is known, a hint. Path is the entry in it that stands in the way,
+// Error is a directory Copy cannot write into, with the reason. Copy wraps
+// it with a hint (hint.Of) when the fix is known. Path is the entry in it that stands in the way,
 // when it is that entry and not the directory.
 type Error struct {
 	Dir    string
 	Path   string
 	Reason string
-	Hint   string
 }
 
 func (e *Error) Error() string {
@@ -71,7 +68,7 @@ func Copy(dir string) (string, error) {
 	case err != nil:
 		return "", failure(dir, err)
 	case !st.IsDir():
-		return "", &Error{Dir: dir, Reason: "not a directory", Hint: "give the directory to copy proxy-await into"}
+		return "", hint.New(&Error{Dir: dir, Reason: "not a directory"}, "give the directory to copy proxy-await into")
 	}
 	// A directory where the file goes cannot be renamed over: said before
 	// anything is written, naming the entry rather than dir.
@@ -131,8 +128,8 @@ func isDir(path string) bool {
 // inTheWay is the error for path, the entry of dir that Copy would write, when
 // it is a directory.
 func inTheWay(dir, path string) error {
-	return &Error{Dir: dir, Path: path, Reason: "is a directory",
-		Hint: "remove that directory, or install into it: --install " + path}
+	return hint.New(&Error{Dir: dir, Path: path, Reason: "is a directory"},
+		"remove that directory, or install into it: --install "+path)
 }
 
 // failure is the error for dir from a failed file operation: the system's
@@ -143,14 +140,14 @@ func failure(dir string, err error) error {
 	if errors.As(err, &errno) {
 		reason = errno.Error()
 	}
-	hint := ""
+	fix := ""
 	switch {
 	case errors.Is(err, syscall.ENOENT):
-		hint = "mount a volume there, such as an emptyDir, or create the directory"
+		fix = "mount a volume there, such as an emptyDir, or create the directory"
 	case errors.Is(err, syscall.EROFS), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
-		hint = "mount a writable volume there, such as an emptyDir, or run as a user who may write to it"
+		fix = "mount a writable volume there, such as an emptyDir, or run as a user who may write to it"
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		hint = "give the volume room for the binary (a sizeLimit on an emptyDir counts it)"
+		fix = "give the volume room for the binary (a sizeLimit on an emptyDir counts it)"
 	}
-	return &Error{Dir: dir, Reason: reason, Hint: hint}
+	return hint.New(&Error{Dir: dir, Reason: reason}, fix)
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/proxy-await/proxy-await/internal/exitcode"
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // defaultPath is where the command is looked up when the environment has no
@@ -31,16 +32,19 @@ const shell = "/bin/sh"
 
 // StartError reports that the command could not be started, in words a
 // user can act on, with the exit code a shell would give for the same
-// failure.
+// failure. What to do about it, when that is known, is Err's hint
+// (hint.Of).
 type StartError struct {
 	Code int
 	Msg  string // what went wrong, naming the file at fault
-	Hint string // what to do about it; may be empty
 	Err  error  // the system's error
 }
 
 func (e *StartError) Error() string { return e.Msg }
 func (e *StartError) Unwrap() error { return e.Err }
+
+// hint says what to do about e.
+func (e *StartError) hint(h string) { e.Err = hint.New(e.Err, h) }
 
 // spawn starts cmd the way execvp would: the command is looked up in PATH
 // (or defaultPath), and a file the kernel refuses with ENOEXEC runs under
@@ -81,8 +85,7 @@ func lookPath(name string) (string, error) {
 		return "", &StartError{
 			Code: exitcode.NotFound,
 			Msg:  "the command is an empty string: not found",
-			Hint: "give the command's name or path",
-			Err:  exec.ErrNotFound,
+			Err:  hint.New(exec.ErrNotFound, "give the command's name or path"),
 		}
 	}
 	if strings.Contains(name, "/") {
@@ -117,8 +120,7 @@ func lookPath(name string) (string, error) {
 	return "", &StartError{
 		Code: exitcode.NotFound,
 		Msg:  fmt.Sprintf("%s: command not found in PATH (%s)", name, path),
-		Hint: "give the command's full path, or add its directory to PATH",
-		Err:  exec.ErrNotFound,
+		Err:  hint.New(exec.ErrNotFound, "give the command's full path, or add its directory to PATH"),
 	}
 }
 
@@ -152,14 +154,14 @@ func startError(file string, err error) *StartError {
 		switch kind, interp := interpreter(file); kind {
 		case "crlf":
 			e.Msg = fmt.Sprintf("%s: its #! line ends in a carriage return: the script has Windows line endings (CRLF)", file)
-			e.Hint = "convert " + file + " to Unix line endings (LF), with dos2unix or sed -i 's/\\r$//'"
+			e.hint("convert " + file + " to Unix line endings (LF), with dos2unix or sed -i 's/\\r$//'")
 		case "script":
 			e.Msg = fmt.Sprintf("%s: its interpreter %s does not exist", file, interp)
-			e.Hint = "fix the script's #! line, or install " + interp + " in the image"
+			e.hint("fix the script's #! line, or install " + interp + " in the image")
 		case "binary":
 			e.Msg = fmt.Sprintf("%s: its dynamic loader %s does not exist", file, interp)
-			e.Hint = "the binary is dynamically linked for another C library or image: " +
-				"build it statically (CGO_ENABLED=0 for Go), or use an image that has " + interp
+			e.hint("the binary is dynamically linked for another C library or image: " +
+				"build it statically (CGO_ENABLED=0 for Go), or use an image that has " + interp)
 		default:
 			e.Msg = file + ": a file it needs to run does not exist"
 		}
@@ -175,15 +177,16 @@ func startError(file string, err error) *StartError {
 			if kind, interp := interpreter(file); kind == "script" || kind == "binary" {
 				what := map[string]string{"script": "interpreter", "binary": "dynamic loader"}[kind]
 				e.Msg = fmt.Sprintf("%s: its %s %s is not executable, or on a noexec mount", file, what, interp)
-				e.Hint = "make " + interp + " executable with chmod +x"
+				fix := "make " + interp + " executable with chmod +x"
 				if kind == "script" {
-					e.Hint += ", or fix the script's #! line"
+					fix += ", or fix the script's #! line"
 				}
+				e.hint(fix)
 				return e
 			}
 		}
 		e.Msg = file + ": permission denied: not an executable file, or on a noexec mount"
-		e.Hint = "make it executable with chmod +x"
+		e.hint("make it executable with chmod +x")
 	}
 	return e
 }
@@ -205,7 +208,7 @@ func binaryError(file string, err error) *StartError {
 	if bin, ferr := elf.NewFile(f); ferr == nil {
 		if arch := goarch(bin); arch != runtime.GOARCH {
 			e.Msg = fmt.Sprintf("%s: a binary built for %s; this machine runs %s", file, arch, runtime.GOARCH)
-			e.Hint = "build the image for " + runtime.GOARCH + ", or for several platforms with docker buildx build --platform"
+			e.hint("build the image for " + runtime.GOARCH + ", or for several platforms with docker buildx build --platform")
 		}
 	}
 	return e

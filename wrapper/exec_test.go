@@ -11,6 +11,8 @@ import (
 
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/logging"
+
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // runOut runs args under Run and returns the exit code and what the child
@@ -111,7 +113,7 @@ func TestStartErrorMessages(t *testing.T) {
 		require.NotNil(t, se, "%v", tc.args)
 		assert.Equal(t, tc.code, se.Code, "%v", tc.args)
 		assert.Equal(t, tc.msg, se.Error())
-		assert.NotContains(t, se.Error()+se.Hint, "fork/exec")
+		assert.NotContains(t, se.Error()+hint.Of(se), "fork/exec")
 	}
 	t.Setenv("PATH", dir)
 	_, _, se := runOut(t, "no-such-command-proxy-await")
@@ -158,7 +160,7 @@ func TestScriptWithWindowsLineEndings(t *testing.T) {
 		require.NotNil(t, se, "%q", line)
 		assert.Equal(t, exitcode.NotFound, se.Code, "%q", line)
 		assert.Equal(t, script+": its #! line ends in a carriage return: the script has Windows line endings (CRLF)", se.Error(), "%q", line)
-		assert.Equal(t, `convert `+script+` to Unix line endings (LF), with dos2unix or sed -i 's/\r$//'`, se.Hint, "%q", line)
+		assert.Equal(t, `convert `+script+` to Unix line endings (LF), with dos2unix or sed -i 's/\r$//'`, hint.Of(se), "%q", line)
 	}
 }
 
@@ -172,7 +174,7 @@ func TestInterpreterThatIsNotExecutable(t *testing.T) {
 	require.NotNil(t, se)
 	assert.Equal(t, exitcode.NotExecutable, se.Code)
 	assert.Equal(t, script+": its interpreter "+interp+" is not executable, or on a noexec mount", se.Error())
-	assert.Equal(t, "make "+interp+" executable with chmod +x, or fix the script's #! line", se.Hint)
+	assert.Equal(t, "make "+interp+" executable with chmod +x, or fix the script's #! line", hint.Of(se))
 
 	short, err := os.MkdirTemp("/tmp", "ld") // the loader's name must fit in the binary
 	require.NoError(t, err)

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/exitcode"
+
+	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
 // A binary built for another machine (an arm64 image on an amd64 node) is
@@ -35,5 +37,5 @@ func TestBinaryForAnotherMachine(t *testing.T) {
 	require.NotNil(t, se, "the foreign binary was started")
 	assert.Equal(t, exitcode.NotExecutable, se.Code)
 	assert.Equal(t, path+": a binary built for "+want+"; this machine runs "+runtime.GOARCH, se.Error())
-	assert.NotEmpty(t, se.Hint)
+	assert.NotEmpty(t, hint.Of(se))
 }

@@ -25,6 +25,15 @@ func Of(err error) string {
 	return ""
 }
 
+// Text is msg with its hint, as a text log line ends: "msg (hint: h)"; msg
+// alone when there is no hint.
+func Text(msg, h string) string {
+	if h == "" {
+		return msg
+	}
+	return msg + " (hint: " + h + ")"
+}
+
 // Attrs appends the "hint" attribute to a log line's attrs, when there is a
 // hint.
 func Attrs(attrs []any, hint string) []any {
