@@ -1,12 +1,8 @@
 // config.go: the settings a run is made of, and the checks that need more
-// than one flag at a time. flags.go fills them in; values.go parses the
-// values; presets.go knows the proxies.
-//
-// Every usage error reads the same way: one line that says what is wrong
-// and quotes the flag or variable with the whole value as written
-// (`invalid value "5q" for --timeout: not a duration ...`), then, when the
-// fix is known, a hint that says what to do, lower case, with flags written
-// as on the command line (`write --timeout-fatal=false ...`).
+// than one flag at a time. flags.go declares the flags and Parse fills them
+// in, from the command line (commandline.go) and the environment (env.go);
+// values.go parses the values; presets.go knows the proxies; errors.go and
+// suggest.go word what is wrong.
 
 package config
 
@@ -95,43 +91,6 @@ func (c *Config) ReadySource() string {
 type given struct {
 	value string
 	env   string
-}
-
-// UsageError is a bad command line or environment: exit 2 with msg, and a
-// hint when one helps. format is the log format to print it in, as far as
-// the command line and environment said before the error.
-// Its hint, if any, is in Err (hint.Of).
-type UsageError struct {
-	Err    error
-	Format string
-}
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(h, format string, args ...any) error {
-	return &UsageError{Err: hint.New(fmt.Errorf(format, args...), h)}
-}
-
-// warnf is a warning: something in the command line or environment that
-// proxy-await ignores. The run goes on, and the warning is logged once at
-// the start, with its hint.
-func warnf(h, format string, args ...any) *hint.Error {
-	return hint.New(fmt.Errorf(format, args...), h)
-}
-
-// invalid is the usage error for flag's value, quoted as the user wrote it
-// (current when it was not written but derived), naming the variable it came
-// from if it did: `invalid value "0" for $PROXY_AWAIT_BACKOFF (--backoff): ...`.
-func (c *Config) invalid(flag, current, hint, reason string) error {
-	g, ok := c.given[flag]
-	if !ok {
-		g.value = current
-	}
-	if g.env != "" {
-		return usagef(hint, "invalid value %q for $%s (--%s): %s", g.value, g.env, flag, reason)
-	}
-	return usagef(hint, "invalid value %q for --%s: %s", g.value, flag, reason)
 }
 
 // crossCheck checks what single flags cannot check alone and fills in the preset.

@@ -942,3 +942,24 @@ func TestReadySource(t *testing.T) {
 		assert.Equal(t, tc.want, c.ReadySource(), "%s %v %v", tc.name, tc.args, tc.env)
 	}
 }
+
+// A mistake in the flags' shape is the error, before a value that a flag
+// refuses, wherever each is: until the shape is right, where COMMAND
+// starts is unknown, and so is what the refused value was meant for.
+func TestShapeBeforeValue(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--timeout", "5q", "--bogus", "app"}, "unknown flag --bogus"},
+		{[]string{"--timeout", "5q", "--shutdown", "false"}, `invalid value "false" for --shutdown: a boolean flag takes its value only after =`},
+		{[]string{"--timeout", "5q", "-timeout=1s", "app"}, "unknown flag -timeout"},
+		{[]string{"--timeout", "5q", "--backoff", "--", "app"}, "--backoff needs a value"},
+		{[]string{"--timeout", "5q", "--backoff", "1x", "app"}, `invalid value "5q" for --timeout: not a duration (use 250ms, 1m30s, 2d or seconds)`},
+	} {
+		_, err := Parse("proxy-await", tc.args, testutil.Getenv(nil))
+		var u *UsageError
+		require.ErrorAs(t, err, &u, "%q", tc.args)
+		assert.Equal(t, tc.msg, u.Error(), "%q", tc.args)
+	}
+}
