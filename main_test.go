@@ -16,12 +16,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/diff"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,9 +91,11 @@ func TestProcessTestsAreMethods(t *testing.T) {
 // TestScripts runs the command-line scenarios in testdata/script, one file
 // a scenario, named after it (go test -run TestScripts/usage-boolean-trap):
 // what a user types and what proxy-await answers, as testscript files in
-// the manner of Go's own cmd tests. Scenarios that need signals, terminals
-// or a proxy that changes its answers over time are Go tests in
-// tests/process (TestProcess).
+// the manner of Go's own cmd tests. A proxy that turns ready while
+// proxy-await waits is proxy -ready-after-probes N, which counts probes,
+// not time. Scenarios that need a signal at a moment, terminals, PID 1 or
+// servers the fake proxy cannot play are Go tests in tests/process
+// (TestProcess).
 //
 // Besides testscript's own commands (exec, stdout, stderr, cmp, exists, ...):
 //
@@ -104,6 +108,14 @@ func TestProcessTestsAreMethods(t *testing.T) {
 //	                        admin address, $PROXY_PORT that address's port,
 //	                        $PROXY_READY and $PROXY_LIFECYCLE its other
 //	                        listeners
+//	cmplog FILE WANT        FILE (or stdout, stderr) is WANT, line for
+//	                        line, as cmpenv compares, once what differs
+//	                        from run to run is * in FILE: the value of
+//	                        time, elapsed, elapsed_ms, child_pid and
+//	                        remote, as key=VALUE in a text line and as
+//	                        "key":VALUE in a JSON one (requests.log's
+//	                        too); so a scenario asserts every log line
+//	                        and their order, not a line somewhere
 //
 // proxy-await, linkerd-await, scuttle and fakeproxy are on PATH: this test
 // binary, run under each name (TestMain); $PROXY_AWAIT is proxy-await's
@@ -121,8 +133,9 @@ func TestScripts(t *testing.T) {
 			return err
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits": cmdExits,
-			"proxy": cmdProxy,
+			"exits":  cmdExits,
+			"proxy":  cmdProxy,
+			"cmplog": cmdCmplog,
 		},
 	})
 }
@@ -175,6 +188,34 @@ func cmdProxy(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv("PROXY_PORT", port)
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+}
+
+// varying is what cmplog replaces with *: the value of a key whose value
+// differs from run to run, in a text line (key=VALUE, up to a space, or
+// quoted) and in a JSON line ("key":VALUE, a string or a number).
+var varying = regexp.MustCompile(`\b(time|elapsed|elapsed_ms|child_pid|remote)=("(?:[^"\\]|\\.)*"|[^ \n]*)` +
+	`|"(time|elapsed|elapsed_ms|child_pid|remote)":("(?:[^"\\]|\\.)*"|[0-9.]+)`)
+
+// cmdCmplog is the cmplog command: cmplog FILE WANT.
+func cmdCmplog(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: cmplog FILE WANT")
+	}
+	got := varying.ReplaceAllStringFunc(ts.ReadFile(args[0]), func(m string) string {
+		sub := varying.FindStringSubmatch(m)
+		if sub[1] != "" {
+			return sub[1] + "=*"
+		}
+		if strings.HasPrefix(sub[4], `"`) {
+			return `"` + sub[3] + `":"*"`
+		}
+		return `"` + sub[3] + `":*`
+	})
+	want := os.Expand(ts.ReadFile(args[1]), ts.Getenv)
+	if got != want {
+		ts.Logf("%s", diff.Diff(args[0], []byte(got), args[1], []byte(want)))
+		ts.Fatalf("%s and %s differ", args[0], args[1])
+	}
 }
 
 // passMark starts and ends every password the fuzz target tries: nothing

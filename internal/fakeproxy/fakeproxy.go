@@ -32,7 +32,10 @@
 // answer 500, answer a redirect, or reset the connection.
 //
 // It turns ready after -ready-after ("never" waits for SIGUSR1, which also
-// ends a readiness fault); SIGUSR2 makes it not ready again. A request to
+// ends a readiness fault), or once it has answered -ready-after-probes
+// probes not ready, so that a scenario sees the proxy turn ready while
+// proxy-await waits without timing anything; SIGUSR2 makes it not ready
+// again. A request to
 // any other path is logged and answered 404, so tests see stray requests
 // (a followed redirect, say). It prints "listening NAME ADDR" for each listener
 // once it accepts connections, then "serving"; Listening reads that.
@@ -59,6 +62,7 @@ type proxy struct {
 	shutdownDisabled bool
 	ready            atomic.Bool
 	readyFault       atomic.Value // string
+	notReadyLeft     int          // -ready-after-probes: not-ready answers left, under logMu
 	shutdownFault    string
 	log              *json.Encoder
 	logMu            sync.Mutex
@@ -77,6 +81,7 @@ func Main() {
 	quitquitquit := flags.Bool("quitquitquit", true, "cloudsql: serve /quitquitquit on the admin listener; false opens no admin listener")
 	shutdownDisabled := flags.Bool("shutdown-disabled", false, "linkerd: answer 404, the shutdown endpoint is not enabled")
 	readyAfter := flags.String("ready-after", "0s", `turn ready after this long; "never" waits for SIGUSR1`)
+	readyAfterProbes := flags.Int("ready-after-probes", 0, "turn ready once this many probes were answered not ready (instead of -ready-after)")
 	logPath := flags.String("log", "", "append a JSON line per request to this file")
 	readyFault := flags.String("ready-fault", "", "readiness fault: hang, 500, redirect or reset")
 	shutdownFault := flags.String("shutdown-fault", "", "shutdown fault: hang, 500, redirect or reset")
@@ -96,8 +101,12 @@ func Main() {
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGTERM, syscall.SIGINT)
-	switch *readyAfter {
-	case "never":
+	switch {
+	case *readyAfterProbes > 0 && *readyAfter != "0s":
+		fatal(fmt.Errorf("-ready-after-probes and -ready-after are two ways to turn ready: give one"))
+	case *readyAfterProbes > 0:
+		p.notReadyLeft = *readyAfterProbes
+	case *readyAfter == "never":
 	default:
 		d, err := time.ParseDuration(*readyAfter)
 		if err != nil {
@@ -244,6 +253,12 @@ func (p *proxy) readyHandler(w http.ResponseWriter, r *http.Request) {
 		a = readyAnswers[p.flavor][0]
 	}
 	p.recordLocked(r.Method, r.URL.Path, r.RemoteAddr, "", a.status)
+	if !p.ready.Load() && p.notReadyLeft > 0 {
+		if p.notReadyLeft--; p.notReadyLeft == 0 {
+			p.ready.Store(true)
+			p.recordLocked("-", "-", "-", "turned ready", 0)
+		}
+	}
 	p.logMu.Unlock()
 	reply(w, a.status, a.body)
 }

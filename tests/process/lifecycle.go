@@ -2,7 +2,6 @@ package process
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
@@ -28,32 +26,9 @@ func notReadyProbes(n int) func([]testutil.Request) bool {
 	}
 }
 
-func (Tests) TestStartsOnlyAfterProxyIsReady(t *testing.T) {
-	fp := testutil.StartFakeProxy(t, "-ready-after", "never")
-	p := startPA(t, nil, append([]string{"--ready-url", fp.URL("/ready")}, child("args", "started")...)...)
-
-	fp.WaitFor("three not-ready probes", notReadyProbes(3))
-	p.silent("the proxy is not ready")
-	fp.Signal(syscall.SIGUSR1)
-	p.expect("started")
-	assert.Equal(t, 0, p.wait())
-
-	var turned, firstOK bool
-	for _, r := range fp.Requests() {
-		switch {
-		case r.Note == "turned ready":
-			turned = true
-		case r.Path == "/ready" && r.Status == 200:
-			require.True(t, turned, "a probe saw ready before the proxy turned ready")
-			firstOK = true
-		}
-	}
-	assert.True(t, firstOK, "no probe saw the proxy ready")
-}
-
 // exitCodeCases are the exit codes that the child's end decides
-// (docs/reference.md#exit-codes); the PID 1 tests run them again with
-// proxy-await as a namespace's init.
+// (docs/reference.md#exit-codes), as testdata/script/exit-codes.txtar has
+// them: the PID 1 tests run them with proxy-await as a namespace's init.
 var exitCodeCases = []struct {
 	name string
 	args []string
@@ -73,63 +48,12 @@ var exitCodeCases = []struct {
 	{"a directory", []string{"--", "/"}, 126},
 }
 
-func (Tests) TestExitCodes(t *testing.T) {
-	for _, tc := range exitCodeCases {
-		t.Run(tc.name, func(t *testing.T) {
-			p := startPA(t, nil, append([]string{"--proxy", "none"}, tc.args...)...)
-			assert.Equal(t, tc.want, p.wait())
-		})
-	}
-}
-
-func (Tests) TestShutdownPostedOnceWithShutdownFlag(t *testing.T) {
-	fp := testutil.StartFakeProxy(t, "-stay-up") // stays up to count a second POST
-	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")},
-		child("exit", "7")...)...)
-	assert.Equal(t, 7, p.wait())
-	assert.Equal(t, 1, fp.Count("POST", "/shutdown"))
-	assert.Contains(t, p.stderr.String(), "proxy shutdown requested")
-}
-
-func (Tests) TestNoShutdownWithoutFlag(t *testing.T) {
-	fp := testutil.StartFakeProxy(t)
-	p := startPA(t, nil, append([]string{steadyProbe, "10s", "--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")},
-		child("exit", "0")...)...)
-	assert.Equal(t, 0, p.wait())
-	assert.Equal(t, 0, fp.Count("POST", "/shutdown"))
-	assert.Equal(t, 1, fp.Count("GET", "/ready"))
-}
-
 // Tests of the line that ends a wait on --timeout or --shutdown-timeout give
 // it 2 s, so that a probe or a POST has ended by then even on a loaded
 // machine: the line reports the last one's outcome ("no answer yet" for a
 // readiness wait when none has ended). They run in parallel, so the 2 s are
 // spent once.
 const waitForAProbe = "2s"
-
-func (Tests) TestReadinessTimeout(t *testing.T) {
-	t.Parallel()
-	fp := testutil.StartFakeProxy(t, "-ready-after", "never", "-stay-up")
-	p := startPA(t, nil, append([]string{"-S", "-t", waitForAProbe, "--ready-url", fp.URL("/ready"),
-		"--shutdown-url", fp.URL("/shutdown")}, child("args", "started")...)...)
-	assert.Equal(t, 69, p.wait())
-	assert.Empty(t, p.restLines, "the child must not start")
-	assert.Equal(t, 1, fp.Count("POST", "/shutdown"), "shutdown is POSTed on the timeout path too")
-	// The timeout line says why, even when the wait was too short for a
-	// progress line.
-	assert.Contains(t, p.stderr.String(), "proxy-await: error: proxy not ready: giving up timeout="+waitForAProbe+" url="+fp.URL("/ready")+
-		` error="answered 503 Service Unavailable" (hint: raise --timeout, or set --timeout-fatal=false to start the command anyway)`+"\n")
-}
-
-func (Tests) TestReadinessTimeoutNotFatal(t *testing.T) {
-	t.Parallel()
-	fp := testutil.StartFakeProxy(t, "-ready-after", "never")
-	p := startPA(t, nil, append([]string{"-t", waitForAProbe, "--timeout-fatal=false", "--ready-url", fp.URL("/ready")},
-		child("exit", "4")...)...)
-	assert.Equal(t, 4, p.wait())
-	assert.Contains(t, p.stderr.String(), "proxy-await: warning: proxy not ready: starting the command anyway timeout="+waitForAProbe+" url="+
-		fp.URL("/ready")+` error="answered 503 Service Unavailable"`+"\n")
-}
 
 // A readiness port that refused every connection: the timeout line asks
 // whether the proxy is there at all.
@@ -212,46 +136,6 @@ func (Tests) TestUnaskedBytesWriteNothing(t *testing.T) {
 		p.stderr.String())
 }
 
-func (Tests) TestDisableVariablesSkipTheWait(t *testing.T) {
-	for _, v := range []string{"PROXY_AWAIT_DISABLED", "LINKERD_AWAIT_DISABLED", "LINKERD_DISABLED"} {
-		t.Run(v, func(t *testing.T) {
-			fp := testutil.StartFakeProxy(t, "-ready-after", "never")
-			p := startPA(t, []string{v + "=1"}, append([]string{"--ready-url", fp.URL("/ready")},
-				child("exit", "5")...)...)
-			assert.Equal(t, 5, p.wait())
-			assert.Equal(t, 0, fp.Count("GET", "/ready"), "no probe when disabled")
-		})
-	}
-	t.Run("empty value does not disable", func(t *testing.T) {
-		fp := testutil.StartFakeProxy(t, "-ready-after", "never")
-		p := startPA(t, []string{"LINKERD_DISABLED="}, append([]string{"-t", "100ms", "--ready-url", fp.URL("/ready")},
-			child("exit", "5")...)...)
-		assert.Equal(t, 69, p.wait())
-	})
-}
-
-func (Tests) TestStdinAndStdoutPassThrough(t *testing.T) {
-	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("cat")...)...)
-	_, err := fmt.Fprint(p.stdin, "line one\nline two\n")
-	require.NoError(t, err)
-	require.NoError(t, p.stdin.Close())
-	assert.Equal(t, 0, p.wait())
-	assert.Equal(t, []string{"line one", "line two"}, p.restLines)
-	assert.NotContains(t, strings.Join(p.restLines, "\n"), "proxy-await", "our logs stay on stderr")
-}
-
-func (Tests) TestChildFlagsPassThrough(t *testing.T) {
-	args := []string{"--help", "-v", "--", "-S", "--proxy=istio", "plain"}
-	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("args", args...)...)...)
-	assert.Equal(t, 0, p.wait())
-	assert.Equal(t, args, p.restLines)
-
-	// Without "--" too: flags stop at the first argument that is not one.
-	p = startPA(t, nil, "--proxy", "none", "echo", "-S", "--version")
-	assert.Equal(t, 0, p.wait())
-	assert.Equal(t, []string{"-S --version"}, p.restLines)
-}
-
 func (Tests) TestSigtermReachesTheChild(t *testing.T) {
 	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("signals", "SIGTERM")...)...)
 	p.expect("ready")
@@ -274,31 +158,4 @@ func (Tests) TestTerminationWhileWaiting(t *testing.T) {
 			assert.Equal(t, 1, fp.Count("POST", "/shutdown"))
 		})
 	}
-}
-
-func (Tests) TestEnvironmentConfiguration(t *testing.T) {
-	fp := testutil.StartFakeProxy(t, "-stay-up")
-	ready, shut := fp.URL("/ready"), fp.URL("/shutdown")
-
-	t.Run("variables configure", func(t *testing.T) {
-		p := startPA(t, []string{"PROXY_AWAIT_READY_URL=" + ready, "PROXY_AWAIT_SHUTDOWN_URL=" + shut,
-			"PROXY_AWAIT_SHUTDOWN=true"}, child("exit", "0")...)
-		assert.Equal(t, 0, p.wait())
-		assert.Equal(t, 1, fp.Count("POST", "/shutdown"))
-	})
-	t.Run("the flag wins", func(t *testing.T) {
-		fp := testutil.StartFakeProxy(t)
-		p := startPA(t, []string{"PROXY_AWAIT_READY_URL=" + fp.URL("/ready"), "PROXY_AWAIT_SHUTDOWN_URL=" + fp.URL("/shutdown"),
-			"PROXY_AWAIT_SHUTDOWN=true"}, append([]string{steadyProbe, "10s", "--shutdown=false"}, child("exit", "0")...)...)
-		assert.Equal(t, 0, p.wait())
-		assert.Equal(t, 0, fp.Count("POST", "/shutdown"))
-		assert.Equal(t, 1, fp.Count("GET", "/ready"))
-	})
-	t.Run("a bad variable is a usage error", func(t *testing.T) {
-		p := startPA(t, []string{"PROXY_AWAIT_TERM_DELAY=soon"}, child("args", "started")...)
-		assert.Equal(t, 2, p.wait())
-		assert.Empty(t, p.restLines)
-		assert.Equal(t, `proxy-await: invalid value "soon" for $PROXY_AWAIT_TERM_DELAY (--term-delay): not a duration (use 250ms, 1m30s, 2d or seconds)`,
-			strings.SplitN(p.stderr.String(), "\n", 2)[0])
-	})
 }
