@@ -49,181 +49,256 @@ func reserved(w string) bool {
 
 // lexScript splits a script into its simple commands.
 func lexScript(s string) []rawCommand {
-	var cmds []rawCommand
-	var cur rawCommand
-	var w *rawWord
-	var lit strings.Builder
-	var heredocs []string // delimiters whose bodies start after the line
-	skipWord := false     // the next word is a redirection's target
-	flushLit := func(quoted bool) {
-		if lit.Len() > 0 {
-			w.parts = append(w.parts, part{lit: lit.String(), quoted: quoted, raw: lit.String()})
-			lit.Reset()
+	l := &lexer{s: s}
+	for l.i < len(l.s) {
+		l.step()
+	}
+	l.endCommand()
+	return l.cmds
+}
+
+// lexer reads a script a construct at a time: step reads the one that
+// starts at i, quoted text, an expansion, a comment, a redirection or an
+// operator, each with its method, and moves i past it.
+type lexer struct {
+	s        string
+	i        int             // where the next construct starts
+	cmds     []rawCommand    // the commands read
+	cur      rawCommand      // the words of the command being read
+	w        *rawWord        // the word being read; nil between words
+	lit      strings.Builder // the word's literal text not yet in its parts
+	heredocs []string        // delimiters whose bodies start after the line
+	skipWord bool            // the next word is a redirection's target
+}
+
+// step reads the construct at i.
+func (l *lexer) step() {
+	s, i := l.s, l.i
+	switch ch := s[i]; {
+	case ch == '\\' && i+1 < len(s):
+		l.escaped()
+	case ch == '\'':
+		l.singleQuoted()
+	case ch == '$' && i+1 < len(s) && s[i+1] == '\'':
+		l.ansiQuoted()
+	case ch == '"':
+		l.doubleQuoted()
+	case ch == '$' || ch == '`':
+		l.start(i)
+		l.flushLit(false)
+		p, next := expansion(s, i, false)
+		l.w.parts = append(l.w.parts, p)
+		l.i = next
+	case ch == '#' && l.w == nil:
+		l.comment()
+	case ch == '<' || ch == '>' || ch == '&' && i+1 < len(s) && s[i+1] == '>':
+		l.redirection()
+	case ch == '\n':
+		l.endCommand()
+		l.hereDocBodies()
+	case strings.IndexByte(";&|()", ch) >= 0:
+		l.endCommand()
+		l.skipWord = false
+		l.i++
+	case ch == ' ' || ch == '\t' || ch == '\r':
+		l.endWord()
+		l.i++
+	default:
+		l.start(i)
+		l.lit.WriteByte(ch)
+		l.i++
+	}
+}
+
+// start begins a word at at, unless one is being read.
+func (l *lexer) start(at int) {
+	if l.w == nil {
+		l.w = &rawWord{at: at}
+	}
+}
+
+// flushLit ends the word's literal text so far as a part.
+func (l *lexer) flushLit(quoted bool) {
+	if l.lit.Len() > 0 {
+		l.w.parts = append(l.w.parts, part{lit: l.lit.String(), quoted: quoted, raw: l.lit.String()})
+		l.lit.Reset()
+	}
+}
+
+// endWord ends the word being read, if any: a word of the command, or a
+// redirection's target, which is none.
+func (l *lexer) endWord() {
+	if l.w == nil {
+		return
+	}
+	l.flushLit(false)
+	if l.skipWord {
+		l.skipWord = false
+	} else {
+		l.cur = append(l.cur, *l.w)
+	}
+	l.w = nil
+}
+
+// endCommand ends the statement being read and keeps its simple command.
+func (l *lexer) endCommand() {
+	l.endWord()
+	cur := l.cur
+	// Reserved words at the start of a statement open a compound
+	// command; the command proper follows them.
+	for len(cur) > 0 && reserved(cur[0].text()) {
+		cur = cur[1:]
+	}
+	if len(cur) > 0 {
+		switch cur[0].text() {
+		case "function":
+			cur = nil // function NAME: its body follows
+		case "case":
+			cur = nil // case WORD in: the items follow, each after its ")"
 		}
 	}
-	start := func(at int) {
-		if w == nil {
-			w = &rawWord{at: at}
-		}
+	if len(cur) > 0 {
+		l.cmds = append(l.cmds, cur)
 	}
-	endWord := func() {
-		if w == nil {
-			return
-		}
-		flushLit(false)
-		if skipWord {
-			skipWord = false
-		} else {
-			cur = append(cur, *w)
-		}
-		w = nil
+	l.cur = nil
+}
+
+// escaped reads a backslash and the byte it quotes; a backslash before a
+// line break joins the lines.
+func (l *lexer) escaped() {
+	if ch := l.s[l.i+1]; ch != '\n' {
+		l.start(l.i)
+		l.lit.WriteByte(ch)
 	}
-	endCommand := func() {
-		endWord()
-		// Reserved words at the start of a statement open a compound
-		// command; the command proper follows them.
-		for len(cur) > 0 && reserved(cur[0].text()) {
-			cur = cur[1:]
-		}
-		if len(cur) > 0 {
-			switch cur[0].text() {
-			case "function":
-				cur = nil // function NAME: its body follows
-			case "case":
-				cur = nil // case WORD in: the items follow, each after its ")"
-			}
-		}
-		if len(cur) > 0 {
-			cmds = append(cmds, cur)
-		}
-		cur = nil
+	l.i += 2
+}
+
+// singleQuoted reads '...': literal text, to the next quote or the end.
+func (l *lexer) singleQuoted() {
+	s, i := l.s, l.i
+	l.start(i)
+	end := strings.IndexByte(s[i+1:], '\'')
+	if end < 0 {
+		end = len(s) - i - 1
 	}
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
+	l.flushLit(false)
+	l.w.parts = append(l.w.parts, part{lit: s[i+1 : i+1+end], quoted: true, raw: s[i:min(len(s), i+end+2)]})
+	l.i = i + end + 2
+}
+
+// ansiQuoted reads $'...': ANSI-C quoting; its escapes are rare in
+// manifests, so they are kept as written.
+func (l *lexer) ansiQuoted() {
+	s, i := l.s, l.i
+	l.start(i)
+	l.flushLit(false)
+	j := i + 2
+	for j < len(s) && s[j] != '\'' {
+		if s[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	l.w.parts = append(l.w.parts, part{lit: s[i+2 : min(j, len(s))], quoted: true, raw: s[i:min(len(s), j+1)]})
+	l.i = j + 1
+}
+
+// doubleQuoted reads "...": literal text and expansions, none split into
+// fields, to the next unescaped quote or the end.
+func (l *lexer) doubleQuoted() {
+	s, i := l.s, l.i
+	l.start(i)
+	l.flushLit(false)
+	for i++; i < len(s) && s[i] != '"'; i++ {
 		switch {
-		case ch == '\\' && i+1 < len(s):
+		case s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0:
 			i++
 			if s[i] != '\n' {
-				start(i - 1)
-				lit.WriteByte(s[i])
+				l.lit.WriteByte(s[i])
 			}
-		case ch == '\'':
-			start(i)
-			end := strings.IndexByte(s[i+1:], '\'')
-			if end < 0 {
-				end = len(s) - i - 1
-			}
-			flushLit(false)
-			w.parts = append(w.parts, part{lit: s[i+1 : i+1+end], quoted: true, raw: s[i:min(len(s), i+end+2)]})
-			i += end + 1
-		case ch == '$' && i+1 < len(s) && s[i+1] == '\'':
-			// $'...': ANSI-C quoting; its escapes are rare in manifests.
-			start(i)
-			flushLit(false)
-			j := i + 2
-			for j < len(s) && s[j] != '\'' {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			w.parts = append(w.parts, part{lit: s[i+2 : min(j, len(s))], quoted: true, raw: s[i:min(len(s), j+1)]})
-			i = j
-		case ch == '"':
-			start(i)
-			flushLit(false)
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				switch {
-				case s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0:
-					i++
-					if s[i] != '\n' {
-						lit.WriteByte(s[i])
-					}
-				case s[i] == '$' || s[i] == '`':
-					flushLit(true)
-					p, next := expansion(s, i, true)
-					w.parts = append(w.parts, p)
-					i = next - 1
-				default:
-					lit.WriteByte(s[i])
-				}
-			}
-			flushLit(true)
-			if len(w.parts) == 0 {
-				w.parts = append(w.parts, part{quoted: true, raw: `""`}) // "" is an empty word
-			}
-		case ch == '$' || ch == '`':
-			start(i)
-			flushLit(false)
-			p, next := expansion(s, i, false)
-			w.parts = append(w.parts, p)
+		case s[i] == '$' || s[i] == '`':
+			l.flushLit(true)
+			p, next := expansion(s, i, true)
+			l.w.parts = append(l.w.parts, p)
 			i = next - 1
-		case ch == '#' && w == nil:
-			for i < len(s) && s[i] != '\n' {
-				i++
-			}
-			i-- // the line break ends the command
-		case ch == '<' || ch == '>' || ch == '&' && i+1 < len(s) && s[i+1] == '>':
-			// A redirection: an fd number before it is no word, nor is
-			// its target after it. "<<" opens a here-document.
-			if w != nil && lit.Len() > 0 && len(w.parts) == 0 && isDigits(lit.String()) {
-				lit.Reset()
-				w = nil
-			}
-			endWord()
-			if strings.HasPrefix(s[i:], "<<") && !strings.HasPrefix(s[i:], "<<<") {
-				j := i + 2
-				if j < len(s) && s[j] == '-' {
-					j++
-				}
-				for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
-					j++
-				}
-				k := j
-				for k < len(s) && strings.IndexByte(" \t\n;&|<>()", s[k]) < 0 {
-					k++
-				}
-				heredocs = append(heredocs, strings.Trim(s[j:k], `'"\`))
-				i = k - 1
-				continue
-			}
-			for i+1 < len(s) && strings.IndexByte("<>&|-", s[i+1]) >= 0 {
-				i++
-			}
-			skipWord = true
-		case ch == '\n':
-			endCommand()
-			for _, delim := range heredocs {
-				// The body runs to a line that is the delimiter alone.
-				for i+1 < len(s) {
-					end := strings.IndexByte(s[i+1:], '\n')
-					line := s[i+1:]
-					if end >= 0 {
-						line = s[i+1 : i+1+end]
-					}
-					if end < 0 {
-						i = len(s)
-						break
-					}
-					i += end + 1
-					if strings.TrimLeft(line, "\t") == delim {
-						break
-					}
-				}
-			}
-			heredocs = nil
-		case strings.IndexByte(";&|()", ch) >= 0:
-			endCommand()
-			skipWord = false
-		case ch == ' ' || ch == '\t' || ch == '\r':
-			endWord()
 		default:
-			start(i)
-			lit.WriteByte(ch)
+			l.lit.WriteByte(s[i])
 		}
 	}
-	endCommand()
-	return cmds
+	l.flushLit(true)
+	if len(l.w.parts) == 0 {
+		l.w.parts = append(l.w.parts, part{quoted: true, raw: `""`}) // "" is an empty word
+	}
+	l.i = i + 1
+}
+
+// comment reads a comment, up to the line break that ends the command.
+func (l *lexer) comment() {
+	for l.i < len(l.s) && l.s[l.i] != '\n' {
+		l.i++
+	}
+}
+
+// redirection reads a redirection's operator: an fd number before it is
+// no word, nor is its target after it. "<<" opens a here-document.
+func (l *lexer) redirection() {
+	if l.w != nil && l.lit.Len() > 0 && len(l.w.parts) == 0 && isDigits(l.lit.String()) {
+		l.lit.Reset()
+		l.w = nil
+	}
+	l.endWord()
+	s, i := l.s, l.i
+	if strings.HasPrefix(s[i:], "<<") && !strings.HasPrefix(s[i:], "<<<") {
+		l.hereDoc()
+		return
+	}
+	for i+1 < len(s) && strings.IndexByte("<>&|-", s[i+1]) >= 0 {
+		i++
+	}
+	l.skipWord = true
+	l.i = i + 1
+}
+
+// hereDoc reads "<<" or "<<-" and the delimiter after it, whose body
+// starts after the line.
+func (l *lexer) hereDoc() {
+	s := l.s
+	j := l.i + 2
+	if j < len(s) && s[j] == '-' {
+		j++
+	}
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	k := j
+	for k < len(s) && strings.IndexByte(" \t\n;&|<>()", s[k]) < 0 {
+		k++
+	}
+	l.heredocs = append(l.heredocs, strings.Trim(s[j:k], `'"\`))
+	l.i = k
+}
+
+// hereDocBodies reads the line break at i and the bodies of the
+// here-documents opened on the line it ends, each to a line that is its
+// delimiter alone.
+func (l *lexer) hereDocBodies() {
+	s, i := l.s, l.i
+	for _, delim := range l.heredocs {
+		for i+1 < len(s) {
+			end := strings.IndexByte(s[i+1:], '\n')
+			if end < 0 {
+				i = len(s)
+				break
+			}
+			line := s[i+1 : i+1+end]
+			i += end + 1
+			if strings.TrimLeft(line, "\t") == delim {
+				break
+			}
+		}
+	}
+	l.heredocs = nil
+	l.i = i + 1
 }
 
 // expansion reads the $ or ` expansion at s[i] and returns it and the
@@ -246,44 +321,9 @@ func expansion(s string, i int, quoted bool) (part, int) {
 	switch ch := s[i+1]; {
 	case ch == '(':
 		// $(cmd) or $((expr)): to the matching parenthesis.
-		depth := 0
-		for j := i + 1; j < len(s); j++ {
-			switch s[j] {
-			case '(':
-				depth++
-			case ')':
-				depth--
-				if depth == 0 {
-					return unknown(j + 1)
-				}
-			case '\'', '"':
-				if end := strings.IndexByte(s[j+1:], s[j]); end >= 0 {
-					j += end + 1
-				}
-			}
-		}
-		return unknown(len(s))
+		return unknown(parenEnd(s, i+1))
 	case ch == '{':
-		end := strings.IndexByte(s[i:], '}')
-		if end < 0 {
-			return unknown(len(s))
-		}
-		expr := s[i+2 : i+end]
-		p := part{quoted: quoted, raw: s[i : i+end+1]}
-		name, def, colon := strings.Cut(expr, ":-")
-		switch {
-		case colon:
-			p.param, p.def, p.op = name, def, ":-"
-		case strings.Contains(expr, "-") && validName(expr[:strings.IndexByte(expr, '-')]):
-			p.param, p.def, p.op = expr[:strings.IndexByte(expr, '-')], expr[strings.IndexByte(expr, '-')+1:], "-"
-		default:
-			p.param = expr
-		}
-		if !validName(p.param) && !positionalName(p.param) {
-			p.unknown = true // ${#VAR}, ${VAR%suffix} and the like
-		}
-		p.def = strings.Trim(p.def, `"'`)
-		return p, i + end + 1
+		return braced(s, i, quoted)
 	case ch == '@' || ch >= '1' && ch <= '9':
 		return part{param: string(ch), quoted: quoted, raw: s[i : i+2]}, i + 2
 	case ch == '_' || ch >= 'A' && ch <= 'Z' || ch >= 'a' && ch <= 'z':
@@ -296,6 +336,52 @@ func expansion(s string, i int, quoted bool) (part, int) {
 		return unknown(i + 2) // $*, $#, $?, $$ and the like
 	}
 	return part{lit: "$", quoted: quoted, raw: "$"}, i + 1
+}
+
+// parenEnd is the index after the parenthesis that closes the one at
+// s[open], or len(s) if none does; quoted text inside is skipped.
+func parenEnd(s string, open int) int {
+	depth := 0
+	for j := open; j < len(s); j++ {
+		switch s[j] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		case '\'', '"':
+			if end := strings.IndexByte(s[j+1:], s[j]); end >= 0 {
+				j += end + 1
+			}
+		}
+	}
+	return len(s)
+}
+
+// braced reads the ${...} at s[i] and returns it and the index after it.
+func braced(s string, i int, quoted bool) (part, int) {
+	end := strings.IndexByte(s[i:], '}')
+	if end < 0 {
+		return part{unknown: true, quoted: quoted, raw: s[i:]}, len(s)
+	}
+	expr := s[i+2 : i+end]
+	p := part{quoted: quoted, raw: s[i : i+end+1]}
+	name, def, colon := strings.Cut(expr, ":-")
+	switch {
+	case colon:
+		p.param, p.def, p.op = name, def, ":-"
+	case strings.Contains(expr, "-") && validName(expr[:strings.IndexByte(expr, '-')]):
+		p.param, p.def, p.op = expr[:strings.IndexByte(expr, '-')], expr[strings.IndexByte(expr, '-')+1:], "-"
+	default:
+		p.param = expr
+	}
+	if !validName(p.param) && !positionalName(p.param) {
+		p.unknown = true // ${#VAR}, ${VAR%suffix} and the like
+	}
+	p.def = strings.Trim(p.def, `"'`)
+	return p, i + end + 1
 }
 
 // text is a word's literal text when it is all literal, "" otherwise.

@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -114,7 +115,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "ociimage: %v\n", err)
 		os.Exit(2)
 	}
-	lines, err := build(opts)
+	lines, err := build(opts, platformOf)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ociimage: %v\n", err)
 		os.Exit(1)
@@ -197,8 +198,8 @@ func digest(data []byte) string {
 }
 
 // build writes the layout and returns a line for the index and each image:
-// digest and what it is.
-func build(o *options) ([]string, error) {
+// digest and what it is. readPlatform says which platform a binary is for.
+func build(o *options, readPlatform func(bin string) (platform, error)) ([]string, error) {
 	license, err := os.ReadFile(o.license)
 	if err != nil {
 		return nil, err
@@ -212,7 +213,7 @@ func build(o *options) ([]string, error) {
 	// Every binary's platform first, so a clash fails before any work.
 	platforms := make([]platform, len(o.binaries))
 	for i, bin := range o.binaries {
-		p, err := platformOf(bin)
+		p, err := readPlatform(bin)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", bin, err)
 		}
@@ -310,8 +311,13 @@ func platformOf(bin string) (platform, error) {
 	if err != nil {
 		return platform{}, err
 	}
+	return buildPlatform(info.Settings)
+}
+
+// buildPlatform is the target that a Go build's settings name.
+func buildPlatform(settings []debug.BuildSetting) (platform, error) {
 	s := map[string]string{}
-	for _, kv := range info.Settings {
+	for _, kv := range settings {
 		s[kv.Key] = kv.Value
 	}
 	p := platform{OS: s["GOOS"], Architecture: s["GOARCH"]}

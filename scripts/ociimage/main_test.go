@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,20 +19,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// crossBuild builds a small program for linux/GOARCH (GOARM=7), named as
-// the image names its entrypoint.
-func crossBuild(t *testing.T, goarch string) string {
+// hostBinary is a copy of the test binary, a Go binary built for this
+// machine, named as the image names its entrypoint, and the platform its
+// build information gives.
+func hostBinary(t *testing.T) (string, platform) {
 	t.Helper()
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/hello\n\ngo 1.22\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
-	bin := filepath.Join(dir, goarch, "proxy-await")
-	cmd := exec.Command("go", "build", "-ldflags=-s -w", "-o", bin, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "GOARM=7", "CGO_ENABLED=0")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return bin
+	self, err := os.Executable()
+	require.NoError(t, err)
+	p, err := platformOf(self)
+	require.NoError(t, err)
+	exe, err := os.ReadFile(self)
+	require.NoError(t, err)
+	bin := filepath.Join(t.TempDir(), "proxy-await")
+	require.NoError(t, os.WriteFile(bin, exe, 0o755))
+	return bin, p
 }
 
 // readBlob reads the blob d names and checks it has d's size and digest.
@@ -51,7 +53,21 @@ func decode[T any](t *testing.T, data []byte) T {
 }
 
 func TestLayout(t *testing.T) {
-	amd, arm := crossBuild(t, "amd64"), crossBuild(t, "arm")
+	host, hostPlatform := hostBinary(t)
+	// The other platform's binary is not a Go binary (building one would
+	// need a compiler): its platform is given, the host's is read from it.
+	other := filepath.Join(t.TempDir(), "proxy-await")
+	require.NoError(t, os.WriteFile(other, []byte("the other platform's binary\n"), 0o755))
+	otherPlatform := platform{OS: "linux", Architecture: "arm", Variant: "v7"}
+	if hostPlatform == otherPlatform {
+		otherPlatform = platform{OS: "linux", Architecture: "amd64"}
+	}
+	readPlatform := func(bin string) (platform, error) {
+		if bin == other {
+			return otherPlatform, nil
+		}
+		return platformOf(bin)
+	}
 	license := filepath.Join(t.TempDir(), "LICENSE")
 	require.NoError(t, os.WriteFile(license, []byte("licence text\n"), 0o644))
 	created := time.Date(2025, 9, 1, 12, 0, 0, 0, time.UTC)
@@ -61,7 +77,7 @@ func TestLayout(t *testing.T) {
 	}
 
 	out := filepath.Join(t.TempDir(), "image")
-	lines, err := build(opts(out, arm, amd))
+	lines, err := build(opts(out, other, host), readPlatform)
 	require.NoError(t, err)
 
 	layoutFile, err := os.ReadFile(filepath.Join(out, "oci-layout"))
@@ -78,16 +94,17 @@ func TestLayout(t *testing.T) {
 	idx := decode[index](t, readBlob(t, out, named))
 	assert.Equal(t, labels, idx.Annotations)
 	require.Len(t, idx.Manifests, 2)
-	assert.Equal(t, []string{named.Digest + " ghcr.io/o/p:1.2.3",
-		idx.Manifests[0].Digest + " linux/amd64", idx.Manifests[1].Digest + " linux/arm/v7"}, lines)
-
-	for i, want := range []struct {
+	type image struct {
 		platform platform
 		bin      string
-	}{
-		{platform{OS: "linux", Architecture: "amd64"}, amd},
-		{platform{OS: "linux", Architecture: "arm", Variant: "v7"}, arm},
-	} {
+	}
+	// The index lists the platforms in the order of their names.
+	wants := []image{{hostPlatform, host}, {otherPlatform, other}}
+	slices.SortFunc(wants, func(a, b image) int { return strings.Compare(a.platform.String(), b.platform.String()) })
+	assert.Equal(t, []string{named.Digest + " ghcr.io/o/p:1.2.3",
+		idx.Manifests[0].Digest + " " + wants[0].platform.String(), idx.Manifests[1].Digest + " " + wants[1].platform.String()}, lines)
+
+	for i, want := range wants {
 		d := idx.Manifests[i]
 		assert.Equal(t, mediaManifest, d.MediaType)
 		require.Equal(t, want.platform, *d.Platform)
@@ -128,18 +145,90 @@ func TestLayout(t *testing.T) {
 
 	// The same inputs in another order give the same image, byte for byte.
 	again := filepath.Join(t.TempDir(), "image")
-	lines2, err := build(opts(again, amd, arm))
+	lines2, err := build(opts(again, host, other), readPlatform)
 	require.NoError(t, err)
 	assert.Equal(t, lines, lines2)
 }
 
 func TestTwoBinariesOnePlatform(t *testing.T) {
-	amd := crossBuild(t, "amd64")
+	host, hostPlatform := hostBinary(t)
 	license := filepath.Join(t.TempDir(), "LICENSE")
 	require.NoError(t, os.WriteFile(license, nil, 0o644))
-	_, err := build(&options{out: filepath.Join(t.TempDir(), "image"), name: "r:t", license: license, binaries: []string{amd, amd}})
+	_, err := build(&options{out: filepath.Join(t.TempDir(), "image"), name: "r:t", license: license, binaries: []string{host, host}}, platformOf)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "are both for linux/amd64")
+	assert.Contains(t, err.Error(), "are both for "+hostPlatform.String())
+}
+
+// The platform a binary is for is the one in its build information: the test
+// binary's is this machine's.
+func TestPlatformOf(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	p, err := platformOf(self)
+	require.NoError(t, err)
+	assert.Equal(t, runtime.GOOS, p.OS)
+	assert.Equal(t, runtime.GOARCH, p.Architecture)
+	if runtime.GOARCH != "arm" {
+		assert.Empty(t, p.Variant)
+	}
+}
+
+// A file that is no Go binary fails the image, and the error names it and
+// says why.
+func TestNotAGoBinary(t *testing.T) {
+	text := filepath.Join(t.TempDir(), "proxy-await")
+	require.NoError(t, os.WriteFile(text, []byte("#!/bin/sh\n"), 0o755))
+	license := filepath.Join(t.TempDir(), "LICENSE")
+	require.NoError(t, os.WriteFile(license, nil, 0o644))
+	for bin, want := range map[string]string{
+		text:      "unrecognized file format",
+		"/bin/sh": "not a Go executable",
+	} {
+		_, err := build(&options{out: filepath.Join(t.TempDir(), "image"), name: "r:t", license: license, binaries: []string{bin}}, platformOf)
+		require.Error(t, err, bin)
+		assert.Equal(t, bin+": could not read Go build info from "+bin+": "+want, err.Error())
+	}
+}
+
+func TestBuildPlatform(t *testing.T) {
+	settings := func(kv ...string) []debug.BuildSetting {
+		var s []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		settings []debug.BuildSetting
+		want     platform
+	}{
+		{settings("GOOS", "linux", "GOARCH", "amd64", "GOAMD64", "v1"), platform{OS: "linux", Architecture: "amd64"}},
+		{settings("-buildmode", "exe", "GOARCH", "arm64", "GOOS", "linux"), platform{OS: "linux", Architecture: "arm64"}},
+		{settings("GOOS", "linux", "GOARCH", "arm", "GOARM", "7"), platform{OS: "linux", Architecture: "arm", Variant: "v7"}},
+		{settings("GOOS", "linux", "GOARCH", "arm", "GOARM", "6"), platform{OS: "linux", Architecture: "arm", Variant: "v6"}},
+		{settings("GOOS", "linux", "GOARCH", "arm", "GOARM", "5,softfloat"), platform{OS: "linux", Architecture: "arm", Variant: "v5"}},
+		// Go records no GOARM when it is the default, 7.
+		{settings("GOOS", "linux", "GOARCH", "arm"), platform{OS: "linux", Architecture: "arm", Variant: "v7"}},
+		// GOARM says nothing of another architecture.
+		{settings("GOOS", "linux", "GOARCH", "amd64", "GOARM", "6"), platform{OS: "linux", Architecture: "amd64"}},
+		{settings("GOOS", "darwin", "GOARCH", "arm64"), platform{OS: "darwin", Architecture: "arm64"}},
+	} {
+		got, err := buildPlatform(tc.settings)
+		require.NoError(t, err, "%v", tc.settings)
+		assert.Equal(t, tc.want, got, "%v", tc.settings)
+	}
+
+	for _, s := range [][]debug.BuildSetting{
+		nil,
+		settings("GOOS", "linux"),
+		settings("GOARCH", "amd64"),
+		settings("GOOS", "", "GOARCH", "amd64"),
+		settings("-buildmode", "exe", "CGO_ENABLED", "0"),
+	} {
+		_, err := buildPlatform(s)
+		require.Error(t, err, "%v", s)
+		assert.Equal(t, "no GOOS/GOARCH in its build information", err.Error())
+	}
 }
 
 func TestParseArgs(t *testing.T) {
