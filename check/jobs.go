@@ -8,6 +8,7 @@ package check
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/proxy-await/proxy-await/internal/editdistance"
@@ -106,7 +107,7 @@ func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string)
 			for _, w := range cmd[1:] {
 				if strings.Contains(w.text, s.shutdown.path) && named == "" {
 					line, named = w.line, fmt.Sprintf("; the command names %s only as an argument of %s, never calls it: a folded scalar (- >) joins a script's lines into one command, so write the script as a literal block (- |) or join the commands with &&",
-						w.text, baseName(cmd[0].text))
+						shownWord(w.text), shownWord(baseName(cmd[0].text)))
 				}
 			}
 		}
@@ -217,4 +218,15 @@ func (p *pod) nearMiss(key string) string {
 		}
 	}
 	return ""
+}
+
+// shownWord is a word of a command as a finding quotes it: as it is, or in
+// Go's quotes when it is empty or holds white space or a control character
+// (a folded scalar's word ends in a newline), so that the finding stays one
+// line.
+func shownWord(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return strconv.Quote(s)
+	}
+	return s
 }

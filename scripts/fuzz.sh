@@ -8,6 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-30s}
+# Go minimizes each new interesting input for up to a minute by default: a
+# target whose inputs are large (a manifest) then spends its whole time
+# minimizing and barely runs. A failing input is small enough in seconds.
+FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-5s}
 
 # Go's fuzzing coordinator up to go1.26 can report its own -fuzztime deadline
 # as the target's failure (https://go.dev/issue/75804): the run ends with
@@ -41,7 +45,7 @@ for pkg in $($GO list ./...); do
 		fi
 		corpus=$dir/testdata/fuzz/$target
 		before=$(ls -A "$corpus" 2>/dev/null || true)
-		if ! $GO test -run '^$' -fuzz "^$target\$" -fuzztime "$FUZZTIME" "$pkg" 2>&1 | tee "$out"; then
+		if ! $GO test -run '^$' -fuzz "^$target\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" "$pkg" 2>&1 | tee "$out"; then
 			if deadline_race "$target" "$out" "$before" "$corpus"; then
 				echo "fuzz: $pkg $target: no failing input; the failure is Go's own -fuzztime deadline (go.dev/issue/75804)" >&2
 			else

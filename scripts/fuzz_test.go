@@ -18,7 +18,7 @@ case "$*" in
 "list -f {{.Dir}} example.com/p") echo "$FAKE_DIR" ;;
 "test -list ^Fuzz example.com/p") printf 'FuzzA\nok  \texample.com/p\t0.01s\n' ;;
 "test -count=1 -run ^FuzzA$ example.com/p") echo ok ;;
-"test -run ^$ -fuzz ^FuzzA$ -fuzztime 2s example.com/p")
+"test -run ^$ -fuzz ^FuzzA$ -fuzztime 2s -fuzzminimizetime 5s example.com/p")
 	case "$FAKE_FUZZ" in
 	pass) echo PASS ;;
 	race|crash)
