@@ -95,6 +95,35 @@ type given struct {
 
 // crossCheck checks what single flags cannot check alone and fills in the preset.
 func (c *Config) crossCheck() error {
+	if err := c.usePresets(); err != nil {
+		return err
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"backoff", c.Backoff}, {"probe-timeout", c.ProbeTimeout}, {"shutdown-timeout", c.ShutdownTimeout}} {
+		if d.v <= 0 {
+			return c.invalid(d.name, d.v.String(), "", "must be more than 0")
+		}
+	}
+	if err := c.checkDrain(); err != nil {
+		return err
+	}
+	if err := c.finishProbes(); err != nil {
+		return err
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return c.invalid("log-format", c.LogFormat, "", "choose text or json")
+	}
+	if mode, err := c.modes(); mode || err != nil {
+		return err
+	}
+	return c.checkCommand()
+}
+
+// usePresets checks --port against the presets and fills in the presets'
+// URLs where no flag gives them.
+func (c *Config) usePresets() error {
 	if c.PortSet {
 		if len(c.Proxies) > 1 {
 			return c.invalid("port", strconv.Itoa(c.Port), "give each proxy's URLs with --ready-url and --shutdown-url instead",
@@ -132,14 +161,12 @@ func (c *Config) crossCheck() error {
 			c.fromPreset[u], c.owner[u] = name, name
 		}
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"backoff", c.Backoff}, {"probe-timeout", c.ProbeTimeout}, {"shutdown-timeout", c.ShutdownTimeout}} {
-		if d.v <= 0 {
-			return c.invalid(d.name, d.v.String(), "", "must be more than 0")
-		}
-	}
+	return nil
+}
+
+// checkDrain checks --drain-quiet and --drain-ports against the flags they
+// need.
+func (c *Config) checkDrain() error {
 	if c.DrainQuiet > 0 {
 		if runtime.GOOS != "linux" { // the drain reads /proc and sock_diag: drain.Supported
 			return c.invalid("drain-quiet", c.DrainQuiet.String(), "", "it reads the child's sockets from /proc and works on Linux only")
@@ -153,15 +180,11 @@ func (c *Config) crossCheck() error {
 		return c.invalid("drain-ports", portList{&c.DrainPorts}.String(), "set --drain-quiet to the quiet period, and --term-delay",
 			"it only applies with --drain-quiet")
 	}
-	if err := c.finishProbes(); err != nil {
-		return err
-	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return c.invalid("log-format", c.LogFormat, "", "choose text or json")
-	}
-	if mode, err := c.modes(); mode || err != nil {
-		return err
-	}
+	return nil
+}
+
+// checkCommand checks the flags that need a command, or -S.
+func (c *Config) checkCommand() error {
 	switch {
 	case len(c.Command) == 0 && c.ProbePort != 0:
 		return c.invalid("probe-port", strconv.Itoa(c.ProbePort), "put the command after --, or drop --probe-port to only wait for the proxy",

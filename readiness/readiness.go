@@ -200,42 +200,13 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	var (
-		mu     sync.Mutex
-		states = make(map[string]*state, len(opts.URLs))
-		wg     sync.WaitGroup
-	)
-	// Every URL is in the map before any poller can report into it.
-	for _, u := range opts.URLs {
-		states[u] = &state{last: errors.New("no answer yet")}
-	}
+	w := newWait(opts)
+	var wg sync.WaitGroup
 	for _, u := range opts.URLs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			poll(ctx, u, opts.ProbeTimeout, opts.MaxInterval, func(sent time.Time, err error) {
-				mu.Lock()
-				defer mu.Unlock()
-				s := states[u]
-				switch {
-				case errors.Is(err, syscall.ECONNREFUSED):
-					if s.refusedSince.IsZero() {
-						s.refusedSince = sent
-					}
-				case err == context.Canceled || err == context.DeadlineExceeded:
-					// The wait ended: an interrupted probe says nothing.
-					// Only the context's own errors mean that (see probe):
-					// a probe timeout is an error like any other.
-					return
-				default:
-					s.refusedSince = time.Time{}
-				}
-				s.answered = s.answered || answered(err)
-				if err != nil && err.Error() != s.last.Error() {
-					opts.Logger.Debug("probe failed", "event", "readiness_probe", "url", u, "error", err.Error())
-				}
-				s.last = err
-			})
+			poll(ctx, u, opts.ProbeTimeout, opts.MaxInterval, func(sent time.Time, err error) { w.record(u, sent, err) })
 		}()
 	}
 	done := make(chan struct{})
@@ -244,63 +215,111 @@ func Await(ctx context.Context, opts Options) (Result, error) {
 		close(done)
 	}()
 
-	every := opts.ProgressEvery
-	if every <= 0 {
-		every = 5 * time.Second
-	}
-	hintAfter := opts.RefusedHintAfter
-	if hintAfter <= 0 {
-		hintAfter = 10 * time.Second
-	}
-	progress := time.NewTicker(every)
+	progress := time.NewTicker(w.every)
 	defer progress.Stop()
-	start := time.Now()
 	for {
 		select {
 		case <-done:
-			return outcome(ctx, opts.URLs, opts.Presets, &mu, states)
+			return w.outcome(ctx)
 		case now := <-progress.C:
-			mu.Lock()
-			for _, u := range opts.URLs {
-				s := states[u]
-				if s.last == nil {
-					continue
-				}
-				hint := Hint(s.last)
-				switch {
-				case hint != "":
-				// The tick may fire a hair before the run of refusals is
-				// hintAfter long: half a period of slack.
-				case !s.hinted && !s.refusedSince.IsZero() && now.Sub(s.refusedSince) >= hintAfter-every/2:
-					s.hinted = true
-					hint = "connection refused for " + hintAfter.String() + ": " + refusedHintFor(opts.Presets[u])
-				case opts.Timeout == 0:
-					hint = "set --timeout to stop waiting forever"
-				}
-				opts.Logger.Info("still waiting for the proxy", hintpkg.Attrs([]any{"event", "readiness_waiting", "url", u,
-					"elapsed", now.Sub(start).Round(time.Millisecond), "error", s.last.Error()}, hint)...)
-			}
-			mu.Unlock()
+			w.progress(now)
 		case <-ctx.Done():
 			<-done
-			return outcome(ctx, opts.URLs, opts.Presets, &mu, states)
+			return w.outcome(ctx)
 		}
 	}
 }
 
-// outcome is Await's result once every poller has returned. Every URL that
-// answered 2xx is ready, even when ctx ended at that very moment.
-func outcome(ctx context.Context, urls []string, presets map[string]string, mu *sync.Mutex, states map[string]*state) (Result, error) {
-	mu.Lock()
-	defer mu.Unlock()
+// wait is what Await knows of its URLs, shared by their pollers and its
+// progress lines.
+type wait struct {
+	opts      Options
+	start     time.Time
+	every     time.Duration // between two progress lines
+	hintAfter time.Duration // refused this long, a URL's progress line says why it may be
+
+	mu     sync.Mutex
+	states map[string]*state
+}
+
+func newWait(opts Options) *wait {
+	w := &wait{opts: opts, start: time.Now(), every: opts.ProgressEvery, hintAfter: opts.RefusedHintAfter,
+		states: make(map[string]*state, len(opts.URLs))}
+	if w.every <= 0 {
+		w.every = 5 * time.Second
+	}
+	if w.hintAfter <= 0 {
+		w.hintAfter = 10 * time.Second
+	}
+	// Every URL is in the map before any poller can report into it.
+	for _, u := range opts.URLs {
+		w.states[u] = &state{last: errors.New("no answer yet")}
+	}
+	return w
+}
+
+// record is the outcome err of a probe of u sent at sent.
+func (w *wait) record(u string, sent time.Time, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.states[u]
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		if s.refusedSince.IsZero() {
+			s.refusedSince = sent
+		}
+	case err == context.Canceled || err == context.DeadlineExceeded:
+		// The wait ended: an interrupted probe says nothing.
+		// Only the context's own errors mean that (see probe):
+		// a probe timeout is an error like any other.
+		return
+	default:
+		s.refusedSince = time.Time{}
+	}
+	s.answered = s.answered || answered(err)
+	if err != nil && err.Error() != s.last.Error() {
+		w.opts.Logger.Debug("probe failed", "event", "readiness_probe", "url", u, "error", err.Error())
+	}
+	s.last = err
+}
+
+// progress logs a line for each URL not ready yet, with what would help.
+func (w *wait) progress(now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, u := range w.opts.URLs {
+		s := w.states[u]
+		if s.last == nil {
+			continue
+		}
+		hint := Hint(s.last)
+		switch {
+		case hint != "":
+		// The tick may fire a hair before the run of refusals is
+		// hintAfter long: half a period of slack.
+		case !s.hinted && !s.refusedSince.IsZero() && now.Sub(s.refusedSince) >= w.hintAfter-w.every/2:
+			s.hinted = true
+			hint = "connection refused for " + w.hintAfter.String() + ": " + refusedHintFor(w.opts.Presets[u])
+		case w.opts.Timeout == 0:
+			hint = "set --timeout to stop waiting forever"
+		}
+		w.opts.Logger.Info("still waiting for the proxy", hintpkg.Attrs([]any{"event", "readiness_waiting", "url", u,
+			"elapsed", now.Sub(w.start).Round(time.Millisecond), "error", s.last.Error()}, hint)...)
+	}
+}
+
+// outcome is the wait's result once the pollers are done.
+func (w *wait) outcome(ctx context.Context) (Result, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	var r Result
-	for _, u := range urls {
-		s := states[u]
+	for _, u := range w.opts.URLs {
+		s := w.states[u]
 		if s.answered {
 			r.Answered = append(r.Answered, u)
 		}
 		if s.last != nil {
-			r.Pending = append(r.Pending, Pending{URL: u, Err: s.last, Preset: presets[u]})
+			r.Pending = append(r.Pending, Pending{URL: u, Err: s.last, Preset: w.opts.Presets[u]})
 		}
 	}
 	if len(r.Pending) == 0 {
