@@ -45,123 +45,166 @@ import (
 // start or the wait times out), a timeout exits 69 (scuttle: 1), and quit
 // answers of 5xx are retried.
 func applyScuttle(c *Config, fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
-	env := func(name string) string {
-		v, _ := getenv(name)
-		return v
-	}
-	boolean := func(name string, def bool) bool {
-		switch v := env(name); v {
-		case "true", "false":
-			return v == "true"
-		case "":
-		default:
-			c.Warnings = append(c.Warnings, warnf("write true or false",
-				"invalid value %q for $%s: not true or false, so ignored, as scuttle ignores it", redact.Word(v), name))
-		}
-		return def
-	}
-	duration := func(name string) time.Duration {
-		v := env(name)
-		if v == "" {
-			return 0
-		}
-		d, err := parseDuration(v)
-		if err != nil {
-			c.Warnings = append(c.Warnings, warnf("write a duration such as 30s",
-				"invalid value %q for $%s: %v, so ignored, as scuttle ignores it", redact.Word(v), name, err))
-		}
-		return d
-	}
-	explicit := fs.Changed
-
-	if !explicit("proxy") {
+	e := &scuttleEnv{c: c, getenv: getenv, explicit: fs.Changed}
+	if !e.explicit("proxy") {
 		c.Proxies = []string{"none"} // scuttle does nothing special without ENVOY_ADMIN_API
 	}
 	// GENERIC_QUIT_ONLY leaves Envoy's and Istio's quit URLs out, unread:
 	// scuttle never POSTs them then.
-	genericOnly := boolean("GENERIC_QUIT_ONLY", false)
-	// envoy are the URLs of the proxy at ENVOY_ADMIN_API and of Istio's
-	// pilot-agent, which runs beside it: its readiness URL is theirs. A
-	// generic endpoint is another proxy's.
-	var ready, quit, envoy []string
-	if admin := strings.TrimSuffix(env("ENVOY_ADMIN_API"), "/"); admin != "" {
+	genericOnly := e.boolean("GENERIC_QUIT_ONLY", false)
+	u, err := e.urls(genericOnly)
+	if err != nil {
+		return err
+	}
+	e.useURLs(u)
+	e.shutdown(genericOnly, len(u.quit) > 0)
+	e.timeouts()
+	if logging := e.boolean("SCUTTLE_LOGGING", true); !e.explicit("quiet") && !e.explicit("verbose") {
+		c.Quiet = !logging
+	}
+	return nil
+}
+
+// scuttleEnv is scuttle's environment as applyScuttle reads it into c.
+type scuttleEnv struct {
+	c        *Config
+	getenv   func(string) (string, bool)
+	explicit func(flag string) bool // set on the command line or by a PROXY_AWAIT_* variable
+}
+
+func (e *scuttleEnv) get(name string) string {
+	v, _ := e.getenv(name)
+	return v
+}
+
+// boolean is the variable name as scuttle reads a boolean: exactly true or
+// false, else def, with a warning for a value that is neither.
+func (e *scuttleEnv) boolean(name string, def bool) bool {
+	switch v := e.get(name); v {
+	case "true", "false":
+		return v == "true"
+	case "":
+	default:
+		e.c.Warnings = append(e.c.Warnings, warnf("write true or false",
+			"invalid value %q for $%s: not true or false, so ignored, as scuttle ignores it", redact.Word(v), name))
+	}
+	return def
+}
+
+// duration is the variable name as a duration, 0 when it is not set, with a
+// warning for a value that is not one.
+func (e *scuttleEnv) duration(name string) time.Duration {
+	v := e.get(name)
+	if v == "" {
+		return 0
+	}
+	d, err := parseDuration(v)
+	if err != nil {
+		e.c.Warnings = append(e.c.Warnings, warnf("write a duration such as 30s",
+			"invalid value %q for $%s: %v, so ignored, as scuttle ignores it", redact.Word(v), name, err))
+	}
+	return d
+}
+
+// scuttleURLs are the URLs scuttle's variables name. envoy are those of the
+// proxy at ENVOY_ADMIN_API and of Istio's pilot-agent, which runs beside
+// it: its readiness URL is theirs. A generic endpoint is another proxy's.
+type scuttleURLs struct {
+	ready, quit, envoy []string
+}
+
+// urls reads ENVOY_ADMIN_API, ISTIO_QUIT_API and GENERIC_QUIT_ENDPOINTS.
+func (e *scuttleEnv) urls(genericOnly bool) (scuttleURLs, error) {
+	var s scuttleURLs
+	if admin := strings.TrimSuffix(e.get("ENVOY_ADMIN_API"), "/"); admin != "" {
 		u, err := scuttleURL("ENVOY_ADMIN_API", admin, false)
 		if err != nil {
-			return err
+			return s, err
 		}
-		ready = append(ready, admin+"/ready")
+		s.ready = append(s.ready, admin+"/ready")
 		if !genericOnly && IsLoopback(u.Hostname()) {
-			quit = append(quit, admin+"/quitquitquit")
-			if u.Port() == "15000" && env("ISTIO_QUIT_API") == "" {
-				quit = append(quit, "http://127.0.0.1:15020/quitquitquit")
+			s.quit = append(s.quit, admin+"/quitquitquit")
+			if u.Port() == "15000" && e.get("ISTIO_QUIT_API") == "" {
+				s.quit = append(s.quit, "http://127.0.0.1:15020/quitquitquit")
 			}
 		}
-		envoy = append(envoy, ready...)
-		envoy = append(envoy, quit...)
+		s.envoy = append(s.envoy, s.ready...)
+		s.envoy = append(s.envoy, s.quit...)
 	}
-	if istio := strings.TrimSuffix(env("ISTIO_QUIT_API"), "/"); istio != "" && !genericOnly {
+	if istio := strings.TrimSuffix(e.get("ISTIO_QUIT_API"), "/"); istio != "" && !genericOnly {
 		if _, err := scuttleURL("ISTIO_QUIT_API", istio, true); err != nil {
-			return err
+			return s, err
 		}
-		quit = append(quit, istio+"/quitquitquit")
-		envoy = append(envoy, istio+"/quitquitquit")
+		s.quit = append(s.quit, istio+"/quitquitquit")
+		s.envoy = append(s.envoy, istio+"/quitquitquit")
 	}
-	if generic, variable := env("GENERIC_QUIT_ENDPOINTS"), "GENERIC_QUIT_ENDPOINTS"; generic != "" {
+	if generic, variable := e.get("GENERIC_QUIT_ENDPOINTS"), "GENERIC_QUIT_ENDPOINTS"; generic != "" {
 		for _, u := range urlItems(generic) {
 			if strayComma(u) {
-				return usagef("", "invalid value %q for $%s: %v", redact.URL(u), variable, errEmptyItem)
+				return s, usagef("", "invalid value %q for $%s: %v", redact.URL(u), variable, errEmptyItem)
 			}
 			if _, err := scuttleURL(variable, u, true); err != nil {
-				return err
+				return s, err
 			}
-			quit = append(quit, u)
+			s.quit = append(s.quit, u)
 		}
 	}
-	if !explicit("ready-url") && ready != nil {
-		c.ReadyURLs, c.readyFrom = ready, "$ENVOY_ADMIN_API"
+	return s, nil
+}
+
+// useURLs makes s the readiness and shutdown URLs where no flag gives them,
+// and names $ENVOY_ADMIN_API as the owner of Envoy's and Istio's.
+func (e *scuttleEnv) useURLs(s scuttleURLs) {
+	c := e.c
+	if !e.explicit("ready-url") && s.ready != nil {
+		c.ReadyURLs, c.readyFrom = s.ready, "$ENVOY_ADMIN_API"
 	}
-	if !explicit("shutdown-url") && quit != nil {
-		c.ShutdownURLs = quit
+	if !e.explicit("shutdown-url") && s.quit != nil {
+		c.ShutdownURLs = s.quit
 	}
-	for _, u := range envoy {
+	for _, u := range s.envoy {
 		if slices.Contains(c.ReadyURLs, u) || slices.Contains(c.ShutdownURLs, u) {
 			c.owner[u] = "$ENVOY_ADMIN_API"
 		}
 	}
+}
 
-	never, onlyOK := boolean("NEVER_KILL_ISTIO", false), boolean("NEVER_KILL_ISTIO_ON_FAILURE", false)
-	if !explicit("shutdown") {
-		c.Shutdown = len(quit) > 0 && (genericOnly || !never) && len(c.Command) > 0 // without a command: only wait
+// shutdown reads NEVER_KILL_ISTIO, NEVER_KILL_ISTIO_ON_FAILURE and
+// START_WITHOUT_ENVOY. quits says whether there is a URL to POST.
+func (e *scuttleEnv) shutdown(genericOnly, quits bool) {
+	c := e.c
+	never, onlyOK := e.boolean("NEVER_KILL_ISTIO", false), e.boolean("NEVER_KILL_ISTIO_ON_FAILURE", false)
+	if !e.explicit("shutdown") {
+		c.Shutdown = quits && (genericOnly || !never) && len(c.Command) > 0 // without a command: only wait
 	}
-	if !explicit("keep-proxy-on-failure") {
+	if !e.explicit("keep-proxy-on-failure") {
 		c.KeepProxy = onlyOK && !genericOnly && c.Shutdown
 	}
-	c.Disabled = c.Disabled || boolean("START_WITHOUT_ENVOY", false)
+	c.Disabled = c.Disabled || e.boolean("START_WITHOUT_ENVOY", false)
+}
 
-	// As scuttle's waitForEnvoy: QUIT_WITHOUT_ENVOY_TIMEOUT when more than 0
-	// (its default 0 means not set), else WAIT_FOR_ENVOY_TIMEOUT when more
-	// than 0, else no timeout.
-	timeout, fatal := duration("QUIT_WITHOUT_ENVOY_TIMEOUT"), true
-	if wait := duration("WAIT_FOR_ENVOY_TIMEOUT"); timeout == 0 && wait > 0 {
+// timeouts reads the wait's and the shutdown's timeouts. As scuttle's
+// waitForEnvoy: QUIT_WITHOUT_ENVOY_TIMEOUT when more than 0 (its default 0
+// means not set), else WAIT_FOR_ENVOY_TIMEOUT when more than 0, else no
+// timeout.
+func (e *scuttleEnv) timeouts() {
+	c := e.c
+	timeout, fatal := e.duration("QUIT_WITHOUT_ENVOY_TIMEOUT"), true
+	if wait := e.duration("WAIT_FOR_ENVOY_TIMEOUT"); timeout == 0 && wait > 0 {
 		timeout, fatal = wait, false
 	}
-	if timeout > 0 && !explicit("timeout") {
+	if timeout > 0 && !e.explicit("timeout") {
 		c.Timeout = timeout
 	}
-	if timeout > 0 && !explicit("timeout-fatal") {
+	if timeout > 0 && !e.explicit("timeout-fatal") {
 		c.TimeoutFatal = fatal
 	}
 	// scuttle bounds its quit requests by QUIT_REQUEST_TIMEOUT; here it
 	// bounds the whole shutdown, retries included. With 0 scuttle gives up
 	// before it sends anything; here the default stays.
-	if d := duration("QUIT_REQUEST_TIMEOUT"); d > 0 && !explicit("shutdown-timeout") {
+	if d := e.duration("QUIT_REQUEST_TIMEOUT"); d > 0 && !e.explicit("shutdown-timeout") {
 		c.ShutdownTimeout = d
 	}
-
-	if logging := boolean("SCUTTLE_LOGGING", true); !explicit("quiet") && !explicit("verbose") {
-		c.Quiet = !logging
-	}
-	return nil
 }
 
 // scuttleURL checks a URL from one of scuttle's variables. Its error shows
