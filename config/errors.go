@@ -77,7 +77,7 @@ func flagError(err error) error {
 		// Not past its "=": the value may be a URL with a password.
 		a := syntax.GetSpecifiedFlag()
 		name, _, _ := strings.Cut(a, "=")
-		if !isName(strings.TrimLeft(name, "-")) {
+		if n := strings.TrimLeft(name, "-"); n == "" || !redact.IsName(n) {
 			name = redact.Word(a)
 		}
 		return usagef("see --help for the flags", "bad flag syntax: %s", shown(name))

@@ -34,7 +34,7 @@ func unknownFlag(fs *pflag.FlagSet, a, name string) error {
 		hint = "did you mean --" + near + "?"
 	}
 	written, _, _ := strings.Cut(a, "=")
-	if !isName(name) {
+	if !redact.IsName(name) {
 		written = redact.Word(a)
 	}
 	return usagef(hint, "unknown flag %s", shown(written))
@@ -88,7 +88,7 @@ func closest(name string, candidates []string) string {
 // not short flags that take the value, booleans but for the last letter
 // ("-gS=false", "-vt=5s").
 func longName(name string, fs *pflag.FlagSet) bool {
-	if !isName(name) {
+	if !redact.IsName(name) {
 		return false
 	}
 	for i := 0; i < len(name); i++ {
@@ -98,17 +98,4 @@ func longName(name string, fs *pflag.FlagSet) bool {
 		}
 	}
 	return false
-}
-
-// isName says whether s can be a flag's name: letters, digits, "-", "_"
-// and ".". It holds no ":", so no password of a URL starts in it.
-func isName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
-		default:
-			return false
-		}
-	}
-	return s != ""
 }

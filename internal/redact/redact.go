@@ -72,7 +72,7 @@ func Word(w string) string {
 	}
 	rest := strings.TrimLeft(w, "-")
 	prefix := w[:len(w)-len(rest)]
-	if name, value, ok := strings.Cut(rest, "="); ok && isName(name) {
+	if name, value, ok := strings.Cut(rest, "="); ok && IsName(name) {
 		prefix += name + "="
 		rest = value
 	}
@@ -85,9 +85,10 @@ func Word(w string) string {
 	return prefix + shown
 }
 
-// isName says whether s can be a flag's name: letters, digits, "-", "_"
-// and ".".
-func isName(s string) bool {
+// IsName says whether s can be a flag's name: letters, digits, "-", "_"
+// and "." (or nothing). It holds no ":", so no password of a URL starts in
+// it.
+func IsName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
