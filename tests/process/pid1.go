@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/proxy-await/proxy-await/internal/proctree"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
@@ -79,11 +80,11 @@ func nsPID(t *testing.T, pid int) int {
 // descendants lists root and every process below it. In a PID namespace
 // whose init is root, that is every process of the namespace, zombies
 // included: orphans are reparented to root.
-func descendants(t *testing.T, root int) []testutil.Stat {
+func descendants(t *testing.T, root int) []proctree.Stat {
 	t.Helper()
-	kids := map[int][]testutil.Stat{}
-	var top testutil.Stat
-	for _, st := range testutil.Processes() {
+	kids := map[int][]proctree.Stat{}
+	var top proctree.Stat
+	for _, st := range proctree.Processes() {
 		if st.PID == root {
 			top = st
 		} else {
@@ -91,7 +92,7 @@ func descendants(t *testing.T, root int) []testutil.Stat {
 		}
 	}
 	require.NotZero(t, top.PID, "process %d is gone", root)
-	out := []testutil.Stat{top}
+	out := []proctree.Stat{top}
 	for i := 0; i < len(out); i++ {
 		out = append(out, kids[out[i].PID]...)
 	}
@@ -103,7 +104,7 @@ func waitState(t *testing.T, pid int, want byte, what string) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
-		st, ok := testutil.ReadStat(pid)
+		st, ok := proctree.ReadStat(pid)
 		require.True(t, ok, "%s (PID %d) is gone while waiting for state %c", what, pid, want)
 		if st.State == want {
 			return
@@ -140,7 +141,7 @@ func (Tests) TestPID1ReapsOrphans(t *testing.T) {
 
 	// Find the grandchild from the host, and check that the kernel gave it
 	// to proxy-await when its parent exited.
-	var gc testutil.Stat
+	var gc proctree.Stat
 	for _, st := range descendants(t, pa) {
 		if st.PID != pa && nsPID(t, st.PID) == orphan {
 			gc = st
@@ -152,7 +153,7 @@ func (Tests) TestPID1ReapsOrphans(t *testing.T) {
 	// It exits at EOF on stdin; the child itself keeps running.
 	require.NoError(t, p.stdin.Close())
 	p.waitLog(fmt.Sprintf("reaped orphan pid=%d ", orphan))
-	st, ok := testutil.ReadStat(gc.PID)
+	st, ok := proctree.ReadStat(gc.PID)
 	require.False(t, ok, "orphan (host PID %d) still there in state %c once reaped", gc.PID, st.State)
 	tree := descendants(t, pa)
 	assert.Len(t, tree, 2, "proxy-await and its child should be all that is left: %+v", tree)
@@ -246,7 +247,7 @@ func (Tests) TestJobControlRewrittenToNothing(t *testing.T) {
 	p.signal(syscall.SIGTSTP)
 	p.signal(syscall.SIGUSR1)
 	assert.Equal(t, "SIGUSR1", p.nextSignal(), "the dropped SIGTSTP stopped nothing")
-	st, ok := testutil.ReadStat(cmd.Process.Pid)
+	st, ok := proctree.ReadStat(cmd.Process.Pid)
 	require.True(t, ok)
 	assert.NotEqual(t, byte('T'), st.State, "proxy-await must not stop itself")
 	p.signal(syscall.SIGTERM)
