@@ -30,6 +30,11 @@ func TestReadStatAndStatusOfAChild(t *testing.T) {
 	assert.Equal(t, os.Getpid(), s.PPID)
 	uid := uint32(os.Getuid())
 	assert.Equal(t, [4]uint32{uid, uid, uid, uid}, s.UIDs)
+	require.NotEmpty(t, s.NSpid)
+	assert.Equal(t, pid, s.NSpid[0], "its PID in the namespace of this /proc")
+	self, ok := ReadStatus(os.Getpid())
+	require.True(t, ok)
+	assert.NotZero(t, self.Caught&(1<<(unix.SIGURG-1)), "the Go runtime handles SIGURG")
 
 	require.NoError(t, w.Close()) // the shell reads the end and exits
 	var info unix.Siginfo

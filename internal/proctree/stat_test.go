@@ -1,6 +1,7 @@
 package proctree
 
 import (
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,12 +52,26 @@ func TestParseStatRefuses(t *testing.T) {
 	}
 }
 
-// status is the text of /proc/PID/status up to the line after the Gid
-// line, with the lines the kernel writes between.
-func status(name, state, ppid, uid string) string {
+// status is the text of /proc/PID/status up to the SigCgt line, with the
+// lines the kernel writes between; no NSpid line where nspid is "", as on
+// a kernel without PID namespaces.
+func status(name, state, ppid, uid, nspid, sigcgt string) string {
+	if nspid != "" {
+		nspid = "NSpid:\t" + nspid + "\n"
+	}
 	return "Name:\t" + name + "\nUmask:\t0022\nState:\t" + state + "\nTgid:\t812\nNgid:\t0\nPid:\t812\n" +
 		"PPid:\t" + ppid + "\nTracerPid:\t0\nUid:\t" + uid + "\nGid:\t101\t101\t101\t101\nFDSize:\t64\n" +
-		"Groups:\t101 \nNStgid:\t812\nNSpid:\t812\nVmPeak:\t    9352 kB\nSigIgn:\t0000000000001000\n"
+		"Groups:\t101 \nNStgid:\t812\n" + nspid + "VmPeak:\t    9352 kB\n" +
+		"SigIgn:\t0000000000001000\nSigCgt:\t" + sigcgt + "\n"
+}
+
+// caught is the SigCgt mask of the signals sigs.
+func caught(sigs ...syscall.Signal) uint64 {
+	var m uint64
+	for _, s := range sigs {
+		m |= 1 << (s - 1)
+	}
+	return m
 }
 
 func TestParseStatus(t *testing.T) {
@@ -64,14 +79,19 @@ func TestParseStatus(t *testing.T) {
 		name, text string
 		want       Status
 	}{
-		{"a server that dropped to its user", status("nginx", "S (sleeping)", "811", "0\t101\t101\t101"),
-			Status{State: 'S', PPID: 811, UIDs: [4]uint32{0, 101, 101, 101}}},
-		{"a name with a newline, escaped, and a Uid: in it", status(`x\nUid:\t7\t7\t7\t7`, "R (running)", "1", "1000\t1000\t1000\t1000"),
-			Status{State: 'R', PPID: 1, UIDs: [4]uint32{1000, 1000, 1000, 1000}}},
-		{"a zombie", status("true", "Z (zombie)", "811", "0\t0\t0\t0"),
-			Status{State: 'Z', PPID: 811}},
-		{"a nobody", status("sleep", "S (sleeping)", "0", "65534\t65534\t65534\t65534"),
-			Status{State: 'S', UIDs: [4]uint32{65534, 65534, 65534, 65534}}},
+		{"a server that dropped to its user", status("nginx", "S (sleeping)", "811", "0\t101\t101\t101", "812", "0000000018004a02"),
+			Status{State: 'S', PPID: 811, UIDs: [4]uint32{0, 101, 101, 101}, NSpid: []int{812},
+				Caught: caught(syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGTERM, syscall.SIGWINCH, syscall.SIGIO)}},
+		{"a name with a newline, escaped, and a Uid: in it", status(`x\nUid:\t7\t7\t7\t7`, "R (running)", "1", "1000\t1000\t1000\t1000", "812", "0000000000000000"),
+			Status{State: 'R', PPID: 1, UIDs: [4]uint32{1000, 1000, 1000, 1000}, NSpid: []int{812}}},
+		{"a zombie", status("true", "Z (zombie)", "811", "0\t0\t0\t0", "812", "0000000000000000"),
+			Status{State: 'Z', PPID: 811, NSpid: []int{812}}},
+		{"a nobody", status("sleep", "S (sleeping)", "0", "65534\t65534\t65534\t65534", "812", "0000000000000000"),
+			Status{State: 'S', UIDs: [4]uint32{65534, 65534, 65534, 65534}, NSpid: []int{812}}},
+		{"PID 1 of a PID namespace two deep", status("proxy-await", "S (sleeping)", "0", "0\t0\t0\t0", "812\t40\t1", "fffffffe7ffbfeff"),
+			Status{State: 'S', NSpid: []int{812, 40, 1}, Caught: 0xfffffffe7ffbfeff}},
+		{"a kernel without PID namespaces", status("sh", "S (sleeping)", "1", "0\t0\t0\t0", "", "0000000000010002"),
+			Status{State: 'S', PPID: 1, Caught: caught(syscall.SIGINT, syscall.SIGCHLD)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseStatus([]byte(tc.text))
@@ -85,10 +105,14 @@ func TestParseStatusRefuses(t *testing.T) {
 	for _, text := range []string{
 		"",                                  // read as the process went
 		"Name:\tsh\nState:\tS (sleeping)\n", // cut
-		status("sh", "", "1", "0\t0\t0\t0"),
-		status("sh", "S (sleeping)", "x", "0\t0\t0\t0"),
-		status("sh", "S (sleeping)", "1", "0\t0\t0"),
-		status("sh", "S (sleeping)", "1", "0\t0\t0\t-1"),
+		status("sh", "", "1", "0\t0\t0\t0", "812", "0000000000000000"),
+		status("sh", "S (sleeping)", "x", "0\t0\t0\t0", "812", "0000000000000000"),
+		status("sh", "S (sleeping)", "1", "0\t0\t0", "812", "0000000000000000"),
+		status("sh", "S (sleeping)", "1", "0\t0\t0\t-1", "812", "0000000000000000"),
+		status("sh", "S (sleeping)", "1", "0\t0\t0\t0", " ", "0000000000000000"),
+		status("sh", "S (sleeping)", "1", "0\t0\t0\t0", "812\t1x", "0000000000000000"),
+		status("sh", "S (sleeping)", "1", "0\t0\t0\t0", "812", "000000000000000g"),
+		status("sh", "S (sleeping)", "1", "0\t0\t0\t0", "812", "10000000000000000"), // 65 signals
 	} {
 		_, err := ParseStatus([]byte(text))
 		assert.Error(t, err, "%q", text)

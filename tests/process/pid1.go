@@ -64,17 +64,10 @@ func pid1(t *testing.T, p *proc) int {
 // nsPID is pid's number in its innermost PID namespace (the last NSpid).
 func nsPID(t *testing.T, pid int) int {
 	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	require.NoError(t, err)
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 1 && f[0] == "NSpid:" {
-			n, err := strconv.Atoi(f[len(f)-1])
-			require.NoError(t, err)
-			return n
-		}
-	}
-	t.Fatalf("no NSpid line in /proc/%d/status", pid)
-	return 0
+	st, ok := proctree.ReadStatus(pid)
+	require.True(t, ok, "process %d is gone", pid)
+	require.NotEmpty(t, st.NSpid, "no NSpid line in /proc/%d/status", pid)
+	return st.NSpid[len(st.NSpid)-1]
 }
 
 // descendants lists root and every process below it. In a PID namespace
