@@ -1,6 +1,7 @@
 package proctree
 
 import (
+	"strings"
 	"syscall"
 	"testing"
 
@@ -74,6 +75,24 @@ func caught(sigs ...syscall.Signal) uint64 {
 	return m
 }
 
+// sleepStatus is the whole of /proc/PID/status for a sleep(1), as the
+// kernel writes it.
+const sleepStatus = "Name:\tsleep\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t3384\nNgid:\t0\nPid:\t3384\n" +
+	"PPid:\t3382\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t256\nGroups:\t \n" +
+	"NStgid:\t3384\nNSpid:\t3384\nNSpgid:\t3382\nNSsid:\t11243\nKthread:\t0\n" +
+	"VmPeak:\t    2920 kB\nVmSize:\t    2920 kB\nVmLck:\t       0 kB\nVmPin:\t       0 kB\n" +
+	"VmHWM:\t    1796 kB\nVmRSS:\t    1796 kB\nRssAnon:\t     112 kB\nRssFile:\t    1684 kB\n" +
+	"RssShmem:\t       0 kB\nVmData:\t     224 kB\nVmStk:\t     132 kB\nVmExe:\t      20 kB\n" +
+	"VmLib:\t    1528 kB\nVmPTE:\t      44 kB\nVmSwap:\t       0 kB\nHugetlbPages:\t       0 kB\n" +
+	"CoreDumping:\t0\nTHP_enabled:\t1\nuntag_mask:\t0xffffffffffffffff\nThreads:\t1\nSigQ:\t3/96365\n" +
+	"SigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\nSigBlk:\t0000000000000000\n" +
+	"SigIgn:\t0000000000000006\nSigCgt:\t0000000000000000\nCapInh:\t0000000000000000\n" +
+	"CapPrm:\t000001fffeffffff\nCapEff:\t000001fffeffffff\nCapBnd:\t000001fffeffffff\n" +
+	"CapAmb:\t0000000000000000\nNoNewPrivs:\t0\nSeccomp:\t0\nSeccomp_filters:\t0\n" +
+	"Speculation_Store_Bypass:\tvulnerable\nSpeculationIndirectBranch:\talways enabled\n" +
+	"Cpus_allowed:\t3\nCpus_allowed_list:\t0-1\nMems_allowed:\t00000000,00000001\nMems_allowed_list:\t0\n" +
+	"voluntary_ctxt_switches:\t1\nnonvoluntary_ctxt_switches:\t0\n"
+
 func TestParseStatus(t *testing.T) {
 	for _, tc := range []struct {
 		name, text string
@@ -92,6 +111,9 @@ func TestParseStatus(t *testing.T) {
 			Status{State: 'S', NSpid: []int{812, 40, 1}, Caught: 0xfffffffe7ffbfeff}},
 		{"a kernel without PID namespaces", status("sh", "S (sleeping)", "1", "0\t0\t0\t0", "", "0000000000010002"),
 			Status{State: 'S', PPID: 1, Caught: caught(syscall.SIGINT, syscall.SIGCHLD)}},
+		{"a whole file, with the memory lines", sleepStatus,
+			Status{State: 'S', PPID: 3382, NSpid: []int{3384},
+				Memory: Memory{PeakKB: 1796, RSSKB: 1796, AnonKB: 112, FileKB: 1684}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseStatus([]byte(tc.text))
@@ -113,6 +135,9 @@ func TestParseStatusRefuses(t *testing.T) {
 		status("sh", "S (sleeping)", "1", "0\t0\t0\t0", "812\t1x", "0000000000000000"),
 		status("sh", "S (sleeping)", "1", "0\t0\t0\t0", "812", "000000000000000g"),
 		status("sh", "S (sleeping)", "1", "0\t0\t0\t0", "812", "10000000000000000"), // 65 signals
+		strings.Replace(sleepStatus, "VmRSS:\t    1796 kB", "VmRSS:\t    1796", 1),
+		strings.Replace(sleepStatus, "RssAnon:\t     112 kB", "RssAnon:\t     1 MB", 1),
+		strings.Replace(sleepStatus, "RssFile:\t    1684 kB", "RssFile:\t    -1x kB", 1),
 	} {
 		_, err := ParseStatus([]byte(text))
 		assert.Error(t, err, "%q", text)
