@@ -84,9 +84,8 @@ type Watch struct {
 	stopC  chan struct{}
 	done   chan struct{}
 
-	mu      sync.Mutex
-	status  Status
-	reports uint64 // the destroy reports that reached the watch: those the kernel's filter let through
+	mu     sync.Mutex
+	status Status
 }
 
 // Start watches the listeners that o names and closes Quiet() once they have
@@ -391,7 +390,6 @@ func (w *Watch) publish(s *sockets, armed bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.status = Status{Armed: armed, Connections: len(s.conns), LastTraffic: s.last, LastPinned: s.pinned}
-	w.reports = s.reports
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
@@ -414,7 +412,6 @@ type sockets struct {
 	udp       []sock                  // the unconnected UDP sockets, at the last walk
 	udpErr    error                   // why the UDP sockets could not be listed, at the last walk
 	blind     *unseen                 // traffic the watch cannot see, at the last look
-	reports   uint64                  // the destroy reports read
 }
 
 // unseen is a UDP socket that a process below the root holds, or could
@@ -630,7 +627,6 @@ func (s *sockets) destroyed(e destroyed) {
 		s.traffic(e.at)
 		return
 	}
-	s.reports++
 	switch {
 	case e.state == tcpListen || e.state == tcpNewSynRecv:
 	case s.ours(e.sock):
