@@ -107,7 +107,8 @@ func (w *Watch) Quiet() <-chan struct{} {
 }
 
 // Stop ends the watch and returns what it saw, with the connections looked
-// at once more, now. A nil Watch was never armed.
+// at once more, now; stopped again, it returns the same. A nil Watch was
+// never armed.
 func (w *Watch) Stop() Status {
 	if w == nil {
 		return Status{}
