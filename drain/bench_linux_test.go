@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,7 +69,8 @@ func benchTime(b *testing.B) time.Duration {
 // the watch's. "unfiltered" passes every report to the watch, as before the
 // kernel filter: the baseline the filter is measured against. It reports the
 // CPU used as a share of one core, the connections a second, and the
-// reports that reached the watch.
+// reports that reached the watch, counted in another process by a feed with
+// the program the watch attaches.
 //
 //	DRAIN_BENCH_TIME=10s go test -run x -bench WatchChurn ./drain/
 func BenchmarkWatchChurn(b *testing.B) {
@@ -82,7 +84,7 @@ func BenchmarkWatchChurn(b *testing.B) {
 				defer unfiltered()()
 			}
 			for range b.N {
-				cpu, wall, conns, reports := holdOnce(b, tc.churn, total)
+				cpu, wall, conns, reports := holdOnce(b, tc.churn, tc.unfiltered, total)
 				b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "%cpu")
 				b.ReportMetric(float64(conns)/wall.Seconds(), "conn/s")
 				b.ReportMetric(float64(reports), "reports")
@@ -94,7 +96,7 @@ func BenchmarkWatchChurn(b *testing.B) {
 // holdOnce holds for total, with churn on another port if asked, and
 // returns the watch's CPU time, the time it was measured over, the other
 // port's connections and the reports that reached the watch.
-func holdOnce(b *testing.B, churn bool, total time.Duration) (cpu, wall time.Duration, conns int, reports uint64) {
+func holdOnce(b *testing.B, churn, unfiltered bool, total time.Duration) (cpu, wall time.Duration, conns int, reports uint64) {
 	server, _, serverOut := startLoad(b, "drain-serve", "10")
 	addr, ok := strings.CutPrefix(serverOut(), "listening ")
 	if !ok {
@@ -111,6 +113,15 @@ func holdOnce(b *testing.B, churn bool, total time.Duration) (cpu, wall time.Dur
 		}
 	}
 
+	counterArgs := []string{strconv.Itoa(int(port(b, addr)))}
+	if unfiltered {
+		counterArgs = append(counterArgs, "unfiltered")
+	}
+	_, counter, counterOut := startLoad(b, "count-reports", counterArgs...)
+	if counterOut() != "ready" {
+		b.Fatal("the report counter is not ready")
+	}
+
 	armed := make(chan struct{})
 	w := Start(Options{Root: server.Process.Pid, Quiet: time.Hour, Logger: slog.New(onEvent{"drain_started", armed})})
 	defer w.Stop()
@@ -124,7 +135,48 @@ func holdOnce(b *testing.B, churn bool, total time.Duration) (cpu, wall time.Dur
 	} else {
 		time.Sleep(total)
 	}
-	return cpuTime() - before, time.Since(began), conns, w.received()
+	cpu, wall = cpuTime()-before, time.Since(began)
+	fmt.Fprintln(counter, "count")
+	if _, err := fmt.Sscanf(counterOut(), "reports %d", &reports); err != nil {
+		b.Fatal(err)
+	}
+	return cpu, wall, conns, reports
+}
+
+func init() {
+	// count-reports PORT [unfiltered]: subscribe to the destroy reports
+	// with the program the watch attaches when it follows a listener on
+	// PORT (every report, with "unfiltered"), print "ready", and once a
+	// line comes on stdin print "reports N": the reports that reached it,
+	// as many as reach the watch. A note that the kernel dropped some is
+	// no report.
+	testchild.Add("count-reports", func(args []string) {
+		p, err := strconv.ParseUint(args[0], 10, 16)
+		if err != nil {
+			panic(err)
+		}
+		if len(args) > 1 && args[1] == "unfiltered" {
+			unfiltered()
+		}
+		feed, err := newDestroyFeed()
+		if err != nil {
+			panic(err)
+		}
+		if err := feed.watch([]uint16{uint16(p)}); err != nil {
+			panic(err)
+		}
+		var n atomic.Uint64
+		go func() {
+			for e := range feed.c {
+				if !e.lost {
+					n.Add(1)
+				}
+			}
+		}()
+		fmt.Println("ready")
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		fmt.Println("reports", n.Load())
+	})
 }
 
 func drainOnce(b *testing.B, n int, quiet, traffic time.Duration) (cpu, late time.Duration) {

@@ -52,3 +52,19 @@ type Status struct {
 	// when there was none since the watch began.
 	LastPinned time.Time
 }
+
+// Pinned says whether connections from outside the pod sent data after the
+// latest traffic: they alone still send.
+func (s Status) Pinned() bool {
+	return s.Armed && s.LastPinned.After(s.LastTraffic)
+}
+
+// Reason says why the watch found the listeners quiet for quiet (its
+// Options.Quiet), for the log of the stop signal's delivery.
+func (s Status) Reason(quiet time.Duration) string {
+	if s.Pinned() {
+		return "no new connection for " + quiet.String() +
+			": only connections from outside the pod still send, and the endpoint removal does not move them"
+	}
+	return "no traffic for " + quiet.String()
+}

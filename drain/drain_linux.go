@@ -84,9 +84,8 @@ type Watch struct {
 	stopC  chan struct{}
 	done   chan struct{}
 
-	mu      sync.Mutex
-	status  Status
-	reports uint64 // the destroy reports that reached the watch: those the kernel's filter let through
+	mu     sync.Mutex
+	status Status
 }
 
 // Start watches the listeners that o names and closes Quiet() once they have
@@ -108,7 +107,8 @@ func (w *Watch) Quiet() <-chan struct{} {
 }
 
 // Stop ends the watch and returns what it saw, with the connections looked
-// at once more, now. A nil Watch was never armed.
+// at once more, now; stopped again, it returns the same. A nil Watch was
+// never armed.
 func (w *Watch) Stop() Status {
 	if w == nil {
 		return Status{}
@@ -391,7 +391,6 @@ func (w *Watch) publish(s *sockets, armed bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.status = Status{Armed: armed, Connections: len(s.conns), LastTraffic: s.last, LastPinned: s.pinned}
-	w.reports = s.reports
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
@@ -414,7 +413,6 @@ type sockets struct {
 	udp       []sock                  // the unconnected UDP sockets, at the last walk
 	udpErr    error                   // why the UDP sockets could not be listed, at the last walk
 	blind     *unseen                 // traffic the watch cannot see, at the last look
-	reports   uint64                  // the destroy reports read
 }
 
 // unseen is a UDP socket that a process below the root holds, or could
@@ -630,7 +628,6 @@ func (s *sockets) destroyed(e destroyed) {
 		s.traffic(e.at)
 		return
 	}
-	s.reports++
 	switch {
 	case e.state == tcpListen || e.state == tcpNewSynRecv:
 	case s.ours(e.sock):

@@ -76,26 +76,15 @@ func (s *supervisor) holdStop() {
 	}
 }
 
-// drainedQuiet asks deliverStop to say why the watch found the listeners
-// quiet.
-const drainedQuiet = "drained"
-
 // deliverStop ends any hold and delivers the stop signal as its rewrite,
-// then arms --kill-after.
+// then arms --kill-after. why says what ended the hold; "" when there was
+// none.
 func (s *supervisor) deliverStop(why string) {
 	s.phase = stopping
 	stopTimer(s.hold)
 	s.hold = nil
 	drained := s.drain.Stop() // a fresh look at the connections
 	s.drain = nil
-	pinned := drained.Armed && drained.LastPinned.After(drained.LastTraffic)
-	if why == drainedQuiet {
-		why = "no traffic for " + s.DrainQuiet.String()
-		if pinned {
-			why = "no new connection for " + s.DrainQuiet.String() +
-				": only connections from outside the pod still send, and the endpoint removal does not move them"
-		}
-	}
 	to := s.rewrite(s.stop)
 	attrs := s.forwarded(s.stop, to)
 	if why != "" {
@@ -105,7 +94,7 @@ func (s *supervisor) deliverStop(why string) {
 		attrs = append(attrs, "connections", drained.Connections,
 			"since_traffic", time.Since(drained.LastTraffic).Round(time.Millisecond))
 	}
-	if pinned {
+	if drained.Pinned() {
 		attrs = append(attrs, "since_pinned", time.Since(drained.LastPinned).Round(time.Millisecond))
 	}
 	s.Logger.Info("delivering termination signal", attrs...)

@@ -1,7 +1,6 @@
 package wrapper
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/proctree"
 )
 
 // A process left behind that is stopped (kill -STOP, a job stopped by
@@ -49,10 +50,9 @@ func waitStopped(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		require.NoError(t, err)
-		s := string(data)
-		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); f[0] == "T" {
+		st, ok := proctree.ReadStat(pid)
+		require.True(t, ok, "PID %d is gone", pid)
+		if st.State == 'T' {
 			return
 		}
 		require.True(t, time.Now().Before(deadline), "PID %d never stopped", pid)

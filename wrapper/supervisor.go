@@ -165,7 +165,9 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 		case <-timerC(s.hold):
 			s.deliverStop("term delay elapsed")
 		case <-s.drain.Quiet():
-			s.deliverStop(drainedQuiet)
+			// Stopped here to word the reason, the watch returns the same
+			// status to deliverStop.
+			s.deliverStop(s.drain.Stop().Reason(s.DrainQuiet))
 		case <-timerC(s.kill):
 			s.Logger.Warn("child still running after the termination signal: sending SIGKILL",
 				"event", "kill_after", "child_pid", s.pid, "kill_after", s.KillAfter)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/logging"
+	"github.com/proxy-await/proxy-await/internal/proctree"
 	"github.com/proxy-await/proxy-await/internal/signals"
 	"github.com/proxy-await/proxy-await/internal/testchild"
 	"github.com/proxy-await/proxy-await/internal/testutil"
@@ -190,7 +191,7 @@ func TestOrphansAreReaped(t *testing.T) {
 
 // ppid reads a process's parent from /proc.
 func ppid(t *testing.T, pid int) int {
-	st, ok := testutil.ReadStat(pid)
+	st, ok := proctree.ReadStat(pid)
 	require.True(t, ok, "process %d is gone", pid)
 	return st.PPID
 }

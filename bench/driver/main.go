@@ -214,18 +214,11 @@ type mem struct {
 }
 
 func memOf(pid int) (mem, error) {
-	var m mem
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return m, err
+	st, ok := proctree.ReadStatus(pid)
+	if !ok {
+		return mem{}, fmt.Errorf("no /proc/%d/status", pid)
 	}
-	fields := map[string]*int64{"VmHWM:": &m.PeakKB, "VmRSS:": &m.RSSKB, "RssAnon:": &m.AnonKB, "RssFile:": &m.FileKB}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && fields[f[0]] != nil {
-			*fields[f[0]], _ = strconv.ParseInt(f[1], 10, 64)
-		}
-	}
-	return m, nil
+	return mem(st.Memory), nil
 }
 
 // alive says whether pid exists and is not a zombie.

@@ -61,21 +61,25 @@ func listedChildren(pid int) []int {
 // the children of a process from what it read.
 func byParent() func(int) []int {
 	kids := map[int][]int{}
+	for _, st := range Processes() {
+		kids[st.PPID] = append(kids[st.PPID], st.PID)
+	}
+	return func(pid int) []int { return kids[pid] }
+}
+
+// Processes reads /proc/PID/stat of every process in /proc now, zombies
+// included; a process that exits during the walk may be missed.
+func Processes() []Stat {
+	var out []Stat
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(d.Name())
 		if err != nil {
 			continue
 		}
-		if ppid, ok := parent(pid); ok {
-			kids[ppid] = append(kids[ppid], pid)
+		if st, ok := ReadStat(pid); ok {
+			out = append(out, st)
 		}
 	}
-	return func(pid int) []int { return kids[pid] }
-}
-
-// parent reads pid's parent from /proc/PID/stat.
-func parent(pid int) (int, bool) {
-	st, ok := ReadStat(pid)
-	return st.PPID, ok
+	return out
 }

@@ -53,12 +53,31 @@ func ParseStat(data []byte) (Stat, error) {
 }
 
 // Status is what /proc/PID/status says of a process that /proc/PID/stat
-// does not: its users. Any user may read it, also of a process whose
-// descriptors and memory are closed to them.
+// does not: its users, its PIDs in nested PID namespaces, the signals it
+// handles and its resident memory. Any user may read it, also of a process
+// whose descriptors and memory are closed to them.
 type Status struct {
 	State byte      // R, S, D, T, Z...
 	PPID  int       // 0 for a process started by another PID namespace's
 	UIDs  [4]uint32 // real, effective, saved and filesystem uid
+	// NSpid is its PID in each PID namespace from that of this /proc down
+	// to its own: the last is the PID it knows itself by. nil where the
+	// kernel writes no NSpid line.
+	NSpid  []int
+	Caught uint64 // the signals it has a handler for: bit N-1 for signal N (SigCgt)
+	Memory Memory
+}
+
+// Memory is a process's resident memory in kB, from the VmHWM, VmRSS,
+// RssAnon and RssFile lines: zero for a zombie or a kernel thread, which
+// have none. Anonymous pages are the process's own; file pages (its
+// binary's text and data) are shared with every process that maps the
+// same file.
+type Memory struct {
+	PeakKB int64 // VmHWM: the most it was resident
+	RSSKB  int64 // VmRSS
+	AnonKB int64 // RssAnon
+	FileKB int64 // RssFile
 }
 
 // ReadStatus reads /proc/PID/status; false once the process is gone.
@@ -72,9 +91,10 @@ func ReadStatus(pid int) (Status, bool) {
 }
 
 // ParseStatus parses the text of /proc/PID/status, one "Key:\tvalue" a
-// line: the State, PPid and Uid lines. The name on the Name line is
-// escaped by the kernel ("\n" for a newline), so no line is taken for
-// another.
+// line: the State, PPid and Uid lines, which every process has, and the
+// NSpid, SigCgt and memory lines where the kernel writes them. The name on
+// the Name line is escaped by the kernel ("\n" for a newline), so no line
+// is taken for another.
 func ParseStatus(data []byte) (Status, error) {
 	var st Status
 	var state, ppid, uid bool
@@ -106,6 +126,42 @@ func ParseStatus(data []byte) (Status, error) {
 				st.UIDs[i] = uint32(n)
 			}
 			uid = true
+		case "NSpid": // "812\t1": the outer namespace first
+			if len(f) == 0 {
+				return Status{}, fmt.Errorf("/proc/PID/status: NSpid:%s", value)
+			}
+			st.NSpid = make([]int, len(f))
+			for i, p := range f {
+				n, err := strconv.Atoi(p)
+				if err != nil {
+					return Status{}, fmt.Errorf("/proc/PID/status: NSpid: %w", err)
+				}
+				st.NSpid[i] = n
+			}
+		case "SigCgt": // 16 hex digits
+			n, err := strconv.ParseUint(strings.TrimSpace(value), 16, 64)
+			if err != nil {
+				return Status{}, fmt.Errorf("/proc/PID/status: SigCgt: %w", err)
+			}
+			st.Caught = n
+		case "VmHWM", "VmRSS", "RssAnon", "RssFile": // "    9352 kB"
+			if len(f) != 2 || f[1] != "kB" {
+				return Status{}, fmt.Errorf("/proc/PID/status: %s:%s", key, value)
+			}
+			n, err := strconv.ParseInt(f[0], 10, 64)
+			if err != nil {
+				return Status{}, fmt.Errorf("/proc/PID/status: %s: %w", key, err)
+			}
+			switch key {
+			case "VmHWM":
+				st.Memory.PeakKB = n
+			case "VmRSS":
+				st.Memory.RSSKB = n
+			case "RssAnon":
+				st.Memory.AnonKB = n
+			case "RssFile":
+				st.Memory.FileKB = n
+			}
 		}
 	}
 	if !state || !ppid || !uid {

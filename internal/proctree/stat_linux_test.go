@@ -30,6 +30,13 @@ func TestReadStatAndStatusOfAChild(t *testing.T) {
 	assert.Equal(t, os.Getpid(), s.PPID)
 	uid := uint32(os.Getuid())
 	assert.Equal(t, [4]uint32{uid, uid, uid, uid}, s.UIDs)
+	assert.Positive(t, s.Memory.RSSKB)
+	assert.GreaterOrEqual(t, s.Memory.PeakKB, s.Memory.RSSKB)
+	require.NotEmpty(t, s.NSpid)
+	assert.Equal(t, pid, s.NSpid[0], "its PID in the namespace of this /proc")
+	self, ok := ReadStatus(os.Getpid())
+	require.True(t, ok)
+	assert.NotZero(t, self.Caught&(1<<(unix.SIGURG-1)), "the Go runtime handles SIGURG")
 
 	require.NoError(t, w.Close()) // the shell reads the end and exits
 	var info unix.Siginfo
@@ -40,6 +47,7 @@ func TestReadStatAndStatusOfAChild(t *testing.T) {
 	s, ok = ReadStatus(pid)
 	require.True(t, ok)
 	assert.Equal(t, byte('Z'), s.State)
+	assert.Zero(t, s.Memory, "a zombie holds no memory")
 
 	require.NoError(t, cmd.Wait())
 	_, ok = ReadStat(pid)

@@ -70,6 +70,11 @@ func Main() {
 	os.Exit(0)
 }
 
+// Add adds a scenario that a package's own tests run, for one that needs
+// the package's unexported code. Call it from an init function of a test
+// file, before TestMain calls Main.
+func Add(scenario string, run func(args []string)) { scenarios[scenario] = run }
+
 var scenarios = map[string]func(args []string){
 	// exit N: exit with status N.
 	"exit": func(args []string) { os.Exit(atoi(args[0])) },

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/proxy-await/proxy-await/internal/proctree"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
@@ -316,6 +317,6 @@ func (Tests) TestChildDiesWithProxyAwait(t *testing.T) {
 
 // alive says whether pid exists and is not a zombie.
 func alive(pid int) bool {
-	st, ok := testutil.ReadStat(pid)
+	st, ok := proctree.ReadStat(pid)
 	return ok && st.State != 'Z'
 }

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/proxy-await/proxy-await/internal/proctree"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
@@ -249,17 +249,8 @@ func childPID(pid int) (int, bool) {
 
 // catches reports whether process pid has a handler for sig.
 func catches(pid int, sig syscall.Signal) bool {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if mask, ok := strings.CutPrefix(line, "SigCgt:\t"); ok {
-			bits, err := strconv.ParseUint(mask, 16, 64)
-			return err == nil && bits&(1<<(sig-1)) != 0
-		}
-	}
-	return false
+	st, ok := proctree.ReadStatus(pid)
+	return ok && st.Caught&(1<<(sig-1)) != 0
 }
 
 // result is how one request through HAProxy ended.

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/proxy-await/proxy-await/internal/proctree"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
@@ -63,27 +64,20 @@ func pid1(t *testing.T, p *proc) int {
 // nsPID is pid's number in its innermost PID namespace (the last NSpid).
 func nsPID(t *testing.T, pid int) int {
 	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	require.NoError(t, err)
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 1 && f[0] == "NSpid:" {
-			n, err := strconv.Atoi(f[len(f)-1])
-			require.NoError(t, err)
-			return n
-		}
-	}
-	t.Fatalf("no NSpid line in /proc/%d/status", pid)
-	return 0
+	st, ok := proctree.ReadStatus(pid)
+	require.True(t, ok, "process %d is gone", pid)
+	require.NotEmpty(t, st.NSpid, "no NSpid line in /proc/%d/status", pid)
+	return st.NSpid[len(st.NSpid)-1]
 }
 
 // descendants lists root and every process below it. In a PID namespace
 // whose init is root, that is every process of the namespace, zombies
 // included: orphans are reparented to root.
-func descendants(t *testing.T, root int) []testutil.Stat {
+func descendants(t *testing.T, root int) []proctree.Stat {
 	t.Helper()
-	kids := map[int][]testutil.Stat{}
-	var top testutil.Stat
-	for _, st := range testutil.Processes() {
+	kids := map[int][]proctree.Stat{}
+	var top proctree.Stat
+	for _, st := range proctree.Processes() {
 		if st.PID == root {
 			top = st
 		} else {
@@ -91,7 +85,7 @@ func descendants(t *testing.T, root int) []testutil.Stat {
 		}
 	}
 	require.NotZero(t, top.PID, "process %d is gone", root)
-	out := []testutil.Stat{top}
+	out := []proctree.Stat{top}
 	for i := 0; i < len(out); i++ {
 		out = append(out, kids[out[i].PID]...)
 	}
@@ -103,7 +97,7 @@ func waitState(t *testing.T, pid int, want byte, what string) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
-		st, ok := testutil.ReadStat(pid)
+		st, ok := proctree.ReadStat(pid)
 		require.True(t, ok, "%s (PID %d) is gone while waiting for state %c", what, pid, want)
 		if st.State == want {
 			return
@@ -140,7 +134,7 @@ func (Tests) TestPID1ReapsOrphans(t *testing.T) {
 
 	// Find the grandchild from the host, and check that the kernel gave it
 	// to proxy-await when its parent exited.
-	var gc testutil.Stat
+	var gc proctree.Stat
 	for _, st := range descendants(t, pa) {
 		if st.PID != pa && nsPID(t, st.PID) == orphan {
 			gc = st
@@ -152,7 +146,7 @@ func (Tests) TestPID1ReapsOrphans(t *testing.T) {
 	// It exits at EOF on stdin; the child itself keeps running.
 	require.NoError(t, p.stdin.Close())
 	p.waitLog(fmt.Sprintf("reaped orphan pid=%d ", orphan))
-	st, ok := testutil.ReadStat(gc.PID)
+	st, ok := proctree.ReadStat(gc.PID)
 	require.False(t, ok, "orphan (host PID %d) still there in state %c once reaped", gc.PID, st.State)
 	tree := descendants(t, pa)
 	assert.Len(t, tree, 2, "proxy-await and its child should be all that is left: %+v", tree)
@@ -246,7 +240,7 @@ func (Tests) TestJobControlRewrittenToNothing(t *testing.T) {
 	p.signal(syscall.SIGTSTP)
 	p.signal(syscall.SIGUSR1)
 	assert.Equal(t, "SIGUSR1", p.nextSignal(), "the dropped SIGTSTP stopped nothing")
-	st, ok := testutil.ReadStat(cmd.Process.Pid)
+	st, ok := proctree.ReadStat(cmd.Process.Pid)
 	require.True(t, ok)
 	assert.NotEqual(t, byte('T'), st.State, "proxy-await must not stop itself")
 	p.signal(syscall.SIGTERM)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/proxy-await/proxy-await/internal/proctree"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
@@ -79,7 +80,7 @@ func (Tests) TestKillAfterEndsWithTheMainChild(t *testing.T) {
 	p.signal(syscall.SIGTERM)
 	assert.Equal(t, "SIGTERM", p.nextSignal())
 	assert.Equal(t, 0, p.wait(), "the main child's own status, at once")
-	st, ok := testutil.ReadStat(member)
+	st, ok := proctree.ReadStat(member)
 	require.True(t, ok, "the member was killed")
 	assert.NotEqual(t, byte('Z'), st.State, "the member is still running")
 	assert.NotContains(t, p.stderr.String(), "sending SIGKILL")
