@@ -71,13 +71,19 @@ exec "$@"`, holder.Process.Pid, podIP, holder.Process.Pid, outsideIP)
 }
 
 // sender sends GET url with client every testutil.RequestGap until stopped,
-// and counts the requests that failed.
+// and keeps the requests that failed, by when they were sent.
 type sender struct {
 	stop   chan struct{}
 	done   chan struct{}
 	mu     sync.Mutex
 	last   time.Time // when the last request that was answered 200 was sent
-	failed []error
+	failed []failure
+}
+
+// failure is a request that failed: when it was sent, and when it failed.
+type failure struct {
+	at, failed time.Time
+	err        error
 }
 
 func send(client *http.Client, url string) *sender {
@@ -96,7 +102,7 @@ func send(client *http.Client, url string) *sender {
 			if err == nil {
 				s.last = at
 			} else {
-				s.failed = append(s.failed, fmt.Errorf("%s: %w", at.Format(time.StampMilli), err))
+				s.failed = append(s.failed, failure{at, time.Now(), err})
 			}
 			s.mu.Unlock()
 		}
@@ -104,12 +110,21 @@ func send(client *http.Client, url string) *sender {
 	return s
 }
 
-// end stops the requests and returns when the last answered one was sent
-// and what failed.
-func (s *sender) end() (time.Time, []error) {
+// end stops the requests and returns when the last answered one was sent,
+// and the requests that failed before held ended: while the stop signal was
+// held and the app served. (A request still open when the app gets its
+// SIGTERM meets the app leaving, as it would in a pod: the test app exits
+// at once.)
+func (s *sender) end(held time.Time) (time.Time, []error) {
 	close(s.stop)
 	<-s.done
-	return s.last, s.failed
+	var failed []error
+	for _, f := range s.failed {
+		if f.failed.Before(held) {
+			failed = append(failed, fmt.Errorf("%s: %w", f.at.Format(time.StampMilli), f.err))
+		}
+	}
+	return s.last, failed
 }
 
 // A client outside the pod on a kept-alive connection stays on the pod
@@ -126,7 +141,7 @@ func (Tests) TestDrainPinnedClientOutsideThePod(t *testing.T) {
 	p.waitLog("holding the stop signal until the listeners have no traffic")
 	s := send(p.outside, url)
 	got := p.signalAt("SIGTERM")
-	last, failed := s.end()
+	last, failed := s.end(got)
 	assert.Empty(t, failed, "no request fails while the stop signal is held")
 	assert.GreaterOrEqual(t, got.Sub(stop), testutil.DrainQuiet, "SIGTERM only --drain-quiet after the stop signal")
 	assert.Less(t, got.Sub(stop), testutil.DrainQuiet+testutil.LateBound, "SIGTERM while the pinned client still sends, not at --term-delay")
@@ -180,7 +195,7 @@ func (Tests) TestDrainProbesThroughProbePort(t *testing.T) {
 	// The kubelet's probes, every RequestGap, until the app gets SIGTERM.
 	probes := send(d.client, "http://"+probeAddr+"/live")
 	got := d.signalAt("SIGTERM")
-	last, failed := probes.end()
+	last, failed := probes.end(got)
 	assert.Empty(t, failed, "/live answers 200 while the app serves")
 	assert.Less(t, got.Sub(last), testutil.DrainQuiet, "the probes went on")
 	assert.GreaterOrEqual(t, got.Sub(stop), testutil.DrainQuiet, "SIGTERM only --drain-quiet after the stop signal")

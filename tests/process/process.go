@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,6 +38,8 @@ func Run(t *testing.T) {
 		if public.dir != "" {
 			os.RemoveAll(public.dir)
 		}
+		// go test -count=2 runs Run again: it makes its own copy.
+		public.once, public.dir, public.path, public.err = sync.Once{}, "", "", nil
 	})
 	tests := reflect.ValueOf(Tests{})
 	for i := range tests.NumMethod() {
