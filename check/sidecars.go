@@ -352,10 +352,25 @@ func unread(p *pod, px *proxy, rel config.Version) string {
 // depends otherwise, classic with the releases it names.
 func releasesDecide(p *pod, s *sidecar, annotated func(config.Version, bool) (bool, string, bool)) {
 	px := s.proxy
-	// The releases at which the answer can change. Releases before the
-	// first that reads any spelling are not among them: a pod that asks
-	// for a native sidecar is not meant for a release without them.
-	var bounds []config.Version // in order, each once
+	v := verdictsAt(px, releaseBounds(px), annotated)
+	switch {
+	case !slices.Contains(v.native, false):
+		s.native, s.nativeWhy = native, v.why
+		return
+	case !slices.Contains(v.native, true):
+		return
+	}
+	s.native, s.flip = depends, fmt.Sprintf("%s=%s", px.preset, v.lastNative())
+	s.classicWhen = fmt.Sprintf("classic with %s, whose injector does not read %s", strings.Join(v.classicWith(), " or with "), strings.Join(nativeKeysOn(p, px), " or "))
+}
+
+// releaseBounds are the releases at which whether px's sidecar is native
+// can change, in order, each once: the first that is native by default,
+// and where each spelling starts or stops being read. Releases before the
+// first that reads any spelling are not among them: a pod that asks for a
+// native sidecar is not meant for a release without them.
+func releaseBounds(px *proxy) []config.Version {
+	var bounds []config.Version
 	add := func(r config.Version) {
 		i := 0
 		for i < len(bounds) && r.AtLeast(bounds[i]) {
@@ -374,62 +389,94 @@ func releasesDecide(p *pod, s *sidecar, annotated func(config.Version, bool) (bo
 			add(sp.to)
 		}
 	}
-	reps := bounds
-	nativeAt := make([]bool, len(reps))
-	var why string
-	for i, r := range reps {
+	return bounds
+}
+
+// verdicts is whether a sidecar is native with each of the releases at
+// which the answer can change, and what makes it native, for messages.
+type verdicts struct {
+	px     *proxy
+	at     []config.Version // in order
+	native []bool           // native[i] is the answer from at[i] up to at[i+1]
+	why    string
+}
+
+// verdictsAt decides the sidecar with each release of at: the annotations
+// that the release reads decide, else the proxy's default in it. The why
+// is the last annotation that makes it native, else the default.
+func verdictsAt(px *proxy, at []config.Version, annotated func(config.Version, bool) (bool, string, bool)) verdicts {
+	v := verdicts{px: px, at: at, native: make([]bool, len(at))}
+	for i, r := range at {
 		if b, w, ok := annotated(r, false); ok {
-			nativeAt[i] = b
+			v.native[i] = b
 			if b {
-				why = w
+				v.why = w
 			}
 		} else {
-			nativeAt[i] = r.AtLeast(px.nativeSince)
-			if nativeAt[i] && why == "" {
-				why = "the default from " + px.name + " " + px.nativeSince.String()
+			v.native[i] = r.AtLeast(px.nativeSince)
+			if v.native[i] && v.why == "" {
+				v.why = "the default from " + px.name + " " + px.nativeSince.String()
 			}
 		}
 	}
-	switch {
-	case !slices.Contains(nativeAt, false):
-		s.native, s.nativeWhy = native, why
-		return
-	case !slices.Contains(nativeAt, true):
-		return
-	}
-	var ranges []string
-	for i := 0; i < len(reps); i++ {
-		if nativeAt[i] {
+	return v
+}
+
+// classicWith names each run of releases with which the sidecar is
+// classic, as classicRun words it.
+func (v verdicts) classicWith() []string {
+	var runs []string
+	for i := 0; i < len(v.at); i++ {
+		if v.native[i] {
 			continue
 		}
 		j := i
-		for j+1 < len(reps) && !nativeAt[j+1] {
+		for j+1 < len(v.at) && !v.native[j+1] {
 			j++
 		}
-		switch {
-		case i == 0 && j+1 < len(reps):
-			ranges = append(ranges, fmt.Sprintf("a release before %s %s", px.name, reps[j+1]))
-		case j+1 == len(reps):
-			ranges = append(ranges, fmt.Sprintf("%s %s or later", px.name, reps[i]))
-		case reps[j+1] == config.Version{Major: reps[i].Major, Minor: reps[i].Minor + 1}:
-			ranges = append(ranges, fmt.Sprintf("%s %s", px.name, reps[i]))
-		default:
-			ranges = append(ranges, fmt.Sprintf("%s %s to %d.%d", px.name, reps[i], reps[j+1].Major, reps[j+1].Minor-1))
-		}
+		runs = append(runs, v.classicRun(i, j))
 		i = j
 	}
+	return runs
+}
+
+// classicRun names the classic releases from at[i] up to at[j+1] (every
+// later one when at[j] is the last): "a release before Linkerd 2.20" when
+// the run is the first, "Linkerd 2.19" for one minor release, "Linkerd
+// 2.19 to 2.21", "Linkerd 2.22 or later".
+func (v verdicts) classicRun(i, j int) string {
+	px, at := v.px, v.at
+	switch {
+	case i == 0 && j+1 < len(at):
+		return fmt.Sprintf("a release before %s %s", px.name, at[j+1])
+	case j+1 == len(at):
+		return fmt.Sprintf("%s %s or later", px.name, at[i])
+	case at[j+1] == config.Version{Major: at[i].Major, Minor: at[i].Minor + 1}:
+		return fmt.Sprintf("%s %s", px.name, at[i])
+	}
+	return fmt.Sprintf("%s %s to %d.%d", px.name, at[i], at[j+1].Major, at[j+1].Minor-1)
+}
+
+// lastNative is the last release at which the sidecar turns native: the
+// --versions that settles it as native. There is one when it depends.
+func (v verdicts) lastNative() config.Version {
+	last := len(v.at) - 1
+	for !v.native[last] {
+		last--
+	}
+	return v.at[last]
+}
+
+// nativeKeysOn are the spellings of px's native annotations that p has,
+// which the releases that classicWith names do not read.
+func nativeKeysOn(p *pod, px *proxy) []string {
 	var present []string
 	for _, k := range px.nativeKeys {
 		if _, _, ok := p.setting(k.key); ok {
 			present = append(present, k.key)
 		}
 	}
-	last := len(reps) - 1
-	for !nativeAt[last] {
-		last--
-	}
-	s.native, s.flip = depends, fmt.Sprintf("%s=%s", px.preset, reps[last])
-	s.classicWhen = fmt.Sprintf("classic with %s, whose injector does not read %s", strings.Join(ranges, " or with "), strings.Join(present, " or "))
+	return present
 }
 
 // endpoints fills in where s answers, as the pod's annotations or the
