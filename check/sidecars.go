@@ -256,72 +256,101 @@ func injected(p *pod, px *proxy) (from, why string) {
 func nativeOf(p *pod, s *sidecar, versions map[string]config.Version) {
 	px := s.proxy
 	rel, stated := versions[px.preset]
-	// annotated is what the annotations that release r reads say.
-	annotated := func(r config.Version, every bool) (bool, string, bool) {
-		for _, k := range px.nativeKeys {
-			v, where, ok := p.setting(k.key)
-			if !ok || !every && !k.readBy(r) || every && len(k.reads) > 0 {
-				continue
-			}
-			if b, err := strconv.ParseBool(v.s); err == nil {
-				return b, where, true
-			}
-		}
-		return false, "", false
-	}
-	decided := func(b bool, why string) {
-		if b {
-			s.native, s.nativeWhy = native, why
-		}
-	}
 	// Annotations that every release reads decide alone.
-	if b, why, ok := annotated(config.Version{}, true); ok {
-		decided(b, why)
+	if b, why, ok := annotated(p, px, config.Version{}, true); ok {
+		s.decided(b, why)
 		return
 	}
+	// The stated release reads the spellings of its own: one that it reads
+	// decides; one that it does not is worth a word in messages.
 	if stated && slices.ContainsFunc(px.nativeKeys, func(k nativeKey) bool { return len(k.reads) > 0 }) {
-		if b, why, ok := annotated(rel, false); ok {
-			decided(b, why)
+		if b, why, ok := annotated(p, px, rel, false); ok {
+			s.decided(b, why)
 			return
 		}
 		s.ignored = unread(p, px, rel)
 	}
+	// Without the release, a spelling that some releases read decides if
+	// every release agrees.
 	if !stated && slices.ContainsFunc(px.nativeKeys, func(k nativeKey) bool { _, _, ok := p.setting(k.key); return len(k.reads) > 0 && ok }) {
-		releasesDecide(p, s, annotated)
+		releasesDecide(p, s)
 		return
 	}
+	nativeByDefault(s, versions)
+}
+
+// annotated is what the annotations of p that release r reads say about
+// px's sidecar (the first that holds a boolean, the most binding first),
+// and where; or, with every, what those that every release reads say.
+func annotated(p *pod, px *proxy, r config.Version, every bool) (bool, string, bool) {
+	for _, k := range px.nativeKeys {
+		v, where, ok := p.setting(k.key)
+		if !ok || !every && !k.readBy(r) || every && len(k.reads) > 0 {
+			continue
+		}
+		if b, err := strconv.ParseBool(v.s); err == nil {
+			return b, where, true
+		}
+	}
+	return false, "", false
+}
+
+// decided makes s native when an annotation or default says so, with why;
+// classic, the zero value, stays as it is.
+func (s *sidecar) decided(b bool, why string) {
+	if b {
+		s.native, s.nativeWhy = native, why
+	}
+}
+
+// nativeByDefault decides s, which no annotation settles, by its proxy's
+// default: native from nativeSince (on Kubernetes nativeKubeSince or later
+// when the facts name one), classic before; it depends when --versions
+// does not state a release that decides.
+func nativeByDefault(s *sidecar, versions map[string]config.Version) {
+	px := s.proxy
 	if px.nativeSince == (config.Version{}) {
-		return
+		return // classic by default in every release
 	}
-	release := fmt.Sprintf("%s %s", px.name, px.nativeSince)
-	if px.nativeKubeSince != (config.Version{}) {
-		release += " on Kubernetes " + px.nativeKubeSince.String()
-	}
-	why := "the default from " + release
-	depend := func(flip string) {
-		s.native, s.flip = depends, flip
-		s.classicWhen = fmt.Sprintf("with a release before %s; from %s the sidecar is native by default", release, release)
-	}
-	switch {
+	why := "the default from " + nativeDefault(px)
+	switch rel, stated := versions[px.preset]; {
 	case !stated:
 		flip := fmt.Sprintf("%s=%s", px.preset, px.nativeSince)
 		if px.nativeKubeSince != (config.Version{}) {
 			flip += ",kubernetes=" + px.nativeKubeSince.String()
 		}
-		depend(flip)
+		s.dependsOnDefault(flip)
 		return
 	case !rel.AtLeast(px.nativeSince):
 		return
 	case px.nativeKubeSince == (config.Version{}):
-		decided(true, why)
+		s.decided(true, why)
 		return
 	}
 	switch k, ok := versions["kubernetes"]; {
 	case !ok:
-		depend("kubernetes=" + px.nativeKubeSince.String())
+		s.dependsOnDefault("kubernetes=" + px.nativeKubeSince.String())
 	case k.AtLeast(px.nativeKubeSince):
-		decided(true, why)
+		s.decided(true, why)
 	}
+}
+
+// nativeDefault names the release from which px's sidecar is native by
+// default: "Istio 1.27 on Kubernetes 1.33".
+func nativeDefault(px *proxy) string {
+	release := fmt.Sprintf("%s %s", px.name, px.nativeSince)
+	if px.nativeKubeSince != (config.Version{}) {
+		release += " on Kubernetes " + px.nativeKubeSince.String()
+	}
+	return release
+}
+
+// dependsOnDefault says that s is classic before the release from which it
+// is native by default, which --versions flip would settle.
+func (s *sidecar) dependsOnDefault(flip string) {
+	release := nativeDefault(s.proxy)
+	s.native, s.flip = depends, flip
+	s.classicWhen = fmt.Sprintf("with a release before %s; from %s the sidecar is native by default", release, release)
 }
 
 // unread says which of the pod's spellings release rel does not read, and
@@ -350,9 +379,9 @@ func unread(p *pod, px *proxy, rel config.Version) string {
 // releasesDecide settles a sidecar whose annotations some releases read
 // and others do not: it is native or classic if every release agrees, and
 // depends otherwise, classic with the releases it names.
-func releasesDecide(p *pod, s *sidecar, annotated func(config.Version, bool) (bool, string, bool)) {
+func releasesDecide(p *pod, s *sidecar) {
 	px := s.proxy
-	v := verdictsAt(px, releaseBounds(px), annotated)
+	v := verdictsAt(p, px, releaseBounds(px))
 	switch {
 	case !slices.Contains(v.native, false):
 		s.native, s.nativeWhy = native, v.why
@@ -401,13 +430,14 @@ type verdicts struct {
 	why    string
 }
 
-// verdictsAt decides the sidecar with each release of at: the annotations
-// that the release reads decide, else the proxy's default in it. The why
-// is the last annotation that makes it native, else the default.
-func verdictsAt(px *proxy, at []config.Version, annotated func(config.Version, bool) (bool, string, bool)) verdicts {
+// verdictsAt decides px's sidecar in p with each release of at: the
+// annotations that the release reads decide, else the proxy's default in
+// it. The why is the last annotation that makes it native, else the
+// default.
+func verdictsAt(p *pod, px *proxy, at []config.Version) verdicts {
 	v := verdicts{px: px, at: at, native: make([]bool, len(at))}
 	for i, r := range at {
-		if b, w, ok := annotated(r, false); ok {
+		if b, w, ok := annotated(p, px, r, false); ok {
 			v.native[i] = b
 			if b {
 				v.why = w
