@@ -665,69 +665,107 @@ func cloudsqlEndpoints(s *sidecar) {
 // stopTime fills in how long s keeps taking new connections after the pod
 // is deleted, where the facts say.
 func stopTime(p *pod, s *sidecar) {
-	var preStop time.Duration
-	if s.container != nil {
-		preStop = s.container.preStop
-	}
 	switch s.proxy {
 	case &linkerd:
-		if s.container != nil {
-			s.stop, s.stopWhy = preStop, fmt.Sprintf("its preStop, %s", preStop)
-			s.stopFix = "its preStop sleep"
-			return
-		}
-		v, where, ok := p.setting(s.stopKey)
-		n, err := strconv.Atoi(v.s)
-		if !ok || err != nil || n < 0 {
-			n = int(s.stopDefault / time.Second)
-			s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, n)
-		} else {
-			s.stopWhy, s.stopLine = where, v.line
-		}
-		s.stop, s.stopFix, s.stopInt = time.Duration(n)*time.Second, s.stopKey, true
+		linkerdStop(p, s)
 	case &istio:
-		field, d := "terminationDrainDuration", s.stopDefault
-		if s.native == native {
-			field, d = "drainDuration", istioNativeDrain
-		}
-		a := p.annotations.at(s.stopKey)
-		if v, ok := istioProxyConfig(a.s, field); ok {
-			d = v
-			s.stopWhy, s.stopLine = fmt.Sprintf("%s %s in %s", field, v, s.stopKey), a.line
-		} else {
-			s.stopWhy = fmt.Sprintf("%s in %s, default %s", field, s.stopKey, d)
-		}
-		s.stop, s.stopFix = preStop+d, field+" in "+s.stopKey
+		istioStop(p, s)
 	case &dapr:
-		grace := s.stopDefault
-		a := p.annotations.at(s.stopKey)
-		if n, err := strconv.Atoi(a.s); err == nil && n >= 0 {
-			grace = time.Duration(n) * time.Second
-			s.stopWhy, s.stopLine = fmt.Sprintf("%s: %q", s.stopKey, a.s), a.line
-		} else {
-			s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, int(grace/time.Second))
-		}
-		if b := p.annotations.at(daprBlockShutdown); b.s != "" {
-			if d, err := time.ParseDuration(b.s); err == nil && d > 0 {
-				grace += d
-				s.stopWhy += fmt.Sprintf(", after %s: %q", daprBlockShutdown, b.s)
-			}
-		}
-		s.stop, s.stopFix, s.stopInt = preStop+grace, s.stopKey, true
+		daprStop(p, s)
 	case &cloudsql:
-		// cmd/root.go: --min-sigterm-delay, "the number of seconds to
-		// accept new connections after receiving a TERM signal", default 0.
-		var delay time.Duration
-		switch v := cloudsqlSetting(s.container, "min-sigterm-delay", false); {
-		case v.unknown != nil:
-			s.stopUnknown = v.unknown
-		case v.set:
-			delay, _ = time.ParseDuration(v.text)
-		}
-		s.stop = preStop + delay
-		s.stopWhy = fmt.Sprintf("its preStop %s + --min-sigterm-delay %s", preStop, delay)
-		s.stopFix = "its --min-sigterm-delay"
+		cloudsqlStop(s)
 	}
+}
+
+// preStop is the preStop of s's container, which the kubelet runs before
+// its SIGTERM; 0 for an injected sidecar, whose preStop the manifest does
+// not show.
+func (s *sidecar) preStop() time.Duration {
+	if s.container == nil {
+		return 0
+	}
+	return s.container.preStop
+}
+
+// linkerdStop is Linkerd's stop time: its proxy waits before exit only
+// through a preStop sleep, so a proxy container the manifest shows stops
+// after its own preStop, and an injected one after the sleep the pod's
+// annotation asks of the injector, in whole seconds, else its default.
+func linkerdStop(p *pod, s *sidecar) {
+	if s.container != nil {
+		preStop := s.preStop()
+		s.stop, s.stopWhy = preStop, fmt.Sprintf("its preStop, %s", preStop)
+		s.stopFix = "its preStop sleep"
+		return
+	}
+	v, where, ok := p.setting(s.stopKey)
+	n, err := strconv.Atoi(v.s)
+	if !ok || err != nil || n < 0 {
+		n = int(s.stopDefault / time.Second)
+		s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, n)
+	} else {
+		s.stopWhy, s.stopLine = where, v.line
+	}
+	s.stop, s.stopFix, s.stopInt = time.Duration(n)*time.Second, s.stopKey, true
+}
+
+// istioStop is Istio's stop time: its preStop, then the drain its agent
+// runs (a classic sidecar's terminationDrainDuration, a native one's
+// drainDuration, as istioNativeDrain says), as the pod's ProxyConfig
+// annotation sets it, else the field's default.
+func istioStop(p *pod, s *sidecar) {
+	field, d := "terminationDrainDuration", s.stopDefault
+	if s.native == native {
+		field, d = "drainDuration", istioNativeDrain
+	}
+	a := p.annotations.at(s.stopKey)
+	if v, ok := istioProxyConfig(a.s, field); ok {
+		d = v
+		s.stopWhy, s.stopLine = fmt.Sprintf("%s %s in %s", field, v, s.stopKey), a.line
+	} else {
+		s.stopWhy = fmt.Sprintf("%s in %s, default %s", field, s.stopKey, d)
+	}
+	s.stop, s.stopFix = s.preStop()+d, field+" in "+s.stopKey
+}
+
+// daprStop is Dapr's stop time: its preStop, then daprd's graceful
+// period, in whole seconds as the pod's annotation sets it, else its
+// default, after the pod's block-shutdown-duration when it has one.
+func daprStop(p *pod, s *sidecar) {
+	grace := s.stopDefault
+	a := p.annotations.at(s.stopKey)
+	if n, err := strconv.Atoi(a.s); err == nil && n >= 0 {
+		grace = time.Duration(n) * time.Second
+		s.stopWhy, s.stopLine = fmt.Sprintf("%s: %q", s.stopKey, a.s), a.line
+	} else {
+		s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, int(grace/time.Second))
+	}
+	if b := p.annotations.at(daprBlockShutdown); b.s != "" {
+		if d, err := time.ParseDuration(b.s); err == nil && d > 0 {
+			grace += d
+			s.stopWhy += fmt.Sprintf(", after %s: %q", daprBlockShutdown, b.s)
+		}
+	}
+	s.stop, s.stopFix, s.stopInt = s.preStop()+grace, s.stopKey, true
+}
+
+// cloudsqlStop is the Cloud SQL Auth Proxy's stop time: its preStop, then
+// its --min-sigterm-delay, which is not judged when its value comes from
+// outside the input.
+func cloudsqlStop(s *sidecar) {
+	// cmd/root.go: --min-sigterm-delay, "the number of seconds to
+	// accept new connections after receiving a TERM signal", default 0.
+	var delay time.Duration
+	switch v := cloudsqlSetting(s.container, "min-sigterm-delay", false); {
+	case v.unknown != nil:
+		s.stopUnknown = v.unknown
+	case v.set:
+		delay, _ = time.ParseDuration(v.text)
+	}
+	preStop := s.preStop()
+	s.stop = preStop + delay
+	s.stopWhy = fmt.Sprintf("its preStop %s + --min-sigterm-delay %s", preStop, delay)
+	s.stopFix = "its --min-sigterm-delay"
 }
 
 // istioProxyConfig reads one duration field of the proxy.istio.io/config
