@@ -256,72 +256,101 @@ func injected(p *pod, px *proxy) (from, why string) {
 func nativeOf(p *pod, s *sidecar, versions map[string]config.Version) {
 	px := s.proxy
 	rel, stated := versions[px.preset]
-	// annotated is what the annotations that release r reads say.
-	annotated := func(r config.Version, every bool) (bool, string, bool) {
-		for _, k := range px.nativeKeys {
-			v, where, ok := p.setting(k.key)
-			if !ok || !every && !k.readBy(r) || every && len(k.reads) > 0 {
-				continue
-			}
-			if b, err := strconv.ParseBool(v.s); err == nil {
-				return b, where, true
-			}
-		}
-		return false, "", false
-	}
-	decided := func(b bool, why string) {
-		if b {
-			s.native, s.nativeWhy = native, why
-		}
-	}
 	// Annotations that every release reads decide alone.
-	if b, why, ok := annotated(config.Version{}, true); ok {
-		decided(b, why)
+	if b, why, ok := annotated(p, px, config.Version{}, true); ok {
+		s.decided(b, why)
 		return
 	}
+	// The stated release reads the spellings of its own: one that it reads
+	// decides; one that it does not is worth a word in messages.
 	if stated && slices.ContainsFunc(px.nativeKeys, func(k nativeKey) bool { return len(k.reads) > 0 }) {
-		if b, why, ok := annotated(rel, false); ok {
-			decided(b, why)
+		if b, why, ok := annotated(p, px, rel, false); ok {
+			s.decided(b, why)
 			return
 		}
 		s.ignored = unread(p, px, rel)
 	}
+	// Without the release, a spelling that some releases read decides if
+	// every release agrees.
 	if !stated && slices.ContainsFunc(px.nativeKeys, func(k nativeKey) bool { _, _, ok := p.setting(k.key); return len(k.reads) > 0 && ok }) {
-		releasesDecide(p, s, annotated)
+		releasesDecide(p, s)
 		return
 	}
+	nativeByDefault(s, versions)
+}
+
+// annotated is what the annotations of p that release r reads say about
+// px's sidecar (the first that holds a boolean, the most binding first),
+// and where; or, with every, what those that every release reads say.
+func annotated(p *pod, px *proxy, r config.Version, every bool) (bool, string, bool) {
+	for _, k := range px.nativeKeys {
+		v, where, ok := p.setting(k.key)
+		if !ok || !every && !k.readBy(r) || every && len(k.reads) > 0 {
+			continue
+		}
+		if b, err := strconv.ParseBool(v.s); err == nil {
+			return b, where, true
+		}
+	}
+	return false, "", false
+}
+
+// decided makes s native when an annotation or default says so, with why;
+// classic, the zero value, stays as it is.
+func (s *sidecar) decided(b bool, why string) {
+	if b {
+		s.native, s.nativeWhy = native, why
+	}
+}
+
+// nativeByDefault decides s, which no annotation settles, by its proxy's
+// default: native from nativeSince (on Kubernetes nativeKubeSince or later
+// when the facts name one), classic before; it depends when --versions
+// does not state a release that decides.
+func nativeByDefault(s *sidecar, versions map[string]config.Version) {
+	px := s.proxy
 	if px.nativeSince == (config.Version{}) {
-		return
+		return // classic by default in every release
 	}
-	release := fmt.Sprintf("%s %s", px.name, px.nativeSince)
-	if px.nativeKubeSince != (config.Version{}) {
-		release += " on Kubernetes " + px.nativeKubeSince.String()
-	}
-	why := "the default from " + release
-	depend := func(flip string) {
-		s.native, s.flip = depends, flip
-		s.classicWhen = fmt.Sprintf("with a release before %s; from %s the sidecar is native by default", release, release)
-	}
-	switch {
+	why := "the default from " + nativeDefault(px)
+	switch rel, stated := versions[px.preset]; {
 	case !stated:
 		flip := fmt.Sprintf("%s=%s", px.preset, px.nativeSince)
 		if px.nativeKubeSince != (config.Version{}) {
 			flip += ",kubernetes=" + px.nativeKubeSince.String()
 		}
-		depend(flip)
+		s.dependsOnDefault(flip)
 		return
 	case !rel.AtLeast(px.nativeSince):
 		return
 	case px.nativeKubeSince == (config.Version{}):
-		decided(true, why)
+		s.decided(true, why)
 		return
 	}
 	switch k, ok := versions["kubernetes"]; {
 	case !ok:
-		depend("kubernetes=" + px.nativeKubeSince.String())
+		s.dependsOnDefault("kubernetes=" + px.nativeKubeSince.String())
 	case k.AtLeast(px.nativeKubeSince):
-		decided(true, why)
+		s.decided(true, why)
 	}
+}
+
+// nativeDefault names the release from which px's sidecar is native by
+// default: "Istio 1.27 on Kubernetes 1.33".
+func nativeDefault(px *proxy) string {
+	release := fmt.Sprintf("%s %s", px.name, px.nativeSince)
+	if px.nativeKubeSince != (config.Version{}) {
+		release += " on Kubernetes " + px.nativeKubeSince.String()
+	}
+	return release
+}
+
+// dependsOnDefault says that s is classic before the release from which it
+// is native by default, which --versions flip would settle.
+func (s *sidecar) dependsOnDefault(flip string) {
+	release := nativeDefault(s.proxy)
+	s.native, s.flip = depends, flip
+	s.classicWhen = fmt.Sprintf("with a release before %s; from %s the sidecar is native by default", release, release)
 }
 
 // unread says which of the pod's spellings release rel does not read, and
@@ -350,12 +379,27 @@ func unread(p *pod, px *proxy, rel config.Version) string {
 // releasesDecide settles a sidecar whose annotations some releases read
 // and others do not: it is native or classic if every release agrees, and
 // depends otherwise, classic with the releases it names.
-func releasesDecide(p *pod, s *sidecar, annotated func(config.Version, bool) (bool, string, bool)) {
+func releasesDecide(p *pod, s *sidecar) {
 	px := s.proxy
-	// The releases at which the answer can change. Releases before the
-	// first that reads any spelling are not among them: a pod that asks
-	// for a native sidecar is not meant for a release without them.
-	var bounds []config.Version // in order, each once
+	v := verdictsAt(p, px, releaseBounds(px))
+	switch {
+	case !slices.Contains(v.native, false):
+		s.native, s.nativeWhy = native, v.why
+		return
+	case !slices.Contains(v.native, true):
+		return
+	}
+	s.native, s.flip = depends, fmt.Sprintf("%s=%s", px.preset, v.lastNative())
+	s.classicWhen = fmt.Sprintf("classic with %s, whose injector does not read %s", strings.Join(v.classicWith(), " or with "), strings.Join(nativeKeysOn(p, px), " or "))
+}
+
+// releaseBounds are the releases at which whether px's sidecar is native
+// can change, in order, each once: the first that is native by default,
+// and where each spelling starts or stops being read. Releases before the
+// first that reads any spelling are not among them: a pod that asks for a
+// native sidecar is not meant for a release without them.
+func releaseBounds(px *proxy) []config.Version {
+	var bounds []config.Version
 	add := func(r config.Version) {
 		i := 0
 		for i < len(bounds) && r.AtLeast(bounds[i]) {
@@ -374,62 +418,95 @@ func releasesDecide(p *pod, s *sidecar, annotated func(config.Version, bool) (bo
 			add(sp.to)
 		}
 	}
-	reps := bounds
-	nativeAt := make([]bool, len(reps))
-	var why string
-	for i, r := range reps {
-		if b, w, ok := annotated(r, false); ok {
-			nativeAt[i] = b
+	return bounds
+}
+
+// verdicts is whether a sidecar is native with each of the releases at
+// which the answer can change, and what makes it native, for messages.
+type verdicts struct {
+	px     *proxy
+	at     []config.Version // in order
+	native []bool           // native[i] is the answer from at[i] up to at[i+1]
+	why    string
+}
+
+// verdictsAt decides px's sidecar in p with each release of at: the
+// annotations that the release reads decide, else the proxy's default in
+// it. The why is the last annotation that makes it native, else the
+// default.
+func verdictsAt(p *pod, px *proxy, at []config.Version) verdicts {
+	v := verdicts{px: px, at: at, native: make([]bool, len(at))}
+	for i, r := range at {
+		if b, w, ok := annotated(p, px, r, false); ok {
+			v.native[i] = b
 			if b {
-				why = w
+				v.why = w
 			}
 		} else {
-			nativeAt[i] = r.AtLeast(px.nativeSince)
-			if nativeAt[i] && why == "" {
-				why = "the default from " + px.name + " " + px.nativeSince.String()
+			v.native[i] = r.AtLeast(px.nativeSince)
+			if v.native[i] && v.why == "" {
+				v.why = "the default from " + px.name + " " + px.nativeSince.String()
 			}
 		}
 	}
-	switch {
-	case !slices.Contains(nativeAt, false):
-		s.native, s.nativeWhy = native, why
-		return
-	case !slices.Contains(nativeAt, true):
-		return
-	}
-	var ranges []string
-	for i := 0; i < len(reps); i++ {
-		if nativeAt[i] {
+	return v
+}
+
+// classicWith names each run of releases with which the sidecar is
+// classic, as classicRun words it.
+func (v verdicts) classicWith() []string {
+	var runs []string
+	for i := 0; i < len(v.at); i++ {
+		if v.native[i] {
 			continue
 		}
 		j := i
-		for j+1 < len(reps) && !nativeAt[j+1] {
+		for j+1 < len(v.at) && !v.native[j+1] {
 			j++
 		}
-		switch {
-		case i == 0 && j+1 < len(reps):
-			ranges = append(ranges, fmt.Sprintf("a release before %s %s", px.name, reps[j+1]))
-		case j+1 == len(reps):
-			ranges = append(ranges, fmt.Sprintf("%s %s or later", px.name, reps[i]))
-		case reps[j+1] == config.Version{Major: reps[i].Major, Minor: reps[i].Minor + 1}:
-			ranges = append(ranges, fmt.Sprintf("%s %s", px.name, reps[i]))
-		default:
-			ranges = append(ranges, fmt.Sprintf("%s %s to %d.%d", px.name, reps[i], reps[j+1].Major, reps[j+1].Minor-1))
-		}
+		runs = append(runs, v.classicRun(i, j))
 		i = j
 	}
+	return runs
+}
+
+// classicRun names the classic releases from at[i] up to at[j+1] (every
+// later one when at[j] is the last): "a release before Linkerd 2.20" when
+// the run is the first, "Linkerd 2.19" for one minor release, "Linkerd
+// 2.19 to 2.21", "Linkerd 2.22 or later".
+func (v verdicts) classicRun(i, j int) string {
+	px, at := v.px, v.at
+	switch {
+	case i == 0 && j+1 < len(at):
+		return fmt.Sprintf("a release before %s %s", px.name, at[j+1])
+	case j+1 == len(at):
+		return fmt.Sprintf("%s %s or later", px.name, at[i])
+	case at[j+1] == config.Version{Major: at[i].Major, Minor: at[i].Minor + 1}:
+		return fmt.Sprintf("%s %s", px.name, at[i])
+	}
+	return fmt.Sprintf("%s %s to %d.%d", px.name, at[i], at[j+1].Major, at[j+1].Minor-1)
+}
+
+// lastNative is the last release at which the sidecar turns native: the
+// --versions that settles it as native. There is one when it depends.
+func (v verdicts) lastNative() config.Version {
+	last := len(v.at) - 1
+	for !v.native[last] {
+		last--
+	}
+	return v.at[last]
+}
+
+// nativeKeysOn are the spellings of px's native annotations that p has,
+// which the releases that classicWith names do not read.
+func nativeKeysOn(p *pod, px *proxy) []string {
 	var present []string
 	for _, k := range px.nativeKeys {
 		if _, _, ok := p.setting(k.key); ok {
 			present = append(present, k.key)
 		}
 	}
-	last := len(reps) - 1
-	for !nativeAt[last] {
-		last--
-	}
-	s.native, s.flip = depends, fmt.Sprintf("%s=%s", px.preset, reps[last])
-	s.classicWhen = fmt.Sprintf("classic with %s, whose injector does not read %s", strings.Join(ranges, " or with "), strings.Join(present, " or "))
+	return present
 }
 
 // endpoints fills in where s answers, as the pod's annotations or the
@@ -588,69 +665,107 @@ func cloudsqlEndpoints(s *sidecar) {
 // stopTime fills in how long s keeps taking new connections after the pod
 // is deleted, where the facts say.
 func stopTime(p *pod, s *sidecar) {
-	var preStop time.Duration
-	if s.container != nil {
-		preStop = s.container.preStop
-	}
 	switch s.proxy {
 	case &linkerd:
-		if s.container != nil {
-			s.stop, s.stopWhy = preStop, fmt.Sprintf("its preStop, %s", preStop)
-			s.stopFix = "its preStop sleep"
-			return
-		}
-		v, where, ok := p.setting(s.stopKey)
-		n, err := strconv.Atoi(v.s)
-		if !ok || err != nil || n < 0 {
-			n = int(s.stopDefault / time.Second)
-			s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, n)
-		} else {
-			s.stopWhy, s.stopLine = where, v.line
-		}
-		s.stop, s.stopFix, s.stopInt = time.Duration(n)*time.Second, s.stopKey, true
+		linkerdStop(p, s)
 	case &istio:
-		field, d := "terminationDrainDuration", s.stopDefault
-		if s.native == native {
-			field, d = "drainDuration", istioNativeDrain
-		}
-		a := p.annotations.at(s.stopKey)
-		if v, ok := istioProxyConfig(a.s, field); ok {
-			d = v
-			s.stopWhy, s.stopLine = fmt.Sprintf("%s %s in %s", field, v, s.stopKey), a.line
-		} else {
-			s.stopWhy = fmt.Sprintf("%s in %s, default %s", field, s.stopKey, d)
-		}
-		s.stop, s.stopFix = preStop+d, field+" in "+s.stopKey
+		istioStop(p, s)
 	case &dapr:
-		grace := s.stopDefault
-		a := p.annotations.at(s.stopKey)
-		if n, err := strconv.Atoi(a.s); err == nil && n >= 0 {
-			grace = time.Duration(n) * time.Second
-			s.stopWhy, s.stopLine = fmt.Sprintf("%s: %q", s.stopKey, a.s), a.line
-		} else {
-			s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, int(grace/time.Second))
-		}
-		if b := p.annotations.at(daprBlockShutdown); b.s != "" {
-			if d, err := time.ParseDuration(b.s); err == nil && d > 0 {
-				grace += d
-				s.stopWhy += fmt.Sprintf(", after %s: %q", daprBlockShutdown, b.s)
-			}
-		}
-		s.stop, s.stopFix, s.stopInt = preStop+grace, s.stopKey, true
+		daprStop(p, s)
 	case &cloudsql:
-		// cmd/root.go: --min-sigterm-delay, "the number of seconds to
-		// accept new connections after receiving a TERM signal", default 0.
-		var delay time.Duration
-		switch v := cloudsqlSetting(s.container, "min-sigterm-delay", false); {
-		case v.unknown != nil:
-			s.stopUnknown = v.unknown
-		case v.set:
-			delay, _ = time.ParseDuration(v.text)
-		}
-		s.stop = preStop + delay
-		s.stopWhy = fmt.Sprintf("its preStop %s + --min-sigterm-delay %s", preStop, delay)
-		s.stopFix = "its --min-sigterm-delay"
+		cloudsqlStop(s)
 	}
+}
+
+// preStop is the preStop of s's container, which the kubelet runs before
+// its SIGTERM; 0 for an injected sidecar, whose preStop the manifest does
+// not show.
+func (s *sidecar) preStop() time.Duration {
+	if s.container == nil {
+		return 0
+	}
+	return s.container.preStop
+}
+
+// linkerdStop is Linkerd's stop time: its proxy waits before exit only
+// through a preStop sleep, so a proxy container the manifest shows stops
+// after its own preStop, and an injected one after the sleep the pod's
+// annotation asks of the injector, in whole seconds, else its default.
+func linkerdStop(p *pod, s *sidecar) {
+	if s.container != nil {
+		preStop := s.preStop()
+		s.stop, s.stopWhy = preStop, fmt.Sprintf("its preStop, %s", preStop)
+		s.stopFix = "its preStop sleep"
+		return
+	}
+	v, where, ok := p.setting(s.stopKey)
+	n, err := strconv.Atoi(v.s)
+	if !ok || err != nil || n < 0 {
+		n = int(s.stopDefault / time.Second)
+		s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, n)
+	} else {
+		s.stopWhy, s.stopLine = where, v.line
+	}
+	s.stop, s.stopFix, s.stopInt = time.Duration(n)*time.Second, s.stopKey, true
+}
+
+// istioStop is Istio's stop time: its preStop, then the drain its agent
+// runs (a classic sidecar's terminationDrainDuration, a native one's
+// drainDuration, as istioNativeDrain says), as the pod's ProxyConfig
+// annotation sets it, else the field's default.
+func istioStop(p *pod, s *sidecar) {
+	field, d := "terminationDrainDuration", s.stopDefault
+	if s.native == native {
+		field, d = "drainDuration", istioNativeDrain
+	}
+	a := p.annotations.at(s.stopKey)
+	if v, ok := istioProxyConfig(a.s, field); ok {
+		d = v
+		s.stopWhy, s.stopLine = fmt.Sprintf("%s %s in %s", field, v, s.stopKey), a.line
+	} else {
+		s.stopWhy = fmt.Sprintf("%s in %s, default %s", field, s.stopKey, d)
+	}
+	s.stop, s.stopFix = s.preStop()+d, field+" in "+s.stopKey
+}
+
+// daprStop is Dapr's stop time: its preStop, then daprd's graceful
+// period, in whole seconds as the pod's annotation sets it, else its
+// default, after the pod's block-shutdown-duration when it has one.
+func daprStop(p *pod, s *sidecar) {
+	grace := s.stopDefault
+	a := p.annotations.at(s.stopKey)
+	if n, err := strconv.Atoi(a.s); err == nil && n >= 0 {
+		grace = time.Duration(n) * time.Second
+		s.stopWhy, s.stopLine = fmt.Sprintf("%s: %q", s.stopKey, a.s), a.line
+	} else {
+		s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, int(grace/time.Second))
+	}
+	if b := p.annotations.at(daprBlockShutdown); b.s != "" {
+		if d, err := time.ParseDuration(b.s); err == nil && d > 0 {
+			grace += d
+			s.stopWhy += fmt.Sprintf(", after %s: %q", daprBlockShutdown, b.s)
+		}
+	}
+	s.stop, s.stopFix, s.stopInt = s.preStop()+grace, s.stopKey, true
+}
+
+// cloudsqlStop is the Cloud SQL Auth Proxy's stop time: its preStop, then
+// its --min-sigterm-delay, which is not judged when its value comes from
+// outside the input.
+func cloudsqlStop(s *sidecar) {
+	// cmd/root.go: --min-sigterm-delay, "the number of seconds to
+	// accept new connections after receiving a TERM signal", default 0.
+	var delay time.Duration
+	switch v := cloudsqlSetting(s.container, "min-sigterm-delay", false); {
+	case v.unknown != nil:
+		s.stopUnknown = v.unknown
+	case v.set:
+		delay, _ = time.ParseDuration(v.text)
+	}
+	preStop := s.preStop()
+	s.stop = preStop + delay
+	s.stopWhy = fmt.Sprintf("its preStop %s + --min-sigterm-delay %s", preStop, delay)
+	s.stopFix = "its --min-sigterm-delay"
 }
 
 // istioProxyConfig reads one duration field of the proxy.istio.io/config
