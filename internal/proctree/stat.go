@@ -97,75 +97,88 @@ func ReadStatus(pid int) (Status, bool) {
 // is taken for another.
 func ParseStatus(data []byte) (Status, error) {
 	var st Status
-	var state, ppid, uid bool
+	seen := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		key, value, _ := strings.Cut(sc.Text(), ":")
-		f := strings.Fields(value)
-		switch key {
-		case "State": // "R (running)"
-			if len(f) == 0 || len(f[0]) != 1 {
-				return Status{}, fmt.Errorf("/proc/PID/status: State:%s", value)
-			}
-			st.State, state = f[0][0], true
-		case "PPid":
-			n, err := strconv.Atoi(strings.TrimSpace(value))
-			if err != nil {
-				return Status{}, fmt.Errorf("/proc/PID/status: PPid: %w", err)
-			}
-			st.PPID, ppid = n, true
-		case "Uid": // real, effective, saved, filesystem
-			if len(f) != len(st.UIDs) {
-				return Status{}, fmt.Errorf("/proc/PID/status: Uid:%s", value)
-			}
-			for i, u := range f {
-				n, err := strconv.ParseUint(u, 10, 32)
-				if err != nil {
-					return Status{}, fmt.Errorf("/proc/PID/status: Uid: %w", err)
-				}
-				st.UIDs[i] = uint32(n)
-			}
-			uid = true
-		case "NSpid": // "812\t1": the outer namespace first
-			if len(f) == 0 {
-				return Status{}, fmt.Errorf("/proc/PID/status: NSpid:%s", value)
-			}
-			st.NSpid = make([]int, len(f))
-			for i, p := range f {
-				n, err := strconv.Atoi(p)
-				if err != nil {
-					return Status{}, fmt.Errorf("/proc/PID/status: NSpid: %w", err)
-				}
-				st.NSpid[i] = n
-			}
-		case "SigCgt": // 16 hex digits
-			n, err := strconv.ParseUint(strings.TrimSpace(value), 16, 64)
-			if err != nil {
-				return Status{}, fmt.Errorf("/proc/PID/status: SigCgt: %w", err)
-			}
-			st.Caught = n
-		case "VmHWM", "VmRSS", "RssAnon", "RssFile": // "    9352 kB"
-			if len(f) != 2 || f[1] != "kB" {
-				return Status{}, fmt.Errorf("/proc/PID/status: %s:%s", key, value)
-			}
-			n, err := strconv.ParseInt(f[0], 10, 64)
-			if err != nil {
-				return Status{}, fmt.Errorf("/proc/PID/status: %s: %w", key, err)
-			}
-			switch key {
-			case "VmHWM":
-				st.Memory.PeakKB = n
-			case "VmRSS":
-				st.Memory.RSSKB = n
-			case "RssAnon":
-				st.Memory.AnonKB = n
-			case "RssFile":
-				st.Memory.FileKB = n
-			}
+		known, err := st.set(key, strings.Fields(value))
+		if err != nil {
+			return Status{}, fmt.Errorf("/proc/PID/status: %s:%s: %w", key, value, err)
 		}
+		seen[key] = known
 	}
-	if !state || !ppid || !uid {
+	if !seen["State"] || !seen["PPid"] || !seen["Uid"] {
 		return Status{}, errors.New("/proc/PID/status lacks a State, PPid or Uid line")
 	}
 	return st, nil
+}
+
+// set reads the fields f of the line key into st; known is false for a
+// line that Status does not hold.
+func (st *Status) set(key string, f []string) (known bool, err error) {
+	switch key {
+	case "State": // "R (running)"
+		if len(f) == 0 || len(f[0]) != 1 {
+			return true, errors.New("not a state")
+		}
+		st.State = f[0][0]
+	case "PPid":
+		var ppid []int
+		if ppid, err = ints(f, 1); err == nil {
+			st.PPID = ppid[0]
+		}
+	case "Uid": // real, effective, saved, filesystem
+		if len(f) != len(st.UIDs) {
+			return true, errors.New("not four uids")
+		}
+		for i, u := range f {
+			n, err := strconv.ParseUint(u, 10, 32)
+			if err != nil {
+				return true, err
+			}
+			st.UIDs[i] = uint32(n)
+		}
+	case "NSpid": // "812\t1": the outer namespace first
+		st.NSpid, err = ints(f, len(f))
+	case "SigCgt": // 16 hex digits
+		if len(f) != 1 {
+			return true, errors.New("not one mask")
+		}
+		st.Caught, err = strconv.ParseUint(f[0], 16, 64)
+	case "VmHWM":
+		st.Memory.PeakKB, err = kB(f)
+	case "VmRSS":
+		st.Memory.RSSKB, err = kB(f)
+	case "RssAnon":
+		st.Memory.AnonKB, err = kB(f)
+	case "RssFile":
+		st.Memory.FileKB, err = kB(f)
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// ints is f as n decimal integers, n at least one.
+func ints(f []string, n int) ([]int, error) {
+	if n == 0 || len(f) != n {
+		return nil, fmt.Errorf("not %d numbers", max(n, 1))
+	}
+	out := make([]int, n)
+	for i, s := range f {
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// kB is a memory line's "9352 kB" in kB.
+func kB(f []string) (int64, error) {
+	if len(f) != 2 || f[1] != "kB" {
+		return 0, errors.New("not a size in kB")
+	}
+	return strconv.ParseInt(f[0], 10, 64)
 }
