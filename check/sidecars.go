@@ -45,13 +45,16 @@ type sidecar struct {
 	stop        time.Duration // how long it takes new connections once the pod is deleted
 	stopWhy     string        // what sets stop, for messages; "" when not known
 	stopFix     string        // what to raise to lengthen it
+	stopBesides time.Duration // the part of stop that stopFix does not set: a preStop, Dapr's block
 	stopInt     bool          // stopFix takes whole seconds, not a duration
 	stopLine    int           // the line of the pod's setting that sets stop, 0 if none
 	stopUnknown *unknownValue // a setting of stop that the input does not hold
 }
 
-// stopValue is d as stopFix takes it.
-func (s *sidecar) stopValue(d time.Duration) string {
+// stopValue is what stopFix must be for s to stop after hold, as stopFix
+// takes it.
+func (s *sidecar) stopValue(hold time.Duration) string {
+	d := hold - s.stopBesides
 	if s.stopInt {
 		return strconv.Itoa(int((d + time.Second - 1) / time.Second))
 	}
@@ -725,7 +728,7 @@ func istioStop(p *pod, s *sidecar) {
 	} else {
 		s.stopWhy = fmt.Sprintf("%s in %s, default %s", field, s.stopKey, d)
 	}
-	s.stop, s.stopFix = s.preStop()+d, field+" in "+s.stopKey
+	s.stop, s.stopFix, s.stopBesides = s.preStop()+d, field+" in "+s.stopKey, s.preStop()
 }
 
 // daprStop is Dapr's stop time: its preStop, then daprd's graceful
@@ -740,13 +743,14 @@ func daprStop(p *pod, s *sidecar) {
 	} else {
 		s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, int(grace/time.Second))
 	}
+	s.stopBesides = s.preStop()
 	if b := p.annotations.at(daprBlockShutdown); b.s != "" {
 		if d, err := time.ParseDuration(b.s); err == nil && d > 0 {
-			grace += d
+			s.stopBesides += d
 			s.stopWhy += fmt.Sprintf(", after %s: %q", daprBlockShutdown, b.s)
 		}
 	}
-	s.stop, s.stopFix, s.stopInt = s.preStop()+grace, s.stopKey, true
+	s.stop, s.stopFix, s.stopInt = s.stopBesides+grace, s.stopKey, true
 }
 
 // cloudsqlStop is the Cloud SQL Auth Proxy's stop time: its preStop, then
@@ -765,7 +769,7 @@ func cloudsqlStop(s *sidecar) {
 	preStop := s.preStop()
 	s.stop = preStop + delay
 	s.stopWhy = fmt.Sprintf("its preStop %s + --min-sigterm-delay %s", preStop, delay)
-	s.stopFix = "its --min-sigterm-delay"
+	s.stopFix, s.stopBesides = "its --min-sigterm-delay", preStop
 }
 
 // istioProxyConfig reads one duration field of the proxy.istio.io/config
