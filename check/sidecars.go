@@ -393,7 +393,7 @@ func releasesDecide(p *pod, s *sidecar) {
 		return
 	}
 	s.native, s.flip = depends, fmt.Sprintf("%s=%s", px.preset, v.lastNative())
-	s.classicWhen = fmt.Sprintf("classic with %s, whose injector does not read %s", strings.Join(v.classicWith(), " or with "), strings.Join(nativeKeysOn(p, px), " or "))
+	s.classicWhen = "classic with " + v.classicWith(strings.Join(nativeKeysOn(p, px), " or "))
 }
 
 // releaseBounds are the releases at which whether px's sidecar is native
@@ -431,6 +431,9 @@ type verdicts struct {
 	at     []config.Version // in order
 	native []bool           // native[i] is the answer from at[i] up to at[i+1]
 	why    string
+	// refused[i] is the annotation that at[i] reads and that asks for a
+	// classic sidecar; "" where it reads none of the pod's.
+	refused []string
 }
 
 // verdictsAt decides px's sidecar in p with each release of at: the
@@ -438,12 +441,14 @@ type verdicts struct {
 // it. The why is the last annotation that makes it native, else the
 // default.
 func verdictsAt(p *pod, px *proxy, at []config.Version) verdicts {
-	v := verdicts{px: px, at: at, native: make([]bool, len(at))}
+	v := verdicts{px: px, at: at, native: make([]bool, len(at)), refused: make([]string, len(at))}
 	for i, r := range at {
 		if b, w, ok := annotated(p, px, r, false); ok {
 			v.native[i] = b
 			if b {
 				v.why = w
+			} else {
+				v.refused[i] = w
 			}
 		} else {
 			v.native[i] = r.AtLeast(px.nativeSince)
@@ -456,21 +461,40 @@ func verdictsAt(p *pod, px *proxy, at []config.Version) verdicts {
 }
 
 // classicWith names each run of releases with which the sidecar is
-// classic, as classicRun words it.
-func (v verdicts) classicWith() []string {
-	var runs []string
+// classic, as classicRun words it, and why: the injector of those releases
+// reads none of the pod's annotations (unread names them), or reads one
+// that asks for a classic sidecar. Runs next to each other for the same
+// reason are named together, before it.
+func (v verdicts) classicWith(unread string) string {
+	type group struct {
+		runs []string
+		why  string
+	}
+	var groups []group
 	for i := 0; i < len(v.at); i++ {
 		if v.native[i] {
 			continue
 		}
 		j := i
-		for j+1 < len(v.at) && !v.native[j+1] {
+		for j+1 < len(v.at) && !v.native[j+1] && v.refused[j+1] == v.refused[i] {
 			j++
 		}
-		runs = append(runs, v.classicRun(i, j))
+		why := "whose injector does not read " + unread
+		if key, value, ok := strings.Cut(v.refused[i], ": "); ok {
+			why = "whose injector reads " + key + " and its " + value
+		}
+		if n := len(groups); n > 0 && groups[n-1].why == why {
+			groups[n-1].runs = append(groups[n-1].runs, v.classicRun(i, j))
+		} else {
+			groups = append(groups, group{[]string{v.classicRun(i, j)}, why})
+		}
 		i = j
 	}
-	return runs
+	var out []string
+	for _, g := range groups {
+		out = append(out, strings.Join(g.runs, " or with ")+", "+g.why)
+	}
+	return strings.Join(out, ", or with ")
 }
 
 // classicRun names the classic releases from at[i] up to at[j+1] (every
