@@ -129,7 +129,7 @@ func TestDrainQuietFollowsAListenerThatAppears(t *testing.T) {
 	_, err := r.stdin.WriteString("listen 127.0.0.1:0\n")
 	require.NoError(t, err)
 	addr := strings.TrimPrefix(r.expect("listening "), "listening ")
-	got := r.nextSignal("SIGTERM")
+	got := r.signalTime("SIGTERM")
 	assert.Less(t, got.Sub(sent), upper, "not at --term-delay")
 	assert.Equal(t, 0, r.wait())
 
@@ -171,7 +171,7 @@ func TestDrainQuietEndedByTermDelay(t *testing.T) {
 	_, _ = requests(t, &http.Client{Transport: &http.Transport{}}, "http://"+addrs[0]+"/", 0, 0, 1)
 	kill(t, syscall.SIGTERM)
 	waitLog(t, r.log, armed)
-	r.nextSignal("SIGTERM")
+	r.signalTime("SIGTERM")
 	assert.Equal(t, 0, r.wait())
 	assert.Regexp(t, `delivering termination signal .*reason="term delay elapsed" connections=1 since_traffic=\S+`, r.log.String())
 }

@@ -53,17 +53,6 @@ func (r *running) next() string {
 	return r.lines.Next(r.t, "the next line")
 }
 
-// nextSignal reads the child's next line, which must be "signal NAME
-// UNIXNANO", and returns the time.
-func (r *running) nextSignal(name string) time.Time {
-	r.t.Helper()
-	var ns int64
-	line := r.next()
-	_, err := fmt.Sscanf(line, "signal "+name+" %d", &ns)
-	require.NoError(r.t, err, "next line %q", line)
-	return time.Unix(0, ns)
-}
-
 // idleConnections opens n kept-alive connections to addr, sends one request
 // on each, and leaves them open and idle.
 func idleConnections(t *testing.T, addr string, n int) {
@@ -109,7 +98,7 @@ func termDuringRequests(t *testing.T, r *running, client *http.Client, url strin
 	kill(t, syscall.SIGTERM)
 	waitLog(t, r.log, armed)
 	sent, answered := requests(t, client, url, busyFor, requestGap, parallel)
-	got := r.nextSignal("SIGTERM")
+	got := r.signalTime("SIGTERM")
 	assert.True(t, got.After(answered), "SIGTERM %s before the last answer", answered.Sub(got))
 	assert.GreaterOrEqual(t, got.Sub(sent), drainQuiet, "SIGTERM only --drain-quiet after the last request")
 	assert.Less(t, got.Sub(sent), drainQuiet+lateBound, "SIGTERM soon after the quiet period")
@@ -169,7 +158,7 @@ func TestDrainQuietListenerOpenedAfterTerm(t *testing.T) {
 
 	// A watch that missed the new listener would end the quiet period quiet
 	// after it was armed, before the last request plus quiet.
-	got := r.nextSignal("SIGTERM")
+	got := r.signalTime("SIGTERM")
 	assert.True(t, got.After(answered), "SIGTERM %s before the last answer", answered.Sub(got))
 	assert.GreaterOrEqual(t, got.Sub(sent), quiet, "SIGTERM only --drain-quiet after the last request")
 	assert.Less(t, got.Sub(sent), quiet+lateBound)
@@ -185,7 +174,7 @@ func TestDrainQuietIdleConnectionsDoNotHold(t *testing.T) {
 	termAt := time.Now()
 	kill(t, syscall.SIGTERM)
 	waitLog(t, r.log, armed)
-	got := r.nextSignal("SIGTERM")
+	got := r.signalTime("SIGTERM")
 	assert.GreaterOrEqual(t, got.Sub(termAt), quiet)
 	assert.Less(t, got.Sub(termAt), quiet+lateBound, "idle connections are not traffic")
 	assert.Equal(t, 0, r.wait())
@@ -208,7 +197,7 @@ func TestDrainQuietNewConnectionResets(t *testing.T) {
 	c, err := net.Dial("tcp", addrs[0])
 	require.NoError(t, err)
 	defer c.Close()
-	got := r.nextSignal("SIGTERM")
+	got := r.signalTime("SIGTERM")
 	assert.GreaterOrEqual(t, got.Sub(connected), quiet, "the new connection restarted the quiet period")
 	assert.Equal(t, 0, r.wait())
 }
@@ -301,7 +290,7 @@ func TestDrainQuietShortConnectionOnNewListener(t *testing.T) {
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
-	got := r.nextSignal("SIGTERM")
+	got := r.signalTime("SIGTERM")
 	assert.GreaterOrEqual(t, got.Sub(connected), quiet, "the connection restarted the quiet period")
 	assert.Equal(t, 0, r.wait())
 }
@@ -327,7 +316,7 @@ func TestDrainDeliveryLineIsFresh(t *testing.T) {
 	kill(t, syscall.SIGTERM)
 	waitLog(t, r.log, armed)
 	sent, _ := requests(t, client, url, busyFor, requestGap, 1)
-	got := r.nextSignal("SIGTERM")
+	got := r.signalTime("SIGTERM")
 	assert.Equal(t, 0, r.wait())
 
 	log := r.log.String()
@@ -361,7 +350,7 @@ func TestDrainQuietListenerAfterTheWarning(t *testing.T) {
 	waitLog(t, r.log, armed)
 	client := &http.Client{Transport: &http.Transport{}}
 	sent, answered := requests(t, client, "http://"+addr+"/", busyFor, requestGap, 1)
-	got := r.nextSignal("SIGTERM")
+	got := r.signalTime("SIGTERM")
 	assert.True(t, got.After(answered), "SIGTERM %s before the last answer", answered.Sub(got))
 	assert.GreaterOrEqual(t, got.Sub(sent), quiet, "SIGTERM only --drain-quiet after the last request")
 	assert.Less(t, got.Sub(sent), quiet+lateBound, "not at --term-delay")
