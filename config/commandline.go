@@ -56,7 +56,7 @@ func (cl *commandLine) set(f *pflag.Flag, value string) error {
 	if err == nil {
 		return nil
 	}
-	if f.Shorthand != "" {
+	if f.Shorthand != "" && value != "" { // a value after a short flag in its word is never empty
 		if long := cl.oneDash(cl.cluster(f.Shorthand + value)); long != nil {
 			return long
 		}
@@ -133,6 +133,9 @@ func (cl *commandLine) usage(err error) error {
 	case errors.As(err, &notExist) && notExist.GetSpecifiedShortnames() != "":
 		rest := notExist.GetSpecifiedShortnames()
 		a := cl.cluster(rest)
+		if a == "" {
+			a = "-" + rest
+		}
 		if long := cl.oneDash(a); long != nil {
 			return long
 		}
@@ -145,14 +148,19 @@ func (cl *commandLine) usage(err error) error {
 	return flagError(err)
 }
 
-// cluster is the argument of short flags that ends with rest, what pflag
-// had left of it; "" when there is none.
+// cluster is the argument of short flags whose rest, after the boolean
+// flags pflag read first, is rest: "-gtimeout=5s" for "timeout=5s". It is
+// "" when there is none, and rest must not be empty: a word of COMMAND may
+// end with anything.
 func (cl *commandLine) cluster(rest string) string {
 	for _, a := range cl.args {
-		if a == "--" {
+		if a == "--" || rest == "" {
 			break
 		}
-		if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, rest) {
+		if len(a) < 2 || a[0] != '-' || a[1] == '-' || !strings.HasSuffix(a, rest) {
+			continue
+		}
+		if cl.endsInBool(a[:len(a)-len(rest)]) != nil || len(a) == len(rest)+1 {
 			return a
 		}
 	}

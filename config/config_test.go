@@ -963,3 +963,25 @@ func TestShapeBeforeValue(t *testing.T) {
 		assert.Equal(t, tc.msg, u.Error(), "%q", tc.args)
 	}
 }
+
+// A usage error names the argument at fault, never a word of COMMAND that
+// happens to end as the bad value does: an empty value (an unset template
+// variable) is not a long flag written with one dash.
+func TestUsageErrorNamesItsArgument(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--timeout=", "java", "-Dhost=localhost"}, `invalid value "" for --timeout: empty duration`},
+		{[]string{"--backoff=", "app", "-grab=b"}, `invalid value "" for --backoff: empty duration`},
+		{[]string{"--quiet=", "true", "-timeout=5q"}, `invalid value "" for --quiet: must be true or false`},
+		{[]string{"--quiet=", "-kill-after=-1s", "-wait-all=5q", "--", "sh"}, "unknown flag -kill-after"},
+		{[]string{"-gtimeout=5s", "app"}, "unknown flag -gtimeout"},
+		{[]string{"-verbose", "app"}, "unknown flag -verbose"},
+	} {
+		_, err := Parse("proxy-await", tc.args, testutil.Getenv(nil))
+		var u *UsageError
+		require.ErrorAs(t, err, &u, "%q", tc.args)
+		assert.Equal(t, tc.msg, u.Error(), "%q", tc.args)
+	}
+}
