@@ -80,11 +80,30 @@ func (s *supervisor) holdStop() {
 // then arms --kill-after. why says what ended the hold; "" when there was
 // none.
 func (s *supervisor) deliverStop(why string) {
+	s.deliver(why, s.endHold())
+}
+
+// deliverQuiet is deliverStop once the watch found the listeners quiet, in
+// the watch's words of why.
+func (s *supervisor) deliverQuiet() {
+	drained := s.endHold()
+	s.deliver(drained.Reason(s.DrainQuiet), drained)
+}
+
+// endHold stops the hold's timer and its watch, and returns what the watch
+// saw, with a fresh look at the connections.
+func (s *supervisor) endHold() drain.Status {
 	s.phase = stopping
 	stopTimer(s.hold)
 	s.hold = nil
-	drained := s.drain.Stop() // a fresh look at the connections
+	drained := s.drain.Stop()
 	s.drain = nil
+	return drained
+}
+
+// deliver sends the stop signal as its rewrite, says why and what the watch
+// saw, and arms --kill-after.
+func (s *supervisor) deliver(why string, drained drain.Status) {
 	to := s.rewrite(s.stop)
 	attrs := s.forwarded(s.stop, to)
 	if why != "" {

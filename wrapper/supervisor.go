@@ -165,9 +165,7 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 		case <-timerC(s.hold):
 			s.deliverStop("term delay elapsed")
 		case <-s.drain.Quiet():
-			// Stopped here to word the reason, the watch returns the same
-			// status to deliverStop.
-			s.deliverStop(s.drain.Stop().Reason(s.DrainQuiet))
+			s.deliverQuiet()
 		case <-timerC(s.kill):
 			s.Logger.Warn("child still running after the termination signal: sending SIGKILL",
 				"event", "kill_after", "child_pid", s.pid, "kill_after", s.KillAfter)
