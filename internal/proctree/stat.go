@@ -123,10 +123,10 @@ func (st *Status) set(key string, f []string) (known bool, err error) {
 		}
 		st.State = f[0][0]
 	case "PPid":
-		var ppid []int
-		if ppid, err = ints(f, 1); err == nil {
-			st.PPID = ppid[0]
+		if len(f) != 1 {
+			return true, errors.New("not one number")
 		}
+		st.PPID, err = strconv.Atoi(f[0])
 	case "Uid": // real, effective, saved, filesystem
 		if len(f) != len(st.UIDs) {
 			return true, errors.New("not four uids")
@@ -139,7 +139,7 @@ func (st *Status) set(key string, f []string) (known bool, err error) {
 			st.UIDs[i] = uint32(n)
 		}
 	case "NSpid": // "812\t1": the outer namespace first
-		st.NSpid, err = ints(f, len(f))
+		st.NSpid, err = ints(f)
 	case "SigCgt": // 16 hex digits
 		if len(f) != 1 {
 			return true, errors.New("not one mask")
@@ -159,12 +159,12 @@ func (st *Status) set(key string, f []string) (known bool, err error) {
 	return true, err
 }
 
-// ints is f as n decimal integers, n at least one.
-func ints(f []string, n int) ([]int, error) {
-	if n == 0 || len(f) != n {
-		return nil, fmt.Errorf("not %d numbers", max(n, 1))
+// ints is f as decimal integers, at least one.
+func ints(f []string) ([]int, error) {
+	if len(f) == 0 {
+		return nil, errors.New("no number")
 	}
-	out := make([]int, n)
+	out := make([]int, len(f))
 	for i, s := range f {
 		v, err := strconv.Atoi(s)
 		if err != nil {
