@@ -314,7 +314,7 @@ func (feed *destroyFeed) read() {
 // watch lets through the reports of sockets on these local ports only,
 // from now on. The kernel swaps the filter at once.
 func (feed *destroyFeed) watch(ports []uint16) error {
-	prog := filter(ports)
+	prog := portProgram(ports)
 	err := unix.SetsockoptSockFprog(feed.fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER,
 		&unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]})
 	return os.NewSyscallError("setsockopt SO_ATTACH_FILTER", err)
@@ -326,9 +326,6 @@ func (feed *destroyFeed) close() {
 	for range feed.c { // let the reader finish
 	}
 }
-
-// filter is the program watch attaches: portProgram.
-var filter = portProgram
 
 // offPort is where a report's local port is, for the filter: after the
 // netlink header, in struct inet_diag_msg's id, big-endian as classic BPF
