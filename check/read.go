@@ -571,7 +571,7 @@ func hasBlockHeader(text []byte) bool {
 // or "- >-" with an optional comment, and the indentation its body must
 // exceed: the key's column, or the column of the last "- ".
 func blockHeader(raw []byte) (int, bool) {
-	if bytes.IndexAny(raw, "|>") < 0 {
+	if !bytes.ContainsAny(raw, "|>") {
 		return 0, false
 	}
 	t := string(bytes.TrimRight(raw, " \t\r\n"))

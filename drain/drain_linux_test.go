@@ -53,13 +53,11 @@ func TestFindListeners(t *testing.T) {
 // ports.
 func TestPortFilter(t *testing.T) {
 	var ports []uint16
-	var conns []net.Conn
 	for range 3 {
 		ln, p := listen(t, "tcp4", "127.0.0.1:0")
 		ports = append(ports, p)
 		c, err := net.Dial("tcp", ln.Addr().String())
 		require.NoError(t, err)
-		conns = append(conns, c)
 		t.Cleanup(func() { c.Close() })
 	}
 	d := newTestDumper(t)
