@@ -7,8 +7,10 @@
 # whatever happened: on success, failure, INT, TERM or HUP. A run killed
 # outright is cleared by the next one, or by `e2e/stack.sh down`.
 # E2E_ONLY=1,3 runs some scenarios; E2E_PROXY_AWAIT=PATH tests another build
-# of proxy-await; E2E_BENCH_ROLLOUT=N runs no scenario but every variant of
-# the rollout N times (make bench-rollout). Needs root. See docs/e2e.md.
+# of proxy-await; E2E_BENCH_ROLLOUT=N runs no scenario but the rollout's
+# variants (E2E_ROLLOUT_VARIANTS, default all) N times each, saving their
+# traces in E2E_ROLLOUT_TRACES (e2e/bench-rollout.sh, make bench-rollout).
+# Needs root. See docs/e2e.md.
 set -eu
 . "$(dirname "$0")/env.sh"
 if [ "$(id -u)" -ne 0 ]; then
@@ -69,8 +71,13 @@ wait $step
 up=$(date +%s)
 # nsenter, not in_netns: a function would put a subshell between this
 # script and the runner, and the trap's TERM would miss the runner.
+bench=""
+if [ -n "${E2E_BENCH_ROLLOUT:-}" ]; then
+	bench="-bench-rollout $E2E_BENCH_ROLLOUT -traces ${E2E_ROLLOUT_TRACES:-$CACHE/rollouts} -variants ${E2E_ROLLOUT_VARIANTS:-}"
+fi
+# shellcheck disable=SC2086
 nsenter --net="/run/netns/$NETNS" "$BIN/scenarios" -run "$RUN" -kubectl "$BIN/kubectl" \
-	-examples "$REPO/examples" ${E2E_ONLY:+-only "$E2E_ONLY"} ${E2E_BENCH_ROLLOUT:+-bench-rollout "$E2E_BENCH_ROLLOUT"} 9>&- &
+	-examples "$REPO/examples" ${E2E_ONLY:+-only "$E2E_ONLY"} $bench 9>&- &
 step=$!
 wait $step
 step=""

@@ -227,7 +227,8 @@ up() {
 	conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 	iptables: {minSyncPeriod: ${E2E_MIN_SYNC_PERIOD:-1s}, localhostNodePorts: false}
 	YAML
-	start kube-proxy 10 "$BIN/kube-proxy" --config="$RUN/etc/kube-proxy.yaml"
+	# --v=2: each sync of the rules, with its time, for the rollout traces.
+	start kube-proxy 10 "$BIN/kube-proxy" --config="$RUN/etc/kube-proxy.yaml" --v=2
 
 	wait_for kubelet kubelet in_netns busybox wget -q -O /dev/null http://127.0.0.1:10248/healthz
 	wait_for "node $NODE_NAME Ready" kubelet node_ready

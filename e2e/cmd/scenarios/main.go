@@ -14,9 +14,10 @@
 //
 //	scenarios -run $RUN -kubectl PATH -examples DIR [-only 1,3]
 //
-// With -bench-rollout N it runs no scenario but every variant of scenario
-// 12's rollout N times, and prints the figures as a Markdown table (make
-// bench-rollout).
+// With -bench-rollout N it runs no scenario but each variant of scenario
+// 12's rollout (-variants, default all) N times, saving each run's trace in
+// -traces; -report DIR reads the traces in DIR, needs no cluster, prints a
+// Markdown table of them and draws them in -picture (make bench-rollout).
 package main
 
 import (
@@ -43,7 +44,17 @@ func main() {
 	examplesDir := flag.String("examples", "", "the directory of example manifests (scenario 9)")
 	only := flag.String("only", "", "comma-separated scenario numbers to run (default all)")
 	benchRuns := flag.Int("bench-rollout", 0, "run every rollout variant this many times instead of the scenarios")
+	variants := flag.String("variants", "", "with -bench-rollout: comma-separated rollout variants (default all)")
+	traces := flag.String("traces", "", "with -bench-rollout: the directory each run's trace is saved in")
+	reportDir := flag.String("report", "", "print a table of the rollout traces in this directory instead, and draw them")
+	picturePath := flag.String("picture", "", "with -report: the SVG file to draw the rollouts in")
 	flag.Parse()
+	if *reportDir != "" {
+		if err := report(os.Stdout, *reportDir, *picturePath); err != nil {
+			fatal(err)
+		}
+		return
+	}
 	if *run == "" || *examplesDir == "" {
 		fatal(fmt.Errorf("-run and -examples are required"))
 	}
@@ -54,7 +65,16 @@ func main() {
 	defer k.close()
 	go k.watchExits()
 	if *benchRuns > 0 {
-		benchRollout(k, *benchRuns)
+		var keys []string
+		if *variants != "" {
+			keys = strings.Split(*variants, ",")
+		}
+		if *traces == "" {
+			fatal(fmt.Errorf("-bench-rollout needs -traces"))
+		}
+		if err := benchRollout(k, *benchRuns, keys, *traces); err != nil {
+			fatal(err)
+		}
 		return
 	}
 	selected := func(num string) bool { return *only == "" || strings.Contains(","+*only+",", ","+num+",") }

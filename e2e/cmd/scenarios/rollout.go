@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,49 +21,79 @@ import (
 )
 
 // rolloutVariant is one way the pods of a Deployment stop in a rolling
-// update: the pod's containers.
+// update (the pod's containers), with how many replicas roll and how much
+// load they get.
 type rolloutVariant struct {
 	key, name  string
 	containers []ctr
+	replicas   int // 0: 3
+	rate       int // requests a second on new connections, and as many on the pool; 0: rolloutLoad
+}
+
+func (v rolloutVariant) pods() int {
+	if v.replicas == 0 {
+		return 3
+	}
+	return v.replicas
+}
+
+func (v rolloutVariant) load() int {
+	if v.rate == 0 {
+		return rolloutLoad
+	}
+	return v.rate
 }
 
 // sidecarFor is how long the sidecar of the "drain-sidecar" variant sends
 // on its pooled loopback connection after the kubelet's TERM.
 const sidecarFor = 5 * time.Second
 
-// rolloutVariants are the variants of the rollout, as the issue's table
-// had them: httpapp (a Go server that shuts down gracefully on SIGTERM)
-// with no delay, behind a preStop sleep, under a fixed --term-delay, and
-// under the drain, its probes served by proxy-await (--probe-port), or on
-// the app's port, or served by proxy-await beside a sidecar that sends on
-// its pooled loopback connection after the TERM.
+// rolloutVariants are the variants of the rollout: httpapp (a Go server
+// that shuts down gracefully on SIGTERM) with no delay, behind a preStop
+// sleep, under a fixed --term-delay, and under the drain, its probes
+// served by proxy-await (--probe-port), or on the app's port, or served by
+// proxy-await beside a sidecar that sends on its pooled loopback
+// connection after the TERM; then the control, the preStop sleep and the
+// drain again for a quiet service (2 requests a second on new connections
+// and 2 on the pool) and for six replicas.
 func rolloutVariants() []rolloutVariant {
 	server := []string{"/opt/e2e/httpapp", "-serve", ":8080", "-out", "/out/app"}
+	// proxy-await's JSON log goes to /out too, for the rollout's trace.
 	under := func(args ...string) []string {
-		return append(proxyAwait(append(append([]string{"--proxy", "none"}, args...), "--")...), server...)
+		pa := proxyAwait(append(append([]string{"--proxy", "none", "--log-format", "json"}, args...), "--")...)
+		return append(append([]string{"sh", "-c", `exec "$@" 2>>/out/proxy-await.log`, "sh"}, pa...), server...)
 	}
 	drain := []string{"--term-delay", "30s", "--drain-quiet", "1s"}
 	probes := []string{"--probe-port", "8081", "--app-probe", "http://127.0.0.1:8080/"}
 	onProbePort := ctr{Name: "app", ReadyPort: 8081, ReadyPath: "/ready", Command: under(append(probes, drain...)...)}
 	sidecar := ctr{Name: "sidecar", Command: []string{"/opt/e2e/httpapp", "-keepalive", "http://127.0.0.1:8080/",
 		"-for", sidecarFor.String(), "-out", "/out/sidecar"}}
+	none := []ctr{{Name: "app", ReadyPort: 8080, Command: server}}
+	prestop := []ctr{{Name: "app", ReadyPort: 8080, Command: server, PreStop: []string{"sleep", "15"}}}
+	const quiet, many = 2, 6
 	return []rolloutVariant{
-		{"none", "no delay", []ctr{{Name: "app", ReadyPort: 8080, Command: server}}},
-		{"prestop", "preStop `sleep 15`", []ctr{{Name: "app", ReadyPort: 8080, Command: server, PreStop: []string{"sleep", "15"}}}},
-		{"delay", "`--term-delay 15s`", []ctr{{Name: "app", ReadyPort: 8080, Command: under("--term-delay", "15s")}}},
-		{"drain", "`--term-delay 30s --drain-quiet 1s --probe-port 8081`", []ctr{onProbePort}},
-		{"drain-app-port", "`--term-delay 30s --drain-quiet 1s`, probes on the app's port", []ctr{{Name: "app", ReadyPort: 8080, Command: under(drain...)}}},
-		{"drain-sidecar", "`--term-delay 30s --drain-quiet 1s --probe-port 8081`, a sidecar sending for 5 s after TERM", []ctr{sidecar, onProbePort}},
+		{key: "none", name: "no delay", containers: none},
+		{key: "prestop", name: "preStop `sleep 15`", containers: prestop},
+		{key: "delay", name: "`--term-delay 15s`", containers: []ctr{{Name: "app", ReadyPort: 8080, Command: under("--term-delay", "15s")}}},
+		{key: "drain", name: "the drain: `--term-delay 30s --drain-quiet 1s --probe-port 8081`", containers: []ctr{onProbePort}},
+		{key: "drain-app-port", name: "the drain, probes on the app's port", containers: []ctr{{Name: "app", ReadyPort: 8080, Command: under(drain...)}}},
+		{key: "drain-sidecar", name: "the drain, a sidecar sending for 5 s after TERM", containers: []ctr{sidecar, onProbePort}},
+		{key: "none-quiet", name: "no delay, 2+2 requests a second", containers: none, rate: quiet},
+		{key: "prestop-quiet", name: "preStop `sleep 15`, 2+2 requests a second", containers: prestop, rate: quiet},
+		{key: "drain-quiet", name: "the drain, 2+2 requests a second", containers: []ctr{onProbePort}, rate: quiet},
+		{key: "none-6", name: "no delay, 6 replicas", containers: none, replicas: many},
+		{key: "prestop-6", name: "preStop `sleep 15`, 6 replicas", containers: prestop, replicas: many},
+		{key: "drain-6", name: "the drain, 6 replicas", containers: []ctr{onProbePort}, replicas: many},
 	}
 }
 
-func rolloutVariantByKey(key string) rolloutVariant {
+func rolloutVariantByKey(key string) (rolloutVariant, bool) {
 	for _, v := range rolloutVariants() {
 		if v.key == key {
-			return v
+			return v, true
 		}
 	}
-	panic("no rollout variant " + key)
+	return rolloutVariant{}, false
 }
 
 // rolloutResult is what one rollout measured.
@@ -72,6 +104,7 @@ type rolloutResult struct {
 	// With a sidecar: for each old pod, from the sidecar's last request
 	// to the app's TERM.
 	holds []float64
+	trace *trace
 }
 
 func (r rolloutResult) failures() string {
@@ -91,50 +124,80 @@ func (r rolloutResult) failures() string {
 // connections, and as many again on a kept-alive pool.
 const rolloutLoad = 50
 
-// runRollout makes, in ns, a ClusterIP Service in front of a Deployment of
-// three pods of the variant, sends the load through the Service from this
-// runner (the cluster's network namespace), runs `kubectl rollout restart`
-// and times it until every old pod is gone.
-func runRollout(k *kube, ns string, v rolloutVariant) (rolloutResult, error) {
-	const name, replicas = "web", 3
-	var r rolloutResult
+// deploy makes, in ns, a ClusterIP Service in front of a Deployment of the
+// variant's pods, and returns the Service's URL once every pod answers
+// through it.
+func deploy(k *kube, ns string, v rolloutVariant) (string, error) {
 	if err := k.namespace(ns, nil); err != nil {
-		return r, err
+		return "", err
 	}
-	labels := map[string]string{"app": name}
+	labels := map[string]string{"app": rolloutApp}
 	svc, err := k.api.CoreV1().Services(ns).Create(bg, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
+		ObjectMeta: metav1.ObjectMeta{Name: rolloutApp},
 		Spec: corev1.ServiceSpec{Selector: labels,
 			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt(8080)}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		return r, err
+		return "", err
 	}
-	if err := k.createDeployment(ns, name, replicas, pod{Grace: 45, Labels: labels, Containers: v.containers}); err != nil {
-		return r, err
+	if err := k.createDeployment(ns, rolloutApp, int32(v.pods()), pod{Grace: 45, Labels: labels, Containers: v.containers}); err != nil {
+		return "", err
 	}
-	old, err := k.waitAvailable(ns, name, 120*time.Second)
+	pods, err := k.waitAvailable(ns, rolloutApp, 120*time.Second)
 	if err != nil {
-		return r, err
+		return "", err
 	}
-	if len(old) != replicas {
-		return r, fmt.Errorf("Deployment available with %d pods, want %d", len(old), replicas)
+	if len(pods) != v.pods() {
+		return "", fmt.Errorf("Deployment available with %d pods, want %d", len(pods), v.pods())
 	}
 	url := "http://" + svc.Spec.ClusterIP + ":80/"
+	return url, answeredByAll(url, pods)
+}
+
+// rolloutApp names the Deployment, its Service and its pods' label.
+const rolloutApp = "web"
+
+// answeredByAll waits until each of pods has answered through url.
+func answeredByAll(url string, pods []corev1.Pod) error {
 	seen := map[string]bool{}
-	if err := poll(60*time.Second, "answer from every pod through "+url, func() (bool, error) {
+	return poll(60*time.Second, "answer from every pod through "+url, func() (bool, error) {
 		if b, err := get(url); err == nil {
 			seen[b] = true
 		}
-		return len(seen) == replicas, nil
-	}); err != nil {
+		for _, p := range pods {
+			if !seen[p.Name] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// rolloutOnce sends the variant's load through url from this runner (the
+// cluster's network namespace), runs `kubectl rollout restart` on the
+// Deployment in ns, and times it until every old pod is gone and the new
+// ones are available and answer. The run's trace is saved beside the
+// cluster's logs.
+func rolloutOnce(k *kube, ns string, v rolloutVariant, url string) (r rolloutResult, err error) {
+	old, err := k.waitAvailable(ns, rolloutApp, 120*time.Second)
+	if err != nil {
 		return r, err
 	}
+	w, err := k.watch(ns)
+	if err != nil {
+		return r, err
+	}
+	r.trace = &trace{Variant: v.key, Name: v.name, Replicas: v.pods(), Rate: v.load(), MinSyncPeriod: k.minSyncPeriod()}
+	defer func() {
+		r.trace.Pods, r.trace.Slices = w.stop()
+		k.finish(ns, r, old)
+	}()
 
-	l := startLoad(url, rolloutLoad)
+	l := startLoad(url, v.load())
 	time.Sleep(2 * time.Second) // the pool's connections open and settle on the old pods
 	start := time.Now()
-	if _, stderr, err := k.ctl("rollout", "restart", "-n", ns, "deployment/"+name); err != nil {
+	r.trace.Restart = uptime()
+	if _, stderr, err := k.ctl("rollout", "restart", "-n", ns, "deployment/"+rolloutApp); err != nil {
 		l.end()
 		return r, fmt.Errorf("kubectl rollout restart: %v: %s", err, stderr)
 	}
@@ -148,10 +211,15 @@ func runRollout(k *kube, ns string, v rolloutVariant) (rolloutResult, error) {
 		return true, nil
 	})
 	r.seconds = time.Since(start).Seconds()
+	r.trace.End = uptime()
 	if err == nil {
-		_, err = k.waitAvailable(ns, name, 60*time.Second)
+		var pods []corev1.Pod
+		if pods, err = k.waitAvailable(ns, rolloutApp, 60*time.Second); err == nil {
+			err = answeredByAll(url, pods)
+		}
 	}
-	r.sent, r.failed, r.errs = l.end()
+	r.trace.Requests = l.end()
+	r.sent, r.failed, r.errs = tally(r.trace.Requests)
 	if err != nil {
 		return r, err
 	}
@@ -167,19 +235,34 @@ func runRollout(k *kube, ns string, v rolloutVariant) (rolloutResult, error) {
 	return r, nil
 }
 
+// finish completes the run's trace with what the pods recorded, saves it,
+// and, when a request failed, tells the failures against it on stderr.
+func (k *kube) finish(ns string, r rolloutResult, old []corev1.Pod) {
+	if r.trace == nil {
+		return
+	}
+	k.records(ns, r.trace.Pods, old)
+	path, err := r.trace.save(k.run, ns)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rollout %s: trace not saved: %v\n", ns, err)
+	}
+	if r.failed > 0 {
+		fmt.Fprintf(os.Stderr, "rollout %s: %s (trace: %s), on the clock of kubectl rollout restart:\n%s", ns, r.failures(), path, r.trace.timeline())
+	}
+}
+
 // load sends GETs through a URL at a steady rate, on new connections and on
-// a kept-alive pool, and counts what fails.
+// a kept-alive pool, and records each.
 type load struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
-	mu           sync.Mutex
-	sent, failed int
-	errs         map[string]int
+	mu       sync.Mutex
+	requests []request
 }
 
 func startLoad(url string, perSecond int) *load {
-	l := &load{stop: make(chan struct{}), errs: map[string]int{}}
+	l := &load{stop: make(chan struct{})}
 	fresh := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	pooled := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	for _, c := range []*http.Client{fresh, pooled} {
@@ -197,7 +280,11 @@ func startLoad(url string, perSecond int) *load {
 				l.wg.Add(1)
 				go func() {
 					defer l.wg.Done()
-					l.record(send(c, url))
+					r := send(c, url)
+					r.Pool = c == pooled
+					l.mu.Lock()
+					l.requests = append(l.requests, r)
+					l.mu.Unlock()
 				}()
 			}
 		}()
@@ -205,43 +292,64 @@ func startLoad(url string, perSecond int) *load {
 	return l
 }
 
-func send(c *http.Client, url string) error {
-	resp, err := c.Get(url)
+// send sends one GET and records it: its connection, the pod that answered
+// (httpapp answers with its host's name), or the error.
+func send(c *http.Client, url string) (r request) {
+	r.Start = uptime()
+	defer func() { r.End = uptime() }()
+	req, err := http.NewRequest("GET", url, nil)
 	if err != nil {
-		return err
+		r.Err = err.Error()
+		return r
+	}
+	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+		r.Local, r.Reused = i.Conn.LocalAddr().String(), i.Reused
+	}}
+	resp, err := c.Do(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	if err != nil {
+		r.Err = err.Error()
+		return r
 	}
 	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return err
+	b, err := io.ReadAll(resp.Body)
+	switch {
+	case err != nil:
+		r.Err = err.Error()
+	case resp.StatusCode != http.StatusOK:
+		r.Err = fmt.Sprintf("status %d", resp.StatusCode)
+	default:
+		r.Pod = strings.TrimSpace(string(b))
 	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return nil
+	return r
 }
 
-func (l *load) record(err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.sent++
-	if err != nil {
-		l.failed++
-		// "Get "http://...": dial tcp ...: connect: connection refused":
-		// the last part says what happened.
-		msg := err.Error()
+// tally counts the requests and those that failed, by the end of their
+// error: "Get "http://...": dial tcp ...: connect: connection refused"
+// counts as "connection refused".
+func tally(requests []request) (sent, failed int, errs map[string]int) {
+	errs = map[string]int{}
+	for _, r := range requests {
+		sent++
+		if r.Err == "" {
+			continue
+		}
+		failed++
+		msg := r.Err
 		if i := strings.LastIndex(msg, ": "); i >= 0 {
 			msg = msg[i+2:]
 		}
-		l.errs[msg]++
+		errs[msg]++
 	}
+	return sent, failed, errs
 }
 
-// end stops the load, waits for the requests under way, and returns the
-// counts.
-func (l *load) end() (sent, failed int, errs map[string]int) {
+// end stops the load, waits for the requests under way, and returns them
+// in the order they were sent.
+func (l *load) end() []request {
 	close(l.stop)
 	l.wg.Wait()
-	return l.sent, l.failed, l.errs
+	sort.Slice(l.requests, func(i, j int) bool { return l.requests[i].Start < l.requests[j].Start })
+	return l.requests
 }
 
 // minSyncPeriod is kube-proxy's iptables.minSyncPeriod, from the
@@ -256,15 +364,21 @@ func (k *kube) minSyncPeriod() string {
 
 // 12. A rolling update of three replicas behind a ClusterIP Service, under
 // load on new connections and on a kept-alive pool: the drain with its
-// probes on --probe-port fails no request and ends the rollout well before
-// a preStop sleep does; the control, with no delay, fails some, as the app
-// closes its listener before kube-proxy has taken it out of the rules.
+// probes on --probe-port fails no request, and each old pod's hold ends
+// long before a preStop sleep's would; the control, with no delay, fails
+// some, as the app closes its listener before kube-proxy has taken it out
+// of the rules. The rollouts' times are figures, not verdicts: on a loaded
+// machine the new pods start slower for every variant alike.
 func rollout(k *kube) (string, error) {
 	results := map[string]rolloutResult{}
 	for _, key := range []string{"none", "prestop", "drain"} {
-		v := rolloutVariantByKey(key)
+		v, _ := rolloutVariantByKey(key)
 		ns := "s12-" + key
-		r, err := runRollout(k, ns, v)
+		url, err := deploy(k, ns, v)
+		var r rolloutResult
+		if err == nil {
+			r, err = rolloutOnce(k, ns, v, url)
+		}
 		k.clear(ns)
 		if err != nil {
 			return "", fmt.Errorf("%s: %v", v.name, err)
@@ -272,55 +386,66 @@ func rollout(k *kube) (string, error) {
 		results[key] = r
 	}
 	none, prestop, drain := results["none"], results["prestop"], results["drain"]
-	share := drain.seconds / prestop.seconds
-	figures := fmt.Sprintf("kube-proxy minSyncPeriod %s; no delay: %s, rollout %.1fs; preStop sleep 15: %s, %.1fs; drain with --probe-port: %s, %.1fs (%.0f%% of the preStop sleep's)",
-		k.minSyncPeriod(), none.failures(), none.seconds, prestop.failures(), prestop.seconds, drain.failures(), drain.seconds, 100*share)
-	if drain.failed != 0 || none.failed == 0 || share > rolloutShare {
-		return "", fmt.Errorf("%s (want the drain to fail none in at most %.0f%% of the preStop sleep's rollout, and the control to fail some)", figures, 100*rolloutShare)
+	holds := drain.trace.holds()
+	figures := fmt.Sprintf("kube-proxy minSyncPeriod %s; no delay: %s, rollout %.1fs; preStop sleep 15: %s, %.1fs; drain with --probe-port: %s, %.1fs (%.0f%% of the preStop sleep's), each old pod held %s",
+		k.minSyncPeriod(), none.failures(), none.seconds, prestop.failures(), prestop.seconds, drain.failures(), drain.seconds,
+		100*drain.seconds/prestop.seconds, seconds(holds))
+	if drain.failed != 0 || none.failed == 0 || len(holds) != 3 || slices.Max(holds) >= prestopSleep {
+		return "", fmt.Errorf("%s (want the drain to fail none and hold each of the 3 old pods less than the preStop sleep's %.0f s, and the control to fail some)", figures, prestopSleep)
 	}
 	return figures, nil
 }
 
-// rolloutShare is the longest the drain's rollout may take, as a share of
-// the preStop sleep's: the goal the drain was built for.
-const rolloutShare = 0.4
+// prestopSleep is the preStop variant's sleep, in seconds.
+const prestopSleep = 15.0
 
-// benchRollout runs every variant runs times and prints the results as a
-// Markdown table, one row a variant (make bench-rollout).
-func benchRollout(k *kube, runs int) {
-	fmt.Printf("kube-proxy minSyncPeriod %s, %d runs a variant, %d requests a second on new connections and %d on a kept-alive pool\n\n",
-		k.minSyncPeriod(), runs, rolloutLoad, rolloutLoad)
-	fmt.Println("| variant | failed / sent, each run | rollout, each run | rollout, median |")
-	fmt.Println("|---|---|---|---|")
-	for _, v := range rolloutVariants() {
-		var failed, times, holds []string
-		var secs []float64
-		for i := range runs {
-			ns := fmt.Sprintf("bench-%s-%d", v.key, i+1)
-			r, err := runRollout(k, ns, v)
-			k.clear(ns)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "bench-rollout: %s run %d: %v\n", v.name, i+1, err)
-				failed, times = append(failed, "error"), append(times, "-")
-				continue
-			}
-			fmt.Fprintf(os.Stderr, "bench-rollout: %s run %d: %s, %.1fs, holds %v\n", v.name, i+1, r.failures(), r.seconds, r.holds)
-			failed = append(failed, r.failures())
-			times = append(times, fmt.Sprintf("%.1f s", r.seconds))
-			secs = append(secs, r.seconds)
-			for _, h := range r.holds {
-				holds = append(holds, fmt.Sprintf("%.1f", h))
-			}
-		}
-		name := v.name
-		if len(holds) > 0 {
-			name += fmt.Sprintf(" (app TERM after the sidecar's last request, each pod: %s s)", strings.Join(holds, ", "))
-		}
-		median := "-"
-		if len(secs) > 0 {
-			sort.Float64s(secs)
-			median = fmt.Sprintf("%.1f s", secs[len(secs)/2])
-		}
-		fmt.Printf("| %s | %s | %s | %s |\n", name, strings.Join(failed, "; "), strings.Join(times, ", "), median)
+func seconds(xs []float64) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, fmt.Sprintf("%.1fs", x))
 	}
+	return strings.Join(s, ", ")
+}
+
+// benchRollout runs each variant named in keys (all when empty) runs times,
+// one rollout after another of one Deployment, and saves each run's trace
+// in dir, for report (make bench-rollout).
+func benchRollout(k *kube, runs int, keys []string, dir string) error {
+	var variants []rolloutVariant
+	for _, key := range keys {
+		v, ok := rolloutVariantByKey(key)
+		if !ok {
+			return fmt.Errorf("no rollout variant %q", key)
+		}
+		variants = append(variants, v)
+	}
+	if len(keys) == 0 {
+		variants = rolloutVariants()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, v := range variants {
+		ns := "bench-" + v.key
+		url, err := deploy(k, ns, v)
+		if err != nil {
+			k.clear(ns)
+			return fmt.Errorf("%s: %v", v.name, err)
+		}
+		for i := range runs {
+			r, err := rolloutOnce(k, ns, v, url)
+			if err != nil {
+				k.clear(ns)
+				return fmt.Errorf("%s, run %d: %v", v.name, i+1, err)
+			}
+			name := fmt.Sprintf("%s-minsync%s-%02d.json", v.key, r.trace.MinSyncPeriod, i+1)
+			if err := r.trace.saveAs(filepath.Join(dir, name)); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "bench-rollout: %s (minSyncPeriod %s), run %d: %s, %.1fs, holds %s\n",
+				v.name, r.trace.MinSyncPeriod, i+1, r.failures(), r.seconds, seconds(r.trace.holds()))
+		}
+		k.clear(ns)
+	}
+	return nil
 }
