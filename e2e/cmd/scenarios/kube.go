@@ -150,6 +150,39 @@ func (k *kube) createJob(ns, name string, p pod, backoffLimit int32) error {
 	return err
 }
 
+// programmed waits until kube-proxy's rules take new connections to the
+// Service at ip:port on to its endpoints. Nothing may be sent to a
+// ClusterIP before then: the kernel tracks a connection sent to it while
+// no rule translates its address as one to the ClusterIP itself, and keeps
+// that entry (SYN_SENT, two minutes); a later connection from the same
+// source port, which the runner's load reuses within seconds, is taken for
+// a retransmission of it, goes untranslated to an address nothing answers,
+// and fails with "no route to host", whatever the pods do.
+func programmed(ip string, port int) error {
+	want := []string{"-d " + ip + "/32", "--dport " + strconv.Itoa(port) + " ", "-j KUBE-SVC-"}
+	return poll(60*time.Second, "kube-proxy rule for "+ip, func() (bool, error) {
+		out, err := exec.Command("iptables", "-w", "-t", "nat", "-S", "KUBE-SERVICES").Output()
+		if err != nil {
+			return false, nil
+		}
+		for _, rule := range strings.Split(string(out), "\n") {
+			if all(rule, want) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+func all(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s+" ", p) {
+			return false
+		}
+	}
+	return true
+}
+
 // remove deletes a pod through the API server, with the pod's own grace
 // period, as `kubectl delete pod --wait=false` does. It returns the moment,
 // on the shared clock.

@@ -150,6 +150,9 @@ func deploy(k *kube, ns string, v rolloutVariant) (string, error) {
 	if len(pods) != v.pods() {
 		return "", fmt.Errorf("Deployment available with %d pods, want %d", len(pods), v.pods())
 	}
+	if err := programmed(svc.Spec.ClusterIP, 80); err != nil {
+		return "", err
+	}
 	url := "http://" + svc.Spec.ClusterIP + ":80/"
 	return url, answeredByAll(url, pods)
 }

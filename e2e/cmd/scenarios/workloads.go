@@ -190,6 +190,9 @@ func service(k *kube) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := programmed(svc.Spec.ClusterIP, 80); err != nil {
+		return "", err
+	}
 	url := "http://" + svc.Spec.ClusterIP + ":80/"
 	// kube-proxy syncs its rules at most once a second, and may add the
 	// endpoints over more than one sync: the Service is ready once every
