@@ -43,7 +43,7 @@ func flagSet(c *Config) *pflag.FlagSet {
 	fs.VarP(&rewriteTable{to: c.Rewrite, rules: map[syscall.Signal]string{}}, "rewrite", "r", "deliver signal TO when FROM arrives (names or numbers), repeatable; TO=0 drops FROM")
 	boolFlag(fs, &c.ProcessGroup, "process-group", "g", "start the command in its own process group and signal the whole group")
 	fs.Var((*duration)(&c.TermDelay), "term-delay", "hold the stop signal (the first SIGTERM, SIGINT or SIGQUIT) this long while the command keeps serving")
-	fs.Var((*duration)(&c.DrainQuiet), "drain-quiet", "with --term-delay: deliver the stop signal once the listening sockets below proxy-await have had no traffic for this long")
+	fs.Var((*duration)(&c.DrainQuiet), "drain-quiet", "with --term-delay: deliver the stop signal once the listening sockets below proxy-await have had no traffic for this long, or longer while new connections come further apart")
 	fs.Var(portList{&c.DrainPorts}, "drain-ports", "with --drain-quiet: watch these local TCP ports instead, comma-separated")
 	fs.Var((*probePort)(&c.ProbePort), "probe-port", "serve the pod's probes on `PORT` (/ready, /live, /startup), so that the drain never counts them as traffic")
 	fs.Var((*appProbe)(&c.AppProbe), "app-probe", "with --probe-port: the app's own check, http://127.0.0.1:PORT/PATH (2xx is healthy) or tcp:PORT")

@@ -80,6 +80,7 @@ func refreshPeriod(quiet time.Duration) time.Duration {
 
 // Watch tells when the watched listeners have gone quiet.
 type Watch struct {
+	holdC  chan struct{}
 	quietC chan struct{}
 	stopC  chan struct{}
 	done   chan struct{}
@@ -88,14 +89,38 @@ type Watch struct {
 	status Status
 }
 
-// Start watches the listeners that o names and closes Quiet() once they have
-// had no traffic for o.Quiet, counting from the start or from the latest
-// traffic. It logs drain_started once it follows the sockets, or one warning
-// when it cannot.
-func Start(o Options) *Watch {
-	w := &Watch{quietC: make(chan struct{}), stopC: make(chan struct{}), done: make(chan struct{})}
+// Learn follows the listeners that o names from now on, silently, and
+// records when new connections from outside the pod arrive: the quiet
+// period that Hold then waits for is o.Quiet, or longer when they came
+// further apart (see arrivals.quiet). It costs a look at the listening
+// sockets a second and one report from the kernel for each connection to
+// them that closes.
+func Learn(o Options) *Watch {
+	w := &Watch{holdC: make(chan struct{}), quietC: make(chan struct{}), stopC: make(chan struct{}), done: make(chan struct{})}
 	go w.run(o)
 	return w
+}
+
+// Start is Learn and Hold at once, for a watch with no time to learn.
+func Start(o Options) *Watch {
+	w := Learn(o)
+	w.Hold()
+	return w
+}
+
+// Hold begins the hold: the watch closes Quiet() once the listeners have had
+// no traffic for the quiet period, counting from now or from the latest
+// traffic. It logs drain_started once it follows the sockets, or one warning
+// when it cannot. A nil Watch holds nothing.
+func (w *Watch) Hold() {
+	if w == nil {
+		return
+	}
+	select {
+	case <-w.holdC:
+	default:
+		close(w.holdC)
+	}
 }
 
 // Quiet is closed once the listeners have been quiet; nil on a nil Watch.
@@ -140,11 +165,8 @@ func (w *Watch) run(o Options) {
 		return
 	}
 	defer d.close()
-	feed, err := newDestroyFeed()
-	if err != nil {
-		o.Logger.Warn("cannot follow closed connections: connections shorter than the quiet period may be missed",
-			"event", "drain_degraded", "error", err.Error())
-	} else {
+	feed, feedErr := newDestroyFeed()
+	if feedErr == nil {
 		defer feed.close()
 	}
 	s := newSockets(o, d, feed)
@@ -157,17 +179,30 @@ func (w *Watch) run(o Options) {
 	timer.Stop()
 	defer timer.Stop()
 	v := &watcher{Watch: w, o: o, log: o.Logger, s: s, timer: timer, warned: map[string]bool{}}
+	if !v.learn(feed) {
+		return
+	}
+	if feedErr != nil {
+		o.Logger.Warn("cannot follow closed connections: connections shorter than the quiet period may be missed",
+			"event", "drain_degraded", "error", feedErr.Error())
+	}
 	if err := v.look(true, false); err != nil {
 		w.giveUp(o.Logger, "find the listening sockets", err)
 		return
 	}
-	w.publish(s, v.following())
+	w.publish(s, v.following(), v.quietPeriod())
 	v.loop(feed)
 }
 
 // giveUp is the watch without its sockets: it cannot tell quiet from busy,
-// so it never fires, and --term-delay decides.
+// so it never fires, and --term-delay decides. It says so when the hold
+// begins.
 func (w *Watch) giveUp(log *slog.Logger, what string, err error) {
+	select {
+	case <-w.holdC:
+	case <-w.stopC:
+		return
+	}
 	log.Warn("cannot "+what+": holding the stop signal for the whole --term-delay", "event", "drain_failed",
 		"error", err.Error())
 	<-w.stopC
@@ -213,6 +248,43 @@ func (v *watcher) first(event string) bool {
 	return !was
 }
 
+// learn follows the listeners until the hold begins, records the new
+// connections from outside the pod as their reports come, and says nothing:
+// what it cannot see, it says when the hold begins. It returns false when
+// the watch was stopped first.
+func (v *watcher) learn(feed *destroyFeed) bool {
+	_, _ = v.s.findListeners(true) // looked at again when the hold begins
+	refresh := time.NewTicker(time.Second)
+	defer refresh.Stop()
+	var events <-chan destroyed
+	if feed != nil {
+		events = feed.c
+	}
+	for {
+		select {
+		case <-v.stopC:
+			v.stopped()
+			return false
+		case <-v.holdC:
+			return true
+		case e, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			v.s.destroyed(e)
+		case <-refresh.C:
+			_, _ = v.s.findListeners(false)
+		}
+	}
+}
+
+// quietPeriod is the quiet period the hold waits for: o.Quiet, or longer
+// for the arrivals seen so far.
+func (v *watcher) quietPeriod() time.Duration {
+	return v.s.arrivals.quiet(v.o.Quiet, v.o.TermDelay)
+}
+
 func (v *watcher) loop(feed *destroyFeed) {
 	var refresh <-chan time.Time
 	if len(v.o.Ports) == 0 {
@@ -248,7 +320,7 @@ func (v *watcher) loop(feed *destroyFeed) {
 				return
 			}
 		}
-		v.publish(v.s, v.following())
+		v.publish(v.s, v.following(), v.quietPeriod())
 	}
 }
 
@@ -310,8 +382,15 @@ func (v *watcher) arm() error {
 		return err
 	}
 	v.state = armed
-	v.timer.Reset(time.Until(v.s.last.Add(v.o.Quiet)))
-	attrs := []any{"event", "drain_started", "connections", len(v.s.conns), "drain_quiet", v.o.Quiet}
+	quiet := v.quietPeriod()
+	v.timer.Reset(time.Until(v.s.last.Add(quiet)))
+	attrs := []any{"event", "drain_started", "connections", len(v.s.conns), "drain_quiet", quiet}
+	if quiet > v.o.Quiet {
+		// New connections from outside came further apart than
+		// --drain-quiet: a pause that long would not say they stopped.
+		n, mean, longest := v.s.arrivals.gaps()
+		attrs = append(attrs, "gaps", n, "mean_gap", mean.Round(time.Millisecond), "longest_gap", longest.Round(time.Millisecond))
+	}
 	if len(v.o.Ports) > 0 {
 		attrs = append(attrs, "ports", v.s.listenerList())
 	} else {
@@ -329,10 +408,10 @@ func (v *watcher) timerEnded() {
 	if v.state != settling && !v.lookAgain() {
 		return
 	}
-	switch d := time.Until(v.s.last.Add(v.o.Quiet)); {
+	switch d := time.Until(v.s.last.Add(v.quietPeriod())); {
 	case d > 0:
 		v.log.Debug("traffic: the quiet period starts again", "event", "drain_traffic",
-			"connections", len(v.s.conns), "since_traffic", since(v.s.last))
+			"connections", len(v.s.conns), "since_traffic", since(v.s.last), "drain_quiet", v.quietPeriod())
 		v.state = armed
 		v.timer.Reset(d)
 	case v.state == armed:
@@ -372,11 +451,11 @@ func (v *watcher) stillHolding() {
 
 // quiet says the listeners are quiet, and waits for Stop.
 func (v *watcher) quiet() {
-	v.publish(v.s, v.following())
+	v.publish(v.s, v.following(), v.quietPeriod())
 	close(v.quietC)
 	<-v.stopC
 	_ = v.s.lookAtConnections()
-	v.publish(v.s, v.following())
+	v.publish(v.s, v.following(), v.quietPeriod())
 }
 
 // stopped ends the watch on Stop, with a last look at the connections.
@@ -384,13 +463,13 @@ func (v *watcher) stopped() {
 	if v.following() {
 		_ = v.s.lookAtConnections()
 	}
-	v.publish(v.s, v.following())
+	v.publish(v.s, v.following(), v.quietPeriod())
 }
 
-func (w *Watch) publish(s *sockets, armed bool) {
+func (w *Watch) publish(s *sockets, armed bool, quiet time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.status = Status{Armed: armed, Connections: len(s.conns), LastTraffic: s.last, LastPinned: s.pinned}
+	w.status = Status{Armed: armed, Quiet: quiet, Connections: len(s.conns), LastTraffic: s.last, LastPinned: s.pinned}
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
@@ -410,6 +489,8 @@ type sockets struct {
 	listeners map[uint16][]netip.Addr // by port; an unspecified address for a wildcard bind
 	checked   map[uint32]int          // socket inodes looked for below the root: the readable process that holds it, or 0
 	conns     map[uint64]uint64       // connections by cookie: bytes received at the last look
+	looked    bool                    // the connections were looked at before: one not seen then is new
+	arrivals  arrivals                // the latest new connections from outside the pod
 	udp       []sock                  // the unconnected UDP sockets, at the last walk
 	udpErr    error                   // why the UDP sockets could not be listed, at the last walk
 	blind     *unseen                 // traffic the watch cannot see, at the last look
@@ -571,19 +652,25 @@ func (s *sockets) lookAtConnections() error {
 		}
 		s.conns[c.cookie] = c.bytesIn
 		prev, seen := old[c.cookie]
-		s.saw(c, seen, prev, at)
+		s.saw(c, seen, prev, at, s.looked)
 	}
+	s.looked = true
 	return nil
 }
 
 // saw records what a look at connection c shows, at: prev is its byte count
 // at the look before, if seen then. A connection not seen before is new, and
 // traffic wherever it comes from; data on one seen before is traffic from
-// inside the pod, and pinned (not traffic) from outside it.
-func (s *sockets) saw(c sock, seen bool, prev uint64, at time.Time) {
+// inside the pod, and pinned (not traffic) from outside it. A new connection
+// from outside the pod is an arrival too when fresh says it opened since the
+// watch began to look (the first look finds connections of any age).
+func (s *sockets) saw(c sock, seen bool, prev uint64, at time.Time, fresh bool) {
 	switch {
 	case !seen:
 		s.traffic(lastData(c, at))
+		if fresh && !s.inside(c.peer.Addr()) {
+			s.arrivals.add(lastData(c, at))
+		}
 	case c.hasInfo && c.bytesIn == prev:
 		// nothing received since
 	case s.inside(c.peer.Addr()):
@@ -633,7 +720,7 @@ func (s *sockets) destroyed(e destroyed) {
 	case s.ours(e.sock):
 		prev, seen := s.conns[e.cookie]
 		delete(s.conns, e.cookie)
-		s.saw(e.sock, seen, prev, e.at)
+		s.saw(e.sock, seen, prev, e.at, true)
 	}
 }
 

@@ -12,6 +12,12 @@ type Watch struct{}
 // Start returns nil: there is nothing to watch with.
 func Start(Options) *Watch { return nil }
 
+// Learn returns nil: there is nothing to watch with.
+func Learn(Options) *Watch { return nil }
+
+// Hold does nothing.
+func (*Watch) Hold() {}
+
 // Quiet is never closed.
 func (*Watch) Quiet() <-chan struct{} { return nil }
 

@@ -44,7 +44,7 @@ func (s *supervisor) stopping(sig syscall.Signal) {
 		// The keypress reached the child already: it cannot be held, and
 		// sending it again would read as a second keypress.
 		s.stop = sig
-		s.phase = stopping
+		s.endHold()
 		s.armKill()
 	case s.TermDelay > 0:
 		s.stop = sig
@@ -56,7 +56,8 @@ func (s *supervisor) stopping(sig syscall.Signal) {
 }
 
 // holdStop holds the stop signal for --term-delay, and with --drain-quiet
-// starts the watch that may end the hold sooner.
+// tells the watch that has followed the listeners since the child started
+// (learn) that it may end the hold sooner.
 func (s *supervisor) holdStop() {
 	s.phase = holding
 	s.hold = time.NewTimer(s.TermDelay)
@@ -66,14 +67,23 @@ func (s *supervisor) holdStop() {
 		attrs = append(attrs, "drain_quiet", s.DrainQuiet)
 	}
 	s.Logger.Info("holding "+name+" while the child keeps serving", attrs...)
-	if s.DrainQuiet > 0 {
-		// Every process below proxy-await: the child's tree, and the
-		// orphans reparented to proxy-await (a server that daemonized).
-		// proxy-await's own sockets (the probes it serves) and its
-		// checks of the app are not traffic.
-		s.drain = drain.Start(drain.Options{Root: os.Getpid(), Self: os.Getpid(), Own: s.Own,
-			Ports: s.DrainPorts, Quiet: s.DrainQuiet, Logger: s.Logger})
+	s.drain.Hold()
+}
+
+// learn starts, with --drain-quiet, the watch of the child's listeners, so
+// that by the stop signal it knows how far apart new connections come: the
+// quiet period it then waits for is --drain-quiet, or longer for a service
+// whose clients connect more seldom.
+func (s *supervisor) learn() {
+	if s.DrainQuiet == 0 || s.TermDelay == 0 {
+		return
 	}
+	// Every process below proxy-await: the child's tree, and the orphans
+	// reparented to proxy-await (a server that daemonized). proxy-await's
+	// own sockets (the probes it serves) and its checks of the app are not
+	// traffic.
+	s.drain = drain.Learn(drain.Options{Root: os.Getpid(), Self: os.Getpid(), Own: s.Own,
+		Ports: s.DrainPorts, Quiet: s.DrainQuiet, TermDelay: s.TermDelay, Logger: s.Logger})
 }
 
 // deliverStop ends any hold and delivers the stop signal as its rewrite,
@@ -87,7 +97,7 @@ func (s *supervisor) deliverStop(why string) {
 // the watch's words of why.
 func (s *supervisor) deliverQuiet() {
 	drained := s.endHold()
-	s.deliver(drained.Reason(s.DrainQuiet), drained)
+	s.deliver(drained.Reason(), drained)
 }
 
 // endHold stops the hold's timer and its watch, and returns what the watch

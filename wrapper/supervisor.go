@@ -112,6 +112,7 @@ func run(cfg Config, sigs <-chan os.Signal) (int, error) {
 		s.target = -s.pid
 	}
 	cfg.Logger.Debug("child started", "event", "child_started", "child_pid", s.pid)
+	s.learn()
 	return s.loop(sigs)
 }
 
@@ -139,7 +140,7 @@ type supervisor struct {
 	sentSIGSTOP bool           // a SIGSTOP was sent whose stop the child has not reported yet
 	hold        *time.Timer    // ends the hold of the stop signal (--term-delay); nil when none is held
 	kill        *time.Timer    // --kill-after; nil until the stop signal is delivered
-	drain       *drain.Watch   // --drain-quiet; nil when not draining
+	drain       *drain.Watch   // --drain-quiet, from the child's start until the hold ends; nil when not draining
 }
 
 func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {

@@ -170,6 +170,34 @@ func (Tests) TestDrainNewConnectionsOutsideThePod(t *testing.T) {
 	assert.Contains(t, p.stderr.String(), `reason="no traffic for 1.5s"`)
 }
 
+// A service whose clients connect seldom is not taken for quiet between two
+// of their connections while the endpoint removal spreads: the watch
+// follows the listeners from the child's start, and holds the stop signal
+// until new connections from outside the pod have paused far longer than
+// they did (16.8 mean gaps here, see drain's arrivals), not for
+// --drain-quiet alone.
+func (Tests) TestDrainSparseConnectionsOutsideThePod(t *testing.T) {
+	const gap = 300 * time.Millisecond
+	p := startPod(t, "http", []string{"--term-delay", "1m", "--drain-quiet", "100ms"}, "@", drainAddr, podAddr)
+	url := "http://" + podAddr + "/"
+	testutil.Requests(t, p.fresh, url, 10*gap, gap, 1)
+	p.signal(syscall.SIGTERM)
+	p.waitLog("holding the stop signal until the listeners have no traffic")
+	// They go on as before while the endpoint removal spreads: every one is
+	// answered.
+	sent, _ := testutil.Requests(t, p.fresh, url, 4*gap, gap, 1)
+	got := p.signalAt("SIGTERM")
+	assert.Greater(t, got.Sub(sent), 15*gap, "SIGTERM no sooner than 15 gaps after the last connection")
+	assert.Less(t, got.Sub(sent), 40*gap+testutil.LateBound, "SIGTERM once the connections paused that long, not at --term-delay")
+	assert.Equal(t, 0, p.wait())
+	p.expectLog(
+		`proxy-await: holding SIGTERM while the child keeps serving signal=SIGTERM term_delay=1m0s drain_quiet=100ms`,
+		`proxy-await: holding the stop signal until the listeners have no traffic connections=\d+ drain_quiet=\S+ gaps=\d+ mean_gap=\S+ longest_gap=\S+ listeners="`+podAddr+` `+drainAddr+`"`,
+		`proxy-await: delivering termination signal signal=SIGTERM child_pid=\d+ reason="no traffic for \S+" connections=\d+ since_traffic=\S+`,
+		`proxy-await: child exited child_pid=\d+ exit_code=0`,
+	)
+}
+
 // probeAddr is where proxy-await serves the pod's probes in the tests.
 const probeAddr = "127.0.0.1:8082"
 
