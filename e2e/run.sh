@@ -73,7 +73,10 @@ up=$(date +%s)
 # script and the runner, and the trap's TERM would miss the runner.
 bench=""
 if [ -n "${E2E_BENCH_ROLLOUT:-}" ]; then
-	bench="-bench-rollout $E2E_BENCH_ROLLOUT -traces ${E2E_ROLLOUT_TRACES:-$CACHE/rollouts} -variants ${E2E_ROLLOUT_VARIANTS:-}"
+	bench="-bench-rollout $E2E_BENCH_ROLLOUT -traces ${E2E_ROLLOUT_TRACES:-$CACHE/rollouts}"
+	if [ -n "${E2E_ROLLOUT_VARIANTS:-}" ]; then
+		bench="$bench -variants $E2E_ROLLOUT_VARIANTS"
+	fi
 fi
 # shellcheck disable=SC2086
 nsenter --net="/run/netns/$NETNS" "$BIN/scenarios" -run "$RUN" -kubectl "$BIN/kubectl" \
