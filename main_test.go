@@ -2,9 +2,6 @@ package main
 
 import (
 	"errors"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -17,11 +14,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/diff"
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/fakeproxy"
 	"github.com/proxy-await/proxy-await/internal/testchild"
-	"github.com/proxy-await/proxy-await/tests/process"
 )
 
 // commands are the programs this test binary is, by the name it runs
@@ -49,38 +44,13 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, commands)
 }
 
-// TestProcess runs the process-level tests of tests/process, with this
-// binary as proxy-await, the fake proxy and the children: signals,
-// terminals, PID 1, the drain, HAProxy, the sidecars, faults.
-func TestProcess(t *testing.T) {
-	process.Run(t)
-}
-
-// A test in tests/process is a method of process.Tests: a plain func
-// TestX there compiles, and no test binary ever runs it.
-func TestProcessTestsAreMethods(t *testing.T) {
-	files, err := filepath.Glob("tests/process/*.go")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, f := range files {
-		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.SkipObjectResolution)
-		require.NoError(t, err)
-		for _, d := range file.Decls {
-			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") {
-				t.Errorf("%s: func %s runs nowhere: write it as func (Tests) %s(t *testing.T)", f, fn.Name.Name, fn.Name.Name)
-			}
-		}
-	}
-}
-
 // TestScripts runs the command-line scenarios in testdata/script, one file
 // a scenario, named after it (go test -run TestScripts/usage-boolean-trap):
 // what a user types and what proxy-await answers, as testscript files in
 // the manner of Go's own cmd tests. A proxy that turns ready while
 // proxy-await waits is proxy -ready-after-probes N, which counts probes,
 // not time. Scenarios that need a signal at a moment, terminals, PID 1 or
-// servers the fake proxy cannot play are Go tests in tests/process
-// (TestProcess).
+// servers the fake proxy cannot play are Go tests in package lifecycle.
 //
 // Besides testscript's own commands (exec, stdout, stderr, cmp, exists, ...):
 //

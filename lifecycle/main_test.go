@@ -1,7 +1,9 @@
 package lifecycle_test
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -37,5 +39,25 @@ func TestMain(m *testing.M) {
 		testchild.DetachTerminal()
 		testchild.UnignoreSignals()
 	}
-	testscript.Main(m, commands)
+	testscript.Main(tests{m}, commands)
+}
+
+// tests are this package's tests as testscript.Main runs them once the
+// commands are on PATH: proxy-await is found there, and what the tests
+// share is removed after the last.
+type tests struct{ m *testing.M }
+
+func (ts tests) Run() int {
+	path, err := exec.LookPath("proxy-await")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	proxyAwaitBin = path
+	defer func() {
+		if public.dir != "" {
+			os.RemoveAll(public.dir)
+		}
+	}()
+	return ts.m.Run()
 }

@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 // What counts as traffic in a pod: clients outside the pod that cannot
 // follow the endpoint removal, the kubelet's probes, proxy-await's own check
@@ -132,7 +132,7 @@ func (s *sender) end(held time.Time) (time.Time, []error) {
 // its requests end the hold no sooner than the app's SIGTERM does. Once no
 // new connection has come for --drain-quiet, proxy-await delivers SIGTERM
 // while it still sends, and says why.
-func (Tests) TestDrainPinnedClientOutsideThePod(t *testing.T) {
+func TestDrainPinnedClientOutsideThePod(t *testing.T) {
 	p := startPod(t, "http", drainFlags, "@", drainAddr, podAddr)
 	url := "http://" + podAddr + "/"
 	require.NoError(t, testutil.Round(p.outside, url, 1), "the kept-alive connection")
@@ -157,7 +157,7 @@ func (Tests) TestDrainPinnedClientOutsideThePod(t *testing.T) {
 
 // New connections from outside the pod are traffic: the endpoint removal
 // has not reached their balancer yet.
-func (Tests) TestDrainNewConnectionsOutsideThePod(t *testing.T) {
+func TestDrainNewConnectionsOutsideThePod(t *testing.T) {
 	p := startPod(t, "http", drainFlags, "@", drainAddr, podAddr)
 	url := "http://" + podAddr + "/"
 	p.signal(syscall.SIGTERM)
@@ -177,7 +177,7 @@ const probeAddr = "127.0.0.1:8082"
 // --probe-port its probes reach proxy-await, which checks the app on the
 // watched port itself: neither is traffic, and /ready answers 503 from the
 // stop signal on.
-func (Tests) TestDrainProbesThroughProbePort(t *testing.T) {
+func TestDrainProbesThroughProbePort(t *testing.T) {
 	args := append([]string{"--probe-port", "8082", "--app-probe", "http://" + drainAddr + "/"}, drainFlags...)
 	d := startDrained(t, "http", args, "@", drainAddr)
 	probe := func(path string) int {
