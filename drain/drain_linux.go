@@ -399,10 +399,10 @@ func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisec
 // Only the watch's goroutine touches it.
 type sockets struct {
 	diag      *dumper
-	feed      *destroyFeed // nil without the destroy reports
-	fixed     []uint16     // --drain-ports: these, and no process walk
-	self      int          // proxy-await's own process: its sockets are never watched
-	own       func(netip.AddrPort) bool
+	feed      *destroyFeed            // nil without the destroy reports
+	fixed     []uint16                // --drain-ports: these, and no process walk
+	self      int                     // proxy-await's own process: its sockets are never watched
+	own       Owner                   // the connections proxy-await opened itself; nil: none
 	local     map[netip.Addr]bool     // the network namespace's addresses; nil when unknown: every peer is inside
 	procs     *procs                  // the processes below the root
 	last      time.Time               // the latest traffic, or the start
@@ -655,7 +655,7 @@ func lastData(c sock, at time.Time) time.Time {
 func (s *sockets) ours(c sock) bool {
 	return slices.ContainsFunc(s.listeners[c.port], func(ip netip.Addr) bool {
 		return ip.IsUnspecified() || ip == c.ip
-	}) && (s.own == nil || !s.own(c.peer))
+	}) && (s.own == nil || !s.own.Own(c.peer))
 }
 
 // listenerList is "127.0.0.1:8080 [::]:9090", or "8080 9090" for fixed

@@ -141,7 +141,7 @@ func awaitProxy(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor) (co
 
 // runChild runs the command to its end and returns its exit code.
 func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probes *probes.Server) int {
-	code, err := sup.Run(wrapper.Config{
+	cfg := wrapper.Config{
 		Args:         c.Command,
 		Rewrite:      c.Rewrite,
 		ProcessGroup: c.ProcessGroup,
@@ -152,9 +152,11 @@ func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probe
 		WaitAll:      c.WaitAll,
 		Logger:       log,
 		OwnSignal:    ownSignal,
-		OnStop:       probes.Stopping,
-		Own:          probes.Own,
-	})
+	}
+	if probes != nil { // served on --probe-port
+		cfg.Probes = probes
+	}
+	code, err := sup.Run(cfg)
 	var startErr *wrapper.StartError
 	switch {
 	case errors.As(err, &startErr):

@@ -33,11 +33,11 @@ func (s *supervisor) onStopSignal(sig syscall.Signal) {
 	}
 }
 
-// stopping receives the stop signal: it tells OnStop, then holds or
+// stopping receives the stop signal: it tells the probes, then holds or
 // delivers it.
 func (s *supervisor) stopping(sig syscall.Signal) {
-	if s.OnStop != nil {
-		s.OnStop()
+	if s.Probes != nil {
+		s.Probes.Stopping()
 	}
 	switch {
 	case s.fromTerminal(sig):
@@ -71,7 +71,7 @@ func (s *supervisor) holdStop() {
 		// orphans reparented to proxy-await (a server that daemonized).
 		// proxy-await's own sockets (the probes it serves) and its
 		// checks of the app are not traffic.
-		s.drain = drain.Start(drain.Options{Root: os.Getpid(), Self: os.Getpid(), Own: s.Own,
+		s.drain = drain.Start(drain.Options{Root: os.Getpid(), Self: os.Getpid(), Own: s.Probes,
 			Ports: s.DrainPorts, Quiet: s.DrainQuiet, Logger: s.Logger})
 	}
 }
