@@ -10,7 +10,6 @@
 package wrapper
 
 import (
-	"log/slog"
 	"os"
 	"os/exec"
 	"syscall"
@@ -29,12 +28,6 @@ type Config struct {
 	DrainPorts   []uint16                          // with DrainQuiet: watch these ports, not the listeners below proxy-await
 	KillAfter    time.Duration                     // SIGKILL this long after the stop signal is delivered
 	WaitAll      time.Duration                     // after the child exits, end what it left behind within this long
-	Logger       *slog.Logger
-
-	// OwnSignal says whether a received signal is one proxy-await raised
-	// itself (a SIGPIPE from writing its log to a pipe with no reader left):
-	// such a signal is not forwarded. nil: none is.
-	OwnSignal func(syscall.Signal) bool
 
 	// Probes are the pod's probes that proxy-await serves; nil: none.
 	Probes Probes
