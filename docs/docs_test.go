@@ -79,12 +79,11 @@ func loggedEvents(t *testing.T) []string {
 }
 
 // notProduct are the directories of the module whose Go files are not part
-// of the proxy-await binary: test fixtures and helpers, the process-level
-// tests, the benchmarks, the release tooling and the kubelet scenarios (a
-// module of their own).
+// of the proxy-await binary: test fixtures and helpers, the benchmarks, the
+// release tooling and the kubelet scenarios (a module of their own).
 var notProduct = map[string]bool{
 	"testdata": true, "internal/testutil": true, "internal/testchild": true,
-	"internal/fakeproxy": true, "internal/manifesttest": true, "tests": true,
+	"internal/fakeproxy": true, "internal/manifesttest": true,
 	"e2e": true, "bench": true, "scripts": true,
 }
 
@@ -120,7 +119,7 @@ func TestProductFiles(t *testing.T) {
 	for _, f := range productFiles(t) {
 		dirs[filepath.ToSlash(filepath.Dir(f))] = true
 	}
-	for _, want := range []string{".", "config", "readiness", "wrapper", "drain", "shutdown",
+	for _, want := range []string{".", "lifecycle", "config", "readiness", "wrapper", "drain", "shutdown",
 		"internal/answer", "internal/exitcode", "internal/logging", "internal/proctree"} {
 		assert.True(t, dirs[want], "productFiles misses %s", want)
 	}

@@ -104,7 +104,7 @@ func TestDocsCheckExample(t *testing.T) {
 
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(manifest), 0o644))
-	// As proxy-await runs --check (main.go), in the manifest's directory.
+	// As proxy-await runs --check (lifecycle.Main), in the manifest's directory.
 	t.Chdir(dir)
 	cfg, err := config.ParseEnviron("proxy-await", strings.Fields(args), nil)
 	require.NoError(t, err)

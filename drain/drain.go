@@ -33,10 +33,10 @@ type Options struct {
 	// holds (the pod's probes it serves on --probe-port) are never watched.
 	// 0: none is left out.
 	Self int
-	// Own says whether an address is the local end of a connection that
-	// proxy-await opened (the app's checks behind --probe-port): such a
-	// connection to a watched socket is never traffic. nil: none is.
-	Own func(netip.AddrPort) bool
+	// Own knows the connections that proxy-await opened (the app's checks
+	// behind --probe-port): such a connection to a watched socket is never
+	// traffic. nil: none is.
+	Own Owner
 	// Quiet is how long the listeners must have had no traffic, at least:
 	// longer when new connections from outside the pod came further apart
 	// (see Learn).
@@ -46,6 +46,13 @@ type Options struct {
 	// for the end of the traffic.
 	TermDelay time.Duration
 	Logger    *slog.Logger
+}
+
+// An Owner knows the connections that proxy-await opened itself
+// (probes.Server).
+type Owner interface {
+	// Own says whether addr is the local end of one of them.
+	Own(addr netip.AddrPort) bool
 }
 
 // Status is what a Watch has seen, for the supervisor's logs.

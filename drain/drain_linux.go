@@ -16,48 +16,10 @@ import (
 // Supported says whether the watch works on this system.
 const Supported = true
 
-// How the watch sees traffic
-//
-// Traffic is a new connection to a watched listening TCP socket, or data
-// received on a connection to one from inside the pod: from a loopback
-// address or one of the network namespace's own (a sidecar proxy's pooled
-// connections). Data on a connection from outside the pod is not: a client
-// there reaches the pod through kube-proxy or a connection-level balancer,
-// whose rules move only new connections when the pod leaves the endpoints,
-// so a kept-alive client stays on the pod until the app closes its
-// connection after the stop signal. Waiting for it to stop would hold every
-// pod that carries one for the whole --term-delay. New connections from
-// outside, which the endpoint removal does stop, stay traffic, so the hold
-// lasts until they have stopped for the quiet period. Connections that
-// proxy-await opened itself (Options.Own) and sockets it holds
-// (Options.Self: the probes it serves) are never traffic. The kernel keeps, for every TCP socket,
-// the number of bytes it has received and the time since it last received
-// data (struct tcp_info's tcpi_bytes_received and tcpi_last_data_recv; for a
-// connection that never received data, the time since it was accepted).
-// sock_diag reports both without privilege, for the sockets that are open (a
-// dump) and for each socket as the kernel frees it (the
-// SKNLGRP_INET{,6}_TCP_DESTROY multicast, whose report carries the socket's
-// last tcp_info). Every connection is either open at a dump or reported as it
-// is freed, so none is missed, however short.
-//
-// The time since the last data places the latest traffic exactly, not at the
-// time of the look: the latest traffic is the most recent "now minus time
-// since the last data" over every connection looked at. So the watch needs to
-// look only when the quiet period would end: it dumps the connections then,
-// and either finds later traffic (and waits for the new end) or lets the
-// destroy reports in flight arrive for a moment and says quiet. Between those
-// looks it only reads the destroy reports as they come (a filter in the
-// kernel passes those of the watched ports alone) and, every refreshPeriod,
-// the short list of listening sockets, to find listeners opened after the
-// start. A listener found later counts as traffic at the moment the kernel's
-// filter begins to pass its reports: whatever it served before, it served
-// before then.
-//
-// A socket is known by its cookie, a number the kernel gives it for its whole
-// life. A connection seen before whose byte count has not grown is not looked
-// at again (its time since the last data says nothing new). If the kernel
-// drops destroy reports (ENOBUFS, a storm), the watch counts that as traffic
-// now, erring towards serving longer.
+// The watch dates the latest traffic by each connection's time since its
+// last data, so it needs to look only when the quiet period would end; how it
+// sees every connection, and what counts as traffic, is in
+// docs/graceful-termination.md ("How --drain-quiet sees traffic").
 
 const (
 	// statusPeriod is how often a long hold is logged.
@@ -478,10 +440,10 @@ func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisec
 // Only the watch's goroutine touches it.
 type sockets struct {
 	diag      *dumper
-	feed      *destroyFeed // nil without the destroy reports
-	fixed     []uint16     // --drain-ports: these, and no process walk
-	self      int          // proxy-await's own process: its sockets are never watched
-	own       func(netip.AddrPort) bool
+	feed      *destroyFeed            // nil without the destroy reports
+	fixed     []uint16                // --drain-ports: these, and no process walk
+	self      int                     // proxy-await's own process: its sockets are never watched
+	own       Owner                   // the connections proxy-await opened itself; nil: none
 	local     map[netip.Addr]bool     // the network namespace's addresses; nil when unknown: every peer is inside
 	procs     *procs                  // the processes below the root
 	last      time.Time               // the latest traffic, or the start
@@ -710,6 +672,7 @@ func localAddrs() map[netip.Addr]bool {
 
 // destroyed records a socket the kernel has freed: a connection is traffic
 // as a look would find it, a listener or a half-open connection is not.
+// Reports the kernel dropped are traffic now: the safe side is to serve on.
 func (s *sockets) destroyed(e destroyed) {
 	if e.lost {
 		s.traffic(e.at)
@@ -742,7 +705,7 @@ func lastData(c sock, at time.Time) time.Time {
 func (s *sockets) ours(c sock) bool {
 	return slices.ContainsFunc(s.listeners[c.port], func(ip netip.Addr) bool {
 		return ip.IsUnspecified() || ip == c.ip
-	}) && (s.own == nil || !s.own(c.peer))
+	}) && (s.own == nil || !s.own.Own(c.peer))
 }
 
 // listenerList is "127.0.0.1:8080 [::]:9090", or "8080 9090" for fixed

@@ -14,64 +14,10 @@ import (
 	"github.com/proxy-await/proxy-await/internal/proctree"
 )
 
-// How the watch finds the listeners of the processes below proxy-await
-//
-// sock_diag lists every listening socket of the network namespace, with its
-// inode and its owner (the filesystem uid of the process that created it,
-// at the time), but not the process that holds it. A process's
-// "socket:[INODE]" links in /proc/PID/fd say which are its own: readable
-// for a process of the same user that is dumpable, or with CAP_SYS_PTRACE.
-// Kubernetes gives a container's root no CAP_SYS_PTRACE, so a server
-// started through gosu, su-exec or setpriv, one that changed its own uid
-// (nginx's workers; HAProxy, named or postfix, which bind their ports as
-// root and then drop to another user), and one that is not dumpable (a
-// binary with file capabilities) hide their descriptors; their
-// /proc/PID/status, with their uids, stays readable.
-//
-// Seeing one socket of such a blind process is not seeing the process: a
-// server that binds its port as root, drops to another user and then opens
-// a stats port holds sockets of two owners, and the one that carries the
-// traffic is root's. So the watch follows every listening socket that could
-// be a blind process's. A process creates a socket as a user it is at that
-// moment, and it changes its user only with privilege: as root (or with
-// CAP_SETUID), or by executing a set-user-ID file. The users it can have
-// created its sockets as are therefore:
-//
-//   - its own (real, effective, saved and filesystem uid): a socket opened
-//     after the switch (gosu), or around a temporary one;
-//   - root: a process that dropped to another user was root before (or
-//     became root from a set-user-ID file), and a server binds its
-//     privileged port as root before it drops;
-//   - those it ran as before it changed its user: what it inherited from the
-//     process that started it, one of the processes above it below
-//     proxy-await, or proxy-await itself. A readable process runs as
-//     proxy-await's user (that is what makes it readable), so these are
-//     proxy-await's users and those of the blind processes above it.
-//
-// Over every blind process, that is root, proxy-await's users and the
-// users of the blind processes (owners), the same for all of them: the
-// watch follows every listening socket that no readable process below
-// proxy-await holds and that one of those users created. A blind process's
-// sockets that a readable one holds as well (a worker serving on its
-// master's listener, as nginx's and Apache httpd's prefork workers do) are
-// followed as the readable one's. So a blind process is accounted for:
-// every listening socket that could be its is followed. One that turns out
-// not to be its (another container of the pod running as one of those
-// users or as root; with hostNetwork, the node's root listeners) only makes
-// the hold longer, the safe side. Left out are sockets created as a user
-// that no process below proxy-await is any more: by root that set its
-// effective uid to a third user for a while, or by a set-user-ID file of
-// another owner than root, or one passed in by a process outside the tree.
-// Servers do not create their listeners so.
-//
-// UDP is traffic the watch cannot see. A UDP socket with a local port and
-// no peer (a DNS, QUIC or syslog server's; a connected one, such as a
-// resolver's query, is a client's) that a readable process below
-// proxy-await holds, or that one of the owners created while a blind
-// process is below proxy-await, makes the watch blind. A client that sends
-// from an unconnected socket (some statsd clients) looks the same: the
-// safe side again. UDP sockets come and go with every unconnected client,
-// so the watch lists them only when it walks the processes.
+// A process whose descriptors cannot be read (blind) is followed through
+// every listening socket created as a user it could have created it as
+// (owners): docs/graceful-termination.md ("It never guesses quiet") says who
+// those are, and why this errs only towards a longer hold.
 
 // procs is what the watch knows of the processes below the root.
 type procs struct {

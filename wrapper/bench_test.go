@@ -10,7 +10,7 @@ import (
 // The rewrite lookup runs for every forwarded signal: once for a rewritten
 // signal, once for one that passes unchanged.
 func BenchmarkRewriteLookup(b *testing.B) {
-	s := &supervisor{Config: Config{Rewrite: map[syscall.Signal]syscall.Signal{
+	s := &Supervisor{cfg: Config{Rewrite: map[syscall.Signal]syscall.Signal{
 		syscall.SIGTERM: syscall.SIGUSR1,
 		syscall.SIGHUP:  0,
 	}}}
@@ -49,10 +49,10 @@ func BenchmarkStop(b *testing.B) {
 func BenchmarkRunTrue(b *testing.B) {
 	sigs := Notify()
 	defer Stop(sigs)
-	cfg := Config{Args: []string{"/bin/true"}, Logger: logging.Discard()}
+	cfg := Config{Args: []string{"/bin/true"}}
 	b.ReportAllocs()
 	for b.Loop() {
-		code, err := run(cfg, sigs)
+		code, err := (&Supervisor{sigs: sigs, log: logging.Discard()}).Run(cfg)
 		if err != nil || code != 0 {
 			b.Fatalf("Run = %d, %v", code, err)
 		}

@@ -23,7 +23,7 @@ func runOut(t *testing.T, args ...string) (int, string, *StartError) {
 	require.NoError(t, err)
 	defer out.Close()
 	sigs := Notify()
-	code, err := run(Config{Args: args, Logger: logging.Discard(), Stdout: out}, sigs)
+	code, err := (&Supervisor{sigs: sigs, log: logging.Discard()}).Run(Config{Args: args, Stdout: out})
 	Stop(sigs)
 	if err != nil {
 		var se *StartError

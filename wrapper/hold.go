@@ -16,10 +16,10 @@ import (
 // ends the hold and is not delivered itself: one stop, one signal. After
 // that they are forwarded as any other signal. A signal rewritten to 0 is
 // dropped, and is no stop signal.
-func (s *supervisor) onStopSignal(sig syscall.Signal) {
+func (s *Supervisor) onStopSignal(sig syscall.Signal) {
 	switch {
 	case s.rewrite(sig) == 0:
-		s.Logger.Debug("dropped signal (rewritten to 0)", "event", "signal_dropped", "signal", signals.Name(sig))
+		s.log.Debug("dropped signal (rewritten to 0)", "event", "signal_dropped", "signal", signals.Name(sig))
 	case s.phase == holding:
 		why := signals.Name(sig) + " received"
 		if sig == s.stop {
@@ -33,11 +33,11 @@ func (s *supervisor) onStopSignal(sig syscall.Signal) {
 	}
 }
 
-// stopping receives the stop signal: it tells OnStop, then holds or
+// stopping receives the stop signal: it tells the probes, then holds or
 // delivers it.
-func (s *supervisor) stopping(sig syscall.Signal) {
-	if s.OnStop != nil {
-		s.OnStop()
+func (s *Supervisor) stopping(sig syscall.Signal) {
+	if s.cfg.Probes != nil {
+		s.cfg.Probes.Stopping()
 	}
 	switch {
 	case s.fromTerminal(sig):
@@ -46,7 +46,7 @@ func (s *supervisor) stopping(sig syscall.Signal) {
 		s.stop = sig
 		s.endHold()
 		s.armKill()
-	case s.TermDelay > 0:
+	case s.cfg.TermDelay > 0:
 		s.stop = sig
 		s.holdStop()
 	default:
@@ -58,15 +58,15 @@ func (s *supervisor) stopping(sig syscall.Signal) {
 // holdStop holds the stop signal for --term-delay, and with --drain-quiet
 // tells the watch that has followed the listeners since the child started
 // (learn) that it may end the hold sooner.
-func (s *supervisor) holdStop() {
+func (s *Supervisor) holdStop() {
 	s.phase = holding
-	s.hold = time.NewTimer(s.TermDelay)
+	s.hold = time.NewTimer(s.cfg.TermDelay)
 	name := signals.Name(s.stop)
-	attrs := []any{"event", "term_held", "signal", name, "term_delay", s.TermDelay}
-	if s.DrainQuiet > 0 {
-		attrs = append(attrs, "drain_quiet", s.DrainQuiet)
+	attrs := []any{"event", "term_held", "signal", name, "term_delay", s.cfg.TermDelay}
+	if s.cfg.DrainQuiet > 0 {
+		attrs = append(attrs, "drain_quiet", s.cfg.DrainQuiet)
 	}
-	s.Logger.Info("holding "+name+" while the child keeps serving", attrs...)
+	s.log.Info("holding "+name+" while the child keeps serving", attrs...)
 	s.drain.Hold()
 }
 
@@ -74,35 +74,35 @@ func (s *supervisor) holdStop() {
 // that by the stop signal it knows how far apart new connections come: the
 // quiet period it then waits for is --drain-quiet, or longer for a service
 // whose clients connect more seldom.
-func (s *supervisor) learn() {
-	if s.DrainQuiet == 0 || s.TermDelay == 0 {
+func (s *Supervisor) learn() {
+	if s.cfg.DrainQuiet == 0 || s.cfg.TermDelay == 0 {
 		return
 	}
 	// Every process below proxy-await: the child's tree, and the orphans
 	// reparented to proxy-await (a server that daemonized). proxy-await's
 	// own sockets (the probes it serves) and its checks of the app are not
 	// traffic.
-	s.drain = drain.Learn(drain.Options{Root: os.Getpid(), Self: os.Getpid(), Own: s.Own,
-		Ports: s.DrainPorts, Quiet: s.DrainQuiet, TermDelay: s.TermDelay, Logger: s.Logger})
+	s.drain = drain.Learn(drain.Options{Root: os.Getpid(), Self: os.Getpid(), Own: s.cfg.Probes,
+		Ports: s.cfg.DrainPorts, Quiet: s.cfg.DrainQuiet, TermDelay: s.cfg.TermDelay, Logger: s.log})
 }
 
 // deliverStop ends any hold and delivers the stop signal as its rewrite,
 // then arms --kill-after. why says what ended the hold; "" when there was
 // none.
-func (s *supervisor) deliverStop(why string) {
+func (s *Supervisor) deliverStop(why string) {
 	s.deliver(why, s.endHold())
 }
 
 // deliverQuiet is deliverStop once the watch found the listeners quiet, in
 // the watch's words of why.
-func (s *supervisor) deliverQuiet() {
+func (s *Supervisor) deliverQuiet() {
 	drained := s.endHold()
 	s.deliver(drained.Reason(), drained)
 }
 
 // endHold stops the hold's timer and its watch, and returns what the watch
 // saw, with a fresh look at the connections.
-func (s *supervisor) endHold() drain.Status {
+func (s *Supervisor) endHold() drain.Status {
 	s.phase = stopping
 	stopTimer(s.hold)
 	s.hold = nil
@@ -113,7 +113,7 @@ func (s *supervisor) endHold() drain.Status {
 
 // deliver sends the stop signal as its rewrite, says why and what the watch
 // saw, and arms --kill-after.
-func (s *supervisor) deliver(why string, drained drain.Status) {
+func (s *Supervisor) deliver(why string, drained drain.Status) {
 	to := s.rewrite(s.stop)
 	attrs := s.forwarded(s.stop, to)
 	if why != "" {
@@ -126,14 +126,14 @@ func (s *supervisor) deliver(why string, drained drain.Status) {
 	if drained.Pinned() {
 		attrs = append(attrs, "since_pinned", time.Since(drained.LastPinned).Round(time.Millisecond))
 	}
-	s.Logger.Info("delivering termination signal", attrs...)
+	s.log.Info("delivering termination signal", attrs...)
 	s.send(to)
 	s.armKill()
 }
 
 // armKill starts --kill-after, once.
-func (s *supervisor) armKill() {
-	if s.KillAfter > 0 && s.kill == nil {
-		s.kill = time.NewTimer(s.KillAfter)
+func (s *Supervisor) armKill() {
+	if s.cfg.KillAfter > 0 && s.kill == nil {
+		s.kill = time.NewTimer(s.cfg.KillAfter)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // child included (a Ctrl-C without -g): a second copy would read as a second
 // keypress. Without si_code, a signal sent to proxy-await alone with kill is
 // then not forwarded either.
-func (s *supervisor) forwardUnlessFromTerminal(sig syscall.Signal) {
+func (s *Supervisor) forwardUnlessFromTerminal(sig syscall.Signal) {
 	if !s.fromTerminal(sig) {
 		s.forward(sig)
 	}
@@ -22,19 +22,19 @@ func (s *supervisor) forwardUnlessFromTerminal(sig syscall.Signal) {
 
 // fromTerminal says whether sig may be a keypress that the terminal sent to
 // the child as well, and logs it if so.
-func (s *supervisor) fromTerminal(sig syscall.Signal) bool {
+func (s *Supervisor) fromTerminal(sig syscall.Signal) bool {
 	if sig == syscall.SIGTERM || !s.sharesForeground() {
 		return false
 	}
-	s.Logger.Debug("signal from the terminal reached the child too: not forwarded",
+	s.log.Debug("signal from the terminal reached the child too: not forwarded",
 		"event", "signal_from_terminal", "signal", signals.Name(sig))
 	return true
 }
 
 // sharesForeground says whether the child is in our process group and that
 // group is the foreground group of our controlling terminal.
-func (s *supervisor) sharesForeground() bool {
-	if s.ProcessGroup {
+func (s *Supervisor) sharesForeground() bool {
+	if s.cfg.ProcessGroup {
 		return false
 	}
 	fg, ok := terminalForeground()
@@ -57,31 +57,31 @@ func (s *supervisor) sharesForeground() bool {
 // anyway. A SIGSTOP that did not come through proxy-await froze the child
 // from outside (kill -STOP, a debugger), which thaws it the same way:
 // stopped too, proxy-await would never be resumed, nor see the child exit.
-func (s *supervisor) childStopped(sig syscall.Signal) {
+func (s *Supervisor) childStopped(sig syscall.Signal) {
 	frozen := sig == syscall.SIGSTOP && !s.sentSIGSTOP
 	s.sentSIGSTOP = false
 	switch {
 	case os.Getpid() == 1:
 		return
 	case frozen:
-		s.Logger.Debug("child stopped from outside: not stopping too", "event", "child_stopped",
+		s.log.Debug("child stopped from outside: not stopping too", "event", "child_stopped",
 			"signal", signals.Name(sig))
 		return
 	case !s.jobControl():
-		s.Logger.Debug("child stopped: not stopping too, as no job control would resume proxy-await",
+		s.log.Debug("child stopped: not stopping too, as no job control would resume proxy-await",
 			"event", "child_stopped", "signal", signals.Name(sig))
 		return
 	}
-	s.Logger.Debug("child stopped: stopping too", "event", "child_stopped", "signal", signals.Name(sig))
+	s.log.Debug("child stopped: stopping too", "event", "child_stopped", "signal", signals.Name(sig))
 	_ = unix.Kill(os.Getpid(), syscall.SIGSTOP)
 }
 
 // jobControl says whether a shell can resume proxy-await once it stops: its
 // controlling terminal's foreground group is its own, or the child's group
 // that it handed the terminal to.
-func (s *supervisor) jobControl() bool {
+func (s *Supervisor) jobControl() bool {
 	fg, ok := terminalForeground()
-	return ok && (fg == unix.Getpgrp() || s.ProcessGroup && fg == s.pid)
+	return ok && (fg == unix.Getpgrp() || s.cfg.ProcessGroup && fg == s.pid)
 }
 
 // terminalForeground is the foreground process group of our controlling
@@ -97,9 +97,9 @@ func terminalForeground() (int, bool) {
 }
 
 // giveTerminal makes pgrp the foreground group of the terminal on stdin.
-func (s *supervisor) giveTerminal(pgrp int) {
+func (s *Supervisor) giveTerminal(pgrp int) {
 	if err := setForeground(0, pgrp); err != nil {
-		s.Logger.Warn("cannot hand the terminal on", "event", "terminal_failed", "pgrp", pgrp, "error", err.Error())
+		s.log.Warn("cannot hand the terminal on", "event", "terminal_failed", "pgrp", pgrp, "error", err.Error())
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 // reap collects every child that has exited: the main child, whose status it
 // returns, and orphans reparented to us, which it only logs; none says that
 // no child is left at all.
-func (s *supervisor) reap() (ws syscall.WaitStatus, exited, none bool, err error) {
-	return reap(s.Logger, s.pid, s.childStopped)
+func (s *Supervisor) reap() (ws syscall.WaitStatus, exited, none bool, err error) {
+	return reap(s.log, s.pid, s.childStopped)
 }
 
 // reapOrphans reaps the orphans reparented to proxy-await as PID 1 while no

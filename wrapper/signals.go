@@ -36,23 +36,23 @@ func Notify() chan os.Signal {
 func Stop(c chan os.Signal) { signal.Stop(c) }
 
 // forward passes sig on as its rewrite.
-func (s *supervisor) forward(sig syscall.Signal) {
+func (s *Supervisor) forward(sig syscall.Signal) {
 	to := s.rewrite(sig)
 	if to == 0 {
-		s.Logger.Debug("dropped signal (rewritten to 0)", "event", "signal_dropped", "signal", signals.Name(sig))
+		s.log.Debug("dropped signal (rewritten to 0)", "event", "signal_dropped", "signal", signals.Name(sig))
 		return
 	}
 	if signals.IsTermination(sig) {
-		s.Logger.Info("forwarding signal", s.forwarded(sig, to)...)
+		s.log.Info("forwarding signal", s.forwarded(sig, to)...)
 	} else {
-		s.Logger.Debug("forwarding signal", s.forwarded(sig, to)...)
+		s.log.Debug("forwarding signal", s.forwarded(sig, to)...)
 	}
 	s.send(to)
 }
 
 // forwarded is the attributes of the line that says sig goes to the child
 // as to.
-func (s *supervisor) forwarded(sig, to syscall.Signal) []any {
+func (s *Supervisor) forwarded(sig, to syscall.Signal) []any {
 	attrs := []any{"event", "signal_forwarded", "signal", signals.Name(sig), "child_pid", s.pid}
 	if to != sig {
 		attrs = append(attrs, "as", signals.Name(to))
@@ -60,15 +60,15 @@ func (s *supervisor) forwarded(sig, to syscall.Signal) []any {
 	return attrs
 }
 
-func (s *supervisor) rewrite(sig syscall.Signal) syscall.Signal {
-	if to, ok := s.Rewrite[sig]; ok {
+func (s *Supervisor) rewrite(sig syscall.Signal) syscall.Signal {
+	if to, ok := s.cfg.Rewrite[sig]; ok {
 		return to
 	}
 	return sig
 }
 
 // send signals the child, or its process group with -g.
-func (s *supervisor) send(sig syscall.Signal) {
+func (s *Supervisor) send(sig syscall.Signal) {
 	if sig == 0 {
 		return
 	}
@@ -76,9 +76,9 @@ func (s *supervisor) send(sig syscall.Signal) {
 	err := unix.Kill(s.target, sig)
 	switch {
 	case errors.Is(err, syscall.ESRCH):
-		s.Logger.Debug("child already gone", "event", "signal_esrch", "signal", signals.Name(sig))
+		s.log.Debug("child already gone", "event", "signal_esrch", "signal", signals.Name(sig))
 	case err != nil:
-		s.Logger.Error("cannot signal the child", "event", "signal_failed",
+		s.log.Error("cannot signal the child", "event", "signal_failed",
 			"signal", signals.Name(sig), "child_pid", s.pid, "error", err.Error())
 	}
 }

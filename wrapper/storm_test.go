@@ -37,7 +37,8 @@ func TestChildExitFoundWhenItsSIGCHLDIsLost(t *testing.T) {
 	log := &testutil.Buffer{}
 	done := make(chan result, 1)
 	go func() {
-		code, err := run(Config{Args: []string{testchild.Self()}, Stdin: inR, Logger: logging.New(log, "text", -4)}, sigs)
+		s := &Supervisor{sigs: sigs, log: logging.New(log, "text", -4)}
+		code, err := s.Run(Config{Args: []string{testchild.Self()}, Stdin: inR})
 		inR.Close()
 		done <- result{code, err}
 	}()

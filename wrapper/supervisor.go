@@ -20,18 +20,39 @@ import (
 // (Run). It is the only reader of the signal channel and the only caller of
 // wait4. The zero Supervisor receives no signal.
 type Supervisor struct {
-	sigs      <-chan os.Signal
-	log       *slog.Logger
-	ownSignal func(syscall.Signal) bool
+	sigs <-chan os.Signal
+	log  *slog.Logger
+	out  LogOutput // nil: no signal is proxy-await's own
+
+	// The supervision of the child, which Run sets up; only Run's
+	// goroutine touches it.
+	cfg    Config
+	pid    int  // the main child
+	target int  // where signals go: pid, or -pid for its process group
+	tty    bool // the child's group was handed the terminal on stdin (-g)
+
+	phase       phase          // where the stop signal stands
+	stop        syscall.Signal // the stop signal (see onStopSignal); 0 until it arrives
+	sentSIGSTOP bool           // a SIGSTOP was sent whose stop the child has not reported yet
+	hold        *time.Timer    // ends the hold of the stop signal (--term-delay); nil when none is held
+	kill        *time.Timer    // --kill-after; nil until the stop signal is delivered
+	drain       *drain.Watch   // --drain-quiet, from the child's start until the hold ends; nil when not draining
+}
+
+// LogOutput is where proxy-await's log lines go (logging.Stderr). A write
+// to a pipe whose reader is gone raises SIGPIPE, which is proxy-await's own
+// and never the child's to receive: RaisedSigpipe says whether a SIGPIPE
+// that arrived was that, and claims it.
+type LogOutput interface {
+	RaisedSigpipe() bool
 }
 
 // NewSupervisor subscribes to the signals (see Notify): call it before
 // anything else, so that no signal goes unhandled. The subscription is never
 // undone: the process exits right after the run, and undoing it costs half a
-// millisecond on every exit. ownSignal says whether a received signal is one
-// proxy-await raised itself, which is never acted on; nil: none is.
-func NewSupervisor(log *slog.Logger, ownSignal func(syscall.Signal) bool) *Supervisor {
-	return &Supervisor{sigs: Notify(), log: log, ownSignal: ownSignal}
+// millisecond on every exit. Its lines go to log, which writes to out.
+func NewSupervisor(log *slog.Logger, out LogOutput) *Supervisor {
+	return &Supervisor{sigs: Notify(), log: log, out: out}
 }
 
 // Await runs wait, which returns once its context ends if not before, and
@@ -69,7 +90,7 @@ func (s *Supervisor) awaiting(sig syscall.Signal) syscall.Signal {
 		if err := reapOrphans(s.log); err != nil {
 			s.log.Error("cannot reap an orphan", "event", "internal_error", "error", err.Error())
 		}
-	case s.ownSignal != nil && s.ownSignal(sig):
+	case s.own(sig):
 	case !signals.IsTermination(sig):
 		s.log.Debug("signal ignored while waiting for the proxy", "event", "signal_dropped",
 			"signal", signals.Name(sig))
@@ -79,22 +100,21 @@ func (s *Supervisor) awaiting(sig syscall.Signal) syscall.Signal {
 	return 0
 }
 
-// Run starts the child and supervises it until it exits, then returns the
-// code proxy-await should exit with. A *StartError says the child never
-// started.
-func (s *Supervisor) Run(cfg Config) (int, error) {
-	return run(cfg, s.sigs)
+// own says whether sig is one proxy-await raised itself: a SIGPIPE from
+// writing its log to a pipe whose reader is gone. It is never acted on.
+func (s *Supervisor) own(sig syscall.Signal) bool {
+	return sig == syscall.SIGPIPE && s.out != nil && s.out.RaisedSigpipe()
 }
 
-// run is Run on sigs, which must come from Notify, subscribed before the
-// child starts; run is the only reader of sigs and the only caller of wait4
-// while it runs.
-func run(cfg Config, sigs <-chan os.Signal) (int, error) {
+// Run starts the child and supervises it until it exits, then returns the
+// code proxy-await should exit with. A *StartError says the child never
+// started. A Supervisor runs one child.
+func (s *Supervisor) Run(cfg Config) (int, error) {
 	// The parent-death signal fires when the forking thread ends, not the
 	// process: keep this goroutine on its thread until the child is reaped.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	becomeReaper(cfg.Logger)
+	becomeReaper(s.log)
 
 	cmd := command(cfg)
 	tty := cfg.ProcessGroup && foregroundTTY()
@@ -107,13 +127,13 @@ func run(cfg Config, sigs <-chan os.Signal) (int, error) {
 	// frees the handle os/exec keeps.
 	defer proc.Release()
 
-	s := &supervisor{Config: cfg, pid: proc.Pid, target: proc.Pid, tty: tty}
+	s.cfg, s.pid, s.target, s.tty = cfg, proc.Pid, proc.Pid, tty
 	if cfg.ProcessGroup {
 		s.target = -s.pid
 	}
-	cfg.Logger.Debug("child started", "event", "child_started", "child_pid", s.pid)
+	s.log.Debug("child started", "event", "child_started", "child_pid", s.pid)
 	s.learn()
-	return s.loop(sigs)
+	return s.loop()
 }
 
 // phase is where the supervision stands, as the stop signal moves it on:
@@ -127,23 +147,7 @@ const (
 	stopping              // the stop signal has reached the child; --kill-after counts
 )
 
-// supervisor is the state of one child's supervision. Only run's goroutine
-// touches it.
-type supervisor struct {
-	Config
-	pid    int  // the main child
-	target int  // where signals go: pid, or -pid for its process group
-	tty    bool // the child's group was handed the terminal on stdin (-g)
-
-	phase       phase          // where the stop signal stands
-	stop        syscall.Signal // the stop signal (see onStopSignal); 0 until it arrives
-	sentSIGSTOP bool           // a SIGSTOP was sent whose stop the child has not reported yet
-	hold        *time.Timer    // ends the hold of the stop signal (--term-delay); nil when none is held
-	kill        *time.Timer    // --kill-after; nil until the stop signal is delivered
-	drain       *drain.Watch   // --drain-quiet, from the child's start until the hold ends; nil when not draining
-}
-
-func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
+func (s *Supervisor) loop() (int, error) {
 	defer s.stopTimers()
 	for {
 		// Reap at every turn, as tini does, not only after a SIGCHLD:
@@ -156,10 +160,10 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 		case err != nil:
 			return 0, err
 		case exited:
-			return s.childExited(ws, sigs), nil
+			return s.childExited(ws), nil
 		}
 		select {
-		case sig := <-sigs:
+		case sig := <-s.sigs:
 			if sig != syscall.SIGCHLD {
 				s.handle(sig.(syscall.Signal))
 			}
@@ -168,18 +172,18 @@ func (s *supervisor) loop(sigs <-chan os.Signal) (int, error) {
 		case <-s.drain.Quiet():
 			s.deliverQuiet()
 		case <-timerC(s.kill):
-			s.Logger.Warn("child still running after the termination signal: sending SIGKILL",
-				"event", "kill_after", "child_pid", s.pid, "kill_after", s.KillAfter)
+			s.log.Warn("child still running after the termination signal: sending SIGKILL",
+				"event", "kill_after", "child_pid", s.pid, "kill_after", s.cfg.KillAfter)
 			s.send(syscall.SIGKILL)
 		}
 	}
 }
 
 // handle deals with one received signal.
-func (s *supervisor) handle(sig syscall.Signal) {
+func (s *Supervisor) handle(sig syscall.Signal) {
 	switch {
-	case s.OwnSignal != nil && s.OwnSignal(sig):
-		s.Logger.Debug("signal raised by proxy-await's own write: not forwarded", "event", "signal_dropped",
+	case s.own(sig):
+		s.log.Debug("signal raised by proxy-await's own write: not forwarded", "event", "signal_dropped",
 			"signal", signals.Name(sig))
 	case signals.IsTermination(sig):
 		s.onStopSignal(sig)
@@ -202,17 +206,17 @@ func (s *supervisor) handle(sig syscall.Signal) {
 // childExited logs how the child ended and, with -g, tells what is left of its
 // process group to stop, as dumb-init does; with --wait-all it waits for
 // whatever the child left behind.
-func (s *supervisor) childExited(ws syscall.WaitStatus, sigs <-chan os.Signal) int {
+func (s *Supervisor) childExited(ws syscall.WaitStatus) int {
 	code := exitcode.Of(ws)
 	if ws.Signaled() {
-		s.Logger.Info("child killed by signal", "event", "child_exited", "child_pid", s.pid,
+		s.log.Info("child killed by signal", "event", "child_exited", "child_pid", s.pid,
 			"signal", signals.Name(ws.Signal()), "exit_code", code)
 	} else {
-		s.Logger.Info("child exited", "event", "child_exited", "child_pid", s.pid, "exit_code", code)
+		s.log.Info("child exited", "event", "child_exited", "child_pid", s.pid, "exit_code", code)
 	}
-	if s.ProcessGroup {
+	if s.cfg.ProcessGroup {
 		if err := unix.Kill(-s.pid, syscall.SIGTERM); err == nil {
-			s.Logger.Debug("sent SIGTERM to the rest of the child's process group", "event", "group_terminated")
+			s.log.Debug("sent SIGTERM to the rest of the child's process group", "event", "group_terminated")
 		}
 	}
 	// The terminal was handed to the child's group: take it back, or the
@@ -223,13 +227,13 @@ func (s *supervisor) childExited(ws syscall.WaitStatus, sigs <-chan os.Signal) i
 		}
 	}
 	_, _, _, _ = s.reap()
-	if s.WaitAll > 0 {
-		s.waitAll(sigs)
+	if s.cfg.WaitAll > 0 {
+		s.waitAll()
 	}
 	return code
 }
 
-func (s *supervisor) stopTimers() {
+func (s *Supervisor) stopTimers() {
 	stopTimer(s.hold)
 	stopTimer(s.kill)
 	s.drain.Stop()

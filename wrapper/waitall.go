@@ -25,7 +25,7 @@ const killGrace = 5 * time.Second
 // Each SIGTERM is followed by a SIGCONT, as systemd sends them: a stopped
 // process (kill -STOP, a job stopped for the terminal) would otherwise hold
 // its SIGTERM unhandled until the SIGKILL.
-func (s *supervisor) waitAll(sigs <-chan os.Signal) {
+func (s *Supervisor) waitAll() {
 	left := proctree.Descendants(os.Getpid())
 	if len(left) == 0 {
 		if _, _, none, _ := s.reap(); none {
@@ -34,7 +34,7 @@ func (s *supervisor) waitAll(sigs <-chan os.Signal) {
 	}
 	began := time.Now()
 	termed := map[int]bool{}
-	if s.ProcessGroup {
+	if s.cfg.ProcessGroup {
 		// childExited has sent the child's group its SIGTERM already: a second
 		// one reads as "stop now, skip the clean-up" to many programs.
 		for _, pid := range left {
@@ -57,26 +57,26 @@ func (s *supervisor) waitAll(sigs <-chan os.Signal) {
 		}
 	}
 	term()
-	s.Logger.Info("the child left processes behind: sending them SIGTERM",
-		"event", "wait_all_started", "processes", len(termed), "wait_all", s.WaitAll)
-	deadline := time.NewTimer(s.WaitAll)
+	s.log.Info("the child left processes behind: sending them SIGTERM",
+		"event", "wait_all_started", "processes", len(termed), "wait_all", s.cfg.WaitAll)
+	deadline := time.NewTimer(s.cfg.WaitAll)
 	defer deadline.Stop()
 	for {
 		if _, _, none, err := s.reap(); none || err != nil {
-			s.Logger.Info("every process left behind has exited", "event", "wait_all_done",
+			s.log.Info("every process left behind has exited", "event", "wait_all_done",
 				"elapsed", time.Since(began).Round(time.Millisecond))
 			return
 		}
 		select {
-		case sig := <-sigs:
+		case sig := <-s.sigs:
 			if sig == syscall.SIGCHLD {
 				term()
 				continue
 			}
-			s.Logger.Debug("signal dropped while waiting for the processes left behind",
+			s.log.Debug("signal dropped while waiting for the processes left behind",
 				"event", "signal_dropped", "signal", signals.Name(sig.(syscall.Signal)))
 		case <-deadline.C:
-			s.killAll(sigs)
+			s.killAll()
 			return
 		}
 	}
@@ -87,7 +87,7 @@ func (s *supervisor) waitAll(sigs <-chan os.Signal) {
 // its child is ours once it is gone. What is still there killGrace after
 // the first SIGKILL (a process we may not signal, one in uninterruptible
 // sleep) is left behind, so that the proxy is still shut down.
-func (s *supervisor) killAll(sigs <-chan os.Signal) {
+func (s *Supervisor) killAll() {
 	grace := time.NewTimer(killGrace)
 	defer grace.Stop()
 	for first := true; ; first = false {
@@ -96,20 +96,20 @@ func (s *supervisor) killAll(sigs <-chan os.Signal) {
 			_ = unix.Kill(pid, syscall.SIGKILL)
 		}
 		if first {
-			s.Logger.Warn("processes left behind still running after --wait-all: sending SIGKILL",
-				"event", "wait_all_killed", "processes", len(left), "wait_all", s.WaitAll)
+			s.log.Warn("processes left behind still running after --wait-all: sending SIGKILL",
+				"event", "wait_all_killed", "processes", len(left), "wait_all", s.cfg.WaitAll)
 		}
 		if _, _, none, err := s.reap(); none || err != nil {
 			return
 		}
 		select {
-		case sig := <-sigs:
+		case sig := <-s.sigs:
 			if sig != syscall.SIGCHLD {
-				s.Logger.Debug("signal dropped while waiting for the processes left behind",
+				s.log.Debug("signal dropped while waiting for the processes left behind",
 					"event", "signal_dropped", "signal", signals.Name(sig.(syscall.Signal)))
 			}
 		case <-grace.C:
-			s.Logger.Warn("processes left behind survive SIGKILL: going on without them",
+			s.log.Warn("processes left behind survive SIGKILL: going on without them",
 				"event", "wait_all_abandoned", "processes", len(proctree.Descendants(os.Getpid())),
 				"hint", "look for a process in uninterruptible sleep (state D in ps), or one that runs as another user")
 			return

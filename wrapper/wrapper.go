@@ -10,12 +10,12 @@
 package wrapper
 
 import (
-	"log/slog"
-	"net/netip"
 	"os"
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/proxy-await/proxy-await/drain"
 )
 
 // Config says what to run and how to treat it.
@@ -28,26 +28,23 @@ type Config struct {
 	DrainPorts   []uint16                          // with DrainQuiet: watch these ports, not the listeners below proxy-await
 	KillAfter    time.Duration                     // SIGKILL this long after the stop signal is delivered
 	WaitAll      time.Duration                     // after the child exits, end what it left behind within this long
-	Logger       *slog.Logger
 
-	// OwnSignal says whether a received signal is one proxy-await raised
-	// itself (a SIGPIPE from writing its log to a pipe with no reader left):
-	// such a signal is not forwarded. nil: none is.
-	OwnSignal func(syscall.Signal) bool
-
-	// OnStop is called once, when the stop signal arrives, before it is
-	// held or delivered: the probes proxy-await serves stop answering
-	// ready. nil: nothing is.
-	OnStop func()
-	// Own says whether an address is the local end of a connection that
-	// proxy-await itself opened (the app's checks behind --probe-port): the
-	// drain never counts those as traffic. nil: none is.
-	Own func(netip.AddrPort) bool
+	// Probes are the pod's probes that proxy-await serves; nil: none.
+	Probes Probes
 
 	// The child's stdin, stdout and stderr; nil means proxy-await's own. They
 	// are files so that the child gets the descriptors themselves, with no
 	// copying goroutine that only cmd.Wait would end.
 	Stdin, Stdout, Stderr *os.File
+}
+
+// Probes are the pod's probes that proxy-await serves (probes.Server): they
+// stop answering ready when the stop signal arrives, before it is held or
+// delivered, and the connections they open to the app are never traffic to
+// the drain.
+type Probes interface {
+	Stopping()
+	drain.Owner
 }
 
 // command describes the child, sharing our environment and working

@@ -59,11 +59,10 @@ func start(t *testing.T, cfg Config, scenario string, args ...string) *running {
 	r.lines = testutil.NewLines(outR, waitLimit, func() string { return "log:\n" + r.log.String() })
 	cfg.Args = append([]string{testchild.Self()}, args...)
 	cfg.Stdin, cfg.Stdout = inR, outW
-	cfg.Logger = logging.New(r.log, "text", -4)
 
 	sigs := Notify()
 	go func() {
-		code, err := run(cfg, sigs)
+		code, err := (&Supervisor{sigs: sigs, log: logging.New(r.log, "text", -4)}).Run(cfg)
 		Stop(sigs)
 		inR.Close()
 		outW.Close()
@@ -372,7 +371,7 @@ func TestStartErrors(t *testing.T) {
 		{[]string{"/"}, exitcode.NotExecutable},
 	} {
 		sigs := Notify()
-		_, err := run(Config{Args: tc.args, Logger: logging.Discard()}, sigs)
+		_, err := (&Supervisor{sigs: sigs, log: logging.Discard()}).Run(Config{Args: tc.args})
 		Stop(sigs)
 		var se *StartError
 		require.ErrorAs(t, err, &se, "%v", tc.args)

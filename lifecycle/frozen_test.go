@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"os/exec"
@@ -13,7 +13,7 @@ import (
 // thawed the same way is no job-control stop: were proxy-await to stop with
 // it, nothing would resume proxy-await, and the child's exit would never be
 // reaped nor the proxy shut down.
-func (Tests) TestChildFrozenFromOutsideIsNotFollowed(t *testing.T) {
+func TestChildFrozenFromOutsideIsNotFollowed(t *testing.T) {
 	cmd := exec.Command(proxyAwaitBin, append([]string{"--proxy", "none", "-v", "--log-format", "json"},
 		child("stop-cont", "5")...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // as a shell runs a job
@@ -36,7 +36,7 @@ func (Tests) TestChildFrozenFromOutsideIsNotFollowed(t *testing.T) {
 // proxy-await alone is forwarded (the terminal's foreground is the child's
 // group). Without a terminal nothing would resume it, and it does not stop
 // (TestStoppedChildDoesNotStopProxyAwait).
-func (Tests) TestForwardedSigstopIsFollowed(t *testing.T) {
+func TestForwardedSigstopIsFollowed(t *testing.T) {
 	s := startJobShell(t, "stop-cont", []string{"-g", "--proxy", "none", "--rewrite", "TSTP:STOP"}, "5")
 	assert.Equal(t, "ready", s.next())
 	require.NoError(t, syscall.Kill(s.job(), syscall.SIGTSTP))

@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"os/exec"
@@ -28,7 +28,7 @@ func sigIgn(t *testing.T, trap string) uint64 {
 
 // The child keeps the SIG_IGN that proxy-await inherited for SIGHUP and
 // SIGINT, as it would without proxy-await between them.
-func (Tests) TestInheritedIgnoredSignalsStayIgnored(t *testing.T) {
+func TestInheritedIgnoredSignalsStayIgnored(t *testing.T) {
 	const hupInt = 1<<(syscall.SIGHUP-1) | 1<<(syscall.SIGINT-1)
 	assert.Equal(t, uint64(hupInt), sigIgn(t, "trap '' HUP INT")&hupInt, "HUP and INT stay ignored in the child")
 	assert.Zero(t, sigIgn(t, "trap - HUP INT")&hupInt, "nothing ignored is nothing ignored")
@@ -37,7 +37,7 @@ func (Tests) TestInheritedIgnoredSignalsStayIgnored(t *testing.T) {
 // Under nohup, a hangup of the whole process group (a terminal closing)
 // reaches proxy-await and the child; neither does anything with it, so the
 // child dies of the SIGTERM that follows: 143, not 129.
-func (Tests) TestNohupKeepsTheChildAliveOnHangup(t *testing.T) {
+func TestNohupKeepsTheChildAliveOnHangup(t *testing.T) {
 	nohup, err := exec.LookPath("nohup")
 	require.NoError(t, err, "nohup is missing: install coreutils")
 	cmd := exec.Command(nohup, append([]string{proxyAwaitBin, "--proxy", "none"}, child("idle")...)...)
@@ -54,9 +54,10 @@ func (Tests) TestNohupKeepsTheChildAliveOnHangup(t *testing.T) {
 // and proxy-await rightly keeps them ignored for itself and its child. Tests
 // that send SIGINT, or that count on SIGHUP's default in the processes they
 // start, run again here, in this test binary started with the three ignored.
-func (Tests) TestSignalTestsPassWithSignalsIgnored(t *testing.T) {
-	out, err := testchild.IgnoringSignals("^TestProcess$/^(TestTerminationWhileWaiting|TestInheritedIgnoredSignalsStayIgnored)$").CombinedOutput()
+func TestSignalTestsPassWithSignalsIgnored(t *testing.T) {
+	out, err := testchild.IgnoringSignals("^(TestTerminationWhileWaiting|TestInheritedIgnoredSignalsStayIgnored)$").CombinedOutput()
 	require.NoError(t, err, "the signal tests, with SIGHUP, SIGINT and SIGQUIT ignored:\n%s", out)
+	assert.NotContains(t, string(out), "no tests to run", "the pattern names the tests")
 	assert.Contains(t, string(out), "testchild: inherited as ignored (nohup, or a background job of a script), "+
 		"now default for the processes the tests start: SIGHUP, SIGINT\n", "SIGQUIT has the Go runtime's handler from the start")
 }

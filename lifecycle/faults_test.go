@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 // A proxy whose readiness endpoint misbehaves: readiness keeps polling
 // within --probe-timeout, honours --timeout, and the child starts as soon as
 // the proxy recovers.
-func (Tests) TestReadinessFaults(t *testing.T) {
+func TestReadinessFaults(t *testing.T) {
 	for _, fault := range []string{"hang", "500", "reset", "redirect"} {
 		t.Run(fault, func(t *testing.T) {
 			fp := testutil.StartFakeProxy(t, "-ready-fault", fault)
@@ -43,7 +43,7 @@ func (Tests) TestReadinessFaults(t *testing.T) {
 	}
 }
 
-func (Tests) TestProxyGoesAwayAndComesBack(t *testing.T) {
+func TestProxyGoesAwayAndComesBack(t *testing.T) {
 	first := testutil.StartFakeProxy(t, "-ready-after", "never")
 	addr := first.Addr
 	p := startPA(t, nil, append([]string{steadyProbe, "10s", "--ready-url", first.URL("/ready")}, child("args", "started")...)...)
@@ -74,7 +74,7 @@ func logTime(t *testing.T, rec map[string]any) time.Time {
 // A shutdown endpoint that misbehaves: proxy-await gives up within
 // --shutdown-timeout, saying what happened last, never follows a redirect,
 // and exits with the child's status all the same.
-func (Tests) TestShutdownFaults(t *testing.T) {
+func TestShutdownFaults(t *testing.T) {
 	for _, tc := range []struct {
 		fault   string
 		minPOST int
@@ -128,7 +128,7 @@ func (Tests) TestShutdownFaults(t *testing.T) {
 // the wait at its readiness port, and now both its readiness and its
 // shutdown ports refuse. It has exited, which is what the POST was for:
 // that is said once, at info level, after one attempt.
-func (Tests) TestProxyGoneBeforeTheShutdown(t *testing.T) {
+func TestProxyGoneBeforeTheShutdown(t *testing.T) {
 	fp := testutil.StartFakeProxy(t, "-flavor", "cloudsql")
 	p := startPA(t, nil, append([]string{"-v", "--proxy", "cloudsql", "-S", "--ready-url", "http://" + fp.Ready + "/startup",
 		"--shutdown-url", fp.URL("/quitquitquit")}, child("wait-stdin")...)...)
@@ -147,7 +147,7 @@ func (Tests) TestProxyGoneBeforeTheShutdown(t *testing.T) {
 // URLs given by hand pair by position, so the one gone is judged by its own
 // readiness URL, which refuses now: it has exited, said after one attempt,
 // not after the whole --shutdown-timeout as a missing endpoint.
-func (Tests) TestOneOfTwoProxiesByHandGoneBeforeTheShutdown(t *testing.T) {
+func TestOneOfTwoProxiesByHandGoneBeforeTheShutdown(t *testing.T) {
 	gone := testutil.StartFakeProxy(t, "-flavor", "istio")
 	stays := testutil.StartFakeProxy(t, "-flavor", "istio", "-stay-up")
 	p := startPA(t, nil, append([]string{"-v", "--proxy", "none", "-S",
@@ -175,7 +175,7 @@ func (Tests) TestOneOfTwoProxiesByHandGoneBeforeTheShutdown(t *testing.T) {
 // --timeout-fatal, the job ran and ended, and only then does the proxy come
 // up. A refused connection must not be read as "the proxy has exited": the
 // shutdown keeps asking, and the late proxy is shut down.
-func (Tests) TestLateProxyIsShutDown(t *testing.T) {
+func TestLateProxyIsShutDown(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
@@ -204,7 +204,7 @@ func zombies(pid int) []int {
 	return out
 }
 
-func (Tests) TestZombieStorm(t *testing.T) {
+func TestZombieStorm(t *testing.T) {
 	// Two thousand orphans that exit at once, reparented to proxy-await (a
 	// child subreaper); the child then waits for stdin to close. Every
 	// reap is logged (event orphan_reaped, at debug level): exactly one
@@ -229,7 +229,7 @@ func (Tests) TestZombieStorm(t *testing.T) {
 	assert.Equal(t, orphans, reaped(), "one reap logged for each orphan")
 }
 
-func (Tests) TestSignalStorm(t *testing.T) {
+func TestSignalStorm(t *testing.T) {
 	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("signals", "SIGTERM")...)...)
 	p.expect("ready")
 	for range 5000 {
@@ -266,12 +266,12 @@ func (Tests) TestSignalStorm(t *testing.T) {
 	assert.Equal(t, 0, p.wait())
 }
 
-func (Tests) TestChildClosesStdout(t *testing.T) {
+func TestChildClosesStdout(t *testing.T) {
 	p := startPA(t, nil, "--proxy", "none", "--", "sh", "-c", "exec >&-; exec 2>&-; exit 6")
 	assert.Equal(t, 6, p.wait())
 }
 
-func (Tests) TestChildIgnoresEverySignal(t *testing.T) {
+func TestChildIgnoresEverySignal(t *testing.T) {
 	script := `trap '' HUP INT QUIT TERM USR1 USR2 ALRM WINCH; echo ready; while :; do sleep 1; done`
 	p := startPA(t, nil, "--proxy", "none", "--kill-after", "300ms", "--", "sh", "-c", script)
 	p.expect("ready")
@@ -281,7 +281,7 @@ func (Tests) TestChildIgnoresEverySignal(t *testing.T) {
 	assert.Equal(t, 137, p.wait())
 }
 
-func (Tests) TestHugeArgumentsAndEnvironment(t *testing.T) {
+func TestHugeArgumentsAndEnvironment(t *testing.T) {
 	args := make([]string, 5000)
 	for i := range args {
 		args[i] = fmt.Sprintf("%04d-%s", i, strings.Repeat("a", 90))
@@ -301,7 +301,7 @@ func (Tests) TestHugeArgumentsAndEnvironment(t *testing.T) {
 
 // Killed with SIGKILL, proxy-await cannot pass anything on; the kernel's
 // parent-death signal ends the child instead of leaving it unsupervised.
-func (Tests) TestChildDiesWithProxyAwait(t *testing.T) {
+func TestChildDiesWithProxyAwait(t *testing.T) {
 	p := startPA(t, nil, "--proxy", "none", "--", "sh", "-c", `trap '' TERM; echo "pid $$"; exec sleep 1000`)
 	line := p.expect("pid ")
 	pid, err := strconv.Atoi(strings.TrimPrefix(line, "pid "))

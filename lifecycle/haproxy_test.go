@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ var haproxyModes = []struct {
 	{"master-worker", []string{"-W", "-db"}, true, 0},
 }
 
-func (Tests) TestHAProxyGracefulStopWithRewrite(t *testing.T) {
+func TestHAProxyGracefulStopWithRewrite(t *testing.T) {
 	for _, mode := range haproxyModes {
 		t.Run(mode.name, func(t *testing.T) {
 			gracefulStop(t, mode.args, mode.master, []string{"--rewrite", "TERM:USR1"}, func(hp *haproxy) {
@@ -54,7 +54,7 @@ func (Tests) TestHAProxyGracefulStopWithRewrite(t *testing.T) {
 // A pod deleted by hand twice, or a Ctrl-C after the kubelet's SIGTERM: a
 // second stop signal during the hold ends it, and HAProxy gets the soft stop
 // alone. A SIGINT after the USR1 would stop it hard.
-func (Tests) TestHAProxySecondStopSignalDuringTheHold(t *testing.T) {
+func TestHAProxySecondStopSignalDuringTheHold(t *testing.T) {
 	for _, mode := range haproxyModes {
 		t.Run(mode.name, func(t *testing.T) {
 			gracefulStop(t, mode.args, mode.master, []string{"--rewrite", "TERM:USR1", "--term-delay", "1h"}, func(hp *haproxy) {
@@ -92,7 +92,7 @@ func gracefulStop(t *testing.T, modeArgs []string, master bool, paArgs []string,
 }
 
 // The control case: without the rewrite, SIGTERM kills the request in flight.
-func (Tests) TestHAProxyHardStopWithoutRewrite(t *testing.T) {
+func TestHAProxyHardStopWithoutRewrite(t *testing.T) {
 	for _, mode := range haproxyModes {
 		t.Run(mode.name, func(t *testing.T) {
 			be := startSlowBackend(t)

@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"io"
@@ -19,7 +19,7 @@ import (
 // signal, as here, or one in uninterruptible sleep) must not hold
 // proxy-await for ever: after a grace it goes on without it, so that the
 // proxy is still shut down and the run ends with the command's code.
-func (Tests) TestWaitAllGoesOnWithoutAnUnkillableProcess(t *testing.T) {
+func TestWaitAllGoesOnWithoutAnUnkillableProcess(t *testing.T) {
 	// proxy-await runs as nobody; its child's worker makes itself root
 	// with CAP_SETUID, which nobody may then not signal.
 	dir := t.TempDir()

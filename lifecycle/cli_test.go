@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"strings"
@@ -23,7 +23,7 @@ func portOf(fp *testutil.FakeProxy) string {
 // Without COMMAND, a termination signal while proxy-await waits for the
 // proxy exits 128+N, and nothing is shut down (a proxy that turns ready:
 // testdata/script/wait-only.txtar).
-func (Tests) TestWaitOnlyInterrupted(t *testing.T) {
+func TestWaitOnlyInterrupted(t *testing.T) {
 	fp := testutil.StartFakeProxy(t, "-ready-after", "never", "-stay-up")
 	p := startPA(t, nil, "-p", portOf(fp))
 	fp.WaitFor("a not-ready probe", notReadyProbes(1))

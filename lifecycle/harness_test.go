@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"io"
@@ -17,8 +17,8 @@ import (
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
-// proxyAwaitBin is proxy-await's path: the test binary that runs these
-// tests, under that name (Run).
+// proxyAwaitBin is proxy-await's path: this test binary under that name,
+// which TestMain puts on PATH.
 var proxyAwaitBin string
 
 // waitLimit bounds every wait of the harness, so a broken build fails instead

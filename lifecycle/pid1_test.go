@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 // Init-grade supervision, for real: proxy-await as PID 1 of a fresh PID
 // namespace (under unshare), job control as a plain process, and proxy-await
@@ -109,7 +109,7 @@ func waitState(t *testing.T, pid int, want byte, what string) {
 	}
 }
 
-func (Tests) TestPID1ForwardsSigterm(t *testing.T) {
+func TestPID1ForwardsSigterm(t *testing.T) {
 	t.Run("the child handles it: its own status", func(t *testing.T) {
 		p := startAsPID1(t, append([]string{"--proxy", "none"}, child("term-exit", "7")...)...)
 		p.expect("ready")
@@ -125,7 +125,7 @@ func (Tests) TestPID1ForwardsSigterm(t *testing.T) {
 	})
 }
 
-func (Tests) TestPID1ReapsOrphans(t *testing.T) {
+func TestPID1ReapsOrphans(t *testing.T) {
 	p := startAsPID1(t, append([]string{"--proxy", "none", "-v"}, child("orphan")...)...)
 	orphan, err := strconv.Atoi(strings.TrimPrefix(p.expect("orphan "), "orphan "))
 	require.NoError(t, err)
@@ -160,7 +160,7 @@ func (Tests) TestPID1ReapsOrphans(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(p.stderr.String(), "reaped orphan"), "one orphan, one reap")
 }
 
-func (Tests) TestPID1ExitCodes(t *testing.T) {
+func TestPID1ExitCodes(t *testing.T) {
 	for _, tc := range exitCodeCases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startAsPID1(t, append([]string{"--proxy", "none"}, tc.args...)...)
@@ -176,7 +176,7 @@ func (Tests) TestPID1ExitCodes(t *testing.T) {
 // proxy-await's; TestCtrlZStopsTheJob has that case. Under setsid without
 // -g the child cannot stop at all: its process group is orphaned, and the
 // kernel discards its SIGTSTP.
-func (Tests) TestStoppedChildDoesNotStopProxyAwait(t *testing.T) {
+func TestStoppedChildDoesNotStopProxyAwait(t *testing.T) {
 	tini, err := exec.LookPath("tini")
 	require.NoError(t, err, "tini is needed: make deps installs it (apt-get install tini)")
 	for _, tc := range []struct {
@@ -231,7 +231,7 @@ func (Tests) TestStoppedChildDoesNotStopProxyAwait(t *testing.T) {
 
 // --rewrite TSTP:0 drops SIGTSTP: the child does not stop, so neither does
 // proxy-await, and the next signal is forwarded at once.
-func (Tests) TestJobControlRewrittenToNothing(t *testing.T) {
+func TestJobControlRewrittenToNothing(t *testing.T) {
 	cmd := exec.Command(proxyAwaitBin, append([]string{"--proxy", "none", "--rewrite", "TSTP:0"},
 		child("signals", "SIGTERM")...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -358,7 +358,7 @@ func (c *container) kill(t *testing.T, id, sig string) {
 	require.NoError(t, err, "runc kill %s %s: %s", id, sig, out)
 }
 
-func (Tests) TestContainer(t *testing.T) {
+func TestContainer(t *testing.T) {
 	c := newContainer(t)
 	entry := []string{"/proxy-await", "--proxy", "none", "--", "/bin/sh", "-c"}
 
@@ -391,7 +391,7 @@ func (Tests) TestContainer(t *testing.T) {
 // A process that enters the namespace while proxy-await still waits for the
 // proxy (kubectl exec) leaves an orphan: when it exits, proxy-await reaps it
 // at once, though no child runs and, with no --timeout, none may ever run.
-func (Tests) TestPID1ReapsOrphansDuringTheWait(t *testing.T) {
+func TestPID1ReapsOrphansDuringTheWait(t *testing.T) {
 	fp := testutil.StartFakeProxy(t, "-ready-after", "never")
 	p := startAsPID1(t, append([]string{"-v", "--timeout", "0", "--ready-url", fp.URL("/ready")},
 		child("signals", "SIGTERM")...)...)

@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"net/url"
@@ -16,7 +16,7 @@ import (
 // paths the preset probes and POSTs are the ones the proxy serves. linkerd
 // and envoy move with -p; istio has no --port, so its preset's URLs are
 // given on the fake proxy's ports.
-func (Tests) TestPresetsAgainstTheirProxies(t *testing.T) {
+func TestPresetsAgainstTheirProxies(t *testing.T) {
 	for _, tc := range []struct {
 		flavor string
 		ready  string // the path probed

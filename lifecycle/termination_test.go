@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"strconv"
@@ -16,7 +16,7 @@ import (
 // Lifecycle step 5 (docs/reference.md#lifecycle): once configuration succeeded, -S POSTs the
 // shutdown URLs on every exit path. The readiness timeout and the signal
 // during the wait have their own tests in lifecycle_test.go.
-func (Tests) TestShutdownOnEveryExitPath(t *testing.T) {
+func TestShutdownOnEveryExitPath(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -40,7 +40,7 @@ func (Tests) TestShutdownOnEveryExitPath(t *testing.T) {
 
 // --kill-after ends a child that ignores SIGTERM in time for proxy-await to
 // POST the shutdown and exit 137 itself, before the kubelet's SIGKILL.
-func (Tests) TestKillAfterThenShutdown(t *testing.T) {
+func TestKillAfterThenShutdown(t *testing.T) {
 	fp := testutil.StartFakeProxy(t, "-stay-up")
 	p := startPA(t, nil, append([]string{"-S", "--kill-after", "200ms", "--ready-url", fp.URL("/ready"),
 		"--shutdown-url", fp.URL("/shutdown")}, child("ignore-term")...)...)
@@ -53,7 +53,7 @@ func (Tests) TestKillAfterThenShutdown(t *testing.T) {
 
 // --term-delay from the command line: the child keeps serving, then gets
 // SIGTERM as its rewrite.
-func (Tests) TestTermDelayFromTheCommandLine(t *testing.T) {
+func TestTermDelayFromTheCommandLine(t *testing.T) {
 	p := startPA(t, nil, append([]string{"--proxy", "none", "--term-delay", "300ms", "-r", "TERM:USR1"},
 		child("signals", "SIGUSR1")...)...)
 	p.expect("ready")
@@ -67,7 +67,7 @@ func (Tests) TestTermDelayFromTheCommandLine(t *testing.T) {
 // proxy-await sends its group SIGTERM and exits, and a member that ignores
 // SIGTERM is left running, never killed (docs/signals-and-pid1.md).
 // --wait-all is what waits for such processes and kills them.
-func (Tests) TestKillAfterEndsWithTheMainChild(t *testing.T) {
+func TestKillAfterEndsWithTheMainChild(t *testing.T) {
 	// 10 s: far longer than the main child takes to exit on SIGTERM, on any
 	// machine. A proxy-await that went on waiting for the member would
 	// SIGKILL it at the 10 s.

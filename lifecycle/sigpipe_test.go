@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"os"
@@ -41,7 +41,7 @@ func (p *proc) nextSignal() string {
 // one is not forwarded (the child would die of it), while a SIGPIPE another
 // process sends still is. The child's lines must be exactly the signals the
 // test sends, in order.
-func (Tests) TestClosedStderrRaisesNoSigpipeInTheChild(t *testing.T) {
+func TestClosedStderrRaisesNoSigpipeInTheChild(t *testing.T) {
 	t.Run("the ready line", func(t *testing.T) {
 		fp := testutil.StartFakeProxy(t)
 		p := startWithClosedStderr(t, append([]string{"--ready-url", fp.URL("/ready")}, child("signals", "SIGTERM")...)...)

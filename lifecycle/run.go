@@ -1,10 +1,9 @@
-package main
+package lifecycle
 
 import (
 	"context"
 	"errors"
 	"log/slog"
-	"syscall"
 	"time"
 
 	"github.com/proxy-await/proxy-await/config"
@@ -22,18 +21,13 @@ func newLogger(c *config.Config) *slog.Logger {
 	return logging.New(logging.Stderr, c.LogFormat, logging.Level(c.Verbose, c.Quiet))
 }
 
-// ownSignal says whether sig is one proxy-await raised itself: a SIGPIPE from
-// writing its log to a pipe whose reader is gone. It is not forwarded.
-func ownSignal(sig syscall.Signal) bool {
-	return sig == syscall.SIGPIPE && logging.Stderr.RaisedSigpipe()
-}
-
 // run is the lifecycle after configuration: await the proxy, run the child,
 // shut the proxy down, and return the exit code. Without a command it only
 // awaits the proxy.
 func run(c *config.Config, log *slog.Logger) int {
-	// The supervisor handles every signal from here on, and reaps.
-	sup := wrapper.NewSupervisor(log, ownSignal)
+	// The supervisor handles every signal from here on, and reaps. The log
+	// writes to logging.Stderr, which knows the SIGPIPEs it raised.
+	sup := wrapper.NewSupervisor(log, logging.Stderr)
 
 	warn(c, log)
 	probes, code, start := serveProbes(c, log)
@@ -141,7 +135,7 @@ func awaitProxy(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor) (co
 
 // runChild runs the command to its end and returns its exit code.
 func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probes *probes.Server) int {
-	code, err := sup.Run(wrapper.Config{
+	cfg := wrapper.Config{
 		Args:         c.Command,
 		Rewrite:      c.Rewrite,
 		ProcessGroup: c.ProcessGroup,
@@ -150,11 +144,11 @@ func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probe
 		DrainPorts:   c.DrainPorts,
 		KillAfter:    c.KillAfter,
 		WaitAll:      c.WaitAll,
-		Logger:       log,
-		OwnSignal:    ownSignal,
-		OnStop:       probes.Stopping,
-		Own:          probes.Own,
-	})
+	}
+	if probes != nil { // served on --probe-port
+		cfg.Probes = probes
+	}
+	code, err := sup.Run(cfg)
 	var startErr *wrapper.StartError
 	switch {
 	case errors.As(err, &startErr):

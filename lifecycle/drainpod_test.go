@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 // What counts as traffic in a pod: clients outside the pod that cannot
 // follow the endpoint removal, the kubelet's probes, proxy-await's own check
@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -132,7 +133,7 @@ func (s *sender) end(held time.Time) (time.Time, []error) {
 // its requests end the hold no sooner than the app's SIGTERM does. Once no
 // new connection has come for --drain-quiet, proxy-await delivers SIGTERM
 // while it still sends, and says why.
-func (Tests) TestDrainPinnedClientOutsideThePod(t *testing.T) {
+func TestDrainPinnedClientOutsideThePod(t *testing.T) {
 	p := startPod(t, "http", drainFlags, "@", drainAddr, podAddr)
 	url := "http://" + podAddr + "/"
 	require.NoError(t, testutil.Round(p.outside, url, 1), "the kept-alive connection")
@@ -156,18 +157,25 @@ func (Tests) TestDrainPinnedClientOutsideThePod(t *testing.T) {
 }
 
 // New connections from outside the pod are traffic: the endpoint removal
-// has not reached their balancer yet.
-func (Tests) TestDrainNewConnectionsOutsideThePod(t *testing.T) {
+// has not reached their balancer yet. They came a request gap apart, so
+// the quiet period is --drain-quiet or a little longer (about 2 s for
+// gaps of about 110 ms and a minute's --term-delay), and the delivery line
+// says which.
+func TestDrainNewConnectionsOutsideThePod(t *testing.T) {
 	p := startPod(t, "http", drainFlags, "@", drainAddr, podAddr)
 	url := "http://" + podAddr + "/"
 	p.signal(syscall.SIGTERM)
 	p.waitLog("holding the stop signal until the listeners have no traffic")
 	sent, _ := testutil.Requests(t, p.fresh, url, 2*testutil.DrainQuiet, testutil.RequestGap, 1)
 	got := p.signalAt("SIGTERM")
-	assert.GreaterOrEqual(t, got.Sub(sent), testutil.DrainQuiet, "SIGTERM only --drain-quiet after the last new connection")
-	assert.Less(t, got.Sub(sent), testutil.DrainQuiet+testutil.LateBound, "SIGTERM soon after the quiet period")
 	assert.Equal(t, 0, p.wait())
-	assert.Contains(t, p.stderr.String(), `reason="no traffic for 1.5s"`)
+	m := regexp.MustCompile(`reason="no traffic for (\S+)"`).FindStringSubmatch(p.stderr.String())
+	require.NotNil(t, m, "the delivery line gives the quiet period")
+	quiet, err := time.ParseDuration(m[1])
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, quiet, testutil.DrainQuiet, "the quiet period is --drain-quiet or longer")
+	assert.GreaterOrEqual(t, got.Sub(sent), quiet, "SIGTERM only the quiet period after the last new connection")
+	assert.Less(t, got.Sub(sent), quiet+testutil.LateBound, "SIGTERM soon after the quiet period")
 }
 
 // A service whose clients connect seldom is not taken for quiet between two
@@ -176,7 +184,7 @@ func (Tests) TestDrainNewConnectionsOutsideThePod(t *testing.T) {
 // until new connections from outside the pod have paused far longer than
 // they did (16.8 mean gaps here, see drain's arrivals), not for
 // --drain-quiet alone.
-func (Tests) TestDrainSparseConnectionsOutsideThePod(t *testing.T) {
+func TestDrainSparseConnectionsOutsideThePod(t *testing.T) {
 	const gap = 300 * time.Millisecond
 	p := startPod(t, "http", []string{"--term-delay", "1m", "--drain-quiet", "100ms"}, "@", drainAddr, podAddr)
 	url := "http://" + podAddr + "/"
@@ -205,7 +213,7 @@ const probeAddr = "127.0.0.1:8082"
 // --probe-port its probes reach proxy-await, which checks the app on the
 // watched port itself: neither is traffic, and /ready answers 503 from the
 // stop signal on.
-func (Tests) TestDrainProbesThroughProbePort(t *testing.T) {
+func TestDrainProbesThroughProbePort(t *testing.T) {
 	args := append([]string{"--probe-port", "8082", "--app-probe", "http://" + drainAddr + "/"}, drainFlags...)
 	d := startDrained(t, "http", args, "@", drainAddr)
 	probe := func(path string) int {

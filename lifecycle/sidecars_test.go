@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 // The sidecars a Job meets beyond the mesh proxies: each preset's endpoints
 // against the fake proxy answering as that sidecar does, several presets at
@@ -80,7 +80,7 @@ func sidecarURLs(t *testing.T, fp *testutil.FakeProxy, name string) (ready, shut
 	return "http://" + readyAddr + presetPath(t, p.Ready), "http://" + shutdownAddr + presetPath(t, p.Shutdown)
 }
 
-func (Tests) TestEachSidecarPreset(t *testing.T) {
+func TestEachSidecarPreset(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		status int // the shutdown answer
@@ -119,7 +119,7 @@ func (Tests) TestEachSidecarPreset(t *testing.T) {
 
 // --proxy istio,cloudsql: both sidecars are awaited, the command starts only
 // once the second is ready too, and both are shut down once.
-func (Tests) TestSeveralSidecars(t *testing.T) {
+func TestSeveralSidecars(t *testing.T) {
 	istio := testutil.StartFakeProxy(t, "-flavor", "istio", "-stay-up")
 	cloudsql := testutil.StartFakeProxy(t, "-flavor", "cloudsql", "-ready-after", "never", "-stay-up")
 	istioReady, istioQuit := sidecarURLs(t, istio, "istio")
@@ -145,7 +145,7 @@ func (Tests) TestSeveralSidecars(t *testing.T) {
 // A Linkerd proxy whose shutdown endpoint is not enabled answers 404: the
 // error says what that means and what to do, the 404 is not retried, and
 // proxy-await still exits with the child's code.
-func (Tests) TestLinkerdShutdownNotEnabled(t *testing.T) {
+func TestLinkerdShutdownNotEnabled(t *testing.T) {
 	fp := testutil.StartFakeProxy(t, "-shutdown-disabled", "-stay-up")
 	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")},
 		child("exit", "3")...)...)
@@ -166,7 +166,7 @@ func (Tests) TestLinkerdShutdownNotEnabled(t *testing.T) {
 // the shutdown endpoint is missing, not the proxy gone. proxy-await asks
 // again until --shutdown-timeout runs out, then ends with an error that
 // names the likely cause for that sidecar, and exits with the job's 0.
-func (Tests) TestMissingShutdownEndpointInAJob(t *testing.T) {
+func TestMissingShutdownEndpointInAJob(t *testing.T) {
 	for _, tc := range []struct {
 		name, preset string
 		args         []string // the fake proxy's
@@ -281,7 +281,7 @@ func (c *cloudSQL) start(t *testing.T) {
 // waits; the job, run once cloud-sql-proxy is up, reads its /startup itself
 // (busybox wget) to show it was ready, and fails with 3. proxy-await POSTs
 // /quitquitquit, cloud-sql-proxy exits 0, and proxy-await exits 3.
-func (Tests) TestRealCloudSQLProxy(t *testing.T) {
+func TestRealCloudSQLProxy(t *testing.T) {
 	sql := newCloudSQL(t, "--quitquitquit")
 	p := startPA(t, nil, "-S", "--ready-url", sql.startup, "--shutdown-url", sql.quit,
 		"--", "sh", "-c", "busybox wget -q -O - "+sql.startup+" && echo; exit 3")
@@ -310,7 +310,7 @@ func (Tests) TestRealCloudSQLProxy(t *testing.T) {
 // /startup but nothing on its admin port: a Job's proxy-await must not
 // take the refused POST for a proxy gone. It asks until --shutdown-timeout
 // runs out, then names the flag; cloud-sql-proxy is still running.
-func (Tests) TestRealCloudSQLProxyWithoutQuitquitquit(t *testing.T) {
+func TestRealCloudSQLProxyWithoutQuitquitquit(t *testing.T) {
 	sql := newCloudSQL(t)
 	sql.start(t)
 	p := startPA(t, nil, "-v", "--proxy", "cloudsql", "-S", "--shutdown-timeout", "2s", "--ready-url", sql.startup,
@@ -332,7 +332,7 @@ func (Tests) TestRealCloudSQLProxyWithoutQuitquitquit(t *testing.T) {
 
 // The fake proxy answers as docs/sidecars.md says each sidecar does:
 // the tests above are only as good as these answers.
-func (Tests) TestFakeProxyAnswersAsEachSidecar(t *testing.T) {
+func TestFakeProxyAnswersAsEachSidecar(t *testing.T) {
 	type answer struct {
 		method, path string
 		status       int

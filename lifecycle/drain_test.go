@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 // --drain-quiet against servers it cannot see in /proc, with real
 // privileges: proxy-await as root without CAP_SYS_PTRACE (Kubernetes'
@@ -56,7 +56,8 @@ var public struct {
 }
 
 // publicSelf is a copy of the test binary that user nobody may run, in a
-// directory of its own that every user can search; Run removes it.
+// directory of its own that every user can search; TestMain removes it
+// after the last test.
 func publicSelf(t *testing.T) string {
 	public.once.Do(func() {
 		if public.dir, public.err = os.MkdirTemp("", "proxy-await-public"); public.err != nil {
@@ -140,7 +141,7 @@ var drainFlags = []string{"--term-delay", "1m", "--drain-quiet", testutil.DrainQ
 // A server started through setpriv (or gosu, su-exec) as another user hides
 // its descriptors from root without CAP_SYS_PTRACE. Its listener, created by
 // that user, is still its own to the watch.
-func (Tests) TestDrainServerOfAnotherUser(t *testing.T) {
+func TestDrainServerOfAnotherUser(t *testing.T) {
 	d := startDrained(t, "http", drainFlags,
 		"setpriv", "--reuid="+nobody, "--regid="+nobody, "--clear-groups", "--", "@", drainAddr)
 	d.termDuringRequests()
@@ -150,7 +151,7 @@ func (Tests) TestDrainServerOfAnotherUser(t *testing.T) {
 // A master that holds the listener and a worker of another user that serves
 // on it, as nginx runs: the worker hides its descriptors, the master does
 // not.
-func (Tests) TestDrainWorkerOfAnotherUser(t *testing.T) {
+func TestDrainWorkerOfAnotherUser(t *testing.T) {
 	d := startDrained(t, "prefork", drainFlags, "@", nobody, drainAddr)
 	d.termDuringRequests()
 	assert.Contains(t, d.stderr.String(), "listeners="+drainAddr)
@@ -159,7 +160,7 @@ func (Tests) TestDrainWorkerOfAnotherUser(t *testing.T) {
 // A server that binds as root and then runs as nobody hides its
 // descriptors, and its listener is root's: one of the sockets that could be
 // its, which the watch follows.
-func (Tests) TestDrainServerThatBoundAsRoot(t *testing.T) {
+func TestDrainServerThatBoundAsRoot(t *testing.T) {
 	d := startDrained(t, "http-as-user", drainFlags, "@", nobody, drainAddr)
 	d.termDuringRequests()
 	assert.Contains(t, d.stderr.String(), "listeners="+drainAddr)
@@ -198,7 +199,7 @@ func (d *drained) keepSendingThroughTheHold(listeners string) {
 // stats port is nobody's, the port with the traffic root's: the watch
 // follows both, and holds the stop signal while a kept-alive client sends
 // on the root's.
-func (Tests) TestDrainServerThatDropsAndBindsAgain(t *testing.T) {
+func TestDrainServerThatDropsAndBindsAgain(t *testing.T) {
 	d := startDrained(t, "http-drop", drainFlags, "@", nobody, drainAddr, statsAddr)
 	d.keepSendingThroughTheHold(drainAddr + " " + statsAddr)
 }
@@ -206,7 +207,7 @@ func (Tests) TestDrainServerThatDropsAndBindsAgain(t *testing.T) {
 // The same through a parent: a readable parent holds a port of its own, its
 // child binds another as root and drops to nobody. The parent's port does
 // not stand for the child's.
-func (Tests) TestDrainServerThatDropsBesideItsParentsPort(t *testing.T) {
+func TestDrainServerThatDropsBesideItsParentsPort(t *testing.T) {
 	d := startDrained(t, "listening-parent", drainFlags, "@", statsAddr, "http-as-user", nobody, drainAddr)
 	d.keepSendingThroughTheHold(drainAddr + " " + statsAddr)
 }
@@ -235,7 +236,7 @@ const udpHint = `\(hint: set --drain-ports to the TCP ports to watch, and its UD
 // A UDP server beside an idle TCP port: the watch cannot see the
 // datagrams, so it says so and holds the stop signal for the whole
 // --term-delay, though the TCP port is quiet.
-func (Tests) TestDrainUDPServerHoldsTheWholeDelay(t *testing.T) {
+func TestDrainUDPServerHoldsTheWholeDelay(t *testing.T) {
 	const delay = 3 * time.Second
 	d := startDrained(t, "http-udp", []string{"--term-delay", delay.String(), "--drain-quiet", "200ms"},
 		"@", udpAddr, drainAddr)
@@ -256,7 +257,7 @@ func (Tests) TestDrainUDPServerHoldsTheWholeDelay(t *testing.T) {
 
 // The same server as nobody hides its descriptors: its UDP socket,
 // nobody's, could be its, and counts the same.
-func (Tests) TestDrainUDPServerOfAnotherUser(t *testing.T) {
+func TestDrainUDPServerOfAnotherUser(t *testing.T) {
 	const delay = 3 * time.Second
 	d := startDrained(t, "http-udp", []string{"--term-delay", delay.String(), "--drain-quiet", "200ms"},
 		"setpriv", "--reuid="+nobody, "--regid="+nobody, "--clear-groups", "--", "@", udpAddr, drainAddr)
@@ -276,7 +277,7 @@ func (Tests) TestDrainUDPServerOfAnotherUser(t *testing.T) {
 
 // --drain-ports watches the ports it names, whoever listens there: the
 // server of the test above, which the watch cannot see.
-func (Tests) TestDrainPortsWatchWhatCannotBeSeen(t *testing.T) {
+func TestDrainPortsWatchWhatCannotBeSeen(t *testing.T) {
 	d := startDrained(t, "http-as-user", append(drainFlags, "--drain-ports", "8080"), "@", nobody, drainAddr)
 	d.termDuringRequests()
 	assert.Contains(t, d.stderr.String(), "ports=8080")
@@ -286,7 +287,7 @@ func (Tests) TestDrainPortsWatchWhatCannotBeSeen(t *testing.T) {
 // one it cannot: the server that hides its descriptors (it bound as root,
 // then became nobody) may be the one with traffic, and the watch follows
 // its listener too.
-func (Tests) TestDrainVisibleMetricsPortDoesNotHideTheServer(t *testing.T) {
+func TestDrainVisibleMetricsPortDoesNotHideTheServer(t *testing.T) {
 	d := startDrained(t, "with-metrics", drainFlags, "@", "127.0.0.1:9090", "http-as-user", nobody, drainAddr)
 	d.termDuringRequests()
 	assert.Contains(t, d.stderr.String(), `listeners="`+drainAddr+` 127.0.0.1:9090"`)
@@ -296,7 +297,7 @@ func (Tests) TestDrainVisibleMetricsPortDoesNotHideTheServer(t *testing.T) {
 // starts it after the watch began) pauses the watch: whatever traffic it
 // takes is invisible, so the hold lasts the whole --term-delay, though the
 // server the watch follows has fallen quiet.
-func (Tests) TestDrainPausesWhenAUDPServerTurnsUp(t *testing.T) {
+func TestDrainPausesWhenAUDPServerTurnsUp(t *testing.T) {
 	const delay = 8 * time.Second
 	quiet := 2 * testutil.DrainQuiet // room for the UDP server's start on a loaded machine
 	d := startDrained(t, "later", []string{"--term-delay", delay.String(), "--drain-quiet", quiet.String()},
@@ -336,7 +337,7 @@ func (Tests) TestDrainPausesWhenAUDPServerTurnsUp(t *testing.T) {
 // held (a script starts it after the watch began; it binds as root and
 // becomes nobody): its listener, root's, could be its, and the watch
 // follows it from then on, counting that moment as traffic.
-func (Tests) TestDrainFollowsAHiddenServerThatTurnsUp(t *testing.T) {
+func TestDrainFollowsAHiddenServerThatTurnsUp(t *testing.T) {
 	const delay = 15 * time.Second
 	quiet := 2 * testutil.DrainQuiet // room for the hidden server's start on a loaded machine
 	d := startDrained(t, "later", []string{"--term-delay", delay.String(), "--drain-quiet", quiet.String()},

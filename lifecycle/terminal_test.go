@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 // Job control on a real pseudo-terminal: proxy-await runs as the foreground
 // job of a small job-control shell (testchild's "jobshell") whose
@@ -91,7 +91,7 @@ func (s *jobShell) job() int {
 // whole foreground group, proxy-await and the child, and proxy-await does
 // not send a second copy; with -g the child's group owns the terminal and
 // only it is signalled.
-func (Tests) TestCtrlCReachesTheChildOnce(t *testing.T) {
+func TestCtrlCReachesTheChildOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -125,7 +125,7 @@ func (Tests) TestCtrlCReachesTheChildOnce(t *testing.T) {
 // resumes both with the terminal in the child's hands (it reads a line from
 // it), and after the child exits the terminal is back with proxy-await's
 // group, not the dead group of the child.
-func (Tests) TestCtrlZStopsTheJob(t *testing.T) {
+func TestCtrlZStopsTheJob(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string

@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"bytes"
@@ -38,8 +38,8 @@ var conformanceWant = map[string]string{
 // says. What tini and dumb-init do (and how fast, on a loaded machine) is
 // the page's business, measured by `make conformance`, not a check of
 // proxy-await.
-func (Tests) TestConformanceTable(t *testing.T) {
-	cmd := exec.Command("scripts/conformance.sh", proxyAwaitBin)
+func TestConformanceTable(t *testing.T) {
+	cmd := exec.Command("../scripts/conformance.sh", proxyAwaitBin)
 	// Every proxy-await cell is a "yes" that waits for its event: a long
 	// bound for a "no" costs nothing while proxy-await passes.
 	cmd.Env = append(cleanEnv(), "CONFORMANCE_WRAPPERS=proxy-await",
@@ -50,7 +50,7 @@ func (Tests) TestConformanceTable(t *testing.T) {
 		stderr.String(), stdout.String())
 	assert.Equal(t, conformanceWant, conformanceColumn(t, stdout.String(), 2), "proxy-await, measured now")
 
-	doc, err := os.ReadFile("docs/conformance.md")
+	doc, err := os.ReadFile("../docs/conformance.md")
 	require.NoError(t, err, "run `make conformance` to write docs/conformance.md")
 	assert.Equal(t, conformanceWant, conformanceColumn(t, string(doc), 4),
 		"docs/conformance.md's proxy-await column: run `make conformance`")

@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"strings"
@@ -15,7 +15,7 @@ import (
 // restarts the container, and the new one needs the proxy. Nothing is
 // POSTed, and the last line says why. (Every other path:
 // testdata/script/keep-proxy-on-failure.txtar.)
-func (Tests) TestKeepProxyOnFailureInterrupted(t *testing.T) {
+func TestKeepProxyOnFailureInterrupted(t *testing.T) {
 	fp := testutil.StartFakeProxy(t, "-ready-after", "never", "-stay-up")
 	p := startPA(t, nil, append([]string{"-S", "--keep-proxy-on-failure",
 		"--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")}, child("exit", "0")...)...)

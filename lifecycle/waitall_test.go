@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"os"
@@ -47,7 +47,7 @@ func workerPID(t *testing.T, p *proc) int {
 	return pid
 }
 
-func (Tests) TestWaitAllLetsTheWorkerFinishBeforeTheShutdown(t *testing.T) {
+func TestWaitAllLetsTheWorkerFinishBeforeTheShutdown(t *testing.T) {
 	fp := testutil.StartFakeProxy(t)
 	log := filepath.Join(t.TempDir(), "worker.log")
 	p := startPA(t, nil, append([]string{"-S", "--wait-all", "5s", "--log-format", "json",
@@ -78,7 +78,7 @@ func (Tests) TestWaitAllLetsTheWorkerFinishBeforeTheShutdown(t *testing.T) {
 	assert.Nil(t, event(recs, "wait_all_killed"), "a worker that finishes in time is not killed")
 }
 
-func (Tests) TestWithoutWaitAllTheWorkerIsLeftAlone(t *testing.T) {
+func TestWithoutWaitAllTheWorkerIsLeftAlone(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "worker.log")
 	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("leave-worker", log, "slow-term")...)...)
 	worker := workerPID(t, p)
@@ -90,7 +90,7 @@ func (Tests) TestWithoutWaitAllTheWorkerIsLeftAlone(t *testing.T) {
 	assert.Empty(t, lines, "without --wait-all the worker gets no signal")
 }
 
-func (Tests) TestWaitAllKillsAWorkerThatIgnoresTerm(t *testing.T) {
+func TestWaitAllKillsAWorkerThatIgnoresTerm(t *testing.T) {
 	// 3 s: the worker logs its SIGTERM before the SIGKILL even on a loaded
 	// machine. In parallel, the 3 s are spent beside other tests.
 	t.Parallel()
@@ -118,7 +118,7 @@ func (Tests) TestWaitAllKillsAWorkerThatIgnoresTerm(t *testing.T) {
 
 // As PID 1 the kernel would SIGKILL whatever is left once proxy-await exits;
 // with --wait-all it gets its SIGTERM and its time first.
-func (Tests) TestPID1WaitAll(t *testing.T) {
+func TestPID1WaitAll(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "worker.log")
 	p := startAsPID1(t, append([]string{"--proxy", "none", "--wait-all", "5s"},
 		child("leave-worker", log, "slow-term")...)...)
@@ -129,7 +129,7 @@ func (Tests) TestPID1WaitAll(t *testing.T) {
 	assert.Contains(t, p.stderr.String(), "every process left behind has exited")
 }
 
-func (Tests) TestPID1WithoutWaitAllTheKernelKillsTheRest(t *testing.T) {
+func TestPID1WithoutWaitAllTheKernelKillsTheRest(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "worker.log")
 	p := startAsPID1(t, append([]string{"--proxy", "none"}, child("leave-worker", log, "slow-term")...)...)
 	p.expect("worker ")
@@ -138,7 +138,7 @@ func (Tests) TestPID1WithoutWaitAllTheKernelKillsTheRest(t *testing.T) {
 	assert.Empty(t, lines, "the worker gets no SIGTERM: the kernel kills it when PID 1 exits")
 }
 
-func (Tests) TestExitCodeMap(t *testing.T) {
+func TestExitCodeMap(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		env  []string

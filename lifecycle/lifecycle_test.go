@@ -1,4 +1,4 @@
-package process
+package lifecycle_test
 
 import (
 	"bufio"
@@ -57,7 +57,7 @@ const waitForAProbe = "2s"
 
 // A readiness port that refused every connection: the timeout line asks
 // whether the proxy is there at all.
-func (Tests) TestReadinessTimeoutRefused(t *testing.T) {
+func TestReadinessTimeoutRefused(t *testing.T) {
 	t.Parallel()
 	url := "http://" + testutil.RefusingAddr(t) + "/ready"
 	p := startPA(t, nil, append([]string{"-t", waitForAProbe, "--ready-url", url}, child("args", "started")...)...)
@@ -70,7 +70,7 @@ func (Tests) TestReadinessTimeoutRefused(t *testing.T) {
 // --health-check: without it the readiness port refuses for ever, in a pod
 // that has the proxy. For the cloudsql preset the hint names that flag, on
 // the timeout line as on the progress line.
-func (Tests) TestReadinessTimeoutRefusedCloudSQL(t *testing.T) {
+func TestReadinessTimeoutRefusedCloudSQL(t *testing.T) {
 	t.Parallel()
 	url := "http://" + testutil.RefusingAddr(t) + "/startup"
 	p := startPA(t, nil, append([]string{"--proxy", "cloudsql", "-t", waitForAProbe, "--ready-url", url}, child("args", "started")...)...)
@@ -83,7 +83,7 @@ func (Tests) TestReadinessTimeoutRefusedCloudSQL(t *testing.T) {
 // The timeout line says "raise --timeout" only where waiting longer can
 // help: for an error that every probe will repeat, its hint says what to
 // fix instead.
-func (Tests) TestTimeoutHintFitsTheError(t *testing.T) {
+func TestTimeoutHintFitsTheError(t *testing.T) {
 	t.Parallel()
 	fp := testutil.StartFakeProxy(t, "-stay-up")
 	untrusted := testutil.NewUntrustedTLSServer(t, http.NotFoundHandler())
@@ -120,7 +120,7 @@ func (Tests) TestTimeoutHintFitsTheError(t *testing.T) {
 // Content-Length) makes net/http's transport drop the connection, and say
 // so with the standard library's logger: stderr holds proxy-await's lines
 // and nothing else.
-func (Tests) TestUnaskedBytesWriteNothing(t *testing.T) {
+func TestUnaskedBytesWriteNothing(t *testing.T) {
 	t.Parallel()
 	addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
 		for testutil.ReadRequest(r) != nil {
@@ -136,7 +136,7 @@ func (Tests) TestUnaskedBytesWriteNothing(t *testing.T) {
 		p.stderr.String())
 }
 
-func (Tests) TestSigtermReachesTheChild(t *testing.T) {
+func TestSigtermReachesTheChild(t *testing.T) {
 	p := startPA(t, nil, append([]string{"--proxy", "none"}, child("signals", "SIGTERM")...)...)
 	p.expect("ready")
 	p.signal(syscall.SIGTERM)
@@ -144,7 +144,7 @@ func (Tests) TestSigtermReachesTheChild(t *testing.T) {
 	assert.Equal(t, 0, p.wait(), "the child handled SIGTERM and exited 0")
 }
 
-func (Tests) TestTerminationWhileWaiting(t *testing.T) {
+func TestTerminationWhileWaiting(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			fp := testutil.StartFakeProxy(t, "-ready-after", "never", "-stay-up")
