@@ -12,7 +12,9 @@ import (
 // pod whose clients open a connection every few seconds is not taken for
 // quiet between two of them while kube-proxy still sends it new ones.
 type arrivals struct {
-	at []time.Time
+	at  []time.Time
+	seg []int // each arrival's stretch of watching: a gap counts only within one
+	cur int   // the stretch now
 }
 
 const (
@@ -33,22 +35,41 @@ const (
 func (a *arrivals) add(t time.Time) {
 	i, _ := slices.BinarySearchFunc(a.at, t, time.Time.Compare)
 	a.at = slices.Insert(a.at, i, t)
-	if len(a.at) > arrivalsKept {
-		a.at = slices.Delete(a.at, 0, len(a.at)-arrivalsKept)
+	a.seg = slices.Insert(a.seg, i, a.cur)
+	if drop := len(a.at) - arrivalsKept; drop > 0 {
+		a.at = slices.Delete(a.at, 0, drop)
+		a.seg = slices.Delete(a.seg, 0, drop)
 	}
 }
+
+// resume begins a new stretch of watching after a pause: the time between
+// the last arrival before it and the first after is no gap the clients
+// made.
+func (a *arrivals) resume() { a.cur++ }
 
 // gaps returns how many gaps between the arrivals there are, their mean and
 // the longest.
 func (a *arrivals) gaps() (n int, mean, longest time.Duration) {
-	if len(a.at) < 2 {
+	var sum time.Duration
+	for i := 1; i < len(a.at); i++ {
+		if a.seg[i] != a.seg[i-1] {
+			continue
+		}
+		g := a.at[i].Sub(a.at[i-1])
+		n, sum, longest = n+1, sum+g, max(longest, g)
+	}
+	if n == 0 {
 		return 0, 0, 0
 	}
-	for i := 1; i < len(a.at); i++ {
-		longest = max(longest, a.at[i].Sub(a.at[i-1]))
-	}
-	n = len(a.at) - 1
-	return n, a.at[n].Sub(a.at[0]) / time.Duration(n), longest
+	return n, sum / time.Duration(n), longest
+}
+
+// settled says whether the arrivals are as many as are kept and ask for no
+// more than floor: the clients connect so often that a while more of them
+// would teach nothing, and the watch may stop reading their reports for a
+// while (learnPause).
+func (a *arrivals) settled(floor, bound time.Duration) bool {
+	return len(a.at) == arrivalsKept && a.quiet(floor, bound) == floor
 }
 
 // quiet is the quiet period the arrivals call for, and never less than

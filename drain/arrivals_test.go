@@ -67,3 +67,24 @@ func TestArrivalsOrderAndWindow(t *testing.T) {
 	assert.Equal(t, arrivalsKept-1, n)
 	assert.Equal(t, 10*time.Millisecond, longest)
 }
+
+// Once the clients connect so often that the quiet period is the floor, the
+// watch may pause; the time it paused is no gap the clients made.
+func TestArrivalsSettledAndPaused(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	var a arrivals
+	for i := range arrivalsKept - 1 {
+		a.add(t0.Add(time.Duration(i) * 10 * time.Millisecond))
+	}
+	assert.False(t, a.settled(time.Second, time.Minute), "fewer than arrivalsKept")
+	a.add(t0.Add(time.Duration(arrivalsKept-1) * 10 * time.Millisecond))
+	assert.True(t, a.settled(time.Second, time.Minute))
+	assert.False(t, a.settled(100*time.Millisecond, time.Minute), "a lower floor is not enough")
+
+	a.resume()
+	a.add(t0.Add(time.Minute))
+	a.add(t0.Add(time.Minute + 10*time.Millisecond))
+	n, _, longest := a.gaps()
+	assert.Equal(t, arrivalsKept-2, n, "the gap across the pause does not count")
+	assert.Equal(t, 10*time.Millisecond, longest)
+}

@@ -92,6 +92,53 @@ func BenchmarkWatchChurn(b *testing.B) {
 	}
 }
 
+// BenchmarkLearn measures what the watch costs before the stop signal,
+// while it learns how far apart new connections come, for
+// DRAIN_BENCH_TIME: with its listener idle (a look at the listening sockets
+// a second), and while the watched port itself takes as many short
+// connections a second as the machine can make (one report from the
+// kernel each, read and parsed). The load runs in other processes, so this
+// process's CPU time is the watch's. It reports the CPU used as a share of
+// one core, the connections a second, and the CPU per connection.
+//
+//	DRAIN_BENCH_TIME=10s go test -run x -bench Learn ./drain/
+func BenchmarkLearn(b *testing.B) {
+	total := benchTime(b)
+	for _, busy := range []bool{false, true} {
+		name := "idle"
+		if busy {
+			name = "busy"
+		}
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				server, _, serverOut := startLoad(b, "close-each")
+				addr, ok := strings.CutPrefix(serverOut(), "listening ")
+				if !ok {
+					b.Fatal("the server did not say where it listens")
+				}
+				w := Learn(Options{Root: server.Process.Pid, Quiet: time.Second, TermDelay: time.Minute, Logger: slog.New(slog.DiscardHandler)})
+				before, began := cpuTime(), time.Now()
+				conns := 0
+				if busy {
+					_, _, churnOut := startLoad(b, "churn", addr, total.String())
+					if _, err := fmt.Sscanf(churnOut(), "connections %d", &conns); err != nil {
+						b.Fatal(err)
+					}
+				} else {
+					time.Sleep(total)
+				}
+				cpu, wall := cpuTime()-before, time.Since(began)
+				w.Stop()
+				b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "%cpu")
+				if busy {
+					b.ReportMetric(float64(conns)/wall.Seconds(), "conn/s")
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(conns), "ns/conn")
+				}
+			}
+		})
+	}
+}
+
 // holdOnce holds for total, with churn on another port if asked, and
 // returns the watch's CPU time, the time it was measured over, the other
 // port's connections and the reports that reached the watch.

@@ -55,8 +55,8 @@ type Watch struct {
 // records when new connections from outside the pod arrive: the quiet
 // period that Hold then waits for is o.Quiet, or longer when they came
 // further apart (see arrivals.quiet). It costs a look at the listening
-// sockets a second and one report from the kernel for each connection to
-// them that closes.
+// sockets every learnRefresh and one report from the kernel for each
+// connection to them that closes, read in batches.
 func Learn(o Options) *Watch {
 	w := &Watch{holdC: make(chan struct{}), quietC: make(chan struct{}), stopC: make(chan struct{}), done: make(chan struct{})}
 	go w.run(o)
@@ -210,17 +210,33 @@ func (v *watcher) first(event string) bool {
 	return !was
 }
 
+// learnRefresh is how often the watch looks for new listeners before the
+// stop signal: a listener opened later is learnt from a little later.
+const learnRefresh = time.Second
+
+// learnPause is how long the watch reads no report once the clients
+// connect so often that more of them teach nothing (arrivals.settled): a
+// busy server's every connection would cost a report read and parsed.
+const learnPause = 10 * time.Second
+
 // learn follows the listeners until the hold begins, records the new
 // connections from outside the pod as their reports come, and says nothing:
 // what it cannot see, it says when the hold begins. It returns false when
 // the watch was stopped first.
 func (v *watcher) learn(feed *destroyFeed) bool {
 	_, _ = v.s.findListeners(true) // looked at again when the hold begins
-	refresh := time.NewTicker(time.Second)
+	// Until the app listens, it is looked for every tenth of a second.
+	refresh := time.NewTicker(learnRefresh / 10)
 	defer refresh.Stop()
+	resume := time.NewTimer(0)
+	resume.Stop()
+	defer resume.Stop()
+	defer v.s.pause(false)
 	var events <-chan destroyed
 	if feed != nil {
 		events = feed.c
+		feed.batching(true)
+		defer feed.batching(false)
 	}
 	for {
 		select {
@@ -235,8 +251,17 @@ func (v *watcher) learn(feed *destroyFeed) bool {
 				continue
 			}
 			v.s.destroyed(e)
+			if !v.s.paused && v.s.arrivals.settled(v.o.Quiet, v.o.TermDelay) {
+				v.s.pause(true)
+				resume.Reset(learnPause)
+			}
+		case <-resume.C:
+			v.s.pause(false)
 		case <-refresh.C:
 			_, _ = v.s.findListeners(false)
+			if len(v.s.listeners) > 0 {
+				refresh.Reset(learnRefresh)
+			}
 		}
 	}
 }
@@ -452,6 +477,7 @@ type sockets struct {
 	checked   map[uint32]int          // socket inodes looked for below the root: the readable process that holds it, or 0
 	conns     map[uint64]uint64       // connections by cookie: bytes received at the last look
 	looked    bool                    // the connections were looked at before: one not seen then is new
+	paused    bool                    // the kernel passes no report (learnPause)
 	arrivals  arrivals                // the latest new connections from outside the pod
 	udp       []sock                  // the unconnected UDP sockets, at the last walk
 	udpErr    error                   // why the UDP sockets could not be listed, at the last walk
@@ -492,10 +518,14 @@ func (s *sockets) traffic(t time.Time) {
 	}
 }
 
-// follow has the kernel pass the destroy reports of the listeners' ports.
+// follow has the kernel pass the destroy reports of the listeners' ports,
+// none while paused.
 func (s *sockets) follow() error {
 	if s.feed == nil {
 		return nil
+	}
+	if s.paused {
+		return s.feed.watch(nil)
 	}
 	ports := make([]uint16, 0, len(s.listeners))
 	for p := range s.listeners {
@@ -503,6 +533,19 @@ func (s *sockets) follow() error {
 	}
 	slices.Sort(ports)
 	return s.feed.watch(ports)
+}
+
+// pause stops the reports, or lets them through again; the arrivals after a
+// pause are a new stretch.
+func (s *sockets) pause(paused bool) {
+	if s.paused == paused {
+		return
+	}
+	s.paused = paused
+	if !paused {
+		s.arrivals.resume()
+	}
+	_ = s.follow()
 }
 
 // findListeners looks for listening sockets below the root not known yet,

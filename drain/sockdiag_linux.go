@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -255,7 +256,15 @@ type destroyFeed struct {
 	fd int
 	f  *os.File
 	c  chan destroyed
+	// batch, while set, has the reader wait batchEvery between reads, so
+	// that a busy port's reports come many to a read (before the stop
+	// signal, when only their times matter); now ends a wait.
+	batch atomic.Bool
+	now   chan struct{}
 }
+
+// batchEvery is how long the reader waits between reads while batching.
+const batchEvery = 100 * time.Millisecond
 
 // newDestroyFeed subscribes to the reports, with a filter that lets none
 // through until watch names the ports. Every report that passes the filter
@@ -280,8 +289,20 @@ func newDestroyFeed() (*destroyFeed, error) {
 	// Close wakes the reader below.
 	feed.f = os.NewFile(uintptr(fd), "sock_diag")
 	feed.c = make(chan destroyed, 1024)
+	feed.now = make(chan struct{}, 1)
 	go feed.read()
 	return feed, nil
+}
+
+// batching has the reader read at most every batchEvery, or at once again.
+func (feed *destroyFeed) batching(on bool) {
+	feed.batch.Store(on)
+	if !on {
+		select {
+		case feed.now <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (feed *destroyFeed) read() {
@@ -307,6 +328,14 @@ func (feed *destroyFeed) read() {
 				continue
 			}
 			feed.c <- destroyed{sock: s, at: at}
+		}
+		if feed.batch.Load() {
+			t := time.NewTimer(batchEvery)
+			select {
+			case <-t.C:
+			case <-feed.now:
+				t.Stop()
+			}
 		}
 	}
 }

@@ -188,7 +188,7 @@ func TestDrainSparseConnectionsOutsideThePod(t *testing.T) {
 	const gap = 300 * time.Millisecond
 	p := startPod(t, "http", []string{"--term-delay", "1m", "--drain-quiet", "100ms"}, "@", drainAddr, podAddr)
 	url := "http://" + podAddr + "/"
-	testutil.Requests(t, p.fresh, url, 10*gap, gap, 1)
+	testutil.Requests(t, p.fresh, url, 15*gap, gap, 1)
 	p.signal(syscall.SIGTERM)
 	p.waitLog("holding the stop signal until the listeners have no traffic")
 	// They go on as before while the endpoint removal spreads: every one is
