@@ -17,7 +17,7 @@ import (
 // stop signal. Every figure comes from the traces.
 func picture(w io.Writer, title string, rows []pictureRow) error {
 	const (
-		left, right, top = 330.0, 20.0, 70.0
+		left, right, top = 360.0, 20.0, 70.0
 		width            = 1200.0
 		rowHeight        = 84.0
 		bin              = 0.1 // seconds
@@ -46,8 +46,8 @@ func picture(w io.Writer, title string, rows []pictureRow) error {
 	for i, r := range rows {
 		y := top + rowHeight*float64(i) + rowHeight/2 // the row's line
 		t := r.trace
-		fmt.Fprintf(&b, `<text x="10" y="%.0f" font-weight="bold">%s</text>`+"\n", y-8, html.EscapeString(r.label))
-		fmt.Fprintf(&b, `<text x="10" y="%.0f" fill="#555">%s</text>`+"\n", y+8, html.EscapeString(r.figures))
+		fmt.Fprintf(&b, `<text x="10" y="%.0f" font-weight="bold">%s</text>`+"\n", y-8, html.EscapeString(strings.ReplaceAll(r.label, "`", "")))
+		fmt.Fprintf(&b, `<text x="10" y="%.0f" fill="#555" font-size="11">%s</text>`+"\n", y+8, html.EscapeString(r.figures))
 		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#999"/>`+"\n", left, y, width-right, y)
 
 		// Answered requests, counted in bins: bars up (new connections)
@@ -68,7 +68,7 @@ func picture(w io.Writer, title string, rows []pictureRow) error {
 			if t0 < from || t0 > to {
 				continue
 			}
-			h := math.Min(3*float64(n), rowHeight/2-16)
+			h := math.Min(3*float64(n), 18)
 			y0, fill := y-h, "#7aa6d6"
 			if k[1] == 1 {
 				y0, fill = y, "#a9c98a"
@@ -82,7 +82,7 @@ func picture(w io.Writer, title string, rows []pictureRow) error {
 			if !p.Old || p.Deleting == 0 {
 				continue
 			}
-			by := y + rowHeight/2 - 14 + 5*float64(lane%3-1)
+			by := y + 28 + 5*float64(lane%3)
 			lane++
 			end := p.Exit
 			if end == 0 {

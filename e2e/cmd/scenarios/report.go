@@ -87,7 +87,7 @@ func report(w io.Writer, dir, picturePath string) error {
 		}
 		rows = append(rows, pictureRow{
 			label:   fmt.Sprintf("%s, minSyncPeriod %s", t.Name, t.MinSyncPeriod),
-			figures: fmt.Sprintf("run of median rollout %.1f s; %s failed in %d runs", median, withKinds(failed, sent, nil), len(ts)),
+			figures: fmt.Sprintf("this run %.1f s, the median; %d of %d failed in %d runs", median, failed, sent, len(ts)),
 			trace:   pick,
 		})
 	}
