@@ -225,8 +225,10 @@ const learnPause = 10 * time.Second
 // the watch was stopped first.
 func (v *watcher) learn(feed *destroyFeed) bool {
 	_, _ = v.s.findListeners(true) // looked at again when the hold begins
-	// Until the app listens, it is looked for every tenth of a second.
+	// Until the app listens, it is looked for every tenth of a second for
+	// the first ten seconds.
 	refresh := time.NewTicker(learnRefresh / 10)
+	began := time.Now()
 	defer refresh.Stop()
 	resume := time.NewTimer(0)
 	resume.Stop()
@@ -259,7 +261,7 @@ func (v *watcher) learn(feed *destroyFeed) bool {
 			v.s.pause(false)
 		case <-refresh.C:
 			_, _ = v.s.findListeners(false)
-			if len(v.s.listeners) > 0 {
+			if len(v.s.listeners) > 0 || time.Since(began) > 10*learnRefresh {
 				refresh.Reset(learnRefresh)
 			}
 		}
