@@ -89,3 +89,15 @@ func readFile(t *testing.T, name string) string {
 	require.NoError(t, err)
 	return string(data)
 }
+
+// The release, `make build` and make e2e build proxy-await with the same
+// build tags (net/http without HTTP/2): what the tests and the cluster run
+// is what users get.
+func TestBuildsShareTheirTags(t *testing.T) {
+	release := regexp.MustCompile(`-tags=(\S+)`).FindStringSubmatch(readFile(t, ".goreleaser.yaml"))
+	require.NotNil(t, release, ".goreleaser.yaml builds with -tags=")
+	out, err := exec.Command("make", "-n", "--no-print-directory", "bin/proxy-await").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), " -tags '"+release[1]+"' ", "make build")
+	assert.Regexp(t, `go build -trimpath -tags `+regexp.QuoteMeta(release[1])+` -o "\$BIN/proxy-await" \.`, readFile(t, "e2e/build.sh"), "make e2e")
+}
