@@ -1,0 +1,67 @@
+// istio.go: Istio's sidecar (pilot-agent and its Envoy), as its injector
+// adds it.
+
+package proxies
+
+import "time"
+
+// Istio: istio/istio at 1.27.0 unless a line says otherwise.
+var istio = Proxy{
+	Name:   "Istio",
+	Preset: "istio",
+	Ready: Endpoint{
+		Port: 15021,            // injection-template.yaml readinessProbe
+		Path: "/healthz/ready", //
+	},
+	Shutdown: Endpoint{
+		Port: 15020,           // values.yaml global.proxy.statusPort
+		Path: "/quitquitquit", // pilot/cmd/pilot-agent/status/server.go quitPath
+	},
+
+	Images:     []string{"/proxyv2"},    // manifests/charts/istio-control/istio-discovery/values.yaml global.proxy.image
+	Containers: []string{"istio-proxy"}, // istio-discovery/files/injection-template.yaml
+	Inject: Injection{
+		Key: "sidecar.istio.io/inject", // a label (or the deprecated annotation): pkg/kube/inject/inject.go
+		On:  []string{"true"},          //
+		Off: []string{"false"},         //
+		// The namespace labels that inject Istio's sidecar
+		// (istio-discovery/templates/mutatingwebhook.yaml).
+		Namespace: []Label{{Key: "istio-injection", On: "enabled", Off: "disabled"}, {Key: "istio.io/rev"}},
+		// The label of a pod or namespace that Istio's ambient mode serves
+		// without a sidecar (pkg/config/constants DataplaneModeAmbient;
+		// istio/api label istio.io/dataplane-mode).
+		Sidecarless: Mode{Key: "istio.io/dataplane-mode", Value: "ambient", Why: "Istio's mode without sidecars"},
+	},
+	Mesh: true,
+	Native: Native{
+		Keys: []NativeKey{{Key: "sidecar.istio.io/nativeSidecar"}}, // pkg/kube/inject/inject.go: it wins over the mesh's setting
+		// pilot/pkg/features/pilot.go: ENABLE_NATIVE_SIDECARS=auto from 1.27
+		// (false in 1.26), native when the kubelets are 1.33 or later
+		// (pkg/kube/inject/webhook.go DetectNativeSidecar).
+		Since:     Version{Major: 1, Minor: 27},
+		KubeSince: Version{Major: 1, Minor: 33},
+	},
+
+	ShutdownPortKey: "status.sidecar.istio.io/port", // injection-template.yaml
+
+	Stop: Stop{
+		// pkg/config/mesh/mesh.go DefaultProxyConfig: after SIGTERM the agent
+		// drains for terminationDrainDuration, then stops Envoy
+		// (pkg/envoy/agent.go); a mesh-wide defaultConfig is not in a manifest.
+		Key:     "proxy.istio.io/config",
+		Field:   "terminationDrainDuration",
+		Default: 5 * time.Second,
+		// How long a native Istio sidecar keeps its inbound
+		// listeners after the pod is deleted: its preStop starts a graceful drain
+		// at once (injection-template.yaml "pilot-agent request POST drain",
+		// pkg/envoy/agent.go DrainNow), and Envoy closes the listeners after
+		// drainDuration (pkg/envoy/proxy.go --drain-time-s; default 45s,
+		// pkg/config/mesh/mesh.go), set in proxy.istio.io/config.
+		NativeField:   "drainDuration",
+		NativeDefault: 45 * time.Second,
+	},
+	StoppedBy: []Command{
+		{Program: "pilot-agent", Path: true}, // pilot-agent request POST quitquitquit, to its own status port
+		{Program: "scuttle"},                 // scuttle POSTs pilot-agent's /quitquitquit when its command exits
+	},
+}
