@@ -2,7 +2,9 @@ package answer
 
 import (
 	"bytes"
+	"context"
 	"net"
+	"sync"
 	"sync/atomic"
 )
 
@@ -18,13 +20,22 @@ import (
 // reads it and allocates several times what it reads: some 400 KiB for the
 // 64 KiB of an endless header line, 600 KiB for 64 KiB of short ones. A head
 // that has not ended within Max bytes never reaches it: here it costs one
-// buffer of Max bytes and nothing more. The head that follows a 1xx
-// answer's is gathered too once ExpectHead says that it comes.
+// buffer of Max bytes and nothing more. The head that follows an
+// informational (1xx) answer's is gathered too.
+//
+// Settle waits, after an answer, until what came past it has been seen:
+// net/http drops a kept-alive connection on which bytes come that no
+// request asked for, but only when it looks before the next request.
 type Conn struct {
 	net.Conn
 	left atomic.Int64 // what the current answer may still read
 	head atomic.Bool  // the bytes read next belong to a head
 	err  error        // a read past the bound: every later read fails too
+
+	mu      sync.Mutex
+	settled sync.Cond // broadcast when handed or closed change, or a Settle's context ends
+	handed  bool      // bytes went on since the reader last waited on the connection with none unread
+	closed  bool
 
 	// What was read and not handed on yet is buf[r:w]: the first ready
 	// bytes of it may be. A head being gathered has no end in
@@ -40,6 +51,7 @@ const firstBuffer = 4 << 10
 // NewConn bounds the answers read from c.
 func NewConn(c net.Conn) *Conn {
 	conn := &Conn{Conn: c}
+	conn.settled.L = &conn.mu
 	conn.left.Store(Max)
 	conn.head.Store(true)
 	return conn
@@ -52,15 +64,58 @@ func (c *Conn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// ExpectHead says that another head follows the one handed on last, as the
-// answer's own follows a 1xx answer's.
-func (c *Conn) ExpectHead() { c.head.Store(true) }
+// Settle waits, once an answer has been read to its end, until the reader
+// has taken all it was handed and waits on the connection for more, or the
+// connection is closed, or ctx ends. A reader that takes bytes past the
+// answer, which no request asked for, sees them before another request
+// goes out, and net/http closes the connection rather than take them for
+// that request's answer.
+func (c *Conn) Settle(ctx context.Context) {
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.settled.Broadcast()
+		c.mu.Unlock()
+	})
+	defer stop()
+	c.mu.Lock()
+	for c.handed && !c.closed && ctx.Err() == nil {
+		c.settled.Wait()
+	}
+	c.mu.Unlock()
+}
 
-// Buffered is how many bytes were read from the connection and not handed
-// on yet.
-func (c *Conn) Buffered() int { return c.w - c.r }
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.settled.Broadcast()
+	c.mu.Unlock()
+	return c.Conn.Close()
+}
+
+// setHanded notes whether bytes went on since the reader last waited with
+// none unread.
+func (c *Conn) setHanded(handed bool) {
+	c.mu.Lock()
+	if c.handed != handed {
+		c.handed = handed
+		c.settled.Broadcast()
+	}
+	c.mu.Unlock()
+}
 
 func (c *Conn) Read(p []byte) (int, error) {
+	n, err := c.readAnswer(p)
+	if n > 0 {
+		c.setHanded(true)
+	}
+	return n, err
+}
+
+// readAnswer is Read: the head whole, the rest as it comes.
+func (c *Conn) readAnswer(p []byte) (int, error) {
+	if c.ready == 0 && c.err != nil {
+		return 0, c.err
+	}
 	if c.ready == 0 {
 		switch {
 		case c.head.Load():
@@ -71,6 +126,8 @@ func (c *Conn) Read(p []byte) (int, error) {
 			c.ready = c.w - c.r // the body's first bytes, read with its head
 		default:
 			// A body, or the wait for the next answer: straight through.
+			// The reader has taken all it was handed.
+			c.setHanded(false)
 			n, err := c.read(p)
 			if n == 0 || !c.head.Load() {
 				return n, err
@@ -95,23 +152,23 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// gather reads until buf holds a whole head from r on, and makes it ready.
+// gather reads until buf holds a whole head from r on, and makes it ready;
+// a 1xx head's answer has a head of its own to gather next.
 func (c *Conn) gather() error {
 	c.scanned = c.r
 	for {
 		if end := c.headEnd(); end >= 0 {
 			c.ready = end - c.r
-			c.head.Store(false)
+			c.head.Store(informational(c.buf[c.r:end]))
 			return nil
 		}
 		if err := c.makeRoom(); err != nil {
-			return err
+			return c.tooLarge()
 		}
 		// No more than the bound allows: the head needs one byte more.
 		room := min(int64(len(c.buf)-c.w), c.left.Load())
 		if room <= 0 {
-			c.err = ErrTooLarge
-			return c.err
+			return c.tooLarge()
 		}
 		n, err := c.read(c.buf[c.w : c.w+int(room)])
 		c.w += n
@@ -163,9 +220,33 @@ func (c *Conn) makeRoom() error {
 		c.buf = append(make([]byte, 0, Max), c.buf[:c.w]...)[:Max]
 		return nil
 	}
+	return ErrTooLarge
+}
+
+// tooLarge ends an answer whose head has not ended within the bound: every
+// later read fails with ErrTooLarge. The head's status line still goes on
+// when it has ended, so that net/http sees an answer that began and failed
+// in its headers, and does not send its request again on a new connection
+// as it would after a connection that failed before an answer: one answer,
+// one bound.
+func (c *Conn) tooLarge() error {
 	c.err = ErrTooLarge
+	if i := bytes.IndexByte(c.buf[c.r:c.w], '\n'); i >= 0 {
+		c.ready = i + 1
+		return nil
+	}
 	return c.err
 }
+
+// informational says whether head is an informational answer's (1xx but
+// 101, which switches protocols), which the answer's own head follows.
+func informational(head []byte) bool {
+	_, rest, ok := bytes.Cut(head, []byte(" "))
+	return ok && len(rest) >= 3 && rest[0] == '1' && isDigit(rest[1]) && isDigit(rest[2]) &&
+		(len(rest) == 3 || rest[3] == ' ' || rest[3] == '\r' || rest[3] == '\n') && !bytes.HasPrefix(rest, []byte("101"))
+}
+
+func isDigit(b byte) bool { return '0' <= b && b <= '9' }
 
 // read reads from the connection what the answer's bound allows. A read
 // that waits for the next answer may have begun before the request that

@@ -66,25 +66,35 @@ func TestConnHandsOnAHeadWhole(t *testing.T) {
 	}
 }
 
-// Buffered counts what came with a head and was not handed on: the body's
-// first bytes, and then whatever no request asked for.
-func TestConnBuffered(t *testing.T) {
-	head := "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 9\r\n\r\n"
-	c := NewConn(&proxyEnd{pieces: []string{head + "not readyHTTP/1.1 200 OK\r\n\r\n"}})
-	p := make([]byte, 4096)
-	n, err := c.Read(p)
-	require.NoError(t, err)
-	require.Equal(t, head, string(p[:n]))
-	assert.Equal(t, len("not readyHTTP/1.1 200 OK\r\n\r\n"), c.Buffered())
-	n, err = c.Read(p[:9])
-	require.NoError(t, err)
-	require.Equal(t, "not ready", string(p[:n]))
-	assert.Equal(t, len("HTTP/1.1 200 OK\r\n\r\n"), c.Buffered())
-	_, _ = c.Read(p)
-	assert.Zero(t, c.Buffered())
+// An informational answer's head is followed by the answer's own, which is
+// gathered whole too; a 101's is followed by another protocol.
+func TestConnHeadAfterAnInformationalAnswer(t *testing.T) {
+	for first, gathered := range map[string]bool{
+		"HTTP/1.1 100 Continue\r\n\r\n":                                  true,
+		"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n":                 true,
+		"HTTP/1.1 102\r\n\r\n":                                           true,
+		"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n": false,
+		"HTTP/1.1 1000 Continue\r\n\r\n":                                 false,
+	} {
+		head := "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
+		pieces := []string{first + head[:10], head[10:]}
+		c := NewConn(&proxyEnd{pieces: pieces})
+		p := make([]byte, 4096)
+		n, err := c.Read(p)
+		require.NoError(t, err)
+		require.Equal(t, first, string(p[:n]))
+		n, err = c.Read(p)
+		require.NoError(t, err)
+		if gathered {
+			assert.Equal(t, head, string(p[:n]), "after %q", first)
+		} else {
+			assert.Equal(t, head[:10], string(p[:n]), "after %q: straight through", first)
+		}
+	}
 }
 
-// A head that has not ended within Max bytes is never handed on: the read
+// A head that has not ended within Max bytes is never handed on, but for
+// its status line, which tells net/http that an answer began: the next read
 // fails having taken Max bytes from the proxy, and so do later ones.
 func TestConnEndlessHead(t *testing.T) {
 	for name, pieces := range map[string][]string{
@@ -99,16 +109,25 @@ func TestConnEndlessHead(t *testing.T) {
 				n, err := c.Read(p)
 				require.NoError(t, err)
 				require.Equal(t, "HTTP/1.1 100 Continue\r\n\r\n", string(p[:n]))
-				c.ExpectHead()
 			}
 			n, err := c.Read(p)
-			assert.Zero(t, n)
-			assert.ErrorIs(t, err, ErrTooLarge)
+			require.NoError(t, err)
+			assert.Equal(t, "HTTP/1.1 503 Service Unavailable\r\n", string(p[:n]))
 			assert.Equal(t, Max, end.sent)
+			_, err = c.Read(p)
+			assert.ErrorIs(t, err, ErrTooLarge)
 			_, err = c.Read(p)
 			assert.ErrorIs(t, err, ErrTooLarge)
 		})
 	}
+	t.Run("status line", func(t *testing.T) {
+		end := &proxyEnd{pieces: []string{"HTTP/1.1 503 "}, tail: strings.Repeat("a", 1000)}
+		c := NewConn(end)
+		n, err := c.Read(make([]byte, 4096))
+		assert.Zero(t, n)
+		assert.ErrorIs(t, err, ErrTooLarge)
+		assert.Equal(t, Max, end.sent)
+	})
 }
 
 // Each request starts a new answer with a bound of its own: two answers of
