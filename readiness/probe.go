@@ -90,9 +90,6 @@ func (p *prober) probe(ctx context.Context) error {
 	probeCtx = httptrace.WithClientTrace(probeCtx, &httptrace.ClientTrace{GotConn: func(c httptrace.GotConnInfo) { conn = c.Conn }})
 	resp, err := p.client.Do(p.request.WithContext(probeCtx))
 	if err != nil {
-		// Whatever the failure left behind (a dial still under way, a
-		// connection of unknown state) goes: the next probe starts anew.
-		p.transport.CloseIdleConnections()
 		return p.failure(ctx, st, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

@@ -358,6 +358,17 @@ func TestHTTPSProbes(t *testing.T) {
 	}
 	assert.Equal(t, int64(1), conns.Load(), "https probes share one connection too")
 
+	// The handshake's deadline is not the connection's: a probe after the
+	// first one's --probe-timeout still goes out on it.
+	p, err = newProber(srv.URL+"/ready", 100*time.Millisecond)
+	require.NoError(t, err)
+	defer p.close()
+	for range 2 {
+		assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable")
+		time.Sleep(150 * time.Millisecond)
+	}
+	assert.Equal(t, int64(2), conns.Load(), "one connection for the second prober's two probes")
+
 	bad := testutil.NewUntrustedTLSServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	assert.EqualError(t, probeOnce(t, bad.URL+"/ready", bound), "TLS: certificate signed by unknown authority")
 }
@@ -529,4 +540,50 @@ func TestHintFitsTheError(t *testing.T) {
 		assert.Equal(t, tc.hint, Hint(err), "%s", tc.err)
 	}
 	assert.Empty(t, Hint(&answer.Error{Msg: "no answer within --probe-timeout 1s", Err: errProbeTimeout}))
+}
+
+// The probe's request, byte for byte: what a proxy's access log shows, and
+// no Accept-Encoding, since the body is never decoded.
+func TestProbeRequest(t *testing.T) {
+	requests := make(chan string, 1)
+	addr, _ := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		var req strings.Builder
+		for {
+			line, err := r.ReadString('\n')
+			req.WriteString(line)
+			if err != nil || line == "\r\n" {
+				break
+			}
+		}
+		requests <- req.String()
+		_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+	})
+	require.NoError(t, probeOnce(t, "http://probe:s3cret@"+addr+"/ready?x=1", bound))
+	assert.Equal(t, "GET /ready?x=1 HTTP/1.1\r\nHost: "+addr+"\r\nUser-Agent: proxy-await\r\n"+
+		"Accept: */*\r\nAuthorization: Basic cHJvYmU6czNjcmV0\r\n\r\n", <-requests)
+}
+
+// An answer past the bound on a kept-alive connection fails the probe
+// there: its GET is not sent again on a new connection, which would read
+// another 64 KiB.
+func TestTooLargeOnAKeptAliveConnection(t *testing.T) {
+	closed := make(chan struct{})
+	addr, conns := testutil.RawServer(t, func(conn net.Conn, r *bufio.Reader) {
+		if testutil.ReadRequest(r) == nil {
+			return
+		}
+		_, _ = io.WriteString(conn, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
+		if testutil.ReadRequest(r) == nil {
+			return
+		}
+		_, _ = io.WriteString(conn, "HTTP/1.1 503 Service Unavailable\r\nX-Endless: ")
+		endless(conn, []byte(strings.Repeat("a", 1000)), closed)
+	})
+	p, err := newProber("http://"+addr+"/ready", bound)
+	require.NoError(t, err)
+	defer p.close()
+	assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable")
+	assert.EqualError(t, p.probe(context.Background()), "answer larger than 64 KiB")
+	<-closed
+	assert.Equal(t, int64(1), conns.Load(), "the second probe went out once")
 }
