@@ -245,13 +245,13 @@ func checkPod(p *pod, stores map[storeKey]*store, flags *flagTable, opt Options)
 // Run is --check: it prints the findings on stdout, one line each (one JSON
 // object under --log-format json), logs a summary, and returns the exit
 // code: 1 when a finding is an error.
-func Run(c *config.Config, stdin io.Reader, stdout io.Writer, log *slog.Logger) int {
+func Run(c *config.Check, stdin io.Reader, stdout io.Writer, log *slog.Logger) int {
 	findings, sum := Paths(c.Paths, Options{Versions: c.Versions, Stdin: stdin})
 	errs, warns := 0, 0
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	for _, f := range findings {
-		if c.LogFormat == "json" {
+		if c.JSON {
 			_ = enc.Encode(struct {
 				Event string `json:"event"`
 				Finding

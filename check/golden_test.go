@@ -112,7 +112,7 @@ func lines(t *testing.T, versions string, paths ...string) []string {
 	if versions != "" {
 		cfg, err := config.Parse("proxy-await", []string{"--check", "--versions", versions, "x"}, func(string) (string, bool) { return "", false })
 		require.NoError(t, err)
-		opt.Versions = cfg.Versions
+		opt.Versions = cfg.Check.Versions
 	}
 	findings, _ := Paths(paths, opt)
 	var out []string

@@ -18,8 +18,32 @@ import (
 	"github.com/proxy-await/proxy-await/proxies"
 )
 
-// Config is everything the command line and the environment say.
+// Config is everything the command line and the environment say: the
+// settings of a run, or of the one mode chosen (Check, Install), which runs
+// nothing and reads only its own; and how to log.
 type Config struct {
+	Run
+	Check   *Check   // --check; nil when not chosen
+	Install *Install // --install; nil when not chosen
+
+	Verbose   bool
+	Quiet     bool
+	LogFormat string
+	Warnings  []*hint.Error // what is ignored, to log at the start
+
+	modes      modeFlags         // the modes' flags as given, until the mode is known
+	given      map[string]given  // by long flag name: how each flag was set
+	readyFrom  string            // the variable that set ReadyURLs, as scuttle
+	fromPreset map[string]string // the preset that supplied each URL it did
+	owner      map[string]string // the proxy of each URL that a preset or scuttle's Envoy supplied: the preset, or $ENVOY_ADMIN_API
+
+	Help    bool
+	Version bool
+}
+
+// Run is what a run of proxy-await does: the proxy it awaits, the command
+// it runs and supervises, and the shutdown.
+type Run struct {
 	Proxies         []string // presets, in the order given
 	Port            int
 	PortSet         bool // --port or its variable was given, even as 0
@@ -42,25 +66,8 @@ type Config struct {
 	KillAfter       time.Duration
 	WaitAll         time.Duration
 	ExitCodes       map[int]int // --exit-code-map: FROM -> TO
-	Verbose         bool
-	Quiet           bool
-	LogFormat       string
-	Disabled        bool          // a disable variable is set: skip the readiness wait
-	Command         []string      // empty: only wait for the proxy
-	Warnings        []*hint.Error // what is ignored, to log at the start
-
-	Check    bool                       // --check: lint the manifests at Paths, run nothing
-	Paths    []string                   // --check's arguments
-	Versions map[string]proxies.Version // --versions: the cluster's releases, by name
-	Install  string                     // --install: copy proxy-await into this directory, run nothing
-
-	given      map[string]given  // by long flag name: how each flag was set
-	readyFrom  string            // the variable that set ReadyURLs, as scuttle
-	fromPreset map[string]string // the preset that supplied each URL it did
-	owner      map[string]string // the proxy of each URL that a preset or scuttle's Envoy supplied: the preset, or $ENVOY_ADMIN_API
-
-	Help    bool
-	Version bool
+	Disabled        bool        // a disable variable is set: skip the readiness wait
+	Command         []string    // empty: only wait for the proxy
 }
 
 // ReadySource says where the readiness URLs came from, for the line that
@@ -116,7 +123,7 @@ func (c *Config) crossCheck() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c.invalid("log-format", c.LogFormat, "", "choose text or json")
 	}
-	if mode, err := c.modes(); mode || err != nil {
+	if mode, err := c.chooseMode(); mode || err != nil {
 		return err
 	}
 	return c.checkCommand()

@@ -27,7 +27,7 @@ func flagSet(c *Config) *pflag.FlagSet {
 	c.ShutdownTimeout = 5 * time.Second
 	c.Rewrite = map[syscall.Signal]syscall.Signal{}
 	c.ExitCodes = map[int]int{}
-	c.Versions = map[string]proxies.Version{}
+	c.modes.versions = map[string]proxies.Version{}
 
 	c.Proxies = []string{defaultPreset}
 	fs.Var(&proxyList{names: &c.Proxies}, "proxy", "presets for readiness and shutdown URLs, comma-separated: "+orList(presetNames()))
@@ -52,9 +52,9 @@ func flagSet(c *Config) *pflag.FlagSet {
 	fs.Var((*duration)(&c.KillAfter), "kill-after", "SIGKILL the command this long after its stop signal; 0 never")
 	fs.Var((*duration)(&c.WaitAll), "wait-all", "when the command exits, SIGTERM what it left running and wait this long before SIGKILL; 0 does not wait")
 	fs.Var(&exitCodeMap{codes: c.ExitCodes, rules: map[int]string{}}, "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")
-	boolFlag(fs, &c.Check, "check", "", "check the Kubernetes manifests in the files and directories given as arguments (- for stdin), then exit")
-	fs.Var(versionList(c.Versions), "versions", "with --check: the cluster's releases, e.g. linkerd=2.20,istio=1.27,kubernetes=1.33")
-	fs.Var((*dirValue)(&c.Install), "install", "copy proxy-await into `DIR` as DIR/proxy-await, then exit")
+	boolFlag(fs, &c.modes.check, "check", "", "check the Kubernetes manifests in the files and directories given as arguments (- for stdin), then exit")
+	fs.Var(versionList(c.modes.versions), "versions", "with --check: the cluster's releases, e.g. linkerd=2.20,istio=1.27,kubernetes=1.33")
+	fs.Var((*dirValue)(&c.modes.install), "install", "copy proxy-await into `DIR` as DIR/proxy-await, then exit")
 	boolFlag(fs, &c.Verbose, "verbose", "v", "debug logging")
 	boolFlag(fs, &c.Quiet, "quiet", "q", "log errors only")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")

@@ -1,5 +1,5 @@
-// modes.go: --check and --install, the modes that run no command, and the
-// values only they take.
+// modes.go: --check and --install, the modes that run no command, the
+// values only they take, and the settings each mode gets.
 
 package config
 
@@ -14,6 +14,26 @@ import (
 	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/proxies"
 )
+
+// Check is what --check reads: the manifests' paths, the cluster's
+// releases, and how to print the findings.
+type Check struct {
+	Paths    []string                   // files and directories of manifests, - for stdin
+	Versions map[string]proxies.Version // --versions: the cluster's releases, by name
+	JSON     bool                       // --log-format json: one object per finding
+}
+
+// Install is what --install reads: the directory to copy proxy-await into.
+type Install struct {
+	Dir string
+}
+
+// modeFlags are the modes' flags as the command line gives them.
+type modeFlags struct {
+	check    bool
+	versions map[string]proxies.Version
+	install  string
+}
 
 // versionList is the --versions flag: NAME=V items, comma-separated on the
 // command line too; the names are those whose releases the proxy table
@@ -82,23 +102,27 @@ func (d *dirValue) Set(s string) error {
 	return nil
 }
 
-// modes checks --check, --versions and --install against each other and
+// chooseMode checks --check, --versions and --install against each other and
 // the arguments, which --check reads as its paths. It says whether a mode
 // is on: the checks that concern a command are then beside the point.
-func (c *Config) modes() (bool, error) {
+func (c *Config) chooseMode() (bool, error) {
+	m := c.modes
 	switch {
-	case c.Check && c.Install != "":
+	case m.check && m.install != "":
 		return true, usagef("run proxy-await once for each", "--check and --install cannot be used together")
-	case c.Install != "" && len(c.Command) > 0:
-		return true, c.invalid("install", c.Install, "drop "+shown(redact.Word(c.Command[0]))+" and what follows it",
+	case m.install != "" && len(c.Command) > 0:
+		return true, c.invalid("install", m.install, "drop "+shown(redact.Word(c.Command[0]))+" and what follows it",
 			"it copies proxy-await and runs no command")
-	case len(c.Versions) > 0 && !c.Check:
-		return false, c.invalid("versions", versionList(c.Versions).String(), "add --check and the manifests to check",
+	case len(m.versions) > 0 && !m.check:
+		return false, c.invalid("versions", versionList(m.versions).String(), "add --check and the manifests to check",
 			"it applies only with --check")
-	case c.Check && len(c.Command) == 0:
+	case m.check && len(c.Command) == 0:
 		return true, usagef("give files or directories of manifests, or - for stdin", "--check needs a PATH to read")
-	case c.Check:
-		c.Paths, c.Command = c.Command, nil
+	case m.check:
+		c.Check = &Check{Paths: c.Command, Versions: m.versions, JSON: c.LogFormat == "json"}
+		c.Command = nil
+	case m.install != "":
+		c.Install = &Install{Dir: m.install}
 	}
-	return c.Check || c.Install != "", nil
+	return m.check || m.install != "", nil
 }

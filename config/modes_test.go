@@ -16,25 +16,34 @@ import (
 func TestCheckMode(t *testing.T) {
 	c, err := Parse("proxy-await", []string{"--check", "--versions", "linkerd=2.20,istio=v1.27.3", "--versions=Kubernetes=1.33", "a.yaml", "-", "dir"}, testutil.Getenv(nil))
 	require.NoError(t, err)
-	assert.True(t, c.Check)
-	assert.Equal(t, []string{"a.yaml", "-", "dir"}, c.Paths)
+	require.NotNil(t, c.Check)
+	assert.Nil(t, c.Install)
+	assert.Equal(t, []string{"a.yaml", "-", "dir"}, c.Check.Paths)
 	assert.Empty(t, c.Command)
-	assert.Equal(t, map[string]proxies.Version{"linkerd": {Major: 2, Minor: 20}, "istio": {Major: 1, Minor: 27}, "kubernetes": {Major: 1, Minor: 33}}, c.Versions)
+	assert.Equal(t, map[string]proxies.Version{"linkerd": {Major: 2, Minor: 20}, "istio": {Major: 1, Minor: 27}, "kubernetes": {Major: 1, Minor: 33}}, c.Check.Versions)
+	assert.False(t, c.Check.JSON)
 
 	// Settings for a run do not stand in the way of a check.
 	c, err = Parse("proxy-await", []string{"--check", "--versions", " linkerd=2.19 , istio=1.26", "k8s/"}, testutil.Getenv(map[string]string{
 		"PROXY_AWAIT_SHUTDOWN": "true",
 	}))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"k8s/"}, c.Paths)
-	assert.Equal(t, map[string]proxies.Version{"linkerd": {Major: 2, Minor: 19}, "istio": {Major: 1, Minor: 26}}, c.Versions)
+	assert.Equal(t, []string{"k8s/"}, c.Check.Paths)
+	assert.Equal(t, map[string]proxies.Version{"linkerd": {Major: 2, Minor: 19}, "istio": {Major: 1, Minor: 26}}, c.Check.Versions)
+
+	// Under --log-format json the findings are JSON lines.
+	c, err = Parse("proxy-await", []string{"--check", "k8s/"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json"}))
+	require.NoError(t, err)
+	assert.True(t, c.Check.JSON)
 }
 
 // --install takes a directory and nothing else.
 func TestInstallMode(t *testing.T) {
 	c, err := Parse("proxy-await", []string{"--install", "/pa"}, testutil.Getenv(nil))
 	require.NoError(t, err)
-	assert.Equal(t, "/pa", c.Install)
+	require.NotNil(t, c.Install)
+	assert.Equal(t, "/pa", c.Install.Dir)
+	assert.Nil(t, c.Check)
 }
 
 // The modes, like --help and --version, are chosen on the command line
@@ -53,9 +62,8 @@ func TestModesNotFromTheEnvironment(t *testing.T) {
 	} {
 		c, err := ParseEnviron("proxy-await", []string{"--proxy", "none", "/app", "k8s/"}, []string{tc.variable + "=" + tc.value})
 		require.NoError(t, err, "%s=%s", tc.variable, tc.value)
-		assert.False(t, c.Check || c.Help || c.Version, "%s=%s", tc.variable, tc.value)
-		assert.Empty(t, c.Install, "%s=%s", tc.variable, tc.value)
-		assert.Empty(t, c.Versions, "%s=%s", tc.variable, tc.value)
+		assert.False(t, c.Check != nil || c.Help || c.Version, "%s=%s", tc.variable, tc.value)
+		assert.Nil(t, c.Install, "%s=%s", tc.variable, tc.value)
 		assert.Equal(t, []string{"/app", "k8s/"}, c.Command, "%s=%s", tc.variable, tc.value)
 		require.Len(t, c.Warnings, 1, "%s=%s", tc.variable, tc.value)
 		assert.Equal(t, "variable $"+tc.variable+": ignored, --"+tc.flag+" is read from the command line only",
@@ -74,8 +82,8 @@ func TestModesNotFromTheEnvironment(t *testing.T) {
 	// With the mode on the command line, its variable is still not read.
 	c, err = ParseEnviron("proxy-await", []string{"--check", "k8s/"}, []string{"PROXY_AWAIT_VERSIONS=linkerd=2.19"})
 	require.NoError(t, err)
-	assert.True(t, c.Check)
-	assert.Empty(t, c.Versions)
+	require.NotNil(t, c.Check)
+	assert.Empty(t, c.Check.Versions)
 	require.Len(t, c.Warnings, 1)
 	assert.Equal(t, "variable $PROXY_AWAIT_VERSIONS: ignored, --versions is read from the command line only", c.Warnings[0].Error())
 }

@@ -108,9 +108,9 @@ func TestDocsCheckExample(t *testing.T) {
 	t.Chdir(dir)
 	cfg, err := config.ParseEnviron("proxy-await", strings.Fields(args), nil)
 	require.NoError(t, err)
-	require.True(t, cfg.Check, lines[0])
+	require.NotNil(t, cfg.Check, lines[0])
 	var stdout bytes.Buffer
-	code := check.Run(cfg, strings.NewReader(""), &stdout, logging.Discard())
+	code := check.Run(cfg.Check, strings.NewReader(""), &stdout, logging.Discard())
 	assert.Equal(t, lines[1]+"\n", stdout.String(), "the finding, and nothing after it")
 	assert.Equal(t, lines[3], strconv.Itoa(code))
 }

@@ -51,12 +51,12 @@ func Main(args, environ []string) int {
 	// signals, so that a SIGPIPE its warning raises is its own.
 	log := newLogger(cfg)
 	switch {
-	case cfg.Check:
+	case cfg.Check != nil:
 		warn(cfg, log)
-		return check.Run(cfg, os.Stdin, os.Stdout, log)
-	case cfg.Install != "":
+		return check.Run(cfg.Check, os.Stdin, os.Stdout, log)
+	case cfg.Install != nil:
 		warn(cfg, log)
-		return install.Run(cfg.Install, os.Stdout, log)
+		return install.Run(cfg.Install.Dir, os.Stdout, log)
 	}
 	return run(cfg, log)
 }
