@@ -8,7 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +48,9 @@ type prober struct {
 	client    *http.Client
 	request   *http.Request // every probe sends the same
 	timeout   time.Duration
+
+	mu    sync.Mutex
+	conns []*answer.Conn // the connections dialed and not seen closed yet: one, mostly
 }
 
 func newProber(rawURL string, timeout time.Duration) (*prober, error) {
@@ -62,8 +66,8 @@ func newProber(rawURL string, timeout time.Duration) (*prober, error) {
 	p := &prober{request: req, timeout: timeout}
 	p.transport = &http.Transport{
 		Proxy:              nil,
-		DialContext:        dial,
-		DialTLSContext:     dialTLS,
+		DialContext:        p.dial,
+		DialTLSContext:     p.dialTLS,
 		DisableCompression: true, // the request says what it accepts, and the body is not read
 	}
 	p.client = &http.Client{
@@ -86,34 +90,38 @@ func (p *prober) probe(ctx context.Context) error {
 	}
 	probeCtx, cancel := context.WithDeadline(context.WithValue(ctx, stageKey{}, st), st.deadline)
 	defer cancel()
-	var conn net.Conn // the connection the probe went out on
-	probeCtx = httptrace.WithClientTrace(probeCtx, &httptrace.ClientTrace{GotConn: func(c httptrace.GotConnInfo) { conn = c.Conn }})
 	resp, err := p.client.Do(p.request.WithContext(probeCtx))
 	if err != nil {
 		return p.failure(ctx, st, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		keepOrDrop(probeCtx, resp, conn)
+		p.keepOrDrop(probeCtx, resp)
 		return &StatusError{Code: resp.StatusCode, Status: resp.Status}
 	}
 	resp.Body.Close() // unread: the connection goes with it
 	return nil
 }
 
-// keepOrDrop ends an answer that is not ready, on conn. Read to its end,
-// within the answer's bound and the probe's time, its body keeps the
-// connection for the next probe, once what came past the answer has been
-// seen (answer.Conn.Settle); what cannot keep it is not waited for: a body
-// that ends with the connection (net/http marks it Close), or another
-// protocol (101). A body that fails costs only the connection.
-func keepOrDrop(ctx context.Context, resp *http.Response, conn net.Conn) {
+// keepOrDrop ends an answer that is not ready. Read to its end, within the
+// answer's bound and the probe's time, its body keeps the connection for
+// the next probe, once what came past the answer has been seen
+// (answer.Conn.Settle); what cannot keep it is not waited for: a body that
+// ends with the connection (net/http marks it Close), or another protocol
+// (101). A body that fails costs only the connection.
+func (p *prober) keepOrDrop(ctx context.Context, resp *http.Response) {
 	if resp.Close || resp.StatusCode == http.StatusSwitchingProtocols {
 		resp.Body.Close()
 		return
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if c, ok := conn.(*answer.Conn); ok {
+	// The answer came on one of the prober's connections; any other is
+	// idle, and settled already.
+	p.mu.Lock()
+	p.conns = slices.DeleteFunc(p.conns, (*answer.Conn).Closed)
+	conns := slices.Clone(p.conns)
+	p.mu.Unlock()
+	for _, c := range conns {
 		c.Settle(ctx)
 	}
 }
@@ -137,19 +145,28 @@ func stageOf(ctx context.Context) *stage {
 
 // dial connects for a probe, by its deadline: net/http dials on a context
 // of its own, which the probe's end does not cancel.
-func dial(ctx context.Context, network, addr string) (net.Conn, error) {
+func (p *prober) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	conn, err := (&net.Dialer{Deadline: stageOf(ctx).deadline}).DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
-	return answer.NewConn(conn), nil
+	return p.bound(conn), nil
+}
+
+// bound is conn as answer.Conn bounds its answers, one of the prober's.
+func (p *prober) bound(conn net.Conn) *answer.Conn {
+	c := answer.NewConn(conn)
+	p.mu.Lock()
+	p.conns = append(p.conns, c)
+	p.mu.Unlock()
+	return c
 }
 
 // dialTLS connects and shakes hands for a probe, by its deadline. The
 // handshake is a stage of its own, so that a server that accepts and never
 // answers it is reported as such; answer.Conn counts what the proxy says
 // rather than its records.
-func dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
+func (p *prober) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
 	st := stageOf(ctx)
 	conn, err := (&net.Dialer{Deadline: st.deadline}).DialContext(ctx, network, addr)
 	if err != nil {
@@ -165,7 +182,7 @@ func dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
 	}
 	st.handshaking.Store(false)
 	_ = tc.SetDeadline(time.Time{}) // later probes are bounded by their own contexts
-	return answer.NewConn(tc), nil
+	return p.bound(tc), nil
 }
 
 // handshakeError is a TLS handshake that failed. It keeps its cause from

@@ -84,6 +84,13 @@ func (c *Conn) Settle(ctx context.Context) {
 	c.mu.Unlock()
 }
 
+// Closed says whether the connection was closed.
+func (c *Conn) Closed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	c.closed = true
