@@ -2,11 +2,11 @@
 // reports the mistakes that make a pod running proxy-await hang, drop
 // requests or get killed, before they deploy. It judges each container's
 // proxy-await flags with config's own parser, and what each proxy does from
-// one table of facts per proxy (facts.go).
+// the proxy table (package proxies), one file of facts per proxy.
 //
 // Nothing of it runs unless --check does, and it has no package
-// initialisation of its own (its facts are composite literals of
-// constants). A normal start still pays for its code being in the binary,
+// initialisation of its own (nor has the proxy table, composite literals
+// of constants). A normal start still pays for its code being in the binary,
 // and for the init functions of the YAML library it imports, which Go runs
 // in every program that links it (BENCHMARKS.md measures both).
 package check
@@ -22,6 +22,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // Levels of findings.
@@ -63,8 +64,8 @@ func inputFinding(file string, line int, msg string) Finding {
 
 // Options are what the checks need beside the manifests.
 type Options struct {
-	// Versions are the cluster's releases, by name (config.VersionNames).
-	Versions map[string]config.Version
+	// Versions are the cluster's releases, by name (proxies.ReleaseNames).
+	Versions map[string]proxies.Version
 	// Stdin is read for the path "-".
 	Stdin io.Reader
 	// Entrypoint is an image's entrypoint where the caller knows it (a

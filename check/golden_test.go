@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files' want sections with what --check finds")
@@ -107,7 +108,7 @@ func checkOutput(t *testing.T, dir, versions string, paths []string) []byte {
 // lines checks paths and returns every finding as --check prints it.
 func lines(t *testing.T, versions string, paths ...string) []string {
 	t.Helper()
-	opt := Options{Versions: map[string]config.Version{}}
+	opt := Options{Versions: map[string]proxies.Version{}}
 	if versions != "" {
 		cfg, err := config.Parse("proxy-await", []string{"--check", "--versions", versions, "x"}, func(string) (string, bool) { return "", false })
 		require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/proxy-await/proxy-await/internal/editdistance"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // podReport is a finding about the pod as a whole, at the container that
@@ -89,8 +90,8 @@ func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string)
 	}
 	var presets []string
 	for _, s := range classics {
-		if !slices.Contains(presets, s.preset) {
-			presets = append(presets, s.preset)
+		if !slices.Contains(presets, s.Preset) {
+			presets = append(presets, s.Preset)
 		}
 	}
 	var out []Finding
@@ -120,7 +121,7 @@ func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string)
 		}
 		out = append(out, podReport(p, app, ruleJobNeverCompletes, line,
 			"the classic %s sidecar (%s) keeps running after the application exits and nothing here stops it, so the %s never completes: run the application under proxy-await -S --proxy %s, or POST %s when it ends%s%s%s",
-			s.name, s.from, p.kind, strings.Join(presets, ","), quit, off, named, s.whenClassic()))
+			s.Name, s.from, p.kind, strings.Join(presets, ","), quit, off, named, s.whenClassic()))
 	}
 	return out
 }
@@ -138,31 +139,25 @@ func firstLine(c *container) int {
 }
 
 // stops says whether a command visibly stops sidecar s: an HTTP client
-// that calls its quit endpoint, pilot-agent's request for Istio's,
-// linkerd-await --shutdown for Linkerd's, scuttle for an Envoy's.
+// that calls its quit endpoint, or a command that the proxy table says
+// stops it (pilot-agent's request for Istio's, linkerd-await --shutdown for
+// Linkerd's, scuttle for an Envoy's).
 func stops(cmds [][]word, s *sidecar) bool {
 	for _, cmd := range cmds {
 		if len(cmd) == 0 || !cmd[0].known {
 			continue
 		}
-		has := func(f func(string) bool) bool {
-			return slices.ContainsFunc(cmd[1:], func(w word) bool { return f(w.text) })
+		args := make([]string, len(cmd)-1)
+		for i, w := range cmd[1:] {
+			args[i] = w.text
 		}
-		switch baseName(cmd[0].text) {
+		switch program := baseName(cmd[0].text); program {
 		case "curl", "wget", "http", "https", "xh":
-			if has(func(t string) bool { return strings.Contains(t, s.shutdown.path) }) {
+			if slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, s.shutdown.path) }) {
 				return true
 			}
-		case "pilot-agent":
-			if s.proxy == &istio && has(func(t string) bool { return t == "quitquitquit" || strings.HasSuffix(t, "/quitquitquit") }) {
-				return true
-			}
-		case "linkerd-await":
-			if s.proxy == &linkerd && has(func(t string) bool { return t == "--shutdown" || t == "-S" }) {
-				return true
-			}
-		case "scuttle":
-			if s.proxy == &istio || s.proxy == &envoy {
+		default:
+			if s.StoppedByCommand(program, args) {
 				return true
 			}
 		}
@@ -172,14 +167,11 @@ func stops(cmds [][]word, s *sidecar) bool {
 
 // knownKeys are the labels and annotations that the proxies read.
 func knownKeys() []string {
-	keys := []string{daprBlockShutdown, consulShutdownPathKey, istioAmbient, istioNamespaceInject, istioRevision}
-	for _, px := range proxies {
-		keys = append(keys, px.inject, px.adminPortKey, px.shutdownKey, px.shutdownPorts, px.stopKey)
-		for _, k := range px.nativeKeys {
-			keys = append(keys, k.key)
-		}
+	var keys []string
+	for _, px := range proxies.InPods {
+		keys = append(keys, px.Keys()...)
 	}
-	return slices.DeleteFunc(keys, func(k string) bool { return k == "" })
+	return keys
 }
 
 // misspelt is the key of known that key is a near miss of, "" when it is

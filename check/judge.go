@@ -20,6 +20,7 @@ import (
 	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/internal/urlport"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // judge judges one container that runs proxy-await.
@@ -200,10 +201,14 @@ func (m mesh) at(t target, e func(*sidecar) endpoint) *sidecar {
 }
 
 // covers says whether preset waits for and shuts down s: the proxy itself,
-// or for the envoy preset, any Envoy-based proxy (its admin port is not in
-// the manifest).
+// or one that its proxy reaches (the envoy preset, any Envoy-based proxy,
+// whose admin port is not in the manifest).
 func covers(preset string, s *sidecar) bool {
-	return s.preset == preset || preset == "envoy" && (s.proxy == &istio || s.proxy == &consul)
+	if s.Preset == preset {
+		return true
+	}
+	px := proxies.Lookup(preset)
+	return px != nil && slices.Contains(px.Reaches, s.Proxy)
 }
 
 // of is the pod's sidecar that preset waits for.
@@ -221,12 +226,12 @@ func (m mesh) of(preset string) *sidecar {
 // the Cloud SQL Auth Proxy) say nothing of a mesh that a namespace may
 // inject unseen.
 func (m mesh) otherMesh(preset string) *sidecar {
-	i := slices.IndexFunc(proxies, func(px *proxy) bool { return px.preset == preset })
-	if i < 0 || !proxies[i].mesh {
+	px := proxies.Lookup(preset)
+	if px == nil || !px.Mesh {
 		return nil
 	}
 	for _, s := range m.sidecars {
-		if s.mesh && s.proxy != proxies[i] {
+		if s.Mesh && s.Proxy != px {
 			return s
 		}
 	}
@@ -250,8 +255,8 @@ func (j *judge) suggest(only func(*sidecar) bool) string {
 		}
 	}
 	for _, s := range j.mesh.sidecars {
-		if !slices.Contains(covered, s) && (only == nil || only(s)) && !slices.Contains(out, s.preset) {
-			out = append(out, s.preset)
+		if !slices.Contains(covered, s) && (only == nil || only(s)) && !slices.Contains(out, s.Preset) {
+			out = append(out, s.Preset)
 		}
 	}
 	return strings.Join(out, ",")
@@ -271,7 +276,7 @@ func (j *judge) presetMismatch() {
 				j.skip(rulePresetMismatch, *s.ready.unknown)
 			case s.ready.off != "":
 				j.report(rulePresetMismatch, line, "proxy-await waits for %s, which the %s sidecar never answers, so it would wait forever: %s",
-					t.url, s.name, s.ready.off)
+					t.url, s.Name, s.ready.off)
 			}
 			j.startsFirst(s)
 			continue
@@ -279,26 +284,26 @@ func (j *judge) presetMismatch() {
 		if t.preset == "" {
 			continue // a URL of the user's own: nothing to compare it with
 		}
-		pr, _ := config.LookupPreset(t.preset)
+		px := proxies.Lookup(t.preset)
 		if s := j.mesh.of(t.preset); s != nil {
 			switch {
 			case s.ready.unknown != nil:
 				j.skip(rulePresetMismatch, *s.ready.unknown)
-			case t.preset != "envoy":
+			case s.Proxy == px: // not one it reaches, whose port the manifest does not show
 				j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the %s sidecar here answers on port %d%s: %s",
-					t.preset, t.url, s.name, s.ready.port, s.ready.moved, portFix(pr, s.ready))
+					t.preset, t.url, s.Name, s.ready.port, s.ready.moved, portFix(px, s.ready))
 			}
 			j.startsFirst(s)
 			continue
 		}
-		if i := slices.IndexFunc(j.mesh.absent, func(a absence) bool { return a.proxy.preset == t.preset }); i >= 0 {
+		if i := slices.IndexFunc(j.mesh.absent, func(a absence) bool { return a.proxy == px }); i >= 0 {
 			j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the pod has no %s sidecar (%s): it would wait forever; %s",
-				t.preset, t.url, j.mesh.absent[i].proxy.name, j.mesh.absent[i].why, j.waitFor())
+				t.preset, t.url, j.mesh.absent[i].proxy.Name, j.mesh.absent[i].why, j.waitFor())
 			continue
 		}
 		if other := j.mesh.otherMesh(t.preset); other != nil {
 			j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the pod's mesh is %s (%s), and a pod has one mesh: it would wait forever; %s",
-				t.preset, t.url, other.name, other.from, j.waitFor())
+				t.preset, t.url, other.Name, other.from, j.waitFor())
 		}
 	}
 }
@@ -312,9 +317,9 @@ func (j *judge) waitFor() string {
 	return "wait for the proxy the pod has, or use --proxy none"
 }
 
-// portFix is how to point the preset at the port the sidecar answers on.
-func portFix(pr config.Preset, e endpoint) string {
-	if pr.Port != 0 {
+// portFix is how to point px's preset at the port the sidecar answers on.
+func portFix(px *proxies.Proxy, e endpoint) string {
+	if px.AdminPort {
 		return fmt.Sprintf("set --port %d", e.port)
 	}
 	return fmt.Sprintf("set --ready-url http://127.0.0.1:%d%s", e.port, e.path)
@@ -331,10 +336,10 @@ func (j *judge) startsFirst(s *sidecar) {
 	switch {
 	case s.native == native && s.container != nil && slices.Index(j.p.containers, s.container) > slices.Index(j.p.containers, j.c):
 		j.report(rulePresetMismatch, line, "this init container waits for the %s sidecar, which is native but listed after it: init containers start in order, so it waits forever; list the sidecar first",
-			s.name)
+			s.Name)
 	case s.native != native:
 		j.report(rulePresetMismatch, line, "this init container waits for the classic %s sidecar (%s), which starts only after every init container has finished: it waits forever; wait in the application's container (proxy-await -- APP) or use a native sidecar%s",
-			s.name, s.from, s.whenClassic())
+			s.Name, s.from, s.whenClassic())
 	}
 }
 
@@ -356,18 +361,18 @@ func (j *judge) shutdownDisabled() {
 					at = s.shutdown.offLine
 				}
 				j.report(ruleShutdownDisabled, at, "-S POSTs %s, which the %s sidecar does not serve, so it would keep running: %s%s",
-					t.url, s.name, s.shutdown.off, s.whenClassic())
+					t.url, s.Name, s.shutdown.off, s.whenClassic())
 			}
 			continue
 		}
 		for _, s := range j.mesh.sidecars {
-			if s.shutdown.path == t.path && s.shutdown.port != 0 && s.native != native && (t.preset == "" || t.preset == s.preset) {
+			if s.shutdown.path == t.path && s.shutdown.port != 0 && s.native != native && (t.preset == "" || t.preset == s.Preset) {
 				if s.shutdown.unknown != nil {
 					j.skip(ruleShutdownDisabled, *s.shutdown.unknown)
 					break
 				}
 				j.report(ruleShutdownDisabled, line, "-S POSTs %s, but the %s sidecar here takes it on port %d%s: set --shutdown-url http://127.0.0.1:%d%s",
-					t.url, s.name, s.shutdown.port, s.shutdown.moved, s.shutdown.port, s.shutdown.path)
+					t.url, s.Name, s.shutdown.port, s.shutdown.moved, s.shutdown.port, s.shutdown.path)
 				break
 			}
 		}
@@ -379,7 +384,7 @@ func (j *judge) shutdownTargets() []*sidecar {
 	var out []*sidecar
 	for _, t := range targets(j.cfg, j.cfg.ShutdownURLs) {
 		for _, s := range j.mesh.sidecars {
-			if s.shutdown.path == t.path && (t.preset == "" || t.preset == s.preset || s.shutdown.port == t.port) && !slices.Contains(out, s) {
+			if s.shutdown.path == t.path && (t.preset == "" || t.preset == s.Preset || s.shutdown.port == t.port) && !slices.Contains(out, s) {
 				out = append(out, s)
 			}
 		}
@@ -399,10 +404,10 @@ func (j *judge) jobNeverCompletes() {
 		case s.native == native:
 		case !j.cfg.Shutdown:
 			j.report(ruleJobNeverCompletes, j.inv.line, "the classic %s sidecar (%s) keeps running after the application exits, so the %s never completes: add -S (--shutdown)%s",
-				s.name, s.from, j.p.kind, s.whenClassic())
+				s.Name, s.from, j.p.kind, s.whenClassic())
 		case !slices.Contains(shut, s):
 			j.report(ruleJobNeverCompletes, j.set.lineOf("proxy", "shutdown-url", "shutdown"), "-S does not stop the classic %s sidecar (%s), so the %s never completes: add %s to --proxy (--proxy %s)%s",
-				s.name, s.from, j.p.kind, s.preset, j.suggest(func(s *sidecar) bool { return s.native != native }), s.whenClassic())
+				s.Name, s.from, j.p.kind, s.Preset, j.suggest(func(s *sidecar) bool { return s.native != native }), s.whenClassic())
 		}
 	}
 }
@@ -422,7 +427,7 @@ func (j *judge) retryLosesProxy() {
 	when := ""
 	for _, s := range j.shutdownTargets() {
 		if s.native != native {
-			names = append(names, s.name)
+			names = append(names, s.Name)
 			when = cmp.Or(when, s.whenClassic())
 		}
 	}
@@ -445,7 +450,7 @@ func (j *judge) shutdownNotNeeded() {
 	}
 	var names []string
 	for _, s := range shut {
-		names = append(names, fmt.Sprintf("the %s sidecar is native here (%s)", s.name, s.nativeWhy))
+		names = append(names, fmt.Sprintf("the %s sidecar is native here (%s)", s.Name, s.nativeWhy))
 	}
 	j.report(ruleShutdownNotNeeded, j.set.lineOf("shutdown"), "%s: the kubelet stops it once the application has exited; drop -S",
 		strings.Join(names, ", and "))
@@ -483,7 +488,9 @@ func (j *judge) proxyStopsFirst() {
 		return
 	}
 	for _, s := range j.mesh.sidecars {
-		if s.stopWhy == "" || s.native == native && s.proxy != &istio {
+		// A native sidecar stops after the application, unless it drains
+		// from the pod's deletion on (its facts say so: Istio's).
+		if s.stopWhy == "" || s.native == native && s.Stop.NativeField == "" {
 			continue
 		}
 		if s.stopUnknown != nil {
@@ -493,9 +500,9 @@ func (j *judge) proxyStopsFirst() {
 		if s.stop >= hold {
 			continue
 		}
-		what := "the classic " + s.name + " sidecar stops taking new connections"
+		what := "the classic " + s.Name + " sidecar stops taking new connections"
 		if s.native == native {
-			what = "the native " + s.name + " sidecar starts draining when the pod is deleted and closes its inbound listeners"
+			what = "the native " + s.Name + " sidecar starts draining when the pod is deleted and closes its inbound listeners"
 		}
 		line := s.stopLine
 		if line == 0 {

@@ -1,9 +1,9 @@
 // sidecars.go: which proxies a pod runs beside its containers, whether each
 // is a native sidecar, where it answers, and how long it keeps taking
-// connections once the pod is deleted; from the facts tables, the pod's
-// annotations and labels, its namespace when the input has it, the
-// sidecar's own command line and variables, and the cluster's releases as
-// --versions states them.
+// connections once the pod is deleted; from the proxy table (package
+// proxies), the pod's annotations and labels, its namespace when the input
+// has it, the sidecar's own command line and variables, and the cluster's
+// releases as --versions states them.
 
 package check
 
@@ -16,7 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // nativeness is whether a sidecar is native; depends when the manifest
@@ -32,7 +32,7 @@ const (
 
 // sidecar is a proxy a pod runs.
 type sidecar struct {
-	*proxy
+	*proxies.Proxy
 	from        string // how it was recognised, for messages
 	native      nativeness
 	nativeWhy   string // what makes it native
@@ -87,7 +87,7 @@ type endpoint struct {
 
 // absence is a proxy the pod is known not to have, and why.
 type absence struct {
-	proxy *proxy
+	proxy *proxies.Proxy
 	why   string
 }
 
@@ -99,39 +99,39 @@ type mesh struct {
 
 // meshOf finds the sidecars of p. runsProxyAwait tells the containers that
 // run proxy-await, which are not sidecars whatever their image.
-func meshOf(p *pod, versions map[string]config.Version, runsProxyAwait func(*container) bool) mesh {
+func meshOf(p *pod, versions map[string]proxies.Version, runsProxyAwait func(*container) bool) mesh {
 	var m mesh
 	for _, c := range p.containers {
 		if runsProxyAwait(c) {
 			continue
 		}
 		if px := proxyOfContainer(c); px != nil {
-			s := &sidecar{proxy: px, from: "container " + c.name, container: c}
+			s := &sidecar{Proxy: px, from: "container " + c.name, container: c}
 			if c.init && c.restartAlways {
 				s.native, s.nativeWhy = native, "an init container with restartPolicy: Always"
 			}
 			m.sidecars = append(m.sidecars, s)
 		}
 	}
-	for _, px := range []*proxy{&linkerd, &istio, &dapr, &consul} {
-		if slices.ContainsFunc(m.sidecars, func(s *sidecar) bool { return s.proxy == px }) {
+	for _, px := range proxies.InPods {
+		if px.Inject.Key == "" || slices.ContainsFunc(m.sidecars, func(s *sidecar) bool { return s.Proxy == px }) {
 			continue
 		}
 		from, why := injected(p, px)
 		switch {
 		case from != "":
-			s := &sidecar{proxy: px, from: from}
+			s := &sidecar{Proxy: px, from: from}
 			nativeOf(p, s, versions)
 			m.sidecars = append(m.sidecars, s)
 		case why != "":
 			m.absent = append(m.absent, absence{px, why})
 		}
 	}
-	// In the order of the facts' table, which suggestions follow.
+	// In the table's order for pods, which suggestions follow.
 	var ordered []*sidecar
-	for _, px := range proxies {
+	for _, px := range proxies.InPods {
 		for _, s := range m.sidecars {
-			if s.proxy == px {
+			if s.Proxy == px {
 				ordered = append(ordered, s)
 			}
 		}
@@ -145,35 +145,39 @@ func meshOf(p *pod, versions map[string]config.Version, runsProxyAwait func(*con
 }
 
 // proxyOfContainer is the proxy a container of the manifest is, by its
-// image or its injector's name for it.
-func proxyOfContainer(c *container) *proxy {
+// image (a retired release's first) or its injector's name for it.
+func proxyOfContainer(c *container) *proxies.Proxy {
 	repo := repository(c.image)
-	if strings.HasSuffix(repo, cloudsqlV1) {
-		return &cloudsql
+	for _, px := range proxies.InPods {
+		for _, r := range px.Retired {
+			if strings.HasSuffix(repo, r.Image) {
+				return px
+			}
+		}
 	}
-	for _, px := range proxies {
-		for _, img := range px.images {
+	for _, px := range proxies.InPods {
+		for _, img := range px.Images {
 			if strings.HasSuffix(repo, img) {
 				return px
 			}
 		}
-		if slices.Contains(px.containers, c.name) {
+		if slices.Contains(px.Containers, c.name) {
 			return px
 		}
 	}
 	return nil
 }
 
-// setting is an annotation of the pod that a proxy reads, or, for
-// Linkerd's config.* annotations, of the pod's Namespace, which Linkerd's
-// injector reads too: its value, how messages name where it is
-// (`KEY: "V"`, or `namespace NS has KEY: "V"`), and its line when that is
-// in the pod's file.
-func (p *pod) setting(key string) (scalar, string, bool) {
+// setting is an annotation of the pod that px reads, or, for those that its
+// injector reads from the Namespace too (px.NamespaceKeys), of the pod's
+// Namespace: its value, how messages name where it is (`KEY: "V"`, or
+// `namespace NS has KEY: "V"`), and its line when that is in the pod's
+// file.
+func (p *pod) setting(px *proxies.Proxy, key string) (scalar, string, bool) {
 	if v, ok := p.annotations.get(key); ok {
 		return v, fmt.Sprintf("%s: %q", key, v.s), true
 	}
-	if p.ns != nil && linkerdConfig(key) {
+	if p.ns != nil && px.ReadsFromNamespace(key) {
 		if v, ok := p.ns.annotations.get(key); ok {
 			if p.ns.file != p.file {
 				v.line = 0
@@ -182,18 +186,6 @@ func (p *pod) setting(key string) (scalar, string, bool) {
 		}
 	}
 	return scalar{}, "", false
-}
-
-// linkerdConfig says whether an annotation is one of Linkerd's config.*,
-// which its injector also reads from the pod's Namespace
-// (pkg/inject/inject.go, namespace annotations as the pod's defaults).
-func linkerdConfig(key string) bool {
-	for _, prefix := range []string{"config.linkerd.io/", "config.alpha.linkerd.io/", "config.beta.linkerd.io/"} {
-		if strings.HasPrefix(key, prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // onPod is where a pod's own setting is, for messages.
@@ -207,47 +199,45 @@ func onPod(where string) string {
 // injected says whether px's injector adds its sidecar to p, and from what
 // ("linkerd.io/inject: enabled"); or, if the pod is known to have none,
 // why.
-func injected(p *pod, px *proxy) (from, why string) {
-	if v, ok := p.label(px.inject); ok {
+func injected(p *pod, px *proxies.Proxy) (from, why string) {
+	in := px.Inject
+	if v, ok := p.label(in.Key); ok {
 		switch {
-		case slices.Contains(px.injectOn, v.s):
-			return fmt.Sprintf("%s: %q", px.inject, v.s), ""
-		case slices.Contains(px.injectOff, v.s):
-			return "", fmt.Sprintf("%s: %q", px.inject, v.s)
+		case slices.Contains(in.On, v.s):
+			return fmt.Sprintf("%s: %q", in.Key, v.s), ""
+		case slices.Contains(in.Off, v.s):
+			return "", fmt.Sprintf("%s: %q", in.Key, v.s)
 		}
 	}
-	if px == &istio {
-		if v, ok := p.label(istioAmbient); ok && v.s == "ambient" {
-			return "", fmt.Sprintf("%s: ambient, Istio's mode without sidecars", istioAmbient)
-		}
-		if p.ns == nil {
-			return "", ""
-		}
-		if v, ok := p.ns.meta(istioAmbient); ok && v.s == "ambient" {
-			return "", fmt.Sprintf("namespace %s has %s: ambient, Istio's mode without sidecars", p.ns.name, istioAmbient)
-		}
-		switch v, ok := p.ns.meta(istioNamespaceInject); {
-		case ok && v.s == "enabled":
-			return fmt.Sprintf("namespace %s has %s: enabled", p.ns.name, istioNamespaceInject), ""
-		case ok && v.s == "disabled":
-			return "", fmt.Sprintf("namespace %s has %s: disabled", p.ns.name, istioNamespaceInject)
-		}
-		if _, ok := p.ns.meta(istioRevision); ok {
-			return fmt.Sprintf("namespace %s has %s", p.ns.name, istioRevision), ""
-		}
-		return "", ""
+	mode := in.Sidecarless
+	if v, ok := p.label(mode.Key); mode.Key != "" && ok && v.s == mode.Value {
+		return "", fmt.Sprintf("%s: %s, %s", mode.Key, mode.Value, mode.Why)
 	}
-	if px.podOnly {
-		why := fmt.Sprintf("no %s: %q on the pod, which its injector needs", px.inject, px.injectOn[0])
-		if near := p.nearMiss(px.inject); near != "" {
+	if in.PodOnly {
+		why := fmt.Sprintf("no %s: %q on the pod, which its injector needs", in.Key, in.On[0])
+		if near := p.nearMiss(in.Key); near != "" {
 			why += fmt.Sprintf("; the pod has %s, which is not it", near)
 		}
 		return "", why
 	}
-	if p.ns != nil {
-		if v, ok := p.ns.meta(px.inject); ok && slices.Contains(px.injectOn, v.s) {
-			return fmt.Sprintf("namespace %s has %s: %s", p.ns.name, px.inject, v.s), ""
+	if p.ns == nil {
+		return "", ""
+	}
+	if v, ok := p.ns.meta(mode.Key); mode.Key != "" && ok && v.s == mode.Value {
+		return "", fmt.Sprintf("namespace %s has %s: %s, %s", p.ns.name, mode.Key, mode.Value, mode.Why)
+	}
+	for _, l := range in.Namespace {
+		switch v, ok := p.ns.meta(l.Key); {
+		case ok && l.On == "":
+			return fmt.Sprintf("namespace %s has %s", p.ns.name, l.Key), ""
+		case ok && v.s == l.On:
+			return fmt.Sprintf("namespace %s has %s: %s", p.ns.name, l.Key, v.s), ""
+		case ok && l.Off != "" && v.s == l.Off:
+			return "", fmt.Sprintf("namespace %s has %s: %s", p.ns.name, l.Key, v.s)
 		}
+	}
+	if v, ok := p.ns.meta(in.Key); in.FromNamespace && ok && slices.Contains(in.On, v.s) {
+		return fmt.Sprintf("namespace %s has %s: %s", p.ns.name, in.Key, v.s), ""
 	}
 	return "", ""
 }
@@ -256,17 +246,17 @@ func injected(p *pod, px *proxy) (from, why string) {
 // that the release reads decide, else the proxy's default in the releases
 // stated. Without the proxy's release, it is native or classic if every
 // release agrees, and depends otherwise.
-func nativeOf(p *pod, s *sidecar, versions map[string]config.Version) {
-	px := s.proxy
-	rel, stated := versions[px.preset]
+func nativeOf(p *pod, s *sidecar, versions map[string]proxies.Version) {
+	px := s.Proxy
+	rel, stated := versions[px.Preset]
 	// Annotations that every release reads decide alone.
-	if b, why, ok := annotated(p, px, config.Version{}, true); ok {
+	if b, why, ok := annotated(p, px, proxies.Version{}, true); ok {
 		s.decided(b, why)
 		return
 	}
 	// The stated release reads the spellings of its own: one that it reads
 	// decides; one that it does not is worth a word in messages.
-	if stated && slices.ContainsFunc(px.nativeKeys, func(k nativeKey) bool { return len(k.reads) > 0 }) {
+	if stated && slices.ContainsFunc(px.Native.Keys, func(k proxies.NativeKey) bool { return len(k.Reads) > 0 }) {
 		if b, why, ok := annotated(p, px, rel, false); ok {
 			s.decided(b, why)
 			return
@@ -275,7 +265,7 @@ func nativeOf(p *pod, s *sidecar, versions map[string]config.Version) {
 	}
 	// Without the release, a spelling that some releases read decides if
 	// every release agrees.
-	if !stated && slices.ContainsFunc(px.nativeKeys, func(k nativeKey) bool { _, _, ok := p.setting(k.key); return len(k.reads) > 0 && ok }) {
+	if !stated && slices.ContainsFunc(px.Native.Keys, func(k proxies.NativeKey) bool { _, _, ok := p.setting(px, k.Key); return len(k.Reads) > 0 && ok }) {
 		releasesDecide(p, s)
 		return
 	}
@@ -285,10 +275,10 @@ func nativeOf(p *pod, s *sidecar, versions map[string]config.Version) {
 // annotated is what the annotations of p that release r reads say about
 // px's sidecar (the first that holds a boolean, the most binding first),
 // and where; or, with every, what those that every release reads say.
-func annotated(p *pod, px *proxy, r config.Version, every bool) (bool, string, bool) {
-	for _, k := range px.nativeKeys {
-		v, where, ok := p.setting(k.key)
-		if !ok || !every && !k.readBy(r) || every && len(k.reads) > 0 {
+func annotated(p *pod, px *proxies.Proxy, r proxies.Version, every bool) (bool, string, bool) {
+	for _, k := range px.Native.Keys {
+		v, where, ok := p.setting(px, k.Key)
+		if !ok || !every && !k.ReadBy(r) || every && len(k.Reads) > 0 {
 			continue
 		}
 		if b, err := strconv.ParseBool(v.s); err == nil {
@@ -307,43 +297,43 @@ func (s *sidecar) decided(b bool, why string) {
 }
 
 // nativeByDefault decides s, which no annotation settles, by its proxy's
-// default: native from nativeSince (on Kubernetes nativeKubeSince or later
-// when the facts name one), classic before; it depends when --versions
-// does not state a release that decides.
-func nativeByDefault(s *sidecar, versions map[string]config.Version) {
-	px := s.proxy
-	if px.nativeSince == (config.Version{}) {
+// default: native from Native.Since (on Kubernetes Native.KubeSince or
+// later when the facts name one), classic before; it depends when
+// --versions does not state a release that decides.
+func nativeByDefault(s *sidecar, versions map[string]proxies.Version) {
+	px, n := s.Proxy, s.Native
+	if n.Since == (proxies.Version{}) {
 		return // classic by default in every release
 	}
 	why := "the default from " + nativeDefault(px)
-	switch rel, stated := versions[px.preset]; {
+	switch rel, stated := versions[px.Preset]; {
 	case !stated:
-		flip := fmt.Sprintf("%s=%s", px.preset, px.nativeSince)
-		if px.nativeKubeSince != (config.Version{}) {
-			flip += ",kubernetes=" + px.nativeKubeSince.String()
+		flip := fmt.Sprintf("%s=%s", px.Preset, n.Since)
+		if n.KubeSince != (proxies.Version{}) {
+			flip += "," + proxies.Kubernetes + "=" + n.KubeSince.String()
 		}
 		s.dependsOnDefault(flip)
 		return
-	case !rel.AtLeast(px.nativeSince):
+	case !rel.AtLeast(n.Since):
 		return
-	case px.nativeKubeSince == (config.Version{}):
+	case n.KubeSince == (proxies.Version{}):
 		s.decided(true, why)
 		return
 	}
-	switch k, ok := versions["kubernetes"]; {
+	switch k, ok := versions[proxies.Kubernetes]; {
 	case !ok:
-		s.dependsOnDefault("kubernetes=" + px.nativeKubeSince.String())
-	case k.AtLeast(px.nativeKubeSince):
+		s.dependsOnDefault(proxies.Kubernetes + "=" + n.KubeSince.String())
+	case k.AtLeast(n.KubeSince):
 		s.decided(true, why)
 	}
 }
 
 // nativeDefault names the release from which px's sidecar is native by
 // default: "Istio 1.27 on Kubernetes 1.33".
-func nativeDefault(px *proxy) string {
-	release := fmt.Sprintf("%s %s", px.name, px.nativeSince)
-	if px.nativeKubeSince != (config.Version{}) {
-		release += " on Kubernetes " + px.nativeKubeSince.String()
+func nativeDefault(px *proxies.Proxy) string {
+	release := fmt.Sprintf("%s %s", px.Name, px.Native.Since)
+	if px.Native.KubeSince != (proxies.Version{}) {
+		release += " on Kubernetes " + px.Native.KubeSince.String()
 	}
 	return release
 }
@@ -351,39 +341,39 @@ func nativeDefault(px *proxy) string {
 // dependsOnDefault says that s is classic before the release from which it
 // is native by default, which --versions flip would settle.
 func (s *sidecar) dependsOnDefault(flip string) {
-	release := nativeDefault(s.proxy)
+	release := nativeDefault(s.Proxy)
 	s.native, s.flip = depends, flip
 	s.classicWhen = fmt.Sprintf("with a release before %s; from %s the sidecar is native by default", release, release)
 }
 
 // unread says which of the pod's spellings release rel does not read, and
 // which it reads instead.
-func unread(p *pod, px *proxy, rel config.Version) string {
+func unread(p *pod, px *proxies.Proxy, rel proxies.Version) string {
 	var present, reads []string
-	for _, k := range px.nativeKeys {
-		if v, _, ok := p.setting(k.key); ok && !k.readBy(rel) {
+	for _, k := range px.Native.Keys {
+		if v, _, ok := p.setting(px, k.Key); ok && !k.ReadBy(rel) {
 			if b, err := strconv.ParseBool(v.s); err == nil && b {
-				present = append(present, k.key) // it would make the sidecar native
+				present = append(present, k.Key) // it would make the sidecar native
 			}
 		}
-		if k.readBy(rel) {
-			reads = append(reads, k.key)
+		if k.ReadBy(rel) {
+			reads = append(reads, k.Key)
 		}
 	}
 	if len(present) == 0 {
 		return ""
 	}
 	if len(reads) == 0 {
-		return fmt.Sprintf("%s %s has no native sidecars: it reads no %s", px.name, rel, strings.Join(present, " or "))
+		return fmt.Sprintf("%s %s has no native sidecars: it reads no %s", px.Name, rel, strings.Join(present, " or "))
 	}
-	return fmt.Sprintf("%s %s does not read %s: it reads %s", px.name, rel, strings.Join(present, " or "), strings.Join(reads, " or "))
+	return fmt.Sprintf("%s %s does not read %s: it reads %s", px.Name, rel, strings.Join(present, " or "), strings.Join(reads, " or "))
 }
 
 // releasesDecide settles a sidecar whose annotations some releases read
 // and others do not: it is native or classic if every release agrees, and
 // depends otherwise, classic with the releases it names.
 func releasesDecide(p *pod, s *sidecar) {
-	px := s.proxy
+	px := s.Proxy
 	v := verdictsAt(p, px, releaseBounds(px))
 	switch {
 	case !slices.Contains(v.native, false):
@@ -392,7 +382,7 @@ func releasesDecide(p *pod, s *sidecar) {
 	case !slices.Contains(v.native, true):
 		return
 	}
-	s.native, s.flip = depends, fmt.Sprintf("%s=%s", px.preset, v.lastNative())
+	s.native, s.flip = depends, fmt.Sprintf("%s=%s", px.Preset, v.lastNative())
 	s.classicWhen = "classic with " + v.classicWith(strings.Join(nativeKeysOn(p, px), " or "))
 }
 
@@ -401,24 +391,24 @@ func releasesDecide(p *pod, s *sidecar) {
 // and where each spelling starts or stops being read. Releases before the
 // first that reads any spelling are not among them: a pod that asks for a
 // native sidecar is not meant for a release without them.
-func releaseBounds(px *proxy) []config.Version {
-	var bounds []config.Version
-	add := func(r config.Version) {
+func releaseBounds(px *proxies.Proxy) []proxies.Version {
+	var bounds []proxies.Version
+	add := func(r proxies.Version) {
 		i := 0
 		for i < len(bounds) && r.AtLeast(bounds[i]) {
 			i++
 		}
-		if r != (config.Version{}) && !slices.Contains(bounds, r) {
+		if r != (proxies.Version{}) && !slices.Contains(bounds, r) {
 			bounds = append(bounds, r)
 			copy(bounds[i+1:], bounds[i:])
 			bounds[i] = r
 		}
 	}
-	add(px.nativeSince)
-	for _, k := range px.nativeKeys {
-		for _, sp := range k.reads {
-			add(sp.from)
-			add(sp.to)
+	add(px.Native.Since)
+	for _, k := range px.Native.Keys {
+		for _, sp := range k.Reads {
+			add(sp.From)
+			add(sp.To)
 		}
 	}
 	return bounds
@@ -427,9 +417,9 @@ func releaseBounds(px *proxy) []config.Version {
 // verdicts is whether a sidecar is native with each of the releases at
 // which the answer can change, and what makes it native, for messages.
 type verdicts struct {
-	px     *proxy
-	at     []config.Version // in order
-	native []bool           // native[i] is the answer from at[i] up to at[i+1]
+	px     *proxies.Proxy
+	at     []proxies.Version // in order
+	native []bool            // native[i] is the answer from at[i] up to at[i+1]
 	why    string
 	// refused[i] is the annotation that at[i] reads and that asks for a
 	// classic sidecar; "" where it reads none of the pod's.
@@ -440,7 +430,7 @@ type verdicts struct {
 // annotations that the release reads decide, else the proxy's default in
 // it. The why is the last annotation that makes it native, else the
 // default.
-func verdictsAt(p *pod, px *proxy, at []config.Version) verdicts {
+func verdictsAt(p *pod, px *proxies.Proxy, at []proxies.Version) verdicts {
 	v := verdicts{px: px, at: at, native: make([]bool, len(at)), refused: make([]string, len(at))}
 	for i, r := range at {
 		if b, w, ok := annotated(p, px, r, false); ok {
@@ -451,9 +441,9 @@ func verdictsAt(p *pod, px *proxy, at []config.Version) verdicts {
 				v.refused[i] = w
 			}
 		} else {
-			v.native[i] = r.AtLeast(px.nativeSince)
+			v.native[i] = r.AtLeast(px.Native.Since)
 			if v.native[i] && v.why == "" {
-				v.why = "the default from " + px.name + " " + px.nativeSince.String()
+				v.why = "the default from " + px.Name + " " + px.Native.Since.String()
 			}
 		}
 	}
@@ -505,18 +495,18 @@ func (v verdicts) classicRun(i, j int) string {
 	px, at := v.px, v.at
 	switch {
 	case i == 0 && j+1 < len(at):
-		return fmt.Sprintf("a release before %s %s", px.name, at[j+1])
+		return fmt.Sprintf("a release before %s %s", px.Name, at[j+1])
 	case j+1 == len(at):
-		return fmt.Sprintf("%s %s or later", px.name, at[i])
-	case at[j+1] == config.Version{Major: at[i].Major, Minor: at[i].Minor + 1}:
-		return fmt.Sprintf("%s %s", px.name, at[i])
+		return fmt.Sprintf("%s %s or later", px.Name, at[i])
+	case at[j+1] == proxies.Version{Major: at[i].Major, Minor: at[i].Minor + 1}:
+		return fmt.Sprintf("%s %s", px.Name, at[i])
 	}
-	return fmt.Sprintf("%s %s to %d.%d", px.name, at[i], at[j+1].Major, at[j+1].Minor-1)
+	return fmt.Sprintf("%s %s to %d.%d", px.Name, at[i], at[j+1].Major, at[j+1].Minor-1)
 }
 
 // lastNative is the last release at which the sidecar turns native: the
 // --versions that settles it as native. There is one when it depends.
-func (v verdicts) lastNative() config.Version {
+func (v verdicts) lastNative() proxies.Version {
 	last := len(v.at) - 1
 	for !v.native[last] {
 		last--
@@ -526,121 +516,134 @@ func (v verdicts) lastNative() config.Version {
 
 // nativeKeysOn are the spellings of px's native annotations that p has,
 // which the releases that classicWith names do not read.
-func nativeKeysOn(p *pod, px *proxy) []string {
+func nativeKeysOn(p *pod, px *proxies.Proxy) []string {
 	var present []string
-	for _, k := range px.nativeKeys {
-		if _, _, ok := p.setting(k.key); ok {
-			present = append(present, k.key)
+	for _, k := range px.Native.Keys {
+		if _, _, ok := p.setting(px, k.Key); ok {
+			present = append(present, k.Key)
 		}
 	}
 	return present
 }
 
 // endpoints fills in where s answers, as the pod's annotations or the
-// sidecar's own settings move it.
-func endpoints(p *pod, s *sidecar, versions map[string]config.Version) {
-	s.ready = endpoint{port: s.readyPort, path: s.readyPath}
-	s.shutdown = endpoint{port: s.shutdownPort, path: s.shutdownPath}
-	if s.adminPortKey != "" {
-		if n, where, ok := portSetting(p, s.adminPortKey); ok {
+// sidecar's own settings move it or switch it off.
+func endpoints(p *pod, s *sidecar, versions map[string]proxies.Version) {
+	s.ready = endpoint{port: s.Ready.Port, path: s.Ready.Path}
+	s.shutdown = endpoint{port: s.Shutdown.Port, path: s.Shutdown.Path}
+	if s.PortInConfig {
+		s.ready.port, s.shutdown.port = 0, 0
+	}
+	if s.AdminPortKey != "" {
+		if n, where, ok := portSetting(p, s.Proxy, s.AdminPortKey); ok {
 			s.ready.port, s.shutdown.port = n, n
 			s.ready.moved, s.shutdown.moved = " ("+where+")", " ("+where+")"
 		}
 	}
-	if s.shutdownPorts != "" {
-		if n, where, ok := portSetting(p, s.shutdownPorts); ok {
+	if s.ShutdownPortKey != "" {
+		if n, where, ok := portSetting(p, s.Proxy, s.ShutdownPortKey); ok {
 			s.shutdown.port, s.shutdown.moved = n, " ("+where+")"
 		}
 	}
-	switch s.proxy {
-	case &linkerd:
-		v, where, set := p.setting(s.shutdownKey)
-		switch {
-		case set && v.s == s.shutdownOn:
-		case set:
-			s.shutdown.off, s.shutdown.offLine = onPod(where), v.line
-		case versions["linkerd"] != (config.Version{}) && !versions["linkerd"].AtLeast(s.shutdownOffSince):
-		default:
-			s.shutdown.off = fmt.Sprintf("Linkerd answers it with 404 unless the pod has %s: %s (off by default since Linkerd %s)",
-				s.shutdownKey, s.shutdownOn, s.shutdownOffSince)
-		}
-	case &consul:
-		if v := p.annotations.at(consulShutdownPathKey); v.s != "" {
+	if s.ShutdownPathKey != "" {
+		if v := p.annotations.at(s.ShutdownPathKey); v.s != "" {
 			s.shutdown.path = v.s
 		}
-		if v, ok := p.annotations.get(s.shutdownKey); ok {
-			if b, err := strconv.ParseBool(v.s); err == nil && !b {
-				s.shutdown.off = fmt.Sprintf("the pod has %s: %q, which turns consul-dataplane's lifecycle endpoints off", s.shutdownKey, v.s)
-				s.shutdown.offLine = v.line
-			}
-		}
-	case &cloudsql:
-		cloudsqlEndpoints(s)
+	}
+	if s.ShutdownSwitch.Key != "" {
+		switchedOff(p, s, versions)
+	}
+	if s.container != nil {
+		ownEndpoints(s)
 	}
 }
 
-func portSetting(p *pod, key string) (int, string, bool) {
-	v, where, ok := p.setting(key)
+// switchedOff fills in whether the pod's annotation, or the proxy's default
+// in the release --versions states, switches s's shutdown endpoint off.
+func switchedOff(p *pod, s *sidecar, versions map[string]proxies.Version) {
+	sw := s.ShutdownSwitch
+	v, where, set := p.setting(s.Proxy, sw.Key)
+	if sw.On == "" { // a boolean, on unless false
+		if b, err := strconv.ParseBool(v.s); set && err == nil && !b {
+			s.shutdown.off = fmt.Sprintf("%s, which turns %s off", onPod(where), sw.Turns)
+			s.shutdown.offLine = v.line
+		}
+		return
+	}
+	rel := versions[s.Preset] // a zero release is none stated
+	switch {
+	case set && v.s == sw.On:
+	case set:
+		s.shutdown.off, s.shutdown.offLine = onPod(where), v.line
+	case sw.OffSince == (proxies.Version{}) || rel != (proxies.Version{}) && !rel.AtLeast(sw.OffSince):
+	default:
+		s.shutdown.off = fmt.Sprintf("%s answers it with %d unless the pod has %s: %s (off by default since %s %s)",
+			s.Name, s.Off.Status, sw.Key, sw.On, s.Name, sw.OffSince)
+	}
+}
+
+func portSetting(p *pod, px *proxies.Proxy, key string) (int, string, bool) {
+	v, where, ok := p.setting(px, key)
 	n, err := strconv.Atoi(v.s)
 	return n, where, ok && err == nil && n > 0 && n < 65536
 }
 
-// cloudSetting is one of the Cloud SQL Auth Proxy's settings.
-type cloudSetting struct {
+// ownSetting is one of a sidecar's settings of its own command line.
+type ownSetting struct {
 	text    string
 	set     bool
 	where   string        // how messages name it: --http-port=9190, CSQL_PROXY_HTTP_PORT: "9190"
 	unknown *unknownValue // when the input does not hold it
 }
 
-// cloudsqlSetting reads a setting of the Cloud SQL Auth Proxy as it does
-// (cmd/root.go): its flag in command or args (--name=V, --name V, a
-// boolean's --name alone), else its CSQL_PROXY_ variable, else its
-// --config-file, which the input does not show.
-func cloudsqlSetting(c *container, name string, boolean bool) cloudSetting {
-	var out cloudSetting
+// settingOf reads a setting of the sidecar container c as the proxy does
+// (how says where besides its flags): its flag in command or args
+// (--name=V, --name V, a boolean's --name alone), else its variable, else
+// its configuration file, which the input does not show.
+func settingOf(c *container, how proxies.Settings, name string, boolean bool) ownSetting {
+	var out ownSetting
 	words := append(c.words(c.command), c.words(c.args)...)
 	for i, w := range words {
 		switch {
 		case !w.known && strings.HasPrefix(w.text, "--"+name):
-			out = cloudSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: w.from, line: w.line}}
+			out = ownSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: w.from, line: w.line}}
 		case !w.known:
 		case strings.HasPrefix(w.text, "--"+name+"="):
-			out = cloudSetting{text: w.text[len(name)+3:], set: true, where: w.text}
+			out = ownSetting{text: w.text[len(name)+3:], set: true, where: w.text}
 		case w.text == "--"+name && boolean:
-			out = cloudSetting{text: "true", set: true, where: w.text}
+			out = ownSetting{text: "true", set: true, where: w.text}
 		case w.text == "--"+name && i+1 < len(words):
 			next := words[i+1]
-			out = cloudSetting{text: next.text, set: true, where: w.text + " " + next.text}
+			out = ownSetting{text: next.text, set: true, where: w.text + " " + next.text}
 			if !next.known {
-				out = cloudSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: next.from, line: next.line}}
+				out = ownSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: next.from, line: next.line}}
 			}
 		}
 	}
-	if out.set || out.unknown != nil {
+	if out.set || out.unknown != nil || how.EnvPrefix == "" {
 		return out
 	}
-	env := cloudsqlEnv + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	env := how.EnvPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 	switch v, set := c.vars.get(env); {
 	case !v.known:
-		return cloudSetting{unknown: &unknownValue{what: c.name + "'s $" + env, from: v.from, line: c.varLine(env), may: v.may}}
+		return ownSetting{unknown: &unknownValue{what: c.name + "'s $" + env, from: v.from, line: c.varLine(env), may: v.may}}
 	case set:
-		return cloudSetting{text: strings.TrimSpace(v.text), set: true, where: fmt.Sprintf("%s: %q", env, v.text)}
+		return ownSetting{text: strings.TrimSpace(v.text), set: true, where: fmt.Sprintf("%s: %q", env, v.text)}
 	}
-	if name != "config-file" {
-		if f := cloudsqlSetting(c, "config-file", false); f.set || f.unknown != nil {
+	if how.ConfigFile != "" && name != how.ConfigFile {
+		if f := settingOf(c, how, how.ConfigFile, false); f.set || f.unknown != nil {
 			from := "its configuration file, which the input does not show"
 			if f.unknown != nil {
 				from = f.unknown.from
 			}
-			return cloudSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: from, line: c.line}}
+			return ownSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: from, line: c.line}}
 		}
 	}
 	return out
 }
 
 // on is a boolean setting's value.
-func (s cloudSetting) on() bool {
+func (s ownSetting) on() bool {
 	b, err := strconv.ParseBool(s.text)
 	return s.set && err == nil && b
 }
@@ -657,50 +660,60 @@ func (c *container) varLine(name string) int {
 	return c.line
 }
 
-// cloudsqlEndpoints reads the Cloud SQL Auth Proxy's settings:
-// /startup answers only with --health-check, /quitquitquit only with
-// --quitquitquit, on --http-port and --admin-port.
-func cloudsqlEndpoints(s *sidecar) {
+// ownEndpoints reads what a sidecar container's own settings say of its
+// endpoints: an image of a retired release serves neither, an endpoint
+// with a flag of its own answers only when started with it, on the port
+// its port flag gives.
+func ownEndpoints(s *sidecar) {
 	c := s.container
-	if strings.Contains(c.image, cloudsqlV1) {
-		s.ready.off = "version 1 of the Cloud SQL proxy (" + cloudsqlV1 + ") has no /startup on 9090 and no /quitquitquit: use v2, gcr.io/cloud-sql-connectors/cloud-sql-proxy, with --health-check --quitquitquit"
-		s.shutdown.off = s.ready.off
-		return
+	for _, r := range s.Retired {
+		if strings.Contains(c.image, r.Image) {
+			s.ready.off, s.shutdown.off = r.Why, r.Why
+			return
+		}
 	}
 	for _, e := range []struct {
-		ep   *endpoint
-		flag string
-		port string
-	}{{&s.ready, "health-check", "http-port"}, {&s.shutdown, "quitquitquit", "admin-port"}} {
-		switch on := cloudsqlSetting(c, e.flag, true); {
-		case on.unknown != nil:
-			e.ep.unknown = on.unknown
-		case !on.on():
-			e.ep.off = fmt.Sprintf("the proxy serves %s only when started with --%s (add it to its args)", e.ep.path, e.flag)
+		ep  *endpoint
+		own proxies.Endpoint
+	}{{&s.ready, s.Ready}, {&s.shutdown, s.Shutdown}} {
+		if e.own.Flag != "" {
+			switch on := settingOf(c, s.Settings, e.own.Flag, true); {
+			case on.unknown != nil:
+				e.ep.unknown = on.unknown
+			case !on.on():
+				e.ep.off = fmt.Sprintf("the proxy serves %s only when started with --%s (add it to its args)", e.ep.path, e.own.Flag)
+			}
 		}
-		switch port := cloudsqlSetting(c, e.port, false); {
-		case port.unknown != nil:
-			e.ep.unknown = port.unknown
-		case port.set:
-			if n, err := strconv.Atoi(port.text); err == nil {
-				e.ep.port, e.ep.moved = n, " ("+port.where+")"
+		if e.own.PortFlag != "" {
+			switch port := settingOf(c, s.Settings, e.own.PortFlag, false); {
+			case port.unknown != nil:
+				e.ep.unknown = port.unknown
+			case port.set:
+				if n, err := strconv.Atoi(port.text); err == nil {
+					e.ep.port, e.ep.moved = n, " ("+port.where+")"
+				}
 			}
 		}
 	}
 }
 
 // stopTime fills in how long s keeps taking new connections after the pod
-// is deleted, where the facts say.
+// is deleted, where the facts say: its preStop, then what its own setting
+// adds.
 func stopTime(p *pod, s *sidecar) {
-	switch s.proxy {
-	case &linkerd:
-		linkerdStop(p, s)
-	case &istio:
-		istioStop(p, s)
-	case &dapr:
-		daprStop(p, s)
-	case &cloudsql:
-		cloudsqlStop(s)
+	switch st := s.Stop; {
+	case st.ByInjector && s.container != nil:
+		// The setting asks the injector for a preStop sleep: a sidecar
+		// the manifest shows has its own preStop instead.
+		preStop := s.preStop()
+		s.stop, s.stopWhy = preStop, fmt.Sprintf("its preStop, %s", preStop)
+		s.stopFix = "its preStop sleep"
+	case st.Seconds:
+		secondsStop(p, s)
+	case st.Field != "":
+		proxyConfigStop(p, s)
+	case st.Flag != "":
+		flagStop(s)
 	}
 }
 
@@ -714,77 +727,55 @@ func (s *sidecar) preStop() time.Duration {
 	return s.container.preStop
 }
 
-// linkerdStop is Linkerd's stop time: its proxy waits before exit only
-// through a preStop sleep, so a proxy container the manifest shows stops
-// after its own preStop, and an injected one after the sleep the pod's
-// annotation asks of the injector, in whole seconds, else its default.
-func linkerdStop(p *pod, s *sidecar) {
-	if s.container != nil {
-		preStop := s.preStop()
-		s.stop, s.stopWhy = preStop, fmt.Sprintf("its preStop, %s", preStop)
-		s.stopFix = "its preStop sleep"
-		return
-	}
-	v, where, ok := p.setting(s.stopKey)
-	n, err := strconv.Atoi(v.s)
-	if !ok || err != nil || n < 0 {
-		n = int(s.stopDefault / time.Second)
-		s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, n)
-	} else {
-		s.stopWhy, s.stopLine = where, v.line
-	}
-	s.stop, s.stopFix, s.stopInt = time.Duration(n)*time.Second, s.stopKey, true
-}
-
-// istioStop is Istio's stop time: its preStop, then the drain its agent
-// runs (a classic sidecar's terminationDrainDuration, a native one's
-// drainDuration, as istioNativeDrain says), as the pod's ProxyConfig
-// annotation sets it, else the field's default.
-func istioStop(p *pod, s *sidecar) {
-	field, d := "terminationDrainDuration", s.stopDefault
-	if s.native == native {
-		field, d = "drainDuration", istioNativeDrain
-	}
-	a := p.annotations.at(s.stopKey)
-	if v, ok := istioProxyConfig(a.s, field); ok {
-		d = v
-		s.stopWhy, s.stopLine = fmt.Sprintf("%s %s in %s", field, v, s.stopKey), a.line
-	} else {
-		s.stopWhy = fmt.Sprintf("%s in %s, default %s", field, s.stopKey, d)
-	}
-	s.stop, s.stopFix, s.stopBesides = s.preStop()+d, field+" in "+s.stopKey, s.preStop()
-}
-
-// daprStop is Dapr's stop time: its preStop, then daprd's graceful
-// period, in whole seconds as the pod's annotation sets it, else its
-// default, after the pod's block-shutdown-duration when it has one.
-func daprStop(p *pod, s *sidecar) {
-	grace := s.stopDefault
-	a := p.annotations.at(s.stopKey)
-	if n, err := strconv.Atoi(a.s); err == nil && n >= 0 {
+// secondsStop is the stop time that an annotation sets in whole seconds,
+// else its default: after the preStop, and after the duration of the
+// annotation that comes before it when the pod has one.
+func secondsStop(p *pod, s *sidecar) {
+	st := s.Stop
+	grace := st.Default
+	v, where, ok := p.setting(s.Proxy, st.Key)
+	if n, err := strconv.Atoi(v.s); ok && err == nil && n >= 0 {
 		grace = time.Duration(n) * time.Second
-		s.stopWhy, s.stopLine = fmt.Sprintf("%s: %q", s.stopKey, a.s), a.line
+		s.stopWhy, s.stopLine = where, v.line
 	} else {
-		s.stopWhy = fmt.Sprintf("%s, default %d", s.stopKey, int(grace/time.Second))
+		s.stopWhy = fmt.Sprintf("%s, default %d", st.Key, int(grace/time.Second))
 	}
 	s.stopBesides = s.preStop()
-	if b := p.annotations.at(daprBlockShutdown); b.s != "" {
+	if b := p.annotations.at(st.After); st.After != "" && b.s != "" {
 		if d, err := time.ParseDuration(b.s); err == nil && d > 0 {
 			s.stopBesides += d
-			s.stopWhy += fmt.Sprintf(", after %s: %q", daprBlockShutdown, b.s)
+			s.stopWhy += fmt.Sprintf(", after %s: %q", st.After, b.s)
 		}
 	}
-	s.stop, s.stopFix, s.stopInt = s.stopBesides+grace, s.stopKey, true
+	s.stop, s.stopFix, s.stopInt = s.stopBesides+grace, st.Key, true
 }
 
-// cloudsqlStop is the Cloud SQL Auth Proxy's stop time: its preStop, then
-// its --min-sigterm-delay, which is not judged when its value comes from
-// outside the input.
-func cloudsqlStop(s *sidecar) {
-	// cmd/root.go: --min-sigterm-delay, "the number of seconds to
-	// accept new connections after receiving a TERM signal", default 0.
+// proxyConfigStop is the stop time that a field of the pod's ProxyConfig
+// annotation sets (a native sidecar's field of its own), else the field's
+// default, after the preStop.
+func proxyConfigStop(p *pod, s *sidecar) {
+	st := s.Stop
+	field, d := st.Field, st.Default
+	if s.native == native {
+		field, d = st.NativeField, st.NativeDefault
+	}
+	a := p.annotations.at(st.Key)
+	if v, ok := proxyConfigField(a.s, field); ok {
+		d = v
+		s.stopWhy, s.stopLine = fmt.Sprintf("%s %s in %s", field, v, st.Key), a.line
+	} else {
+		s.stopWhy = fmt.Sprintf("%s in %s, default %s", field, st.Key, d)
+	}
+	s.stop, s.stopFix, s.stopBesides = s.preStop()+d, field+" in "+st.Key, s.preStop()
+}
+
+// flagStop is the stop time that a flag of the sidecar's own command line
+// sets, after the preStop; not judged when its value comes from outside
+// the input.
+func flagStop(s *sidecar) {
+	flag := s.Stop.Flag
 	var delay time.Duration
-	switch v := cloudsqlSetting(s.container, "min-sigterm-delay", false); {
+	switch v := settingOf(s.container, s.Settings, flag, false); {
 	case v.unknown != nil:
 		s.stopUnknown = v.unknown
 	case v.set:
@@ -792,13 +783,13 @@ func cloudsqlStop(s *sidecar) {
 	}
 	preStop := s.preStop()
 	s.stop = preStop + delay
-	s.stopWhy = fmt.Sprintf("its preStop %s + --min-sigterm-delay %s", preStop, delay)
-	s.stopFix, s.stopBesides = "its --min-sigterm-delay", preStop
+	s.stopWhy = fmt.Sprintf("its preStop %s + --%s %s", preStop, flag, delay)
+	s.stopFix, s.stopBesides = "its --"+flag, preStop
 }
 
-// istioProxyConfig reads one duration field of the proxy.istio.io/config
-// annotation, which holds YAML (or JSON) of Istio's ProxyConfig.
-func istioProxyConfig(annotation, field string) (time.Duration, bool) {
+// proxyConfigField reads one duration field of an annotation that holds
+// YAML (or JSON) of Istio's ProxyConfig.
+func proxyConfigField(annotation, field string) (time.Duration, bool) {
 	if annotation == "" {
 		return 0, false
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/proxy-await/proxy-await/internal/hint"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // Config is everything the command line and the environment say.
@@ -48,10 +49,10 @@ type Config struct {
 	Command         []string      // empty: only wait for the proxy
 	Warnings        []*hint.Error // what is ignored, to log at the start
 
-	Check    bool               // --check: lint the manifests at Paths, run nothing
-	Paths    []string           // --check's arguments
-	Versions map[string]Version // --versions: the cluster's releases, by name
-	Install  string             // --install: copy proxy-await into this directory, run nothing
+	Check    bool                       // --check: lint the manifests at Paths, run nothing
+	Paths    []string                   // --check's arguments
+	Versions map[string]proxies.Version // --versions: the cluster's releases, by name
+	Install  string                     // --install: copy proxy-await into this directory, run nothing
 
 	given      map[string]given  // by long flag name: how each flag was set
 	readyFrom  string            // the variable that set ReadyURLs, as scuttle

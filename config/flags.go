@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // flagSet declares proxy-await's flags on a new FlagSet bound to c.
@@ -25,7 +27,7 @@ func flagSet(c *Config) *pflag.FlagSet {
 	c.ShutdownTimeout = 5 * time.Second
 	c.Rewrite = map[syscall.Signal]syscall.Signal{}
 	c.ExitCodes = map[int]int{}
-	c.Versions = map[string]Version{}
+	c.Versions = map[string]proxies.Version{}
 
 	c.Proxies = []string{"linkerd"}
 	fs.Var(&proxyList{names: &c.Proxies}, "proxy", "presets for readiness and shutdown URLs, comma-separated: linkerd, istio, envoy, cloudsql, dapr, consul or none")

@@ -12,25 +12,13 @@ import (
 
 	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/redact"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
-// Version is a release as --versions states it: MAJOR.MINOR.
-type Version struct{ Major, Minor int }
-
-func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
-
-// AtLeast says whether v is o or a later release.
-func (v Version) AtLeast(o Version) bool {
-	return v.Major > o.Major || v.Major == o.Major && v.Minor >= o.Minor
-}
-
-// VersionNames are what --versions can state: the releases whose defaults
-// --check knows to differ.
-var VersionNames = []string{"kubernetes", "linkerd", "istio"}
-
 // versionList is the --versions flag: NAME=V items, comma-separated on the
-// command line too.
-type versionList map[string]Version
+// command line too; the names are those whose releases the proxy table
+// knows to differ (proxies.ReleaseNames).
+type versionList map[string]proxies.Version
 
 func (l versionList) Type() string    { return "NAME=V[,...]" }
 func (l versionList) example() string { return "linkerd=2.20" }
@@ -51,8 +39,8 @@ func (l versionList) add(item string) error {
 			"write FLAG linkerd=2.20,istio=1.27,kubernetes=1.33")
 	}
 	name = strings.ToLower(strings.TrimSpace(name))
-	if !slices.Contains(VersionNames, name) {
-		return hint.New(fmt.Errorf("unknown name %s", shown(name)), "name one of "+strings.Join(VersionNames, ", "))
+	if names := proxies.ReleaseNames(); !slices.Contains(names, name) {
+		return hint.New(fmt.Errorf("unknown name %s", shown(name)), "name one of "+strings.Join(names, ", "))
 	}
 	ver, err := parseVersion(strings.TrimSpace(v))
 	if err != nil {
@@ -64,20 +52,20 @@ func (l versionList) add(item string) error {
 
 // parseVersion reads MAJOR.MINOR, with an optional leading v and an
 // optional .PATCH that makes no difference to --check.
-func parseVersion(s string) (Version, error) {
+func parseVersion(s string) (proxies.Version, error) {
 	parts := strings.Split(strings.TrimPrefix(s, "v"), ".")
 	if len(parts) < 2 || len(parts) > 3 {
-		return Version{}, fmt.Errorf("version %s is not MAJOR.MINOR, as in 2.20", shown(s))
+		return proxies.Version{}, fmt.Errorf("version %s is not MAJOR.MINOR, as in 2.20", shown(s))
 	}
 	var n [3]int
 	for i, p := range parts {
 		v, err := strconv.Atoi(p)
 		if err != nil || v < 0 || !isDigits(p) {
-			return Version{}, fmt.Errorf("version %s is not MAJOR.MINOR, as in 2.20", shown(s))
+			return proxies.Version{}, fmt.Errorf("version %s is not MAJOR.MINOR, as in 2.20", shown(s))
 		}
 		n[i] = v
 	}
-	return Version{n[0], n[1]}, nil
+	return proxies.Version{Major: n[0], Minor: n[1]}, nil
 }
 
 // dirValue is a directory name: not empty.

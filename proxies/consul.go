@@ -1,0 +1,44 @@
+// consul.go: Consul's sidecar, consul-dataplane, as consul-k8s injects it:
+// hashicorp/consul-k8s at v1.9 (control-plane/connect-inject and
+// charts/consul/values.yaml).
+
+package proxies
+
+// consulGracefulPortKey moves consul-dataplane's graceful (shutdown) port
+// (constants/annotations_and_labels.go).
+const consulGracefulPortKey = "consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port"
+
+var consul = Proxy{
+	Name:   "Consul",
+	Preset: "consul",
+	Ready:  Endpoint{Port: 19000, Path: "/ready"}, // consul-dataplane's Envoy admin port
+	// values.yaml connectInject.sidecarProxy.lifecycle: defaultGracefulPort
+	// 20600 and defaultGracefulShutdownPath, which the annotations below
+	// move; consul-dataplane run by hand (its -graceful-port) defaults to
+	// 20300.
+	Shutdown: Endpoint{Port: 20600, Path: "/graceful_shutdown", OwnPort: 20300},
+
+	MissingHint: "consul-dataplane serves /graceful_shutdown on its graceful port: 20600 as consul-k8s injects it (the pod annotation " + consulGracefulPortKey + " moves it), " +
+		"or 20300, consul-dataplane's own default; give the port it uses with --shutdown-url http://" + Host + ":PORT/graceful_shutdown",
+
+	Images:     []string{"/consul-dataplane"}, // values.yaml global.imageConsulDataplane
+	Containers: []string{"consul-dataplane"},  // webhook/mesh_webhook.go sidecarContainer
+	Inject: Injection{
+		Key:           "consul.hashicorp.com/connect-inject", // constants/annotations_and_labels.go AnnotationInject
+		On:            []string{"true"},                      //
+		Off:           []string{"false"},                     //
+		FromNamespace: true,
+	},
+	Mesh: true,
+	// hashicorp/consul-k8s#4678, in v1.9.0 and backported to v1.6.9, v1.7.5
+	// and v1.8.2 (their CHANGELOG.md); values.yaml
+	// dataplaneAsSidecarInitContainer.defaultEnabled: false.
+	Native: Native{Keys: []NativeKey{{Key: "consul.hashicorp.com/enable-consul-dataplane-as-sidecar"}}},
+
+	ShutdownPortKey: consulGracefulPortKey,
+	ShutdownPathKey: "consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-shutdown-path",
+	ShutdownSwitch: Switch{
+		Key:   "consul.hashicorp.com/enable-sidecar-proxy-lifecycle", // lifecycle.defaultEnabled: true
+		Turns: "consul-dataplane's lifecycle endpoints",
+	},
+}

@@ -1,0 +1,32 @@
+// dapr.go: Dapr's sidecar, daprd, as its injector adds it, dapr/dapr at
+// v1.18.3.
+
+package proxies
+
+import "time"
+
+var dapr = Proxy{
+	Name:     "Dapr",
+	Preset:   "dapr",
+	Ready:    Endpoint{Port: 3500, Path: "/v1.0/healthz/outbound"}, // pkg/injector/patcher/sidecar.go SidecarHTTPPort, no annotation moves it
+	Shutdown: Endpoint{Port: 3500, Path: "/v1.0/shutdown"},         // always on, from any client
+
+	Images:     []string{"/daprd"}, // daprio/daprd, ghcr.io/dapr/daprd
+	Containers: []string{"daprd"},  // pkg/injector/consts/consts.go SidecarContainerName
+	Inject: Injection{
+		Key:     "dapr.io/enabled", // pkg/injector/patcher/sidecar.go
+		On:      []string{"true"},  //
+		Off:     []string{"false"}, //
+		PodOnly: true,              // pkg/injector/patcher/sidecar_patcher.go NeedsPatching: the pod's annotation, nothing else
+	},
+	Native: Native{Keys: []NativeKey{{Key: "dapr.io/enable-native-sidecar"}}}, // sidecar.go, from 1.18; the chart's nativeSidecar default is false
+
+	Stop: Stop{
+		Key:     "dapr.io/graceful-shutdown-seconds", // sidecar.go; pkg/runtime/config.go DefaultGracefulShutdownDuration
+		Seconds: true,                                //
+		Default: 5 * time.Second,                     //
+		// It holds daprd's shutdown for its duration before the graceful
+		// period starts (sidecar.go, cmd/daprd/options/options.go).
+		After: "dapr.io/block-shutdown-duration",
+	},
+}

@@ -1,0 +1,79 @@
+// linkerd.go: Linkerd's proxy as its injector adds it, linkerd/linkerd2 at
+// version-2.20 unless a line says otherwise.
+
+package proxies
+
+// linkerdShutdown is the annotation that turns the proxy's shutdown
+// endpoint on, and the value that does (pkg/k8s/labels.go
+// ProxyAdminShutdownAnnotation, added in 2.16; pkg/inject/inject.go:
+// enabled or disabled).
+const linkerdShutdown, linkerdShutdownOn = "config.linkerd.io/proxy-admin-shutdown", "enabled"
+
+// linkerdNotEnabled is the hint for a shutdown endpoint that is switched
+// off, as Linkerd's is by default.
+const linkerdNotEnabled = "if the proxy runs as a native sidecar, drop -S: the kubelet stops it after the app; " +
+	"otherwise enable the endpoint (Linkerd: annotation " + linkerdShutdown + ": " + linkerdShutdownOn + ", " +
+	"or the Helm value proxy.enableShutdownEndpoint=true)"
+
+var linkerd = Proxy{
+	Name:      "Linkerd",
+	Preset:    "linkerd",
+	Ready:     Endpoint{Port: 4191, Path: "/ready"},    // values.yaml proxy.ports.admin; charts/partials/templates/_proxy.tpl readinessProbe
+	Shutdown:  Endpoint{Port: 4191, Path: "/shutdown"}, // the admin port; linkerd/linkerd2-proxy linkerd/app/admin/src/server.rs: POST, loopback clients only
+	AdminPort: true,
+
+	MissingHint: linkerdNotEnabled,
+	// linkerd/linkerd2-proxy linkerd/app/admin/src/server.rs, with the
+	// endpoint off.
+	Off: Answer{Status: 404, Body: "shutdown endpoint is not enabled", Hint: linkerdNotEnabled},
+
+	Images:     []string{"linkerd/proxy"}, // charts/linkerd-control-plane/values.yaml proxy.image.name: cr.l5d.io/linkerd/proxy
+	Containers: []string{"linkerd-proxy"}, // pkg/k8s/labels.go ProxyContainerName
+	Inject: Injection{
+		Key:           "linkerd.io/inject",            // pkg/k8s/labels.go ProxyInjectAnnotation, on the pod or its namespace
+		On:            []string{"enabled", "ingress"}, // ProxyInjectEnabled, ProxyInjectIngress
+		Off:           []string{"disabled"},           // ProxyInjectDisabled
+		FromNamespace: true,
+	},
+	Mesh: true,
+	// pkg/inject/inject.go: the namespace's config.* annotations are the
+	// pod's defaults.
+	NamespaceKeys: []string{"config.linkerd.io/", "config.alpha.linkerd.io/", "config.beta.linkerd.io/"},
+	Native: Native{
+		// Each release reads the spellings of its own and the releases
+		// before: config.alpha. from 2.15 (the first with native sidecars),
+		// config.beta. from 2.19 (edge-25.10.2 release notes: the alpha
+		// spelling deprecated, "although that will continue to function"),
+		// config.linkerd.io/ from 2.20 (linkerd/linkerd2#15267, the beta
+		// spelling deprecated), whose pkg/inject/inject.go reads the three
+		// in this order. On the pod or, as every config.* annotation, on
+		// its Namespace.
+		Keys: []NativeKey{
+			{"config.linkerd.io/proxy-enable-native-sidecar", []Span{{From: Version{Major: 2, Minor: 20}}}},
+			{"config.beta.linkerd.io/proxy-enable-native-sidecar", []Span{{From: Version{Major: 2, Minor: 19}}}},
+			{"config.alpha.linkerd.io/proxy-enable-native-sidecar", []Span{{From: Version{Major: 2, Minor: 15}}}},
+		},
+		Since: Version{Major: 2, Minor: 20}, // values.yaml proxy.nativeSidecar: true from 2.20 (false in 2.19), linkerd/linkerd2#15267
+	},
+
+	AdminPortKey: "config.linkerd.io/admin-port", // pkg/k8s/labels.go ProxyAdminPortAnnotation
+	ShutdownSwitch: Switch{
+		Key:      linkerdShutdown,
+		On:       linkerdShutdownOn,
+		OffSince: Version{Major: 2, Minor: 16}, // values.yaml proxy.enableShutdownEndpoint: false from version-2.16; 2.15's chart sets nothing and the endpoint is on
+	},
+
+	// pkg/k8s/labels.go ProxyWaitBeforeExitSecondsAnnotation, values.yaml
+	// waitBeforeExitSeconds: 0; a preStop sleep on the proxy. With a native
+	// sidecar it is refused (_proxy.tpl "cannot be used simultaneously",
+	// 2.15 to 2.19) or ignored (2.20).
+	Stop: Stop{
+		Key:        "config.alpha.linkerd.io/proxy-wait-before-exit-seconds",
+		Seconds:    true,
+		Default:    0,
+		ByInjector: true,
+	},
+	// linkerd/linkerd-await: --shutdown (-S) POSTs the proxy's /shutdown
+	// when the command exits.
+	StoppedBy: []Command{{Program: "linkerd-await", Words: []string{"--shutdown", "-S"}}},
+}

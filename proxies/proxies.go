@@ -1,0 +1,349 @@
+// Package proxies is what proxy-await knows of each proxy it waits for and
+// shuts down, one file per proxy: its preset (where it answers the
+// readiness probe and takes the shutdown POST, and what --port moves), the
+// hints its errors get, and the facts --check judges a manifest by, per
+// release, each beside the upstream file it was read from. config,
+// readiness, shutdown and check read this table; none of them keeps a port,
+// a path or a rule of a proxy of its own.
+//
+// The table is composite literals of constants: nothing here runs when
+// proxy-await starts.
+package proxies
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// All is every proxy, in the order that --help, --proxy's usage and the
+// presets' hint list them.
+var All = []*Proxy{&linkerd, &istio, &envoy, &cloudsql, &dapr, &consul}
+
+// InPods is every proxy, in the order that --check names the sidecars of a
+// pod and suggests their presets.
+var InPods = []*Proxy{&linkerd, &istio, &dapr, &consul, &cloudsql, &envoy}
+
+// Lookup is the proxy whose preset is called name, nil for none.
+func Lookup(name string) *Proxy {
+	for _, p := range All {
+		if p.Preset == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Host is the host of every preset's URLs: the literal 127.0.0.1, since
+// localhost may resolve to ::1 while a proxy listens on IPv4 only
+// (linkerd/linkerd2#3849).
+const Host = "127.0.0.1"
+
+// Proxy is what proxy-await knows of one proxy. A zero field is a fact
+// that does not apply to it.
+type Proxy struct {
+	Name   string // as messages name it
+	Preset string // its --proxy preset, and its name in --versions
+
+	// The preset: where the proxy answers, as its injector (or its own
+	// defaults) sets it up.
+	Ready    Endpoint // GET: 2xx once ready
+	Shutdown Endpoint // POST: the proxy exits
+	// AdminPort says that Ready and Shutdown share one admin port, the one
+	// that --port replaces; the other presets' ports are fixed.
+	AdminPort bool
+	// PortInConfig says that the admin port is in the proxy's own
+	// configuration, which a manifest does not show: --check takes it to
+	// answer on any port.
+	PortInConfig bool
+
+	// The hints its errors get, beside what any proxy's get.
+	RefusedHint string // readiness refused for long: why this proxy may not answer
+	MissingHint string // the shutdown URL refuses while readiness answers: why, and the fix
+	Off         Answer // how it answers a shutdown POST while that endpoint is switched off
+
+	// How --check recognises the proxy in a pod.
+	Images     []string  // image repositories, matched by the end of their path
+	Retired    []Retired // images of releases that serve neither endpoint
+	Containers []string  // the container names its injector gives it
+	Inject     Injection // what asks its injector for the sidecar
+	Mesh       bool      // a service mesh: a pod has one at most
+	// NamespaceKeys are the prefixes of its pod annotations that its
+	// injector also reads from the pod's Namespace, as the pod's defaults.
+	NamespaceKeys []string
+	Native        Native   // what makes it a native sidecar
+	Settings      Settings // how it reads the settings of its own command line
+
+	// What moves or switches off its endpoints, in the pod's annotations.
+	AdminPortKey    string // moves the port of Ready and Shutdown
+	ShutdownPortKey string // moves Shutdown's port alone
+	ShutdownPathKey string // moves Shutdown's path
+	ShutdownSwitch  Switch // turns Shutdown on or off
+
+	// Stop is how long it keeps taking new connections once the pod is
+	// deleted (a classic sidecar gets the kubelet's SIGTERM then).
+	Stop Stop
+	// StoppedBy are the commands of an application that stop it, besides
+	// an HTTP client that POSTs its Shutdown path.
+	StoppedBy []Command
+	// Reaches are the proxies whose sidecars its preset waits for and
+	// shuts down as well: their admin API is its own, on a port their
+	// manifest does not show.
+	Reaches []*Proxy
+}
+
+// Endpoint is where a proxy answers: a port and a path on Host.
+type Endpoint struct {
+	Port int
+	Path string
+	// Flag is the flag of the proxy's own command line without which it
+	// serves nothing at Path; "" when it always does.
+	Flag string
+	// PortFlag is the flag of the proxy's own command line that moves Port.
+	PortFlag string
+	// OwnPort is the proxy's own default port, where its injector gives it
+	// Port instead.
+	OwnPort int
+}
+
+// URL is the endpoint's URL on port.
+func (e Endpoint) URL(port int) string {
+	return "http://" + Host + ":" + strconv.Itoa(port) + e.Path
+}
+
+// URLs are the preset's readiness and shutdown URLs; port, when it is not
+// 0, replaces the admin port of a preset that has one.
+func (p *Proxy) URLs(port int) (ready, shutdown string) {
+	readyPort, shutdownPort := p.Ready.Port, p.Shutdown.Port
+	if p.AdminPort && port != 0 {
+		readyPort, shutdownPort = port, port
+	}
+	return p.Ready.URL(readyPort), p.Shutdown.URL(shutdownPort)
+}
+
+// DefaultPort is the admin port that --port replaces; 0 when the preset's
+// ports are fixed.
+func (p *Proxy) DefaultPort() int {
+	if p.AdminPort {
+		return p.Ready.Port
+	}
+	return 0
+}
+
+// Answer is how a proxy answers a request whose endpoint it has switched
+// off, and the hint that says how to switch it on.
+type Answer struct {
+	Status int
+	Body   string // what the body holds
+	Hint   string
+}
+
+// Retired is the image of a release that serves neither endpoint, and why
+// as a message says it.
+type Retired struct {
+	Image string
+	Why   string
+}
+
+// Injection is what asks a proxy's injector to add its sidecar to a pod.
+type Injection struct {
+	Key string   // the pod annotation (or label) that asks for the sidecar
+	On  []string // its values that inject
+	Off []string // its values that keep the sidecar out
+	// PodOnly says that only the pod's own Key injects: without it, the pod
+	// has no sidecar.
+	PodOnly bool
+	// FromNamespace says that the pod's Namespace with Key at one of On
+	// injects too.
+	FromNamespace bool
+	// Namespace are labels of the pod's Namespace that inject or keep the
+	// sidecar out, in the order the injector reads them.
+	Namespace []Label
+	// Sidecarless is a label of the pod or its Namespace that serves the
+	// pod without a sidecar.
+	Sidecarless Mode
+}
+
+// Label is a label (or annotation) whose value injects or keeps a sidecar
+// out.
+type Label struct {
+	Key string
+	On  string // the value that injects; "" when any value does
+	Off string // the value that keeps the sidecar out; "" for none
+}
+
+// Mode is a label's value that serves a pod without a sidecar, and what
+// messages say of it.
+type Mode struct {
+	Key, Value, Why string
+}
+
+// Native is what makes a proxy's sidecar native (an init container with
+// restartPolicy: Always, which the kubelet stops after the application).
+type Native struct {
+	Keys      []NativeKey // pod annotations that choose it (true/false), the most binding first
+	Since     Version     // the release from which it is native by default
+	KubeSince Version     // ... when the cluster's Kubernetes is this release or later
+}
+
+// NativeKey is an annotation that chooses a native sidecar, and the
+// releases that read it; none listed: every release that has it.
+type NativeKey struct {
+	Key   string
+	Reads []Span
+}
+
+// Span is the releases from one up to (not including) another; a zero To
+// is every later release.
+type Span struct{ From, To Version }
+
+// ReadBy says whether release r reads the annotation.
+func (k NativeKey) ReadBy(r Version) bool {
+	if len(k.Reads) == 0 {
+		return true
+	}
+	for _, s := range k.Reads {
+		if r.AtLeast(s.From) && (s.To == (Version{}) || !r.AtLeast(s.To)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Settings is how a proxy reads the settings of its own command line
+// besides its flags.
+type Settings struct {
+	EnvPrefix  string // the prefix of the variables that set its flags: the flag's name follows, upper case, - as _
+	ConfigFile string // the flag that names its configuration file, which the manifest does not show
+}
+
+// Switch is a pod annotation that turns an endpoint on or off.
+type Switch struct {
+	Key string
+	// On is the value that turns it on, any other turns it off; "" when
+	// the value is a boolean that turns it off only when false.
+	On string
+	// OffSince is the release from which the endpoint is off unless Key
+	// turns it on; zero: it is on by default.
+	OffSince Version
+	// Turns is what a false value turns off, as messages name it.
+	Turns string
+}
+
+// Stop is how long a sidecar keeps taking new connections once the pod is
+// deleted, and what sets it: its preStop, then the setting below. A zero
+// Stop is not known.
+type Stop struct {
+	Key     string        // the pod annotation that sets it
+	Seconds bool          // Key's value is whole seconds
+	Default time.Duration // when Key does not set it
+	// Field is the field of Key's YAML (a ProxyConfig) that sets it, and
+	// NativeField the one that sets it for a native sidecar, which drains
+	// from the pod's deletion on, with its NativeDefault.
+	Field, NativeField string
+	NativeDefault      time.Duration
+	Flag               string // a flag of the sidecar's own command line that sets it, a duration
+	After              string // a pod annotation whose duration comes before it
+	// ByInjector says that Key is an instruction to the injector (a
+	// preStop sleep it adds): a sidecar container the manifest shows
+	// stops after its own preStop alone.
+	ByInjector bool
+}
+
+// Known says whether the facts say how long the sidecar takes to stop.
+func (s Stop) Known() bool { return s.Key != "" || s.Flag != "" }
+
+// Command is a program that stops a sidecar when an application's command
+// runs it with one of Words, or with Path: the sidecar's Shutdown path,
+// with or without its slash, or a URL that ends with it. With neither, any
+// words do.
+type Command struct {
+	Program string
+	Words   []string
+	Path    bool
+}
+
+// StoppedByCommand says whether running program with args stops p's
+// sidecar, as p.StoppedBy says.
+func (p *Proxy) StoppedByCommand(program string, args []string) bool {
+	for _, c := range p.StoppedBy {
+		if c.Program != program {
+			continue
+		}
+		if len(c.Words) == 0 && !c.Path {
+			return true
+		}
+		if slices.ContainsFunc(args, func(a string) bool {
+			return slices.Contains(c.Words, a) ||
+				c.Path && (a == strings.TrimPrefix(p.Shutdown.Path, "/") || strings.HasSuffix(a, p.Shutdown.Path))
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
+// Version is a release as --versions states it and the facts name it:
+// MAJOR.MINOR.
+type Version struct{ Major, Minor int }
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// AtLeast says whether v is o or a later release.
+func (v Version) AtLeast(o Version) bool {
+	return v.Major > o.Major || v.Major == o.Major && v.Minor >= o.Minor
+}
+
+// Kubernetes is the name of Kubernetes' release in --versions.
+const Kubernetes = "kubernetes"
+
+// ReleaseNames are what --versions can state: Kubernetes, when a proxy's
+// default depends on its release, and each proxy whose facts differ by
+// release.
+func ReleaseNames() []string {
+	var names []string
+	if slices.ContainsFunc(All, func(p *Proxy) bool { return p.Native.KubeSince != (Version{}) }) {
+		names = append(names, Kubernetes)
+	}
+	for _, p := range All {
+		if p.byRelease() {
+			names = append(names, p.Preset)
+		}
+	}
+	return names
+}
+
+// byRelease says whether a fact of p differs between its releases.
+func (p *Proxy) byRelease() bool {
+	if p.Native.Since != (Version{}) || p.ShutdownSwitch.OffSince != (Version{}) {
+		return true
+	}
+	for _, k := range p.Native.Keys {
+		if len(k.Reads) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Keys are the pod and Namespace labels and annotations that the proxy
+// reads.
+func (p *Proxy) Keys() []string {
+	keys := []string{p.Inject.Key, p.AdminPortKey, p.ShutdownSwitch.Key, p.ShutdownPortKey, p.Stop.Key}
+	for _, k := range p.Native.Keys {
+		keys = append(keys, k.Key)
+	}
+	keys = append(keys, p.Stop.After, p.ShutdownPathKey, p.Inject.Sidecarless.Key)
+	for _, l := range p.Inject.Namespace {
+		keys = append(keys, l.Key)
+	}
+	return slices.DeleteFunc(keys, func(k string) bool { return k == "" })
+}
+
+// ReadsFromNamespace says whether the proxy's injector reads the pod
+// annotation key from the pod's Namespace too.
+func (p *Proxy) ReadsFromNamespace(key string) bool {
+	return slices.ContainsFunc(p.NamespaceKeys, func(prefix string) bool { return strings.HasPrefix(key, prefix) })
+}
