@@ -1,7 +1,7 @@
 // config.go: the settings a run is made of, and the checks that need more
 // than one flag at a time. flags.go declares the flags and Parse fills them
 // in, from the command line (commandline.go) and the environment (env.go);
-// values.go parses the values; presets.go knows the proxies; errors.go and
+// values.go parses the values; presets.go reads the proxy table; errors.go and
 // suggest.go word what is wrong.
 
 package config
@@ -130,36 +130,40 @@ func (c *Config) usePresets() error {
 			return c.invalid("port", strconv.Itoa(c.Port), "give each proxy's URLs with --ready-url and --shutdown-url instead",
 				"it applies to one preset, not to "+strings.Join(c.Proxies, ","))
 		}
-		switch name := c.Proxies[0]; {
-		case name == "none":
+		switch p := proxies.Lookup(c.Proxies[0]); {
+		case p == nil:
 			return c.invalid("port", strconv.Itoa(c.Port), "set the URLs with --ready-url and --shutdown-url instead",
 				"the none preset has no URLs, so no port")
-		case presets[name].port == 0:
+		case !p.AdminPort:
 			// Not "no admin port": Istio's Envoy has one, 15000, which
 			// is what a user who writes -p 15000 has in mind.
 			return c.invalid("port", strconv.Itoa(c.Port), "for other ports, give --ready-url and --shutdown-url instead",
-				fmt.Sprintf("the %s preset's ports are fixed (%s)", name, fixedPorts(presets[name])))
+				fmt.Sprintf("the %s preset's ports are fixed (%s)", p.Preset, fixedPorts(p)))
 		}
 	} else if len(c.Proxies) == 1 {
-		c.Port = presets[c.Proxies[0]].port
+		if p := proxies.Lookup(c.Proxies[0]); p != nil {
+			c.Port = p.DefaultPort()
+		}
 	}
 	readyGiven, shutdownGiven := c.ReadyURLs != nil, c.ShutdownURLs != nil
 	c.fromPreset = map[string]string{}
 	for _, name := range c.Proxies {
-		p := presets[name]
-		port := p.port
+		p := proxies.Lookup(name)
+		if p == nil {
+			continue // none
+		}
+		port := 0
 		if c.PortSet {
 			port = c.Port
 		}
-		if !readyGiven && p.ready != "" {
-			u := presetURL(p.ready, port)
-			c.ReadyURLs = append(c.ReadyURLs, u)
-			c.fromPreset[u], c.owner[u] = name, name
+		ready, shutdown := p.URLs(port)
+		if !readyGiven {
+			c.ReadyURLs = append(c.ReadyURLs, ready)
+			c.fromPreset[ready], c.owner[ready] = name, name
 		}
-		if !shutdownGiven && p.shutdown != "" {
-			u := presetURL(p.shutdown, port)
-			c.ShutdownURLs = append(c.ShutdownURLs, u)
-			c.fromPreset[u], c.owner[u] = name, name
+		if !shutdownGiven {
+			c.ShutdownURLs = append(c.ShutdownURLs, shutdown)
+			c.fromPreset[shutdown], c.owner[shutdown] = name, name
 		}
 	}
 	return nil

@@ -145,7 +145,7 @@ func TestUnknownProxyHint(t *testing.T) {
 		_, err := Parse("proxy-await", args, testutil.Getenv(e))
 		var u *UsageError
 		require.ErrorAs(t, err, &u)
-		for _, name := range presetNames {
+		for _, name := range presetNames() {
 			assert.Contains(t, hint.Of(u), name)
 		}
 	}
@@ -289,16 +289,16 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-r", "RTMIN+31:0", "app"}, nil, `invalid value "RTMIN+31:0" for --rewrite: RTMIN+31 is signal 65, outside the real-time signals 34 (SIGRTMIN) to 64 (SIGRTMAX)`, ""},
 		{[]string{"-r", "TERM:rtmax-31", "app"}, nil, `invalid value "TERM:rtmax-31" for --rewrite: rtmax-31 is signal 33, outside the real-time signals 34 (SIGRTMIN) to 64 (SIGRTMAX)`, ""},
 		{[]string{"-r", "RTMIN+x:0", "app"}, nil, `invalid value "RTMIN+x:0" for --rewrite: unknown signal RTMIN+x`, ""},
-		{[]string{"--proxy", "consol", "app"}, nil, `invalid value "consol" for --proxy: unknown proxy consol`, presetHint},
-		{[]string{"--proxy", "istio,foo", "app"}, nil, `invalid value "istio,foo" for --proxy: unknown proxy foo`, presetHint},
+		{[]string{"--proxy", "consol", "app"}, nil, `invalid value "consol" for --proxy: unknown proxy consol`, presetHint()},
+		{[]string{"--proxy", "istio,foo", "app"}, nil, `invalid value "istio,foo" for --proxy: unknown proxy foo`, presetHint()},
 		{[]string{"--proxy", "istio,", "app"}, nil, `invalid value "istio," for --proxy: empty item in a comma-separated list`, ""},
-		{[]string{"--proxy", "ıstio", "app"}, nil, `invalid value "ıstio" for --proxy: unknown proxy "ıstio"`, presetHint},
-		{[]string{"--proxy", "istio", "--proxy", "foo", "app"}, nil, `invalid value "foo" for --proxy: unknown proxy foo`, presetHint},
+		{[]string{"--proxy", "ıstio", "app"}, nil, `invalid value "ıstio" for --proxy: unknown proxy "ıstio"`, presetHint()},
+		{[]string{"--proxy", "istio", "--proxy", "foo", "app"}, nil, `invalid value "foo" for --proxy: unknown proxy foo`, presetHint()},
 		{[]string{"--proxy", "none,istio", "app"}, nil, `invalid value "none,istio" for --proxy: none cannot be combined with other proxies`,
 			"give none alone, or only the proxies to await"},
 		{[]string{"--proxy", "istio", "--proxy", "none", "app"}, nil, `invalid value "none" for --proxy: none cannot be combined with other proxies`,
 			"give none alone, or only the proxies to await"},
-		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PROXY": "istio,foo"}, `invalid value "istio,foo" for $PROXY_AWAIT_PROXY (--proxy): unknown proxy foo`, presetHint},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PROXY": "istio,foo"}, `invalid value "istio,foo" for $PROXY_AWAIT_PROXY (--proxy): unknown proxy foo`, presetHint()},
 		{[]string{"--proxy", "linkerd,envoy", "-p", "4191", "app"}, nil, `invalid value "4191" for --port: it applies to one preset, not to linkerd,envoy`,
 			"give each proxy's URLs with --ready-url and --shutdown-url instead"},
 		{[]string{"--proxy", "cloudsql", "-p", "9090", "app"}, nil,
@@ -714,19 +714,38 @@ func TestScuttleValuesAsScuttleReadsThem(t *testing.T) {
 	}
 }
 
-// --help lists every preset with its URLs.
+// --help lists every preset with its URLs, the hint for an unknown one
+// names them all, and --port's help names those it applies to.
 func TestHelpListsEveryPreset(t *testing.T) {
 	var help strings.Builder
 	PrintHelp(&help)
-	require.Len(t, presetNames, len(presets))
-	for _, name := range presetNames {
-		p, ok := presets[name]
+	assert.Equal(t, []string{"linkerd", "istio", "envoy", "cloudsql", "dapr", "consul", "none"}, presetNames())
+	assert.Equal(t, "choose linkerd, istio, envoy, cloudsql, dapr, consul or none; several with commas, as in istio,cloudsql", presetHint())
+	assert.Equal(t, "admin `port` of the linkerd (default 4191) and envoy (default 15000) presets", portUsage())
+	for _, name := range presetNames() {
+		p, ok := LookupPreset(name)
 		require.True(t, ok, name)
 		assert.Contains(t, help.String(), "\n  "+name+" ")
-		for _, u := range []string{p.ready, p.shutdown} {
-			assert.Contains(t, help.String(), presetURL(u, p.port))
+		for _, u := range []string{p.Ready, p.Shutdown} {
+			assert.Contains(t, help.String(), u)
 		}
 	}
+	_, ok := LookupPreset("linkerd2")
+	assert.False(t, ok)
+}
+
+// The presets' table keeps each shutdown URL in one column, and a
+// readiness URL too long for it puts its shutdown URL on the next line.
+func TestHelpPresetTable(t *testing.T) {
+	assert.Equal(t, `  linkerd  ready http://127.0.0.1:4191/ready          shutdown http://127.0.0.1:4191/shutdown
+  istio    ready http://127.0.0.1:15021/healthz/ready shutdown http://127.0.0.1:15020/quitquitquit
+  envoy    ready http://127.0.0.1:15000/ready         shutdown http://127.0.0.1:15000/quitquitquit
+  cloudsql ready http://127.0.0.1:9090/startup        shutdown http://127.0.0.1:9091/quitquitquit
+  dapr     ready http://127.0.0.1:3500/v1.0/healthz/outbound
+                                                      shutdown http://127.0.0.1:3500/v1.0/shutdown
+  consul   ready http://127.0.0.1:19000/ready         shutdown http://127.0.0.1:20600/graceful_shutdown
+  none     no readiness wait, no shutdown
+`, presetTable())
 }
 
 func TestWaitAllAndExitCodeMapUsageErrors(t *testing.T) {

@@ -29,9 +29,9 @@ func flagSet(c *Config) *pflag.FlagSet {
 	c.ExitCodes = map[int]int{}
 	c.Versions = map[string]proxies.Version{}
 
-	c.Proxies = []string{"linkerd"}
-	fs.Var(&proxyList{names: &c.Proxies}, "proxy", "presets for readiness and shutdown URLs, comma-separated: linkerd, istio, envoy, cloudsql, dapr, consul or none")
-	fs.VarP((*port)(&c.Port), "port", "p", "admin `port` of the linkerd (default 4191) and envoy (default 15000) presets")
+	c.Proxies = []string{defaultPreset}
+	fs.Var(&proxyList{names: &c.Proxies}, "proxy", "presets for readiness and shutdown URLs, comma-separated: "+orList(presetNames()))
+	fs.VarP((*port)(&c.Port), "port", "p", portUsage())
 	fs.Var(&urlList{urls: &c.ReadyURLs}, "ready-url", "readiness `URL`, repeatable, replacing the preset's; all must answer 2xx")
 	fs.Var(&urlList{urls: &c.ShutdownURLs, loopback: true}, "shutdown-url", "shutdown `URL` (loopback only), repeatable, replacing the preset's")
 	fs.VarP((*duration)(&c.Backoff), "backoff", "b", "longest interval between two readiness probes")

@@ -524,7 +524,7 @@ func checkParsed(t *testing.T, c *Config, err error, vars []string) {
 	}
 	require.NotEmpty(t, c.Proxies)
 	for _, name := range c.Proxies {
-		assert.Contains(t, presets, name)
+		assert.Contains(t, presetNames(), name)
 	}
 	if len(c.Proxies) > 1 {
 		assert.NotContains(t, c.Proxies, "none")

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // Set at build time by goreleaser (-X
@@ -34,7 +36,8 @@ the environment variable shown; the command line wins.
 flags:
 `
 
-const helpTail = `
+// helpEnv follows the flags, up to the presets' table (presetTable).
+const helpEnv = `
 environment:
   PROXY_AWAIT_DISABLED, LINKERD_AWAIT_DISABLED, LINKERD_DISABLED
       any non-empty value skips the readiness wait
@@ -47,15 +50,10 @@ environment:
   and --drain-ports take a list there too.
 
 presets:
-  linkerd  ready http://127.0.0.1:4191/ready          shutdown http://127.0.0.1:4191/shutdown
-  istio    ready http://127.0.0.1:15021/healthz/ready shutdown http://127.0.0.1:15020/quitquitquit
-  envoy    ready http://127.0.0.1:15000/ready         shutdown http://127.0.0.1:15000/quitquitquit
-  cloudsql ready http://127.0.0.1:9090/startup        shutdown http://127.0.0.1:9091/quitquitquit
-  dapr     ready http://127.0.0.1:3500/v1.0/healthz/outbound
-                                                      shutdown http://127.0.0.1:3500/v1.0/shutdown
-  consul   ready http://127.0.0.1:19000/ready         shutdown http://127.0.0.1:20600/graceful_shutdown
-  none     no readiness wait, no shutdown
-  Several at once: --proxy istio,cloudsql awaits both and shuts both down.
+`
+
+// helpTail follows the presets' table.
+const helpTail = `  Several at once: --proxy istio,cloudsql awaits both and shuts both down.
 
 durations: Go syntax (250ms, 1m30s), d for days (2d), or a bare number of seconds.
 signals: names (TERM, SIGTERM, RTMIN+1, RTMAX-2) or decimal numbers. Ports are
@@ -82,11 +80,51 @@ examples:
   proxy-await --proxy none --term-delay 20s --rewrite TERM:USR1 -- haproxy -f /etc/haproxy.cfg
 `
 
+// helpWidth is the width the help wraps at.
+const helpWidth = 100
+
 func PrintHelp(w io.Writer) {
 	c := &Config{}
 	fmt.Fprint(w, helpHead)
-	fmt.Fprint(w, flagSet(c).FlagUsagesWrapped(100))
+	fmt.Fprint(w, flagSet(c).FlagUsagesWrapped(helpWidth))
+	fmt.Fprint(w, helpEnv)
+	fmt.Fprint(w, presetTable())
 	fmt.Fprint(w, helpTail)
+}
+
+// presetTable is the presets' lines of the help: each preset's readiness
+// and shutdown URLs, the shutdown URLs in one column, as wide as the
+// widest readiness URL whose line fits the help's width; a longer one puts
+// its shutdown URL on a line of its own, under the column.
+func presetTable() string {
+	names := presetNames()
+	nameWidth := 0
+	for _, n := range names {
+		nameWidth = max(nameWidth, len(n))
+	}
+	indent := len("  ") + nameWidth + len(" ready ")
+	type row struct{ name, ready, shutdown string }
+	var rows []row
+	column := 0
+	for _, p := range proxies.All {
+		ready, shutdown := p.URLs(0)
+		rows = append(rows, row{p.Preset, ready, shutdown})
+		if indent+len(ready)+len(" shutdown ")+len(shutdown) <= helpWidth {
+			column = max(column, len(ready))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "  %-*s ready %s", nameWidth, r.name, r.ready)
+		if len(r.ready) > column {
+			fmt.Fprintf(&b, "\n%*s", indent+column, "")
+		} else {
+			b.WriteString(strings.Repeat(" ", column-len(r.ready)))
+		}
+		fmt.Fprintf(&b, " shutdown %s\n", r.shutdown)
+	}
+	fmt.Fprintf(&b, "  %-*s no readiness wait, no shutdown\n", nameWidth, none)
+	return b.String()
 }
 
 func PrintVersion(w io.Writer) {

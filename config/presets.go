@@ -1,48 +1,46 @@
-// presets.go: the admin endpoints of each proxy that --proxy names, and the
-// --proxy value itself, a list of them.
+// presets.go: --proxy, a list of presets, each a proxy of the proxy table
+// (package proxies) or none; what the help says of them.
 
 package config
 
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/proxy-await/proxy-await/internal/hint"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
-// preset is a proxy's admin endpoints. consul's shutdown port is the graceful
-// port that consul-k8s gives consul-dataplane (its
-// connectInject.sidecarProxy.lifecycle.defaultGracefulPort); consul-dataplane
-// run by hand defaults to 20300.
-type preset struct {
-	port     int    // default admin port; 0 when --port does not apply
-	ready    string // readiness URL, with %d for the port
-	shutdown string // shutdown URL, with %d for the port
-}
+// none is the preset without a proxy: no readiness wait, no shutdown.
+const none = "none"
 
-var presets = map[string]preset{
-	"linkerd":  {port: 4191, ready: "http://127.0.0.1:%d/ready", shutdown: "http://127.0.0.1:%d/shutdown"},
-	"istio":    {ready: "http://127.0.0.1:15021/healthz/ready", shutdown: "http://127.0.0.1:15020/quitquitquit"},
-	"envoy":    {port: 15000, ready: "http://127.0.0.1:%d/ready", shutdown: "http://127.0.0.1:%d/quitquitquit"},
-	"cloudsql": {ready: "http://127.0.0.1:9090/startup", shutdown: "http://127.0.0.1:9091/quitquitquit"},
-	"dapr":     {ready: "http://127.0.0.1:3500/v1.0/healthz/outbound", shutdown: "http://127.0.0.1:3500/v1.0/shutdown"},
-	"consul":   {ready: "http://127.0.0.1:19000/ready", shutdown: "http://127.0.0.1:20600/graceful_shutdown"},
-	"none":     {},
-}
+// defaultPreset is --proxy's default.
+const defaultPreset = "linkerd"
 
-// presetNames is the presets in the order help and hints list them.
-var presetNames = []string{"linkerd", "istio", "envoy", "cloudsql", "dapr", "consul", "none"}
-
-const presetHint = "choose linkerd, istio, envoy, cloudsql, dapr, consul or none; several with commas, as in istio,cloudsql"
-
-func presetURL(format string, port int) string {
-	if strings.Contains(format, "%d") {
-		return fmt.Sprintf(format, port)
+// presetNames are the presets in the order help and hints list them: the
+// proxy table's, then none.
+func presetNames() []string {
+	names := make([]string, 0, len(proxies.All)+1)
+	for _, p := range proxies.All {
+		names = append(names, p.Preset)
 	}
-	return format
+	return append(names, none)
+}
+
+// presetHint is the hint for a --proxy that names no preset.
+func presetHint() string {
+	return "choose " + orList(presetNames()) + "; several with commas, as in istio,cloudsql"
+}
+
+// orList is "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
 // proxyList is the --proxy flag: preset names, comma-separated on the
@@ -65,13 +63,13 @@ func (p *proxyList) add(name string) error {
 	if isASCII(name) { // "Istio" is istio; "ıstio" is not
 		name = strings.ToLower(name)
 	}
-	if _, ok := presets[name]; !ok {
-		return hint.New(fmt.Errorf("unknown proxy %s", shown(name)), presetHint)
+	if proxies.Lookup(name) == nil && name != none {
+		return hint.New(fmt.Errorf("unknown proxy %s", shown(name)), presetHint())
 	}
 	if !slices.Contains(*p.names, name) {
 		*p.names = append(*p.names, name)
 	}
-	if len(*p.names) > 1 && slices.Contains(*p.names, "none") {
+	if len(*p.names) > 1 && slices.Contains(*p.names, none) {
 		return hint.New(errors.New("none cannot be combined with other proxies"), "give none alone, or only the proxies to await")
 	}
 	return nil
@@ -79,13 +77,12 @@ func (p *proxyList) add(name string) error {
 
 // fixedPorts says where a preset that takes no --port listens: "readiness
 // on 15021, shutdown on 15020".
-func fixedPorts(p preset) string {
-	ready, _ := url.Parse(p.ready)
-	shut, _ := url.Parse(p.shutdown)
-	if ready.Port() == shut.Port() {
-		return "readiness and shutdown on " + ready.Port()
+func fixedPorts(p *proxies.Proxy) string {
+	ready, shut := strconv.Itoa(p.Ready.Port), strconv.Itoa(p.Shutdown.Port)
+	if ready == shut {
+		return "readiness and shutdown on " + ready
 	}
-	return "readiness on " + ready.Port() + ", shutdown on " + shut.Port()
+	return "readiness on " + ready + ", shutdown on " + shut
 }
 
 // Preset is a proxy's admin endpoints as --proxy NAME sets them, with the
@@ -98,8 +95,32 @@ type Preset struct {
 
 // LookupPreset is the preset called name.
 func LookupPreset(name string) (Preset, bool) {
-	p, ok := presets[name]
-	return Preset{Port: p.port, Ready: presetURL(p.ready, p.port), Shutdown: presetURL(p.shutdown, p.port)}, ok
+	p := proxies.Lookup(name)
+	if p == nil {
+		return Preset{}, name == none
+	}
+	ready, shutdown := p.URLs(0)
+	return Preset{Port: p.DefaultPort(), Ready: ready, Shutdown: shutdown}, true
+}
+
+// portUsage is --port's help: the presets it applies to, with their
+// default ports.
+func portUsage() string {
+	var presets []string
+	for _, p := range proxies.All {
+		if p.AdminPort {
+			presets = append(presets, fmt.Sprintf("%s (default %d)", p.Preset, p.DefaultPort()))
+		}
+	}
+	return "admin `port` of the " + andList(presets) + " presets"
+}
+
+// andList is "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // ProxyURL is one of the readiness or shutdown URLs with what the
@@ -145,7 +166,7 @@ func (c *Config) PresetOf(rawURL string) string {
 	if p, ok := c.fromPreset[rawURL]; ok {
 		return p
 	}
-	if len(c.Proxies) == 1 && c.Proxies[0] != "none" {
+	if len(c.Proxies) == 1 && c.Proxies[0] != none {
 		return c.Proxies[0]
 	}
 	return ""

@@ -3,12 +3,14 @@ package config
 import (
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/proxy-await/proxy-await/internal/redact"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // applyScuttle maps scuttle's environment onto proxy-await's settings, for
@@ -116,27 +118,31 @@ type scuttleURLs struct {
 // urls reads ENVOY_ADMIN_API, ISTIO_QUIT_API and GENERIC_QUIT_ENDPOINTS.
 func (e *scuttleEnv) urls(genericOnly bool) (scuttleURLs, error) {
 	var s scuttleURLs
+	// Envoy's admin API, and Istio's pilot-agent beside it.
+	envoy, istio := proxies.Lookup("envoy"), proxies.Lookup("istio")
 	if admin := strings.TrimSuffix(e.get("ENVOY_ADMIN_API"), "/"); admin != "" {
 		u, err := scuttleURL("ENVOY_ADMIN_API", admin, false)
 		if err != nil {
 			return s, err
 		}
-		s.ready = append(s.ready, admin+"/ready")
+		s.ready = append(s.ready, admin+envoy.Ready.Path)
 		if !genericOnly && IsLoopback(u.Hostname()) {
-			s.quit = append(s.quit, admin+"/quitquitquit")
-			if u.Port() == "15000" && e.get("ISTIO_QUIT_API") == "" {
-				s.quit = append(s.quit, "http://127.0.0.1:15020/quitquitquit")
+			s.quit = append(s.quit, admin+envoy.Shutdown.Path)
+			// The envoy preset's port is the one Istio gives its Envoy.
+			if u.Port() == strconv.Itoa(envoy.DefaultPort()) && e.get("ISTIO_QUIT_API") == "" {
+				_, quit := istio.URLs(0)
+				s.quit = append(s.quit, quit)
 			}
 		}
 		s.envoy = append(s.envoy, s.ready...)
 		s.envoy = append(s.envoy, s.quit...)
 	}
-	if istio := strings.TrimSuffix(e.get("ISTIO_QUIT_API"), "/"); istio != "" && !genericOnly {
-		if _, err := scuttleURL("ISTIO_QUIT_API", istio, true); err != nil {
+	if api := strings.TrimSuffix(e.get("ISTIO_QUIT_API"), "/"); api != "" && !genericOnly {
+		if _, err := scuttleURL("ISTIO_QUIT_API", api, true); err != nil {
 			return s, err
 		}
-		s.quit = append(s.quit, istio+"/quitquitquit")
-		s.envoy = append(s.envoy, istio+"/quitquitquit")
+		s.quit = append(s.quit, api+istio.Shutdown.Path)
+		s.envoy = append(s.envoy, api+istio.Shutdown.Path)
 	}
 	if generic, variable := e.get("GENERIC_QUIT_ENDPOINTS"), "GENERIC_QUIT_ENDPOINTS"; generic != "" {
 		for _, u := range urlItems(generic) {

@@ -175,8 +175,8 @@ func TestWordsHoldingAURLHideThePassword(t *testing.T) {
 		{[]string{"-b" + u, "app"}, nil, `invalid value "` + shown + `" for --backoff: ` + durationReason, ""},
 		{[]string{"-h" + u, "app"}, nil, `invalid value "tp://u:xxxxx@127.0.0.1:1/x" for --timeout: ` + durationReason, ""},
 		{[]string{"--log-format=" + u, "app"}, nil, `invalid value "` + shown + `" for --log-format: choose text or json`, ""},
-		{[]string{"--proxy=" + u, "app"}, nil, `invalid value "` + shown + `" for --proxy: ` + atInListReason, presetHint},
-		{[]string{"--proxy=http://u:pa55,w0rd@127.0.0.1/", "app"}, nil, `invalid value "http://u:xxxxx@127.0.0.1/" for --proxy: ` + atInListReason, presetHint},
+		{[]string{"--proxy=" + u, "app"}, nil, `invalid value "` + shown + `" for --proxy: ` + atInListReason, presetHint()},
+		{[]string{"--proxy=http://u:pa55,w0rd@127.0.0.1/", "app"}, nil, `invalid value "http://u:xxxxx@127.0.0.1/" for --proxy: ` + atInListReason, presetHint()},
 		{[]string{"-r" + u, "app"}, nil, `invalid value "` + shown + `" for --rewrite: ` + atInListReason, ""},
 		{[]string{"--exit-code-map", "1:2,http://u:pa55,w0rd@h", "app"}, nil, `invalid value "xxxxx@h" for --exit-code-map: ` + atInListReason, ""},
 		{[]string{"--check", "--versions=" + u, "x"}, nil, `invalid value "` + shown + `" for --versions: ` + atInListReason, "write --versions linkerd=2.20,istio=1.27,kubernetes=1.33"},
@@ -184,7 +184,7 @@ func TestWordsHoldingAURLHideThePassword(t *testing.T) {
 		{[]string{"--install", "/pa", u}, nil, `invalid value "/pa" for --install: it copies proxy-await and runs no command`, "drop " + shown + " and what follows it"},
 		// The same from variables.
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_TIMEOUT": u}, `invalid value "` + shown + `" for $PROXY_AWAIT_TIMEOUT (--timeout): ` + durationReason, ""},
-		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PROXY": "istio," + u}, `invalid value "xxxxx@127.0.0.1:1..." for $PROXY_AWAIT_PROXY (--proxy): ` + atInListReason, presetHint},
+		{[]string{"app"}, map[string]string{"PROXY_AWAIT_PROXY": "istio," + u}, `invalid value "xxxxx@127.0.0.1:1..." for $PROXY_AWAIT_PROXY (--proxy): ` + atInListReason, presetHint()},
 		{[]string{"app"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": u}, `invalid value "` + shown + `" for $PROXY_AWAIT_LOG_FORMAT (--log-format): choose text or json`, ""},
 	} {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))

@@ -19,6 +19,7 @@ import (
 	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/internal/signals"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // boolean is a boolean flag value. pflag's own shows in --help as
@@ -150,10 +151,11 @@ type urlList struct {
 func (u *urlList) String() string { return redact.URLs(*u.urls) }
 func (u *urlList) Type() string   { return "URL" }
 func (u *urlList) example() string {
+	ready, shutdown := proxies.Lookup(defaultPreset).URLs(0)
 	if u.loopback {
-		return "http://127.0.0.1:4191/shutdown"
+		return shutdown
 	}
-	return "http://127.0.0.1:4191/ready"
+	return ready
 }
 func (u *urlList) Set(s string) error        { return addItems(u, s, u.splitsOnCommandLine()) }
 func (u *urlList) splitsOnCommandLine() bool { return false }
@@ -329,7 +331,7 @@ type port int
 
 func (p *port) String() string  { return strconv.Itoa(int(*p)) }
 func (p *port) Type() string    { return "port" }
-func (p *port) example() string { return "4191" }
+func (p *port) example() string { return strconv.Itoa(proxies.Lookup(defaultPreset).DefaultPort()) }
 func (p *port) Set(s string) error {
 	if s == "" || strings.Trim(s, "0123456789") != "" {
 		return errors.New("not a decimal number")
