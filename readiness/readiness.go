@@ -29,6 +29,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/internal/answer"
 	hintpkg "github.com/proxy-await/proxy-await/internal/hint"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // FirstInterval is the pause after the first failed probe; it doubles on
@@ -107,12 +108,10 @@ func (r Result) refused() bool {
 const refusedHint = "is the pod meshed (is the sidecar injected), and is --proxy the right preset?"
 
 // refusedHintFor is the hint for a readiness URL of the preset's proxy that
-// refuses connections. Cloud SQL Auth Proxy v2 is no mesh: it serves
-// /startup only when started with --health-check.
+// refuses connections: the proxy's own, where the proxy table has one.
 func refusedHintFor(preset string) string {
-	if preset == "cloudsql" {
-		return "is cloud-sql-proxy in the pod, and started with --health-check " +
-			"(without it, it serves no /startup on its --http-port, 9090 by default)?"
+	if p := proxies.Lookup(preset); p != nil && p.RefusedHint != "" {
+		return p.RefusedHint
 	}
 	return refusedHint
 }

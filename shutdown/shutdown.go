@@ -45,6 +45,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/internal/answer"
 	"github.com/proxy-await/proxy-await/internal/urlport"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // Retry backoff bounds: short, since the whole shutdown has a few seconds.
@@ -92,24 +93,12 @@ func Targets(urls ...string) []Target {
 	return t
 }
 
-// NotEnabledHint is what to do when the proxy's shutdown endpoint is
-// switched off, as Linkerd's is by default.
-const NotEnabledHint = "if the proxy runs as a native sidecar, drop -S: the kubelet stops it after the app; " +
-	"otherwise enable the endpoint (Linkerd: annotation config.linkerd.io/proxy-admin-shutdown: enabled, " +
-	"or the Helm value proxy.enableShutdownEndpoint=true)"
-
 // MissingHint names the likely cause, for the proxy of preset, of a shutdown
-// URL that refuses connections while the proxy still answers, and the remedy.
+// URL that refuses connections while the proxy still answers, and the
+// remedy: the proxy's own, where the proxy table has one.
 func MissingHint(preset string) string {
-	switch preset {
-	case "cloudsql":
-		return "cloud-sql-proxy serves /quitquitquit only when started with --quitquitquit: add that flag to its arguments " +
-			"(the endpoint is then on its --admin-port, 9091 by default)"
-	case "consul":
-		return "consul-dataplane serves /graceful_shutdown on its graceful port: 20600 as consul-k8s injects it (the pod annotation consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port moves it), " +
-			"or 20300, consul-dataplane's own default; give the port it uses with --shutdown-url http://127.0.0.1:PORT/graceful_shutdown"
-	case "linkerd":
-		return NotEnabledHint
+	if p := proxies.Lookup(preset); p != nil && p.MissingHint != "" {
+		return p.MissingHint
 	}
 	return "check --shutdown-url: the proxy still answers at its readiness URL, but nothing listens at this one"
 }
@@ -227,15 +216,15 @@ func (t *target) post(ctx context.Context, budget time.Duration) error {
 		return errors.New(msg)
 	}
 	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode <= 299:
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		log.Info("proxy shutdown requested", "event", "shutdown_sent", "url", url,
 			"status", resp.StatusCode, "elapsed", elapsed)
 		return nil
-	case notEnabled(resp):
+	}
+	if off := switchedOff(resp); off != nil {
 		msg := "the proxy's shutdown endpoint is not enabled"
 		log.Error(msg, "event", "shutdown_failed", "url", url, "status", resp.StatusCode,
-			"elapsed", elapsed, "hint", NotEnabledHint)
+			"elapsed", elapsed, "hint", off.Hint)
 		return errors.New(msg)
 	}
 	args := []any{"event", "shutdown_failed", "url", url, "status", resp.StatusCode, "elapsed", elapsed,
@@ -247,14 +236,24 @@ func (t *target) post(ctx context.Context, budget time.Duration) error {
 	return fmt.Errorf("answered %s", resp.Status)
 }
 
-// notEnabled recognises the answer of a Linkerd proxy whose shutdown
-// endpoint is switched off: 404 "shutdown endpoint is not enabled".
-func notEnabled(resp *http.Response) bool {
-	if resp.StatusCode != http.StatusNotFound {
-		return false
+// switchedOff recognises the answer of a proxy whose shutdown endpoint is
+// switched off, as the proxy table has it (Linkerd's 404 "shutdown
+// endpoint is not enabled"), and returns it; nil for any other answer.
+// It reads the body only when the status is such an answer's.
+func switchedOff(resp *http.Response) *proxies.Answer {
+	var body []byte
+	for _, p := range proxies.All {
+		if p.Off.Status == 0 || p.Off.Status != resp.StatusCode {
+			continue
+		}
+		if body == nil {
+			body, _ = io.ReadAll(io.LimitReader(resp.Body, 512))
+		}
+		if strings.Contains(string(body), p.Off.Body) {
+			return &p.Off
+		}
 	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	return strings.Contains(string(body), "shutdown endpoint is not enabled")
+	return nil
 }
 
 // client is a retrying HTTP client for one URL: no HTTP proxy from the

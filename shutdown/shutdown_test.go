@@ -21,7 +21,11 @@ import (
 
 	"github.com/proxy-await/proxy-await/internal/logging"
 	"github.com/proxy-await/proxy-await/internal/testutil"
+	"github.com/proxy-await/proxy-await/proxies"
 )
+
+// notEnabledHint is the hint for Linkerd's switched-off shutdown endpoint.
+var notEnabledHint = proxies.Lookup("linkerd").Off.Hint
 
 func TestMain(m *testing.M) {
 	cleanup := testutil.TrustTestServers()
@@ -201,7 +205,7 @@ func TestLinkerdShutdownEndpointNotEnabled(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(buf.String()), &rec))
 	assert.Equal(t, "shutdown_failed", rec["event"])
 	assert.Equal(t, "the proxy's shutdown endpoint is not enabled", rec["msg"])
-	assert.Equal(t, NotEnabledHint, rec["hint"])
+	assert.Equal(t, notEnabledHint, rec["hint"])
 }
 
 // exitsOnPOST is the URL of a proxy that takes one POST, stops listening and
@@ -500,7 +504,7 @@ func TestMissingShutdownEndpoint(t *testing.T) {
 			"(the endpoint is then on its --admin-port, 9091 by default)"},
 		{"consul", "consul", true, "consul-dataplane serves /graceful_shutdown on its graceful port: 20600 as consul-k8s injects it (the pod annotation consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port moves it), " +
 			"or 20300, consul-dataplane's own default; give the port it uses with --shutdown-url http://127.0.0.1:PORT/graceful_shutdown"},
-		{"linkerd", "linkerd", true, NotEnabledHint},
+		{"linkerd", "linkerd", true, notEnabledHint},
 		{"istio", "istio", true, "check --shutdown-url: the proxy still answers at its readiness URL, but nothing listens at this one"},
 		{"unknown proxy, wait skipped", "", false, "check --shutdown-url: the proxy still answers at its readiness URL, but nothing listens at this one"},
 	} {
