@@ -136,21 +136,45 @@ func Post(ctx context.Context, opts Options) error {
 	return errors.Join(errs...)
 }
 
-// target is one URL's shutdown: what is known of its proxy, and what has
-// been learnt from its attempts.
+// target is one URL's shutdown: what is known of its proxy, and where its
+// attempts stand.
 type target struct {
 	Target
 	log   *slog.Logger
 	own   string   // the URL's host:port
 	ready []string // the host:port of each readiness URL of the proxy but own
 
-	ownSeen   atomic.Bool // something answered at own; set by dials too
-	proxySeen bool        // a readiness URL of the proxy answered
-	missing   string      // the readiness URL that answered after the last refused attempt; "" if none did
-	n         int         // attempts so far
-	last      string      // the last attempt's answer or error, in plain words
-	refused   bool        // the last attempt found nothing listening
+	seen  atomic.Int32 // a seen: what of the proxy has answered; dials raise it too
+	state state        // what the last attempt found
+	// readyAt is the readiness URL that accepted connections at the last
+	// look after a refused attempt that told either way; "" if none did.
+	readyAt string
+	n       int    // attempts so far
+	last    string // the last attempt's answer or error, in plain words
 }
+
+// seen is what of a target's proxy has answered, during the readiness wait
+// or an attempt of the shutdown. It only grows.
+type seen int32
+
+const (
+	nothing  seen = iota // nothing of it: the proxy may not have started yet
+	itsReady             // a readiness URL of the proxy, not the URL's own host and port
+	itsOwn               // the URL's own host and port
+)
+
+// state is where a target's attempts stand: what the last one that was not
+// cut by the deadline found.
+type state int
+
+const (
+	trying   state = iota // no attempt has ended yet
+	answered              // an HTTP answer: a 2xx or a 4xx ends the shutdown, a 5xx is asked again
+	failed                // no answer, for a reason that may pass: a timeout, a reset
+	refused               // nothing listens at the URL: the proxy may not have started, or it runs without this endpoint
+	missing               // nothing listens at the URL while a readiness URL of the proxy accepts connections: it runs without this endpoint
+	gone                  // nothing listens where the proxy answered before: it has exited, and the shutdown is done
+)
 
 func newTarget(tg Target, opts Options) *target {
 	t := &target{Target: tg, log: opts.Logger, own: hostPort(tg.URL)}
@@ -162,12 +186,80 @@ func newTarget(tg Target, opts Options) *target {
 	for _, a := range opts.Answered {
 		switch {
 		case hostPort(a) == t.own:
-			t.ownSeen.Store(true)
+			t.saw(itsOwn)
 		case slices.Contains(tg.Ready, a):
-			t.proxySeen = true
+			t.saw(itsReady)
 		}
 	}
 	return t
+}
+
+// saw raises what is known to have answered to s.
+func (t *target) saw(s seen) {
+	for {
+		old := t.seen.Load()
+		if old >= int32(s) || t.seen.CompareAndSwap(old, int32(s)) {
+			return
+		}
+	}
+}
+
+func (t *target) seenSoFar() seen { return seen(t.seen.Load()) }
+
+// gotAnswer is an attempt that got an HTTP answer (its connection raised
+// what was seen to the URL's own host and port).
+func (t *target) gotAnswer(resp *http.Response) {
+	t.state, t.last = answered, resp.Status
+	t.log.Debug("shutdown POST answered", "event", "shutdown_attempt", "url", t.URL,
+		"attempt", t.n, "status", resp.StatusCode)
+}
+
+// gotNoAnswer is an attempt that failed for another reason than a refused
+// connection.
+func (t *target) gotNoAnswer(err error) {
+	t.state, t.last = failed, answer.Describe(err)
+	t.log.Debug("shutdown POST failed", "event", "shutdown_attempt", "url", t.URL,
+		"attempt", t.n, "error", t.last)
+}
+
+// gotRefused is an attempt that found nothing listening at the URL. The
+// proxy is gone if nothing of it answers any more (the package comment's
+// rule): its own host and port answered before, or its readiness URLs,
+// which answered before, now refuse too. While one of them accepts
+// connections, the endpoint is missing.
+func (t *target) gotRefused(ctx context.Context, err error) {
+	t.state, t.last = refused, answer.Describe(err)
+	t.log.Debug("shutdown POST failed", "event", "shutdown_attempt", "url", t.URL,
+		"attempt", t.n, "error", t.last)
+	if t.seenSoFar() == itsOwn {
+		t.state = gone
+		return
+	}
+	switch answering, refusing := t.readyNow(ctx); {
+	case answering != "":
+		t.saw(itsReady)
+		t.readyAt = answering
+	case refusing && t.seenSoFar() == itsReady:
+		t.state, t.readyAt = gone, ""
+		return
+	case refusing:
+		t.readyAt = ""
+	}
+	if t.readyAt != "" {
+		t.state = missing
+	}
+}
+
+// cut is an attempt cut by the deadline: it says nothing new of the proxy,
+// and the last outcome stands; but nothing listening where the proxy
+// answered before is still a proxy gone.
+func (t *target) cut(err error) {
+	if t.last == "" {
+		t.last = "no answer"
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) && t.seenSoFar() == itsOwn {
+		t.state = gone
+	}
 }
 
 // hostPort is where rawURL connects to: its host and port, the scheme's
@@ -197,15 +289,15 @@ func (t *target) post(ctx context.Context, budget time.Duration) error {
 		log.Info("proxy already gone, nothing to shut down", "event", "shutdown_proxy_gone",
 			"url", url, "elapsed", elapsed)
 		return nil
-	case err != nil && ctx.Err() != nil && t.refused && t.missing != "":
+	case err != nil && ctx.Err() != nil && t.state == missing:
 		msg := "proxy still running: nothing listens at its shutdown URL"
-		log.Error(msg, "event", "shutdown_failed", "url", url, "elapsed", elapsed, "ready_url", t.missing,
+		log.Error(msg, "event", "shutdown_failed", "url", url, "elapsed", elapsed, "ready_url", t.readyAt,
 			"hint", MissingHint(t.Preset))
 		return errors.New(msg)
 	case err != nil && ctx.Err() != nil:
 		msg := "proxy did not shut down within " + budget.String()
 		args := []any{"event", "shutdown_failed", "url", url, "elapsed", elapsed, "last", t.last}
-		if t.refused && !t.ownSeen.Load() && !t.proxySeen {
+		if t.state == refused && t.seenSoFar() == nothing {
 			args = append(args, "hint", neverAnsweredHint)
 		}
 		log.Error(msg, args...)
@@ -291,7 +383,7 @@ func (t *target) connect(ctx context.Context, network, addr string) (net.Conn, e
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, network, addr)
 	if err == nil {
-		t.ownSeen.Store(true) // something listens: the proxy has started
+		t.saw(itsOwn) // something listens: the proxy has started
 	}
 	return conn, err
 }
@@ -318,27 +410,19 @@ func (t *target) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 	return answer.NewConn(tc), nil
 }
 
-// checkRetry is the retry policy of the package comment. It also keeps the
-// last outcome, for the line that reports a shutdown that ran out of time,
-// and logs each attempt at debug level.
+// checkRetry is the retry policy of the package comment: it moves the
+// target on by each attempt's outcome, and says whether to ask again.
 func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	t.n++
 	switch {
 	case err == nil:
-		t.ownSeen.Store(true)
-		t.last, t.refused = resp.Status, false
-		t.log.Debug("shutdown POST answered", "event", "shutdown_attempt", "url", t.URL,
-			"attempt", t.n, "status", resp.StatusCode)
+		t.gotAnswer(resp)
 	case ctx.Err() != nil || answer.Expired(ctx):
-		// An attempt cut by the deadline says nothing of the proxy: the
-		// last outcome stands.
-		if t.last == "" {
-			t.last = "no answer"
-		}
+		t.cut(err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		t.gotRefused(ctx, err)
 	default:
-		t.last, t.refused = answer.Describe(err), errors.Is(err, syscall.ECONNREFUSED)
-		t.log.Debug("shutdown POST failed", "event", "shutdown_attempt", "url", t.URL,
-			"attempt", t.n, "error", t.last)
+		t.gotNoAnswer(err)
 	}
 	switch {
 	case err == nil && resp.StatusCode < 500:
@@ -350,7 +434,7 @@ func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error)
 		// otherwise read before the next attempt, however slow it comes.
 		resp.Body.Close()
 		return true, nil
-	case errors.Is(err, syscall.ECONNREFUSED) && t.gone(ctx):
+	case t.state == gone:
 		return false, errGone
 	case errors.Is(err, answer.ErrTooLarge), answer.IsTLS(err):
 		return false, err
@@ -358,24 +442,6 @@ func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error)
 	// Timeouts, resets, and a refused connection from a proxy that still
 	// runs or was never seen running: it may still answer.
 	return true, nil
-}
-
-// gone says, after a refused attempt, whether nothing of the proxy answers
-// any more (the package comment's rule). On the way it notes whether a
-// readiness URL of the proxy still accepts connections: the shutdown
-// endpoint is then missing.
-func (t *target) gone(ctx context.Context) bool {
-	if t.ownSeen.Load() {
-		return true
-	}
-	answering, refusing := t.readyNow(ctx)
-	switch {
-	case answering != "":
-		t.proxySeen, t.missing = true, answering
-	case refusing:
-		t.missing = ""
-	}
-	return refusing && t.proxySeen
 }
 
 // readyNow looks whether the proxy's readiness URLs accept connections: it

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -575,4 +576,40 @@ func TestNeverAnsweredIsAskedAgain(t *testing.T) {
 	refusedAttempts(t, lines)
 	assert.Regexp(t, `^proxy-await: error: proxy did not shut down within 2s url=`+url+` elapsed=\S+ last="connection refused" `+
 		regexpQuote("(hint: "+neverAnsweredHint+")")+`$`, lines[len(lines)-1])
+}
+
+// A proxy whose readiness URL answered during the wait, and which cannot be
+// reached either way now (its readiness URL neither accepts nor refuses),
+// was seen running: when its shutdown URL refuses to the end, the log does
+// not say that it never answered.
+func TestRefusedAfterTheProxyWasSeen(t *testing.T) {
+	ready := "http://no-such-host.invalid/ready"
+	url := closedPort(t)
+	err, log := post(t, Options{Targets: []Target{{URL: url, Ready: []string{ready}}}, Answered: []string{ready},
+		Timeout: 300 * time.Millisecond})
+	require.Error(t, err)
+	assert.Contains(t, log, `proxy did not shut down within 300ms`)
+	assert.Contains(t, log, `last="connection refused"`)
+	assert.NotContains(t, log, "never answered")
+}
+
+// deadlineOnly is a context whose deadline has passed while Err and Done do
+// not show it yet: the moment between a timer's expiry and its context's
+// cancellation.
+type deadlineOnly struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c deadlineOnly) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// A connection refused as the budget runs out, at a URL whose host and port
+// answered before, is still a proxy gone.
+func TestRefusedAtTheDeadlineIsGone(t *testing.T) {
+	tg := newTarget(Target{URL: closedPort(t)}, Options{Logger: logging.Discard()})
+	tg.saw(itsOwn)
+	ctx := deadlineOnly{context.Background(), time.Now().Add(-time.Millisecond)}
+	retry, err := tg.checkRetry(ctx, nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+	assert.False(t, retry)
+	assert.ErrorIs(t, err, errGone)
 }
