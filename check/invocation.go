@@ -70,7 +70,7 @@ func (c *container) argv(entrypoint func(image string) []string) []word {
 // program says whether a first word of args names a program rather than
 // an argument of an entrypoint: proxy-await, a shell, or a wrapper.
 func program(w string) bool {
-	return isProxyAwait(w) || isShell(w) || wrapperOf(baseName(w)) != nil
+	return isProxyAwait(w) || isShell(w) || baseName(w) == "busybox" || wrapperOf(baseName(w)) != nil
 }
 
 // invocationOf finds proxy-await in what c runs.
@@ -90,6 +90,9 @@ func invocationOf(c *container, entrypoint func(image string) []string) (invocat
 	for _, cmd := range sc.commands() {
 		if inv, ok := commandInvocation(cmd); ok {
 			inv.shell = baseName(w[0].text)
+			if inv.shell == "busybox" {
+				inv.shell = "busybox " + baseName(w[1].text)
+			}
 			for name := range sc.assigned {
 				inv.assigned = append(inv.assigned, name)
 			}
@@ -100,31 +103,67 @@ func invocationOf(c *container, entrypoint func(image string) []string) (invocat
 	return invocation{}, false
 }
 
-// scriptOf is the script of "sh [OPTIONS] -c SCRIPT [NAME [ARG...]]",
-// which sees the ARGs as its positional parameters; nil for anything else
-// (a script file is not visible here).
+// scriptOf is the script of "sh [OPTIONS] -c [OPTIONS] [--] SCRIPT [NAME
+// [ARG...]]", which sees the ARGs as its positional parameters; nil for
+// anything else (a script file is not visible here). busybox sh is sh.
 func scriptOf(w []word, vars *environment) *script {
-	if len(w) == 0 || !isShell(w[0].text) {
+	i, ok := shellScript(w)
+	if !ok {
 		return nil
 	}
+	// The script is read even where it holds a $(VAR) whose value is not
+	// known: the words that hold it are unknown.
+	a := w[i]
+	var positional []word
+	if i+2 < len(w) {
+		positional = w[i+2:]
+	}
+	return newScript(scalar{s: a.text, line: a.line, breaks: a.breaks}, vars, positional)
+}
+
+// shellScript is where the script string of a shell's command line is:
+// the first word after the shell's options, when one of them is -c. The
+// options are read as sh, bash, dash, ash and zsh read them: letters in
+// clusters after - or + (-euo, +x), where o and O take the next word
+// (-o pipefail), bash's long options (--rcfile FILE), and -- or - to end
+// them. "busybox sh" is sh.
+func shellScript(w []word) (int, bool) {
+	i := 0
+	if len(w) > 1 && w[0].known && baseName(w[0].text) == "busybox" {
+		i = 1
+	}
+	if i >= len(w) || !w[i].known || !isShell(w[i].text) {
+		return 0, false
+	}
 	c := false
-	for i, a := range w[1:] {
-		switch {
-		case !c && len(a.text) > 1 && a.text[0] == '-':
-			c = scriptFlag(a.text)
-		case c:
-			// The script is read even where it holds a $(VAR) whose value
-			// is not known: the words that hold it are unknown.
-			var positional []word
-			if i+3 < len(w) {
-				positional = w[i+3:]
+	for i++; i < len(w); i++ {
+		t := w[i].text
+		if !w[i].known || len(t) < 2 || t[0] != '-' && t[0] != '+' {
+			break
+		}
+		if t == "--" {
+			i++
+			break
+		}
+		if strings.HasPrefix(t, "--") {
+			if t == "--rcfile" || t == "--init-file" {
+				i++
 			}
-			return newScript(scalar{s: a.text, line: a.line, breaks: a.breaks}, vars, positional)
-		default:
-			return nil
+			continue
+		}
+		for _, ch := range t[1:] {
+			switch ch {
+			case 'c':
+				c = c || t[0] == '-'
+			case 'o', 'O':
+				i++ // its value is the next word
+			}
 		}
 	}
-	return nil
+	if !c || i >= len(w) {
+		return 0, false
+	}
+	return i, true
 }
 
 // commandInvocation reads a simple command of a script as proxy-await's,
@@ -221,12 +260,6 @@ func isShell(arg0 string) bool {
 		return true
 	}
 	return false
-}
-
-// scriptFlag says whether a shell's option word asks it to run a script
-// string: -c, or -c among other letters (-ec, -xc).
-func scriptFlag(w string) bool {
-	return len(w) > 1 && w[0] == '-' && w[1] != '-' && strings.ContainsRune(w, 'c')
 }
 
 // commandsOf are the commands a container runs, each as its words: its

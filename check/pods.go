@@ -494,11 +494,13 @@ func preStopTime(h *yaml.Node) time.Duration {
 		}
 	}
 	var argv []string
+	var words []word
 	for _, it := range items(path(h, "exec", "command")) {
 		argv = append(argv, str(it))
+		words = append(words, word{text: str(it), known: true})
 	}
-	if len(argv) >= 3 && isShell(argv[0]) && scriptFlag(argv[1]) {
-		argv = strings.Fields(argv[2]) // "sleep 5 && nginx -s quit" sleeps 5s at least
+	if i, ok := shellScript(words); ok {
+		argv = strings.Fields(argv[i]) // "sleep 5 && nginx -s quit" sleeps 5s at least
 	}
 	if len(argv) >= 2 && baseName(argv[0]) == "sleep" {
 		return sleepTime(strings.TrimRight(argv[1], ";&|"))
