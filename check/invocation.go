@@ -16,7 +16,8 @@ type invocation struct {
 	env   []assign // NAME=value that a shell or env(1) puts before it
 	line  int      // the line where proxy-await is named
 	shell string   // the shell whose script runs it, "" when no shell does
-	exec  bool     // the script replaces the shell with it
+	exec  bool     // the script execs it
+	sub   string   // why it runs in a subshell, whose exec leaves the shell
 
 	assigned []string // variables the script sets, whose values are the script's
 }
@@ -168,8 +169,9 @@ func shellScript(w []word) (int, bool) {
 
 // commandInvocation reads a simple command of a script as proxy-await's,
 // if it is: [NAME=value...] [exec [-options]] [wrappers] proxy-await ARG...
-func commandInvocation(cmd []word) (invocation, bool) {
-	inv := invocation{}
+func commandInvocation(c command) (invocation, bool) {
+	cmd := c.words
+	inv := invocation{sub: c.sub}
 	i := 0
 	for ; i < len(cmd) && isAssignment(cmd[i].text); i++ {
 		name, v, _ := strings.Cut(cmd[i].text, "=")
@@ -269,7 +271,8 @@ func commandsOf(c *container, entrypoint func(image string) []string) [][]word {
 	w, _ := unwrap(argv)
 	if sc := scriptOf(w, c.vars); sc != nil {
 		var out [][]word
-		for _, cmd := range sc.commands() {
+		for _, c := range sc.commands() {
+			cmd := c.words
 			i := 0
 			for i < len(cmd) && (isAssignment(cmd[i].text) || cmd[i].text == "exec") {
 				i++

@@ -140,13 +140,18 @@ func (j *judge) flags() {
 // only when proxy-await runs a command: --install, and a wait without
 // COMMAND, end before any signal.
 func (j *judge) shellForm() {
-	if j.inv.shell == "" || j.inv.exec {
+	if j.inv.shell == "" || j.inv.exec && j.inv.sub == "" {
 		return
 	}
 	if j.cfg != nil && (j.cfg.Install != "" || j.cfg.Check || len(j.cfg.Command) == 0) {
 		return
 	}
 	if j.cfg == nil && !j.runsCommand() {
+		return
+	}
+	if j.inv.exec {
+		j.report(ruleShellForm, j.inv.line, "exec proxy-await runs %s under %s -c, where exec replaces only that subshell: the shell stays PID 1 and gets the kubelet's SIGTERM, not proxy-await; make exec proxy-await ... a statement of the script itself, outside any pipe, ( ... ) or &",
+			j.inv.sub, j.inv.shell)
 		return
 	}
 	j.report(ruleShellForm, j.inv.line, "proxy-await runs under %s -c without exec: the shell gets the kubelet's SIGTERM, not proxy-await; write exec proxy-await ... in the script, or drop the shell",

@@ -14,6 +14,7 @@
 package check
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -26,6 +27,9 @@ type part struct {
 	quoted  bool   // inside double quotes: not split into fields
 	unknown bool   // a command substitution, arithmetic, or an expansion not read here
 	raw     string // the text as written, for messages
+	// A command substitution's script, and where it starts in raw.
+	script   string
+	scriptAt int
 }
 
 // rawWord is a word of a script before expansion, and where it starts.
@@ -34,8 +38,25 @@ type rawWord struct {
 	at    int
 }
 
-// rawCommand is a simple command's words, before expansion.
-type rawCommand []rawWord
+// rawCommand is a simple command's words, before expansion, and why it
+// runs in a subshell, if it does: an exec there replaces the subshell, and
+// the shell stays.
+type rawCommand struct {
+	words []rawWord
+	sub   string
+}
+
+// Why a command runs in a subshell, as messages say it.
+const (
+	inPipeline     = "in a pipeline (|)"
+	inParentheses  = "in a subshell ( ... )"
+	inBackground   = "in the background (&)"
+	inSubstitution = "in a command substitution"
+)
+
+// maxNesting bounds how deep command substitutions are read inside each
+// other: deeper ones stay unknown words.
+const maxNesting = 8
 
 // reserved says whether a word opens or closes a compound command: a
 // simple command may follow it in the same statement.
@@ -50,11 +71,15 @@ func reserved(w string) bool {
 // lexScript splits a script into its simple commands.
 func lexScript(s string) []rawCommand {
 	l := &lexer{s: s}
+	l.run()
+	return l.cmds
+}
+
+func (l *lexer) run() {
 	for l.i < len(l.s) {
 		l.step()
 	}
 	l.endCommand()
-	return l.cmds
 }
 
 // lexer reads a script a construct at a time: step reads the one that
@@ -63,12 +88,16 @@ func lexScript(s string) []rawCommand {
 type lexer struct {
 	s        string
 	i        int             // where the next construct starts
+	base     int             // where s starts in the whole script (a command substitution's)
+	nesting  int             // how many command substitutions s is inside
 	cmds     []rawCommand    // the commands read
-	cur      rawCommand      // the words of the command being read
+	cur      []rawWord       // the words of the command being read
 	w        *rawWord        // the word being read; nil between words
 	lit      strings.Builder // the word's literal text not yet in its parts
 	heredocs []string        // delimiters whose bodies start after the line
 	skipWord bool            // the next word is a redirection's target
+	parens   []bool          // the ( ) open around i: true for a subshell
+	piped    bool            // the next command is the right side of a |
 }
 
 // step reads the construct at i.
@@ -87,6 +116,7 @@ func (l *lexer) step() {
 		l.start(i)
 		l.flushLit(false)
 		p, next := expansion(s, i, false)
+		l.substitution(p, i)
 		l.w.parts = append(l.w.parts, p)
 		l.i = next
 	case ch == '#' && l.w == nil:
@@ -96,7 +126,11 @@ func (l *lexer) step() {
 	case ch == '\n':
 		l.endCommand()
 		l.hereDocBodies()
-	case strings.IndexByte(";&|()", ch) >= 0:
+	case ch == '(' || ch == ')':
+		l.parenthesis(ch)
+	case ch == '|' || ch == '&':
+		l.control(ch)
+	case ch == ';':
 		l.endCommand()
 		l.skipWord = false
 		l.i++
@@ -113,7 +147,61 @@ func (l *lexer) step() {
 // start begins a word at at, unless one is being read.
 func (l *lexer) start(at int) {
 	if l.w == nil {
-		l.w = &rawWord{at: at}
+		l.w = &rawWord{at: l.base + at}
+	}
+}
+
+// parenthesis reads ( or ): one at the start of a command opens a
+// subshell, whose commands run in a process of their own; (( opens
+// arithmetic, and any other ( a function's f() or a case pattern.
+func (l *lexer) parenthesis(ch byte) {
+	atStart := l.w == nil && len(l.cur) == 0
+	l.endCommand()
+	l.skipWord = false
+	l.i++
+	switch {
+	case ch == '(':
+		l.parens = append(l.parens, atStart && (l.i >= len(l.s) || l.s[l.i] != '('))
+	case len(l.parens) > 0:
+		l.parens = l.parens[:len(l.parens)-1]
+	}
+}
+
+// control reads | or &: || and && join commands that the shell runs
+// itself, while each side of a pipe, and a command sent to the
+// background, runs in a subshell.
+func (l *lexer) control(ch byte) {
+	double := l.i+1 < len(l.s) && l.s[l.i+1] == ch
+	ended := l.endCommand()
+	l.skipWord = false
+	if double {
+		l.i += 2
+		return
+	}
+	l.i++
+	why := inBackground
+	if ch == '|' {
+		why, l.piped = inPipeline, true
+		if l.i < len(l.s) && l.s[l.i] == '&' {
+			l.i++ // |& pipes stderr too
+		}
+	}
+	if ended && l.cmds[len(l.cmds)-1].sub == "" {
+		l.cmds[len(l.cmds)-1].sub = why
+	}
+}
+
+// substitution reads the commands of a command substitution, $(...) or
+// `...`, which run in a subshell before the command that holds it.
+func (l *lexer) substitution(p part, at int) {
+	if p.script == "" || l.nesting >= maxNesting {
+		return
+	}
+	inner := &lexer{s: p.script, base: l.base + at + p.scriptAt, nesting: l.nesting + 1}
+	inner.run()
+	for _, c := range inner.cmds {
+		c.sub = inSubstitution
+		l.cmds = append(l.cmds, c)
 	}
 }
 
@@ -140,8 +228,9 @@ func (l *lexer) endWord() {
 	l.w = nil
 }
 
-// endCommand ends the statement being read and keeps its simple command.
-func (l *lexer) endCommand() {
+// endCommand ends the statement being read and keeps its simple command;
+// it says whether there was one.
+func (l *lexer) endCommand() bool {
 	l.endWord()
 	cur := l.cur
 	// Reserved words at the start of a statement open a compound
@@ -157,10 +246,20 @@ func (l *lexer) endCommand() {
 			cur = nil // case WORD in: the items follow, each after its ")"
 		}
 	}
-	if len(cur) > 0 {
-		l.cmds = append(l.cmds, cur)
-	}
 	l.cur = nil
+	if len(cur) == 0 {
+		return false
+	}
+	c := rawCommand{words: cur}
+	switch {
+	case slices.Contains(l.parens, true):
+		c.sub = inParentheses
+	case l.piped:
+		c.sub = inPipeline
+	}
+	l.piped = false
+	l.cmds = append(l.cmds, c)
+	return true
 }
 
 // escaped reads a backslash and the byte it quotes; a backslash before a
@@ -219,6 +318,7 @@ func (l *lexer) doubleQuoted() {
 		case s[i] == '$' || s[i] == '`':
 			l.flushLit(true)
 			p, next := expansion(s, i, true)
+			l.substitution(p, i)
 			l.w.parts = append(l.w.parts, p)
 			i = next - 1
 		default:
@@ -308,20 +408,31 @@ func expansion(s string, i int, quoted bool) (part, int) {
 		end = min(end, len(s))
 		return part{unknown: true, quoted: quoted, raw: s[i:end]}, end
 	}
+	// substituted is a command substitution whose script is s[from:end-1].
+	substituted := func(from, end int) (part, int) {
+		p, next := unknown(end)
+		p.script, p.scriptAt = s[min(from, len(s)):max(from, min(end-1, len(s)))], from-i
+		return p, next
+	}
 	if s[i] == '`' {
 		end := strings.IndexByte(s[i+1:], '`')
 		if end < 0 {
-			return unknown(len(s))
+			return substituted(i+1, len(s)+1)
 		}
-		return unknown(i + end + 2)
+		return substituted(i+1, i+end+2)
 	}
 	if i+1 >= len(s) {
 		return part{lit: "$", quoted: quoted, raw: "$"}, i + 1
 	}
 	switch ch := s[i+1]; {
+	case ch == '(' && i+2 < len(s) && s[i+2] == '(':
+		return unknown(parenEnd(s, i+1)) // $((expr))
 	case ch == '(':
-		// $(cmd) or $((expr)): to the matching parenthesis.
-		return unknown(parenEnd(s, i+1))
+		end := parenEnd(s, i+1)
+		if s[end-1] != ')' {
+			return substituted(i+2, end+1) // not closed: to the end
+		}
+		return substituted(i+2, end)
 	case ch == '{':
 		return braced(s, i, quoted)
 	case ch == '@' || ch >= '1' && ch <= '9':
@@ -424,7 +535,8 @@ type script struct {
 // positional parameters positional.
 func newScript(src scalar, vars *environment, positional []word) *script {
 	sc := &script{src: src, cmds: lexScript(src.s), assigned: map[string]bool{}, positional: positional, vars: vars}
-	for _, cmd := range sc.cmds {
+	for _, c := range sc.cmds {
+		cmd := c.words
 		i := 0
 		for i < len(cmd) && isAssignment(cmd[i].prefix()) {
 			i++
@@ -473,16 +585,23 @@ func nameOf(w string) string {
 	return name
 }
 
+// command is a simple command of a script with its words expanded, and
+// why it runs in a subshell, if it does.
+type command struct {
+	words []word
+	sub   string
+}
+
 // commands are the script's simple commands with their words expanded.
-func (sc *script) commands() [][]word {
-	var out [][]word
+func (sc *script) commands() []command {
+	var out []command
 	for _, cmd := range sc.cmds {
 		var words []word
-		for _, w := range cmd {
+		for _, w := range cmd.words {
 			words = append(words, sc.expand(w)...)
 		}
 		if len(words) > 0 {
-			out = append(out, words)
+			out = append(out, command{words, cmd.sub})
 		}
 	}
 	return out
