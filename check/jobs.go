@@ -107,8 +107,7 @@ func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string)
 		for _, cmd := range cmds {
 			for _, w := range cmd[1:] {
 				if strings.Contains(w.text, s.shutdown.path) && named == "" {
-					line, named = w.line, fmt.Sprintf("; the command names %s only as an argument of %s, never calls it: a folded scalar (- >) joins a script's lines into one command, so write the script as a literal block (- |) or join the commands with &&",
-						shownWord(w.text), shownWord(baseName(cmd[0].text)))
+					line, named = w.line, onlyNamed(cmd, w)
 				}
 			}
 		}
@@ -124,6 +123,24 @@ func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string)
 			s.Name, s.from, p.kind, strings.Join(presets, ","), quit, off, named, s.whenClassic()))
 	}
 	return out
+}
+
+// onlyNamed says why cmd, which has w name a sidecar's quit endpoint, does
+// not call it, as far as the manifest shows: a folded scalar joined the
+// line that calls it to the command before; a trap runs it only on a
+// signal; or the endpoint is an argument of a program that is no HTTP
+// client, which may or may not call it.
+func onlyNamed(cmd []word, w word) string {
+	program := shownWord(baseName(cmd[0].text))
+	switch {
+	case w.folded && w.line > cmd[0].line:
+		return fmt.Sprintf("; the command names %s only as an argument of %s, on a later line of a folded scalar (- >), which joins the script's lines into one command: write the script as a literal block (- |), or join the commands with &&",
+			shownWord(w.text), program)
+	case cmd[0].text == "trap":
+		return fmt.Sprintf("; the script calls it in a trap on %s, which runs only when the shell gets that signal, not when the application exits: add EXIT to the trap's conditions",
+			shownWord(cmd[len(cmd)-1].text))
+	}
+	return fmt.Sprintf("; the command gives %s to %s, which --check cannot see call it", shownWord(w.text), program)
 }
 
 // firstLine is the line of a container's command, else its args, else the

@@ -97,6 +97,7 @@ type scalar struct {
 	s      string
 	line   int
 	breaks []int // offsets in s at which the next line of the file starts
+	folded bool  // a folded block scalar (>), which joins its lines with spaces
 }
 
 // lineAt is the line of the file on which the text at offset off of s is.

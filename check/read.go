@@ -263,6 +263,7 @@ func (f *fileLines) scalar(n *yaml.Node) scalar {
 		return v
 	case yaml.FoldedStyle:
 		v.line++
+		v.folded = true
 	default:
 		if !strings.ContainsAny(v.s, " \t\n") {
 			return v // one word: on one line

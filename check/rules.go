@@ -57,7 +57,7 @@ var Rules = []Rule{
 		"`-S` POSTs to an endpoint that is off (Linkerd without `config.linkerd.io/proxy-admin-shutdown: enabled`, off by default since 2.16; Cloud SQL Auth Proxy without `--quitquitquit`; consul-dataplane's lifecycle off) or to another port (a moved graceful port)",
 		"the annotation or flag named, or `--shutdown-url`"},
 	{ruleJobNeverCompletes, Error,
-		"a Job's or CronJob's classic sidecar that nothing stops: its proxy-await has no `-S` or `-S` does not reach that sidecar, or no container runs proxy-await and no statement of the application's command calls the sidecar's quit endpoint (a folded scalar, `- >`, joins a script's lines into one command)",
+		"a Job's or CronJob's classic sidecar that nothing stops: its proxy-await has no `-S` or `-S` does not reach that sidecar, or no container runs proxy-await and nothing the application's shell runs calls the sidecar's quit endpoint: a statement of its script, behind wrappers (`timeout`, `command`, `env`, `nice`, `nohup`), in a command substitution, a trap on EXIT, `eval` or a nested `sh -c` (a folded scalar, `- >`, joins a script's lines into one command)",
 		"`proxy-await -S` with every sidecar's preset in `--proxy`, or a native sidecar"},
 	{ruleRetryLosesProxy, Error,
 		"a Job's or CronJob's pod with `restartPolicy: OnFailure`, a classic sidecar and `-S` without `--keep-proxy-on-failure`: after the first failure the proxy is shut down, and the application's container, restarted in the same pod, waits for it forever",

@@ -619,7 +619,7 @@ func (sc *script) expand(w rawWord) []word {
 		}
 		return out
 	}
-	out := word{known: true, line: line}
+	out := word{known: true, line: line, folded: sc.src.folded}
 	var text, raw strings.Builder
 	split := len(w.parts) == 1 && w.parts[0].param != "" && !w.parts[0].quoted
 	for _, p := range w.parts {
@@ -645,7 +645,7 @@ func (sc *script) expand(w rawWord) []word {
 	if split {
 		var fields []word
 		for _, f := range strings.Fields(out.text) {
-			fields = append(fields, word{text: f, known: true, line: line})
+			fields = append(fields, word{text: f, known: true, line: line, folded: sc.src.folded})
 		}
 		return fields
 	}

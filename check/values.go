@@ -28,6 +28,7 @@ type word struct {
 	from   string // where an unknown word's value comes from
 	line   int
 	breaks []int // a multi-line scalar's: where its later lines start (a script's)
+	folded bool  // of a folded block scalar, whose lines are joined
 }
 
 // variable is a container's variable: its value and the line that sets it.
@@ -183,7 +184,7 @@ func (c *container) words(list []scalar) []word {
 	var out []word
 	for _, s := range list {
 		v := c.vars.expand(s.s)
-		out = append(out, word{text: v.text, known: v.known, from: v.from, line: s.line, breaks: s.breaks})
+		out = append(out, word{text: v.text, known: v.known, from: v.from, line: s.line, breaks: s.breaks, folded: s.folded})
 	}
 	return out
 }
