@@ -287,6 +287,7 @@ func commandsOf(c *container, entrypoint func(image string) []string) [][]word {
 	if len(w) == 0 {
 		return nil
 	}
+	markCredentials(w)
 	return [][]word{w}
 }
 
@@ -298,6 +299,7 @@ func (sc *script) runs(depth int) [][]word {
 	var out [][]word
 	for _, c := range sc.commands() {
 		cmd := c.words
+		markCredentials(cmd)
 		i := 0
 		for i < len(cmd) && (isAssignment(cmd[i].text) || cmd[i].text == "exec") {
 			i++

@@ -111,9 +111,9 @@ func (j *judge) flags() {
 		line := j.set.errLine
 		if w := j.set.split; w != nil {
 			fields := strings.Fields(w.text)
-			value := strings.Join(fields[1:], " ")
-			if strings.Contains(value, "://") {
-				value = redact.URL(value) // as proxy-await's own messages show a URL
+			value := redact.Word(strings.Join(fields[1:], " ")) // as proxy-await's own messages show a value
+			if w.secret {
+				value = redact.Mask
 			}
 			h = fmt.Sprintf("%q is one element of the list: a flag and its value are two, so split it: %q, %q (or write %s=%s)",
 				fields[0]+" "+value, fields[0], value, fields[0], value)

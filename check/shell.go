@@ -16,6 +16,8 @@ package check
 import (
 	"slices"
 	"strings"
+
+	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
 // part is a piece of a word: literal text, or a parameter to expand.
@@ -615,7 +617,7 @@ func (sc *script) expand(w rawWord) []word {
 	if len(w.parts) == 1 && w.parts[0].param == "@" && !sc.shifted {
 		var out []word
 		for _, p := range sc.positional {
-			out = append(out, word{text: p.text, known: p.known, from: p.from, line: line})
+			out = append(out, word{text: p.text, known: p.known, from: p.from, line: line, secret: p.secret, written: p.written})
 		}
 		return out
 	}
@@ -623,12 +625,13 @@ func (sc *script) expand(w rawWord) []word {
 	var text, raw strings.Builder
 	split := len(w.parts) == 1 && w.parts[0].param != "" && !w.parts[0].quoted
 	for _, p := range w.parts {
-		raw.WriteString(p.raw)
+		raw.WriteString(shownRaw(p))
 		if p.param == "" && !p.unknown {
 			text.WriteString(p.lit)
 			continue
 		}
 		v := sc.param(p)
+		out.secret = out.secret || v.secret
 		if !v.known {
 			out.known = false
 			if out.from == "" {
@@ -642,10 +645,13 @@ func (sc *script) expand(w rawWord) []word {
 		return []word{out}
 	}
 	out.text = text.String()
+	if out.secret {
+		out.written = raw.String()
+	}
 	if split {
 		var fields []word
 		for _, f := range strings.Fields(out.text) {
-			fields = append(fields, word{text: f, known: true, line: line, folded: sc.src.folded})
+			fields = append(fields, word{text: f, known: true, line: line, folded: sc.src.folded, secret: out.secret, written: out.written})
 		}
 		return fields
 	}
@@ -656,12 +662,12 @@ func (sc *script) expand(w rawWord) []word {
 func (sc *script) param(p part) value {
 	switch {
 	case p.unknown:
-		return value{from: p.raw + ", which the shell computes when the pod starts"}
+		return value{from: shownRaw(p) + ", which the shell computes when the pod starts"}
 	case positionalName(p.param):
 		n := int(p.param[0] - '1')
 		switch {
 		case sc.shifted:
-			return value{from: p.raw + ", after the script changes its positional parameters"}
+			return value{from: shownRaw(p) + ", after the script changes its positional parameters"}
 		case p.param == "@":
 			var parts []string
 			for _, w := range sc.positional {
@@ -672,7 +678,8 @@ func (sc *script) param(p part) value {
 			}
 			return value{text: strings.Join(parts, " "), known: true}
 		case n < len(sc.positional):
-			return value{text: sc.positional[n].text, known: sc.positional[n].known, from: sc.positional[n].from}
+			w := sc.positional[n]
+			return value{text: w.text, known: w.known, from: w.from, secret: w.secret}
 		}
 		return value{known: true} // not given
 	case sc.assigned[p.param]:
@@ -685,9 +692,42 @@ func (sc *script) param(p part) value {
 	case !set:
 		return value{from: "the shell variable $" + p.param + ", which the manifest does not set (the image may)"}
 	case p.op == ":-" && v.text == "":
-		return value{text: p.def, known: true}
+		return value{text: p.def, known: true, secret: secretName(p.param)}
 	}
+	v.secret = v.secret || secretName(p.param)
 	return v
+}
+
+// shownRaw is an expansion as messages show it: as written, but for what
+// may be a credential: a command substitution shows only the program it
+// runs ($(curl ...)), a default value (${VAR:-default}) only as far as a
+// URL may be shown, or not at all under a name that says it is a secret.
+func shownRaw(p part) string {
+	switch {
+	case strings.HasPrefix(p.raw, "$(") && !strings.HasPrefix(p.raw, "$(("), strings.HasPrefix(p.raw, "`"):
+		open, end := "$(", ")"
+		if p.raw[0] == '`' {
+			open, end = "`", "`"
+		}
+		fields := strings.Fields(p.script)
+		switch {
+		case len(fields) == 0 || !redact.IsName(strings.ReplaceAll(fields[0], "/", "")):
+			return open + "..." + end
+		case len(fields) == 1:
+			return open + fields[0] + end
+		}
+		return open + fields[0] + " ..." + end
+	case p.def != "":
+		def := redact.Word(p.def)
+		switch {
+		case secretName(p.param):
+			def = redact.Mask
+		case strings.ContainsAny(p.def, "$`"):
+			def = "..."
+		}
+		return "${" + p.param + p.op + def + "}"
+	}
+	return p.raw
 }
 
 // isAssignment says whether a word is NAME=value.

@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/proxies"
 )
 
@@ -609,12 +610,12 @@ func settingOf(c *container, how proxies.Settings, name string, boolean bool) ow
 			out = ownSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: w.from, line: w.line}}
 		case !w.known:
 		case strings.HasPrefix(w.text, "--"+name+"="):
-			out = ownSetting{text: w.text[len(name)+3:], set: true, where: w.text}
+			out = ownSetting{text: w.text[len(name)+3:], set: true, where: shownWord(w)}
 		case w.text == "--"+name && boolean:
-			out = ownSetting{text: "true", set: true, where: w.text}
+			out = ownSetting{text: "true", set: true, where: shownWord(w)}
 		case w.text == "--"+name && i+1 < len(words):
 			next := words[i+1]
-			out = ownSetting{text: next.text, set: true, where: w.text + " " + next.text}
+			out = ownSetting{text: next.text, set: true, where: w.text + " " + shownWord(next)}
 			if !next.known {
 				out = ownSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: next.from, line: next.line}}
 			}
@@ -628,7 +629,11 @@ func settingOf(c *container, how proxies.Settings, name string, boolean bool) ow
 	case !v.known:
 		return ownSetting{unknown: &unknownValue{what: c.name + "'s $" + env, from: v.from, line: c.varLine(env), may: v.may}}
 	case set:
-		return ownSetting{text: strings.TrimSpace(v.text), set: true, where: fmt.Sprintf("%s: %q", env, v.text)}
+		shown := redact.Word(v.text)
+		if v.secret {
+			shown = redact.Mask
+		}
+		return ownSetting{text: strings.TrimSpace(v.text), set: true, where: fmt.Sprintf("%s: %q", env, shown)}
 	}
 	if how.ConfigFile != "" && name != how.ConfigFile {
 		if f := settingOf(c, how, how.ConfigFile, false); f.set || f.unknown != nil {
