@@ -38,6 +38,41 @@ const (
 	maxExpansion  = 1_000_000
 )
 
+// Bounds on a setting that holds YAML or JSON of its own (Istio's
+// proxy.istio.io/config), which is parsed again for each pod that has it:
+// the API server takes at most 256 KiB of a pod's annotations in all
+// (apimachinery's TotalAnnotationSizeLimitB), and the settings read from
+// one are a handful of fields, so a few thousand nodes are plenty. Past
+// either bound the setting is not read, at the cost of a look at its
+// text.
+const (
+	maxNestedBytes = 256 << 10
+	maxNestedNodes = 10_000
+)
+
+// errNestedBound is a nested setting past its bounds, as unknown-value
+// names where the value it holds would come from.
+const errNestedBound = pastBound("larger than is read of an annotation (256 KiB, the most the API server takes of a pod's annotations, or about 10000 YAML nodes)")
+
+// parseNested parses a setting that holds YAML or JSON, within the bounds
+// above: its root node, or an error.
+func parseNested(text string) (*yaml.Node, error) {
+	if len(text) > maxNestedBytes || nodesAtMost([]byte(text)) > maxNestedNodes {
+		return nil, errNestedBound
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &n); err != nil {
+		return nil, err
+	}
+	if len(n.Content) == 0 {
+		return nil, errors.New("empty")
+	}
+	if err := checkAliases(&n); err != nil {
+		return nil, err
+	}
+	return n.Content[0], nil
+}
+
 // source is a file to read: a path, or stdin; or a path that cannot be
 // read, and why.
 type source struct {

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/proxies"
 )
@@ -765,10 +763,14 @@ func proxyConfigStop(p *pod, s *sidecar) {
 		field, d = st.NativeField, st.NativeDefault
 	}
 	a := p.annotations.at(st.Key)
-	if v, ok := proxyConfigField(a.s, field); ok {
+	switch v, ok, err := proxyConfigField(a.s, field); {
+	case err == errNestedBound:
+		s.stopUnknown = &unknownValue{what: field, from: st.Key + ", which is " + err.Error(), line: a.line}
+		s.stopWhy = field + " in " + st.Key
+	case ok:
 		d = v
 		s.stopWhy, s.stopLine = fmt.Sprintf("%s %s in %s", field, v, st.Key), a.line
-	} else {
+	default:
 		s.stopWhy = fmt.Sprintf("%s in %s, default %s", field, st.Key, d)
 	}
 	s.stop, s.stopFix, s.stopBesides = s.preStop()+d, field+" in "+st.Key, s.preStop()
@@ -793,15 +795,16 @@ func flagStop(s *sidecar) {
 }
 
 // proxyConfigField reads one duration field of an annotation that holds
-// YAML (or JSON) of Istio's ProxyConfig.
-func proxyConfigField(annotation, field string) (time.Duration, bool) {
+// YAML (or JSON) of Istio's ProxyConfig, within the bounds of a nested
+// parse (errNestedBound past them).
+func proxyConfigField(annotation, field string) (time.Duration, bool, error) {
 	if annotation == "" {
-		return 0, false
+		return 0, false, nil
 	}
-	var n yaml.Node
-	if yaml.Unmarshal([]byte(annotation), &n) != nil || len(n.Content) == 0 || checkAliases(&n) != nil {
-		return 0, false
+	root, err := parseNested(annotation)
+	if err != nil {
+		return 0, false, err
 	}
-	d, err := time.ParseDuration(str(get(n.Content[0], field)))
-	return d, err == nil
+	d, err := time.ParseDuration(str(get(root, field)))
+	return d, err == nil, nil
 }
