@@ -115,7 +115,9 @@ func Paths(paths []string, opt Options) ([]Finding, Summary) {
 		}
 		in.left -= len(data)
 		in.sum.Files++
-		in.parseFile(src.name, data, src.chart)
+		if line := in.parseFile(src.name, data, src.chart); line > 0 && !src.own {
+			in.findings = append(in.findings, skippedFinding(src.name, line))
+		}
 	}
 	flags := newFlagTable()
 	for i, p := range in.pods {

@@ -79,6 +79,7 @@ type source struct {
 	name  string // as findings name it
 	path  string // "" for stdin
 	chart bool   // a file of a Helm chart's templates directory
+	own   bool   // a chart's own file beside its Chart.yaml (values.yaml), or Chart.yaml
 	err   error
 }
 
@@ -109,7 +110,7 @@ func sources(paths []string) []source {
 			continue
 		}
 		if !st.IsDir() {
-			out = append(out, source{name: p, path: p, chart: inChart(p, charts)})
+			out = append(out, source{name: p, path: p, chart: inChart(p, charts), own: chartsOwn(p)})
 			continue
 		}
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
@@ -124,7 +125,7 @@ func sources(paths []string) []source {
 				// Opening a FIFO would wait for a writer for ever.
 				bad(path, errors.New("not a regular file"))
 			default:
-				out = append(out, source{name: path, path: path, chart: inChart(path, charts)})
+				out = append(out, source{name: path, path: path, chart: inChart(path, charts), own: chartsOwn(path)})
 			}
 			return nil
 		})
@@ -157,6 +158,14 @@ func inChart(file string, known map[string]bool) bool {
 		}
 		dir = up
 	}
+}
+
+// chartsOwn says whether a file is a Helm chart's own, beside its
+// Chart.yaml: no manifest, and not worth a warning that it was skipped,
+// since the chart's templates get a finding that says to render them.
+func chartsOwn(file string) bool {
+	_, err := os.Stat(filepath.Join(filepath.Dir(file), "Chart.yaml"))
+	return err == nil
 }
 
 // regular says whether a directory's entry is a file, itself or through a
@@ -336,23 +345,28 @@ func (f *fileLines) scalar(n *yaml.Node) scalar {
 
 // parseFile reads the documents of a file into the input: its pod
 // templates, Namespaces, ConfigMaps and Secrets, or the findings that say
-// why a document cannot be read. A Helm template is one finding: a file
+// why a document cannot be read; it returns the line of its first
+// document that is no Kubernetes object (no kind), 0 when there is none. A Helm template is one finding: a file
 // with {{ ... }} holds what it read until it is known not to be one; it is
 // one when a document does not parse, or parses with a {{ ... }} where a
 // value goes. {{ ... }} inside a string (a ConfigMap's alerting template)
 // is text.
-func (in *input) parseFile(name string, data []byte, chart bool) {
+func (in *input) parseFile(name string, data []byte, chart bool) int {
 	action := helmAction(data)
 	if chart && action > 0 {
 		in.findings = append(in.findings, helmFinding(name, action))
-		return
+		return 0
 	}
+	notObject := 0
 	lines := &fileLines{data: data}
 	var held []kept
 	var bad []Finding
 	helm := false // a {{ ... }} that YAML took for a mapping's key
 	documents(name, data, func(root *yaml.Node) {
 		helm = helm || action > 0 && mappingKey(root)
+		if notObject == 0 && str(get(root, "kind")) == "" && root.ShortTag() != "!!null" {
+			notObject = root.Line
+		}
 		for _, o := range objects(name, root) {
 			for _, k := range in.keep(o, lines) {
 				if action > 0 {
@@ -365,12 +379,20 @@ func (in *input) parseFile(name string, data []byte, chart bool) {
 	}, func(f Finding) { bad = append(bad, f) })
 	if action > 0 && (len(bad) > 0 || helm) {
 		in.findings = append(in.findings, helmFinding(name, action))
-		return
+		return 0
 	}
 	in.findings = append(in.findings, bad...)
 	for _, k := range held {
 		in.add(k)
 	}
+	return notObject
+}
+
+// skippedFinding says that a document is no Kubernetes object, and so
+// was not checked.
+func skippedFinding(file string, line int) Finding {
+	return Finding{File: file, Line: line, Level: levelOf(ruleSkipped), Rule: ruleSkipped,
+		Message: "not a Kubernetes object (it has no kind): nothing in this document is checked"}
 }
 
 // documents parses each document of a file and passes its root to doc, or
@@ -388,7 +410,8 @@ func documents(name string, data []byte, doc func(*yaml.Node), bad func(Finding)
 				return
 			}
 		}
-		if key, first, again := duplicateKey(root); key != "" {
+		// Only an object is the API server's to refuse.
+		if key, first, again := duplicateKey(root); key != "" && kubernetesObject(root) {
 			bad(inputFinding(name, again, fmt.Sprintf("the key %s is given twice in one mapping (lines %d and %d), which the API server's strict field validation refuses: keep one", strconv.Quote(key), first, again)))
 			return
 		}
@@ -428,6 +451,12 @@ func documents(name string, data []byte, doc func(*yaml.Node), bad func(Finding)
 			whole(root, p)
 		}
 	}
+}
+
+// kubernetesObject says whether a document is one the API server takes:
+// it has apiVersion and kind.
+func kubernetesObject(root *yaml.Node) bool {
+	return str(get(root, "apiVersion")) != "" && str(get(root, "kind")) != ""
 }
 
 // mappingKey says whether a mapping of the document has a mapping for a

@@ -17,6 +17,7 @@ type Rule struct {
 // The rules' names.
 const (
 	ruleInput             = "input"
+	ruleSkipped           = "skipped"
 	ruleFlags             = "flags"
 	ruleIgnoredVariable   = "ignored-variable"
 	ruleUnknownValue      = "unknown-value"
@@ -36,8 +37,11 @@ const (
 // Rules are --check's rules, in the order docs/check.md lists them.
 var Rules = []Rule{
 	{ruleInput, Error,
-		"a file cannot be read or parsed, is past a bound on what is read, is a Helm template (`{{ ... }}`), or has a mapping with a key twice, which the API server's strict field validation refuses",
+		"a file cannot be read or parsed, is past a bound on what is read, is a Helm template (`{{ ... }}`), or has a Kubernetes object (`apiVersion` and `kind`) with a mapping that has a key twice, which the API server's strict field validation refuses",
 		"as the message says: render a chart first (`helm template CHART | proxy-await --check -`), keep one of the two keys, split what is too large"},
+	{ruleSkipped, Warning,
+		"a document that is no Kubernetes object (it has no `kind`: an OpenAPI document, a JSON Schema, a Helm values file) is not checked; a key given twice in it is no error, as it is none of the API server's business (one warning a file; a Helm chart's own files, beside its `Chart.yaml`, get none)",
+		"nothing, if the file is no manifest; else its `apiVersion` and `kind`"},
 	{ruleFlags, Error,
 		"proxy-await would refuse its flags or variables at start; the message is its usage error",
 		"as the message says; a flag and its value written as one list element (`\"--timeout 60s\"`) are two elements"},
