@@ -520,12 +520,17 @@ func (j *judge) proxyStopsFirst() {
 
 // probesKeepDrainBusy: the kubelet probes a terminating pod until it
 // exits; a probe against a port the drain watches is traffic, and one at
-// most every quiet period keeps the drain from ever being quiet.
+// most every quiet period keeps the drain from ever being quiet. Not a
+// startup probe: the kubelet stops running it once it has succeeded, long
+// before the pod is deleted.
 func (j *judge) probesKeepDrainBusy() {
 	if !j.needs(ruleProbesBusy, "drain-quiet", "drain-ports", "probe-port") || j.cfg.DrainQuiet == 0 {
 		return
 	}
 	for _, pr := range j.c.probes {
+		if pr.kind == "startupProbe" {
+			continue
+		}
 		port, err := strconv.Atoi(pr.port.s)
 		if i := slices.IndexFunc(j.c.ports, func(p namedPort) bool { return p.name == pr.port.s }); err != nil && i >= 0 {
 			port = j.c.ports[i].port
@@ -540,13 +545,34 @@ func (j *judge) probesKeepDrainBusy() {
 		if period > j.cfg.DrainQuiet {
 			continue
 		}
-		fix := fmt.Sprintf("point it at --probe-port %d", j.cfg.ProbePort)
-		if j.cfg.ProbePort == 0 {
-			fix = fmt.Sprintf("serve the probes with --probe-port (a free port, e.g. --probe-port 8081 --app-probe tcp:%d) and point them at it", port)
-		}
 		j.report(ruleProbesBusy, pr.port.line, "the kubelet's %s reaches port %d, which the drain watches, every %s (periodSeconds), no longer apart than --drain-quiet %s: the drain never sees a quiet period and holds the stop signal for the whole --term-delay %s; %s",
-			pr.kind, port, dur(period), dur(j.cfg.DrainQuiet), dur(j.cfg.TermDelay), fix)
+			pr.kind, port, dur(period), dur(j.cfg.DrainQuiet), dur(j.cfg.TermDelay), j.probeFix(pr, port))
 	}
+}
+
+// probeFix is how to move a probe that reaches port onto --probe-port,
+// keeping what it checks: an HTTP probe's path becomes --app-probe's URL,
+// never a weaker tcp:PORT.
+func (j *judge) probeFix(pr probe, port int) string {
+	ours := map[string]string{"readinessProbe": "/ready", "livenessProbe": "/live"}[pr.kind]
+	if j.cfg.ProbePort != 0 {
+		if pr.handler == "httpGet" {
+			return fmt.Sprintf("point it at --probe-port %d, path %s", j.cfg.ProbePort, ours)
+		}
+		return fmt.Sprintf("make it an httpGet of --probe-port %d, path %s", j.cfg.ProbePort, ours)
+	}
+	check := fmt.Sprintf("tcp:%d", port)
+	switch pr.handler {
+	case "httpGet":
+		scheme := "http"
+		if strings.EqualFold(pr.scheme, "HTTPS") {
+			scheme = "https"
+		}
+		check = fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, port, cmp.Or(pr.path, "/"))
+	case "grpc":
+		return fmt.Sprintf("serve the probes with --probe-port on a free port (e.g. --probe-port 8081) and point this one at it, path %s; --app-probe has no gRPC check: tcp:%d checks only that the port takes connections, an HTTP health endpoint of the app keeps more", ours, port)
+	}
+	return fmt.Sprintf("serve the probes with --probe-port on a free port, with this probe's own check as --app-probe (e.g. --probe-port 8081 --app-probe %s), and point it at that port, path %s", check, ours)
 }
 
 // unknownValue: one warning for the rules not judged, naming the values

@@ -404,10 +404,13 @@ type reference struct {
 
 // probe is one of a container's probes that reaches a port.
 type probe struct {
-	kind   string // readinessProbe, livenessProbe, startupProbe
-	port   scalar // a number or a named port
-	period int    // periodSeconds
-	host   string
+	kind    string // readinessProbe, livenessProbe, startupProbe
+	handler string // httpGet, tcpSocket, grpc
+	port    scalar // a number or a named port
+	period  int    // periodSeconds
+	host    string
+	path    string // httpGet's
+	scheme  string // httpGet's: HTTP or HTTPS
 }
 
 func containerOf(n *yaml.Node, init bool, lines *fileLines) *container {
@@ -458,7 +461,8 @@ func containerOf(n *yaml.Node, init bool, lines *fileLines) *container {
 		}
 		for _, handler := range []string{"httpGet", "tcpSocket", "grpc"} {
 			if h := get(pr, handler); h != nil {
-				c.probes = append(c.probes, probe{kind: kind, port: scalarOf(get(h, "port")), period: period, host: str(get(h, "host"))})
+				c.probes = append(c.probes, probe{kind: kind, handler: handler, port: scalarOf(get(h, "port")), period: period,
+					host: str(get(h, "host")), path: str(get(h, "path")), scheme: str(get(h, "scheme"))})
 			}
 		}
 	}
