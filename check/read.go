@@ -235,7 +235,11 @@ func readAll(src source, stdin io.Reader, limit int) ([]byte, error) {
 }
 
 // helmAction is the line of data's first Helm template action, {{ ... }}
-// on one line; 0 when it has none.
+// on one line, as Go's templates write them; 0 when it has none. Other
+// tools' placeholders in {{ }} are no actions: Argo's {{args.name}} and
+// {{inputs.parameters.x}}, replaced by Argo Rollouts and Argo Workflows
+// when they run what the manifest holds, are part of a manifest as
+// applied.
 func helmAction(data []byte) int {
 	line := 1
 	for off := 0; off < len(data); line++ {
@@ -245,12 +249,40 @@ func helmAction(data []byte) int {
 			next = off + end + 1
 		}
 		text := data[off:next]
-		if i := bytes.Index(text, []byte("{{")); i >= 0 && bytes.Contains(text[i+2:], []byte("}}")) {
-			return line
+		for rest := text; ; {
+			i := bytes.Index(rest, []byte("{{"))
+			if i < 0 || !bytes.Contains(rest[i+2:], []byte("}}")) {
+				break
+			}
+			if goAction(rest[i+2:]) {
+				return line
+			}
+			rest = rest[i+2:]
 		}
 		off = next
 	}
 	return 0
+}
+
+// goAction says whether the text after "{{" opens an action of a Go
+// template, as Helm's are written ({{ .Values.x }}, {{- include "x" . }},
+// {{ $v }}, {{ end }}): it starts with a dot, a variable, a parenthesis, a
+// string or a comment, or with a word that has no dot in it, a keyword or
+// a function's name. A dotted name ({{args.namespace}}, {{ workflow.name
+// }}) or an expression ({{=...}}) is another tool's placeholder.
+func goAction(rest []byte) bool {
+	rest = bytes.TrimLeft(bytes.TrimPrefix(rest, []byte("-")), " \t")
+	if len(rest) == 0 {
+		return false
+	}
+	if strings.IndexByte(".$(\"`/", rest[0]) >= 0 {
+		return true
+	}
+	end := bytes.IndexAny(rest, " \t}|")
+	if end < 0 {
+		end = len(rest)
+	}
+	return validName(string(rest[:end]))
 }
 
 // helmFinding says that a file is a Helm template, which is YAML only once
