@@ -119,7 +119,7 @@ func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string)
 		}
 		out = append(out, podReport(p, app, ruleJobNeverCompletes, line,
 			"the classic %s sidecar (%s) keeps running after the application exits and nothing here stops it, so the %s never completes: run the application under proxy-await -S --proxy %s, or POST %s when it ends%s%s%s",
-			s.Name, s.from, p.kind, strings.Join(presets, ","), quit, off, named, s.whenClassic()))
+			s.Name, s.from, p.jobName(), strings.Join(presets, ","), quit, off, named, s.whenClassic()))
 	}
 	return out
 }

@@ -409,10 +409,10 @@ func (j *judge) jobNeverCompletes() {
 		case s.native == native:
 		case !j.cfg.Shutdown:
 			j.report(ruleJobNeverCompletes, j.inv.line, "the classic %s sidecar (%s) keeps running after the application exits, so the %s never completes: add -S (--shutdown)%s",
-				s.Name, s.from, j.p.kind, s.whenClassic())
+				s.Name, s.from, j.p.jobName(), s.whenClassic())
 		case !slices.Contains(shut, s):
 			j.report(ruleJobNeverCompletes, j.set.lineOf("proxy", "shutdown-url", "shutdown"), "-S does not stop the classic %s sidecar (%s), so the %s never completes: add %s to --proxy (--proxy %s)%s",
-				s.Name, s.from, j.p.kind, s.Preset, j.suggest(func(s *sidecar) bool { return s.native != native }), s.whenClassic())
+				s.Name, s.from, j.p.jobName(), s.Preset, j.suggest(func(s *sidecar) bool { return s.native != native }), s.whenClassic())
 		}
 	}
 }
@@ -480,8 +480,8 @@ func (j *judge) gracePeriod() {
 	if line == 0 {
 		line = j.set.lineOf("term-delay", "kill-after", "shutdown-timeout")
 	}
-	j.report(ruleGracePeriod, line, "%s = %s > terminationGracePeriodSeconds %ds: the kubelet's SIGKILL comes first; raise terminationGracePeriodSeconds to %d, or shorten them",
-		strings.Join(parts, " + "), dur(total), int(j.p.grace/time.Second), int((total+time.Second-1)/time.Second))
+	j.report(ruleGracePeriod, line, "%s = %s > %s %ds%s: the kubelet's SIGKILL comes first; raise %s to %d, or shorten them",
+		strings.Join(parts, " + "), dur(total), j.p.graceName, int(j.p.grace/time.Second), j.p.graceWhy, j.p.graceName, int((total+time.Second-1)/time.Second))
 }
 
 // proxyStopsFirst: a sidecar that stops taking new connections before
