@@ -67,7 +67,9 @@ func TestNestedParseIsBounded(t *testing.T) {
 			assert.Contains(t, findings[0].Message, "terminationDrainDuration comes from proxy.istio.io/config, which is larger than is read")
 			assert.Less(t, alloc, uint64(10*len(data)+8<<20), "allocated for %d bytes", len(data))
 			if !raceEnabled {
-				assert.Less(t, took, time.Second)
+				// Some 0.1 s on a quiet machine; the bound leaves room for
+				// a loaded one, and the unbounded parse took over ten.
+				assert.Less(t, took, 2*time.Second)
 			}
 		})
 	}
