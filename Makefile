@@ -48,8 +48,11 @@ $(BIN)/proxy-await: FORCE
 $(BIN)/fakeproxy: $(wildcard testdata/fakeproxy/*.go internal/fakeproxy/*.go)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./testdata/fakeproxy
 
-# A stand-in Linkerd proxy turns ready after a moment; proxy-await waits for
-# it, runs a short job, POSTs /shutdown and exits with the job's status.
+# examples/cloudsql-job.yaml played on this machine: proxy-await --check
+# finds nothing in the manifest; a stand-in Cloud SQL Auth Proxy turns ready
+# after 1.5 s; proxy-await waits for it, runs a short job that exits 3, POSTs
+# /quitquitquit, and exits with the job's status; then every request the
+# proxy received is shown.
 demo: build
 	@scripts/demo.sh
 

@@ -115,7 +115,9 @@ func Paths(paths []string, opt Options) ([]Finding, Summary) {
 		}
 		in.left -= len(data)
 		in.sum.Files++
-		in.parseFile(src.name, data, src.chart)
+		if line := in.parseFile(src.name, data, src.chart); line > 0 && !src.own {
+			in.findings = append(in.findings, skippedFinding(src.name, line))
+		}
 	}
 	flags := newFlagTable()
 	for i, p := range in.pods {
@@ -142,10 +144,11 @@ func (in *input) keep(o object, lines *fileLines) []kept {
 	case "ConfigMap", "Secret":
 		return []kept{{store: storeOf(o)}}
 	}
-	if p, ok := podOf(o, lines); ok {
-		return []kept{{pod: p}}
+	var out []kept
+	for _, p := range podsOf(o, lines) {
+		out = append(out, kept{pod: p})
 	}
-	return nil
+	return out
 }
 
 // add keeps what was read of a file that is no template.

@@ -233,7 +233,12 @@ func TestScripts(t *testing.T) {
 		{`exec proxy-await 'a b' "c\"d" e\ f # comment`, nil, invocation{args: known("a b", `c"d`, "e f"), exec: true, line: 1}, true},
 		{`PROXY_AWAIT_TERM_DELAY=3s exec -a pa proxy-await -- app`, nil,
 			invocation{args: known("--", "app"), env: []assign{{"PROXY_AWAIT_TERM_DELAY", word{text: "3s", known: true, line: 1}}}, exec: true, line: 1}, true},
-		{"proxy-await -- app | tee log", nil, invocation{args: known("--", "app"), line: 1}, true},
+		{"proxy-await -- app | tee log", nil, invocation{args: known("--", "app"), line: 1, sub: inPipeline}, true},
+		{"exec proxy-await -- app 2>&1 | tee log", nil, invocation{args: known("--", "app"), line: 1, exec: true, sub: inPipeline}, true},
+		{"(exec proxy-await -- app)", nil, invocation{args: known("--", "app"), line: 1, exec: true, sub: inParentheses}, true},
+		{"exec proxy-await -- app &\nwait", nil, invocation{args: known("--", "app"), line: 1, exec: true, sub: inBackground}, true},
+		{"true && exec proxy-await -- app || exit 1", nil, invocation{args: known("--", "app"), line: 1, exec: true}, true},
+		{"x=$(exec proxy-await -- app)", nil, invocation{args: known("--", "app"), line: 1, exec: true, sub: inSubstitution}, true},
 		{"proxy-await -- app >/log 2>&1", nil, invocation{args: known("--", "app"), line: 1}, true},
 		{"if [ -f /ready ]; then\n  exec proxy-await -- app\nfi", nil, invocation{args: []word{{text: "--", known: true, line: 2}, {text: "app", known: true, line: 2}}, exec: true, line: 2}, true},
 		{"main() {\n  exec env A=1 tini -- proxy-await -S -- app\n}\nmain", nil,
@@ -264,9 +269,12 @@ func TestScripts(t *testing.T) {
 
 	// What the manifest does not hold.
 	sc := newScript(scalar{s: `X=1; exec proxy-await $CM $(date) ` + "`id`" + ` $X $UNSET "$1"`, line: 1}, vars, nil)
-	inv, ok := commandInvocation(sc.commands()[0])
+	cmds := sc.commands()
+	require.Len(t, cmds, 4, "X=1, date, id, exec proxy-await")
+	assert.Equal(t, []command{{known("date"), inSubstitution}, {known("id"), inSubstitution}}, []command{{cmds[1].words, cmds[1].sub}, {cmds[2].words, cmds[2].sub}})
+	inv, ok := commandInvocation(cmds[0])
 	require.False(t, ok)
-	inv, ok = commandInvocation(sc.commands()[1])
+	inv, ok = commandInvocation(cmds[3])
 	require.True(t, ok)
 	var froms []string
 	for _, w := range inv.args {

@@ -16,7 +16,8 @@ type invocation struct {
 	env   []assign // NAME=value that a shell or env(1) puts before it
 	line  int      // the line where proxy-await is named
 	shell string   // the shell whose script runs it, "" when no shell does
-	exec  bool     // the script replaces the shell with it
+	exec  bool     // the script execs it
+	sub   string   // why it runs in a subshell, whose exec leaves the shell
 
 	assigned []string // variables the script sets, whose values are the script's
 }
@@ -70,7 +71,7 @@ func (c *container) argv(entrypoint func(image string) []string) []word {
 // program says whether a first word of args names a program rather than
 // an argument of an entrypoint: proxy-await, a shell, or a wrapper.
 func program(w string) bool {
-	return isProxyAwait(w) || isShell(w) || wrapperOf(baseName(w)) != nil
+	return isProxyAwait(w) || isShell(w) || baseName(w) == "busybox" || wrapperOf(baseName(w)) != nil
 }
 
 // invocationOf finds proxy-await in what c runs.
@@ -90,6 +91,9 @@ func invocationOf(c *container, entrypoint func(image string) []string) (invocat
 	for _, cmd := range sc.commands() {
 		if inv, ok := commandInvocation(cmd); ok {
 			inv.shell = baseName(w[0].text)
+			if inv.shell == "busybox" {
+				inv.shell = "busybox " + baseName(w[1].text)
+			}
 			for name := range sc.assigned {
 				inv.assigned = append(inv.assigned, name)
 			}
@@ -100,37 +104,74 @@ func invocationOf(c *container, entrypoint func(image string) []string) (invocat
 	return invocation{}, false
 }
 
-// scriptOf is the script of "sh [OPTIONS] -c SCRIPT [NAME [ARG...]]",
-// which sees the ARGs as its positional parameters; nil for anything else
-// (a script file is not visible here).
+// scriptOf is the script of "sh [OPTIONS] -c [OPTIONS] [--] SCRIPT [NAME
+// [ARG...]]", which sees the ARGs as its positional parameters; nil for
+// anything else (a script file is not visible here). busybox sh is sh.
 func scriptOf(w []word, vars *environment) *script {
-	if len(w) == 0 || !isShell(w[0].text) {
+	i, ok := shellScript(w)
+	if !ok {
 		return nil
 	}
+	// The script is read even where it holds a $(VAR) whose value is not
+	// known: the words that hold it are unknown.
+	a := w[i]
+	var positional []word
+	if i+2 < len(w) {
+		positional = w[i+2:]
+	}
+	return newScript(scalar{s: a.text, line: a.line, breaks: a.breaks, folded: a.folded}, vars, positional)
+}
+
+// shellScript is where the script string of a shell's command line is:
+// the first word after the shell's options, when one of them is -c. The
+// options are read as sh, bash, dash, ash and zsh read them: letters in
+// clusters after - or + (-euo, +x), where o and O take the next word
+// (-o pipefail), bash's long options (--rcfile FILE), and -- or - to end
+// them. "busybox sh" is sh.
+func shellScript(w []word) (int, bool) {
+	i := 0
+	if len(w) > 1 && w[0].known && baseName(w[0].text) == "busybox" {
+		i = 1
+	}
+	if i >= len(w) || !w[i].known || !isShell(w[i].text) {
+		return 0, false
+	}
 	c := false
-	for i, a := range w[1:] {
-		switch {
-		case !c && len(a.text) > 1 && a.text[0] == '-':
-			c = scriptFlag(a.text)
-		case c:
-			// The script is read even where it holds a $(VAR) whose value
-			// is not known: the words that hold it are unknown.
-			var positional []word
-			if i+3 < len(w) {
-				positional = w[i+3:]
+	for i++; i < len(w); i++ {
+		t := w[i].text
+		if !w[i].known || len(t) < 2 || t[0] != '-' && t[0] != '+' {
+			break
+		}
+		if t == "--" {
+			i++
+			break
+		}
+		if strings.HasPrefix(t, "--") {
+			if t == "--rcfile" || t == "--init-file" {
+				i++
 			}
-			return newScript(scalar{s: a.text, line: a.line, breaks: a.breaks}, vars, positional)
-		default:
-			return nil
+			continue
+		}
+		for _, ch := range t[1:] {
+			switch ch {
+			case 'c':
+				c = c || t[0] == '-'
+			case 'o', 'O':
+				i++ // its value is the next word
+			}
 		}
 	}
-	return nil
+	if !c || i >= len(w) {
+		return 0, false
+	}
+	return i, true
 }
 
 // commandInvocation reads a simple command of a script as proxy-await's,
 // if it is: [NAME=value...] [exec [-options]] [wrappers] proxy-await ARG...
-func commandInvocation(cmd []word) (invocation, bool) {
-	inv := invocation{}
+func commandInvocation(c command) (invocation, bool) {
+	cmd := c.words
+	inv := invocation{sub: c.sub}
 	i := 0
 	for ; i < len(cmd) && isAssignment(cmd[i].text); i++ {
 		name, v, _ := strings.Cut(cmd[i].text, "=")
@@ -158,9 +199,10 @@ func commandInvocation(cmd []word) (invocation, bool) {
 // wrapper is a program that runs its arguments as a command, after its
 // own options: valued are those that take the next word as their value.
 type wrapper struct {
-	valued  []string
-	assigns bool // NAME=value words before the command set variables (env)
-	users   int  // words before the command that name a user (gosu, su-exec)
+	valued   []string
+	assigns  bool     // NAME=value words before the command set variables (env)
+	operands int      // words before the command: a user (gosu, su-exec), a duration (timeout)
+	queries  []string // options with which it runs nothing (command -v)
 }
 
 // wrapperOf is the wrapper a program's name is, nil for none. A function,
@@ -174,7 +216,15 @@ func wrapperOf(name string) *wrapper {
 	case "dumb-init":
 		return &wrapper{valued: []string{"-r", "--rewrite"}}
 	case "gosu", "su-exec":
-		return &wrapper{users: 1}
+		return &wrapper{operands: 1}
+	case "timeout":
+		return &wrapper{valued: []string{"-s", "--signal", "-k", "--kill-after"}, operands: 1}
+	case "nice":
+		return &wrapper{valued: []string{"-n", "--adjustment"}}
+	case "nohup":
+		return &wrapper{}
+	case "command": // the shell's builtin: the command, not a function of that name
+		return &wrapper{queries: []string{"-v", "-V"}}
 	}
 	return nil
 }
@@ -195,6 +245,9 @@ func unwrap(w []word) ([]word, []assign) {
 			if opt == "--" {
 				break
 			}
+			if slices.Contains(wr.queries, opt) {
+				return nil, env
+			}
 			for _, v := range wr.valued {
 				if opt == v && len(w) > 0 {
 					w = w[1:]
@@ -208,7 +261,7 @@ func unwrap(w []word) ([]word, []assign) {
 			env = append(env, a)
 			w = w[1:]
 		}
-		w = w[min(wr.users, len(w)):]
+		w = w[min(wr.operands, len(w)):]
 	}
 	return w, env
 }
@@ -223,32 +276,95 @@ func isShell(arg0 string) bool {
 	return false
 }
 
-// scriptFlag says whether a shell's option word asks it to run a script
-// string: -c, or -c among other letters (-ec, -xc).
-func scriptFlag(w string) bool {
-	return len(w) > 1 && w[0] == '-' && w[1] != '-' && strings.ContainsRune(w, 'c')
-}
-
-// commandsOf are the commands a container runs, each as its words: its
-// argv, or each statement of its shell script.
+// commandsOf are the commands a container runs, each as its words behind
+// its wrappers: its argv, or what its shell script runs.
 func commandsOf(c *container, entrypoint func(image string) []string) [][]word {
 	argv := c.argv(entrypoint)
 	w, _ := unwrap(argv)
 	if sc := scriptOf(w, c.vars); sc != nil {
-		var out [][]word
-		for _, cmd := range sc.commands() {
-			i := 0
-			for i < len(cmd) && (isAssignment(cmd[i].text) || cmd[i].text == "exec") {
-				i++
-			}
-			if rest, _ := unwrap(cmd[i:]); len(rest) > 0 {
-				out = append(out, rest)
-			}
-		}
-		return out
+		return sc.runs(0)
 	}
 	if len(w) == 0 {
 		return nil
 	}
+	markCredentials(w)
 	return [][]word{w}
+}
+
+// runs are the commands a script runs, each as its words behind
+// assignments, exec and wrappers: its statements, and what the shell runs
+// for them: a trap's action when it exits, eval's words, the script of a
+// shell it starts.
+func (sc *script) runs(depth int) [][]word {
+	var out [][]word
+	for _, c := range sc.commands() {
+		cmd := c.words
+		markCredentials(cmd)
+		i := 0
+		for i < len(cmd) && (isAssignment(cmd[i].text) || cmd[i].text == "exec") {
+			i++
+		}
+		rest, _ := unwrap(cmd[i:])
+		if len(rest) == 0 {
+			continue
+		}
+		out = append(out, rest)
+		if inner := sc.inner(rest); inner != nil && depth < maxNesting {
+			out = append(out, inner.runs(depth+1)...)
+		}
+	}
+	return out
+}
+
+// inner is the script that a command has the shell run: the action of a
+// trap that runs when the shell exits, eval's words, a shell's -c script;
+// nil for any other command.
+func (sc *script) inner(cmd []word) *script {
+	if !cmd[0].known {
+		return nil
+	}
+	switch cmd[0].text {
+	case "trap":
+		if action, ok := exitTrap(cmd[1:]); ok {
+			return sc.child(action)
+		}
+		return nil
+	case "eval":
+		var words []string
+		for _, w := range cmd[1:] {
+			words = append(words, w.text)
+		}
+		if len(words) == 0 {
+			return nil
+		}
+		return sc.child(word{text: strings.Join(words, " "), known: true, line: cmd[1].line})
+	}
+	return scriptOf(cmd, sc.vars)
+}
+
+// child is the script in w that the shell runs itself, with the script's
+// variables and parameters.
+func (sc *script) child(w word) *script {
+	return &script{src: scalar{s: w.text, line: w.line}, cmds: lexScript(w.text), assigned: sc.assigned,
+		positional: sc.positional, shifted: sc.shifted, vars: sc.vars}
+}
+
+// exitTrap is the action of "trap [--] ACTION CONDITION..." when one of
+// its conditions is the shell's exit (EXIT, 0, SIGEXIT, in any case), as
+// the quit call of a Job's script often is; false for any other trap, a
+// trap that resets (-) or ignores ("") its conditions, and trap -p or -l.
+func exitTrap(args []word) (word, bool) {
+	if len(args) > 0 && args[0].text == "--" {
+		args = args[1:]
+	}
+	if len(args) < 2 || args[0].text == "-" || args[0].text == "" || strings.HasPrefix(args[0].text, "-") {
+		return word{}, false
+	}
+	for _, c := range args[1:] {
+		switch strings.ToUpper(c.text) {
+		case "EXIT", "0", "SIGEXIT":
+			return args[0], true
+		}
+	}
+	return word{}, false
 }

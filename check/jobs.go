@@ -8,7 +8,6 @@ package check
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/proxy-await/proxy-await/internal/editdistance"
@@ -107,8 +106,7 @@ func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string)
 		for _, cmd := range cmds {
 			for _, w := range cmd[1:] {
 				if strings.Contains(w.text, s.shutdown.path) && named == "" {
-					line, named = w.line, fmt.Sprintf("; the command names %s only as an argument of %s, never calls it: a folded scalar (- >) joins a script's lines into one command, so write the script as a literal block (- |) or join the commands with &&",
-						shownWord(w.text), shownWord(baseName(cmd[0].text)))
+					line, named = w.line, onlyNamed(cmd, w)
 				}
 			}
 		}
@@ -121,9 +119,27 @@ func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string)
 		}
 		out = append(out, podReport(p, app, ruleJobNeverCompletes, line,
 			"the classic %s sidecar (%s) keeps running after the application exits and nothing here stops it, so the %s never completes: run the application under proxy-await -S --proxy %s, or POST %s when it ends%s%s%s",
-			s.Name, s.from, p.kind, strings.Join(presets, ","), quit, off, named, s.whenClassic()))
+			s.Name, s.from, p.jobName(), strings.Join(presets, ","), quit, off, named, s.whenClassic()))
 	}
 	return out
+}
+
+// onlyNamed says why cmd, which has w name a sidecar's quit endpoint, does
+// not call it, as far as the manifest shows: a folded scalar joined the
+// line that calls it to the command before; a trap runs it only on a
+// signal; or the endpoint is an argument of a program that is no HTTP
+// client, which may or may not call it.
+func onlyNamed(cmd []word, w word) string {
+	program := shownWord(word{text: baseName(cmd[0].text), secret: cmd[0].secret, written: cmd[0].written})
+	switch {
+	case w.folded && w.line > cmd[0].line:
+		return fmt.Sprintf("; the command names %s only as an argument of %s, on a later line of a folded scalar (- >), which joins the script's lines into one command: write the script as a literal block (- |), or join the commands with &&",
+			shownWord(w), program)
+	case cmd[0].text == "trap":
+		return fmt.Sprintf("; the script calls it in a trap on %s, which runs only when the shell gets that signal, not when the application exits: add EXIT to the trap's conditions",
+			shownWord(cmd[len(cmd)-1]))
+	}
+	return fmt.Sprintf("; the command gives %s to %s, which --check cannot see call it", shownWord(w), program)
 }
 
 // firstLine is the line of a container's command, else its args, else the
@@ -210,15 +226,4 @@ func (p *pod) nearMiss(key string) string {
 		}
 	}
 	return ""
-}
-
-// shownWord is a word of a command as a finding quotes it: as it is, or in
-// Go's quotes when it is empty or holds white space or a control character
-// (a folded scalar's word ends in a newline), so that the finding stays one
-// line.
-func shownWord(s string) string {
-	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-		return strconv.Quote(s)
-	}
-	return s
 }

@@ -111,9 +111,9 @@ func (j *judge) flags() {
 		line := j.set.errLine
 		if w := j.set.split; w != nil {
 			fields := strings.Fields(w.text)
-			value := strings.Join(fields[1:], " ")
-			if strings.Contains(value, "://") {
-				value = redact.URL(value) // as proxy-await's own messages show a URL
+			value := redact.Word(strings.Join(fields[1:], " ")) // as proxy-await's own messages show a value
+			if w.secret {
+				value = redact.Mask
 			}
 			h = fmt.Sprintf("%q is one element of the list: a flag and its value are two, so split it: %q, %q (or write %s=%s)",
 				fields[0]+" "+value, fields[0], value, fields[0], value)
@@ -140,13 +140,18 @@ func (j *judge) flags() {
 // only when proxy-await runs a command: --install, and a wait without
 // COMMAND, end before any signal.
 func (j *judge) shellForm() {
-	if j.inv.shell == "" || j.inv.exec {
+	if j.inv.shell == "" || j.inv.exec && j.inv.sub == "" {
 		return
 	}
 	if j.cfg != nil && (j.cfg.Install != nil || j.cfg.Check != nil || len(j.cfg.Command) == 0) {
 		return
 	}
 	if j.cfg == nil && !j.runsCommand() {
+		return
+	}
+	if j.inv.exec {
+		j.report(ruleShellForm, j.inv.line, "exec proxy-await runs %s under %s -c, where exec replaces only that subshell: the shell stays PID 1 and gets the kubelet's SIGTERM, not proxy-await; make exec proxy-await ... a statement of the script itself, outside any pipe, ( ... ) or &",
+			j.inv.sub, j.inv.shell)
 		return
 	}
 	j.report(ruleShellForm, j.inv.line, "proxy-await runs under %s -c without exec: the shell gets the kubelet's SIGTERM, not proxy-await; write exec proxy-await ... in the script, or drop the shell",
@@ -404,10 +409,10 @@ func (j *judge) jobNeverCompletes() {
 		case s.native == native:
 		case !j.cfg.Shutdown:
 			j.report(ruleJobNeverCompletes, j.inv.line, "the classic %s sidecar (%s) keeps running after the application exits, so the %s never completes: add -S (--shutdown)%s",
-				s.Name, s.from, j.p.kind, s.whenClassic())
+				s.Name, s.from, j.p.jobName(), s.whenClassic())
 		case !slices.Contains(shut, s):
 			j.report(ruleJobNeverCompletes, j.set.lineOf("proxy", "shutdown-url", "shutdown"), "-S does not stop the classic %s sidecar (%s), so the %s never completes: add %s to --proxy (--proxy %s)%s",
-				s.Name, s.from, j.p.kind, s.Preset, j.suggest(func(s *sidecar) bool { return s.native != native }), s.whenClassic())
+				s.Name, s.from, j.p.jobName(), s.Preset, j.suggest(func(s *sidecar) bool { return s.native != native }), s.whenClassic())
 		}
 	}
 }
@@ -475,8 +480,8 @@ func (j *judge) gracePeriod() {
 	if line == 0 {
 		line = j.set.lineOf("term-delay", "kill-after", "shutdown-timeout")
 	}
-	j.report(ruleGracePeriod, line, "%s = %s > terminationGracePeriodSeconds %ds: the kubelet's SIGKILL comes first; raise terminationGracePeriodSeconds to %d, or shorten them",
-		strings.Join(parts, " + "), dur(total), int(j.p.grace/time.Second), int((total+time.Second-1)/time.Second))
+	j.report(ruleGracePeriod, line, "%s = %s > %s %ds%s: the kubelet's SIGKILL comes first; raise %s to %d, or shorten them",
+		strings.Join(parts, " + "), dur(total), j.p.graceName, int(j.p.grace/time.Second), j.p.graceWhy, j.p.graceName, int((total+time.Second-1)/time.Second))
 }
 
 // proxyStopsFirst: a sidecar that stops taking new connections before
@@ -515,12 +520,17 @@ func (j *judge) proxyStopsFirst() {
 
 // probesKeepDrainBusy: the kubelet probes a terminating pod until it
 // exits; a probe against a port the drain watches is traffic, and one at
-// most every quiet period keeps the drain from ever being quiet.
+// most every quiet period keeps the drain from ever being quiet. Not a
+// startup probe: the kubelet stops running it once it has succeeded, long
+// before the pod is deleted.
 func (j *judge) probesKeepDrainBusy() {
 	if !j.needs(ruleProbesBusy, "drain-quiet", "drain-ports", "probe-port") || j.cfg.DrainQuiet == 0 {
 		return
 	}
 	for _, pr := range j.c.probes {
+		if pr.kind == "startupProbe" {
+			continue
+		}
 		port, err := strconv.Atoi(pr.port.s)
 		if i := slices.IndexFunc(j.c.ports, func(p namedPort) bool { return p.name == pr.port.s }); err != nil && i >= 0 {
 			port = j.c.ports[i].port
@@ -535,13 +545,34 @@ func (j *judge) probesKeepDrainBusy() {
 		if period > j.cfg.DrainQuiet {
 			continue
 		}
-		fix := fmt.Sprintf("point it at --probe-port %d", j.cfg.ProbePort)
-		if j.cfg.ProbePort == 0 {
-			fix = fmt.Sprintf("serve the probes with --probe-port (a free port, e.g. --probe-port 8081 --app-probe tcp:%d) and point them at it", port)
-		}
 		j.report(ruleProbesBusy, pr.port.line, "the kubelet's %s reaches port %d, which the drain watches, every %s (periodSeconds), no longer apart than --drain-quiet %s: the drain never sees a quiet period and holds the stop signal for the whole --term-delay %s; %s",
-			pr.kind, port, dur(period), dur(j.cfg.DrainQuiet), dur(j.cfg.TermDelay), fix)
+			pr.kind, port, dur(period), dur(j.cfg.DrainQuiet), dur(j.cfg.TermDelay), j.probeFix(pr, port))
 	}
+}
+
+// probeFix is how to move a probe that reaches port onto --probe-port,
+// keeping what it checks: an HTTP probe's path becomes --app-probe's URL,
+// never a weaker tcp:PORT.
+func (j *judge) probeFix(pr probe, port int) string {
+	ours := map[string]string{"readinessProbe": "/ready", "livenessProbe": "/live"}[pr.kind]
+	if j.cfg.ProbePort != 0 {
+		if pr.handler == "httpGet" {
+			return fmt.Sprintf("point it at --probe-port %d, path %s", j.cfg.ProbePort, ours)
+		}
+		return fmt.Sprintf("make it an httpGet of --probe-port %d, path %s", j.cfg.ProbePort, ours)
+	}
+	check := fmt.Sprintf("tcp:%d", port)
+	switch pr.handler {
+	case "httpGet":
+		scheme := "http"
+		if strings.EqualFold(pr.scheme, "HTTPS") {
+			scheme = "https"
+		}
+		check = fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, port, cmp.Or(pr.path, "/"))
+	case "grpc":
+		return fmt.Sprintf("serve the probes with --probe-port on a free port (e.g. --probe-port 8081) and point this one at it, path %s; --app-probe has no gRPC check: tcp:%d checks only that the port takes connections, an HTTP health endpoint of the app keeps more", ours, port)
+	}
+	return fmt.Sprintf("serve the probes with --probe-port on a free port, with this probe's own check as --app-probe (e.g. --probe-port 8081 --app-probe %s), and point it at that port, path %s", check, ours)
 }
 
 // unknownValue: one warning for the rules not judged, naming the values

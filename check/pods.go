@@ -97,6 +97,7 @@ type scalar struct {
 	s      string
 	line   int
 	breaks []int // offsets in s at which the next line of the file starts
+	folded bool  // a folded block scalar (>), which joins its lines with spaces
 }
 
 // lineAt is the line of the file on which the text at offset off of s is.
@@ -288,49 +289,102 @@ type pod struct {
 	ns            *namespace // the pod's Namespace, when the input has it
 	nsConflict    string     // other files that define ns differently, for the warning
 	grace         time.Duration
-	graceLine     int          // terminationGracePeriodSeconds's line, 0 when it is not set
+	graceLine     int          // the line of the field that sets grace, 0 when it is not set
+	graceName     string       // that field: terminationGracePeriodSeconds, or a Knative revision's timeoutSeconds
+	graceWhy      string       // why that field is the grace period, for messages, where it is not the pod's own
 	restartPolicy scalar       // the pod's restartPolicy
 	containers    []*container // init containers first, in order
 }
 
-// template is where o holds a pod template, if it holds one: a Pod is one,
-// other kinds hold one at spec.template (Deployment, Job, an Argo Rollout, a
-// Knative Service) or spec.jobTemplate.spec.template (CronJob); job says it
-// is a Job's, which should complete.
-func template(o object) (tpl *yaml.Node, job bool, ok bool) {
+// podTemplate is a pod template that an object holds, and whether it is a
+// Job's, which should complete.
+type podTemplate struct {
+	node *yaml.Node
+	job  bool
+}
+
+// templates are the pod templates o holds: a Pod is one; other kinds hold
+// one at spec.template (Deployment, Job, an Argo Rollout, a Knative
+// Service) or spec.jobTemplate.spec.template (CronJob); a KEDA ScaledJob
+// holds the Jobs it starts at spec.jobTargetRef.template, and an Argo
+// Rollouts AnalysisTemplate one Job for each metric that runs one, at
+// spec.metrics[].provider.job.spec.template.
+func templates(o object) []podTemplate {
+	has := func(tpl *yaml.Node) bool { return items(path(tpl, "spec", "containers")) != nil }
 	if o.kind == "Pod" {
-		return o.node, false, get(get(o.node, "spec"), "containers") != nil
+		if get(get(o.node, "spec"), "containers") != nil {
+			return []podTemplate{{o.node, false}}
+		}
+		return nil
 	}
 	spec := get(o.node, "spec")
+	var out []podTemplate
 	for _, at := range []struct {
 		path []string
 		job  bool
-	}{{[]string{"template"}, o.kind == "Job"}, {[]string{"jobTemplate", "spec", "template"}, true}} {
-		tpl := path(spec, at.path...)
-		if items(path(tpl, "spec", "containers")) != nil {
-			return tpl, at.job, true
+	}{{[]string{"template"}, o.kind == "Job"}, {[]string{"jobTemplate", "spec", "template"}, true}, {[]string{"jobTargetRef", "template"}, true}} {
+		if tpl := path(spec, at.path...); has(tpl) {
+			out = append(out, podTemplate{tpl, at.job})
 		}
 	}
-	return nil, false, false
+	for _, m := range items(get(spec, "metrics")) {
+		if tpl := path(m, "provider", "job", "spec", "template"); has(tpl) {
+			out = append(out, podTemplate{tpl, true})
+		}
+	}
+	return out
 }
 
-// podOf is the pod template of o, if it holds one.
-func podOf(o object, lines *fileLines) (*pod, bool) {
-	tpl, job, ok := template(o)
-	if !ok {
-		return nil, false
+// Knative Serving makes a revision's timeoutSeconds its pods'
+// terminationGracePeriodSeconds (pkg/reconciler/revision/resources/deploy.go,
+// BuildPodSpec), 300 when the revision does not set it
+// (config.DefaultRevisionTimeoutSeconds, unless the cluster's
+// config-defaults changes it); a template cannot set the grace period
+// itself.
+const (
+	knativeGroup   = "serving.knative.dev/"
+	knativeTimeout = 300 * time.Second
+)
+
+// jobName is what should complete, as messages name it: the Job or
+// CronJob, or the Job that another kind starts (a ScaledJob's, an
+// AnalysisTemplate's).
+func (p *pod) jobName() string {
+	if p.kind == "Job" || p.kind == "CronJob" {
+		return p.kind
 	}
+	return p.kind + "'s Job"
+}
+
+// podsOf are the pod templates of o.
+func podsOf(o object, lines *fileLines) []*pod {
+	var out []*pod
+	for _, t := range templates(o) {
+		out = append(out, podOf(o, t, lines))
+	}
+	return out
+}
+
+// podOf reads the pod template t of o.
+func podOf(o object, t podTemplate, lines *fileLines) *pod {
+	tpl := t.node
 	spec := get(tpl, "spec")
 	p := &pod{
 		object:        o,
-		job:           job,
+		job:           t.job,
 		labels:        metaOf(path(tpl, "metadata", "labels")),
 		annotations:   metaOf(path(tpl, "metadata", "annotations")),
 		grace:         30 * time.Second, // the API server's default
+		graceName:     "terminationGracePeriodSeconds",
 		restartPolicy: scalarOf(get(spec, "restartPolicy")),
 	}
+	graceField := "terminationGracePeriodSeconds"
+	if strings.HasPrefix(str(get(o.node, "apiVersion")), knativeGroup) {
+		p.grace, p.graceName, graceField = knativeTimeout, "timeoutSeconds", "timeoutSeconds"
+		p.graceWhy = " (Knative makes a revision's timeoutSeconds its pods' grace period; 300 when it is not set)"
+	}
 	p.node = nil
-	if g := get(spec, "terminationGracePeriodSeconds"); g != nil {
+	if g := get(spec, graceField); g != nil {
 		if n, err := strconv.ParseInt(str(g), 10, 64); err == nil && n >= 0 {
 			p.grace, p.graceLine = time.Duration(n)*time.Second, lineOf(g)
 		}
@@ -346,7 +400,7 @@ func podOf(o object, lines *fileLines) (*pod, bool) {
 			c.name = fmt.Sprintf("#%d", i+1) // a Knative Service's may have none
 		}
 	}
-	return p, true
+	return p
 }
 
 // label is the pod's label or annotation called key, as several injectors
@@ -403,10 +457,13 @@ type reference struct {
 
 // probe is one of a container's probes that reaches a port.
 type probe struct {
-	kind   string // readinessProbe, livenessProbe, startupProbe
-	port   scalar // a number or a named port
-	period int    // periodSeconds
-	host   string
+	kind    string // readinessProbe, livenessProbe, startupProbe
+	handler string // httpGet, tcpSocket, grpc
+	port    scalar // a number or a named port
+	period  int    // periodSeconds
+	host    string
+	path    string // httpGet's
+	scheme  string // httpGet's: HTTP or HTTPS
 }
 
 func containerOf(n *yaml.Node, init bool, lines *fileLines) *container {
@@ -457,7 +514,8 @@ func containerOf(n *yaml.Node, init bool, lines *fileLines) *container {
 		}
 		for _, handler := range []string{"httpGet", "tcpSocket", "grpc"} {
 			if h := get(pr, handler); h != nil {
-				c.probes = append(c.probes, probe{kind: kind, port: scalarOf(get(h, "port")), period: period, host: str(get(h, "host"))})
+				c.probes = append(c.probes, probe{kind: kind, handler: handler, port: scalarOf(get(h, "port")), period: period,
+					host: str(get(h, "host")), path: str(get(h, "path")), scheme: str(get(h, "scheme"))})
 			}
 		}
 	}
@@ -494,11 +552,13 @@ func preStopTime(h *yaml.Node) time.Duration {
 		}
 	}
 	var argv []string
+	var words []word
 	for _, it := range items(path(h, "exec", "command")) {
 		argv = append(argv, str(it))
+		words = append(words, word{text: str(it), known: true})
 	}
-	if len(argv) >= 3 && isShell(argv[0]) && scriptFlag(argv[1]) {
-		argv = strings.Fields(argv[2]) // "sleep 5 && nginx -s quit" sleeps 5s at least
+	if i, ok := shellScript(words); ok {
+		argv = strings.Fields(argv[i]) // "sleep 5 && nginx -s quit" sleeps 5s at least
 	}
 	if len(argv) >= 2 && baseName(argv[0]) == "sleep" {
 		return sleepTime(strings.TrimRight(argv[1], ";&|"))

@@ -38,12 +38,48 @@ const (
 	maxExpansion  = 1_000_000
 )
 
+// Bounds on a setting that holds YAML or JSON of its own (Istio's
+// proxy.istio.io/config), which is parsed again for each pod that has it:
+// the API server takes at most 256 KiB of a pod's annotations in all
+// (apimachinery's TotalAnnotationSizeLimitB), and the settings read from
+// one are a handful of fields, so a few thousand nodes are plenty. Past
+// either bound the setting is not read, at the cost of a look at its
+// text.
+const (
+	maxNestedBytes = 256 << 10
+	maxNestedNodes = 10_000
+)
+
+// errNestedBound is a nested setting past its bounds, as unknown-value
+// names where the value it holds would come from.
+const errNestedBound = pastBound("larger than is read of an annotation (256 KiB, the most the API server takes of a pod's annotations, or about 10000 YAML nodes)")
+
+// parseNested parses a setting that holds YAML or JSON, within the bounds
+// above: its root node, or an error.
+func parseNested(text string) (*yaml.Node, error) {
+	if len(text) > maxNestedBytes || nodesAtMost([]byte(text)) > maxNestedNodes {
+		return nil, errNestedBound
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &n); err != nil {
+		return nil, err
+	}
+	if len(n.Content) == 0 {
+		return nil, errors.New("empty")
+	}
+	if err := checkAliases(&n); err != nil {
+		return nil, err
+	}
+	return n.Content[0], nil
+}
+
 // source is a file to read: a path, or stdin; or a path that cannot be
 // read, and why.
 type source struct {
 	name  string // as findings name it
 	path  string // "" for stdin
 	chart bool   // a file of a Helm chart's templates directory
+	own   bool   // a chart's own file beside its Chart.yaml (values.yaml), or Chart.yaml
 	err   error
 }
 
@@ -74,7 +110,7 @@ func sources(paths []string) []source {
 			continue
 		}
 		if !st.IsDir() {
-			out = append(out, source{name: p, path: p, chart: inChart(p, charts)})
+			out = append(out, source{name: p, path: p, chart: inChart(p, charts), own: chartsOwn(p)})
 			continue
 		}
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
@@ -89,7 +125,7 @@ func sources(paths []string) []source {
 				// Opening a FIFO would wait for a writer for ever.
 				bad(path, errors.New("not a regular file"))
 			default:
-				out = append(out, source{name: path, path: path, chart: inChart(path, charts)})
+				out = append(out, source{name: path, path: path, chart: inChart(path, charts), own: chartsOwn(path)})
 			}
 			return nil
 		})
@@ -122,6 +158,14 @@ func inChart(file string, known map[string]bool) bool {
 		}
 		dir = up
 	}
+}
+
+// chartsOwn says whether a file is a Helm chart's own, beside its
+// Chart.yaml: no manifest, and not worth a warning that it was skipped,
+// since the chart's templates get a finding that says to render them.
+func chartsOwn(file string) bool {
+	_, err := os.Stat(filepath.Join(filepath.Dir(file), "Chart.yaml"))
+	return err == nil
 }
 
 // regular says whether a directory's entry is a file, itself or through a
@@ -191,7 +235,11 @@ func readAll(src source, stdin io.Reader, limit int) ([]byte, error) {
 }
 
 // helmAction is the line of data's first Helm template action, {{ ... }}
-// on one line; 0 when it has none.
+// on one line, as Go's templates write them; 0 when it has none. Other
+// tools' placeholders in {{ }} are no actions: Argo's {{args.name}} and
+// {{inputs.parameters.x}}, replaced by Argo Rollouts and Argo Workflows
+// when they run what the manifest holds, are part of a manifest as
+// applied.
 func helmAction(data []byte) int {
 	line := 1
 	for off := 0; off < len(data); line++ {
@@ -201,12 +249,40 @@ func helmAction(data []byte) int {
 			next = off + end + 1
 		}
 		text := data[off:next]
-		if i := bytes.Index(text, []byte("{{")); i >= 0 && bytes.Contains(text[i+2:], []byte("}}")) {
-			return line
+		for rest := text; ; {
+			i := bytes.Index(rest, []byte("{{"))
+			if i < 0 || !bytes.Contains(rest[i+2:], []byte("}}")) {
+				break
+			}
+			if goAction(rest[i+2:]) {
+				return line
+			}
+			rest = rest[i+2:]
 		}
 		off = next
 	}
 	return 0
+}
+
+// goAction says whether the text after "{{" opens an action of a Go
+// template, as Helm's are written ({{ .Values.x }}, {{- include "x" . }},
+// {{ $v }}, {{ end }}): it starts with a dot, a variable, a parenthesis, a
+// string or a comment, or with a word that has no dot in it, a keyword or
+// a function's name. A dotted name ({{args.namespace}}, {{ workflow.name
+// }}) or an expression ({{=...}}) is another tool's placeholder.
+func goAction(rest []byte) bool {
+	rest = bytes.TrimLeft(bytes.TrimPrefix(rest, []byte("-")), " \t")
+	if len(rest) == 0 {
+		return false
+	}
+	if strings.IndexByte(".$(\"`/", rest[0]) >= 0 {
+		return true
+	}
+	end := bytes.IndexAny(rest, " \t}|")
+	if end < 0 {
+		end = len(rest)
+	}
+	return validName(string(rest[:end]))
 }
 
 // helmFinding says that a file is a Helm template, which is YAML only once
@@ -263,6 +339,7 @@ func (f *fileLines) scalar(n *yaml.Node) scalar {
 		return v
 	case yaml.FoldedStyle:
 		v.line++
+		v.folded = true
 	default:
 		if !strings.ContainsAny(v.s, " \t\n") {
 			return v // one word: on one line
@@ -300,23 +377,28 @@ func (f *fileLines) scalar(n *yaml.Node) scalar {
 
 // parseFile reads the documents of a file into the input: its pod
 // templates, Namespaces, ConfigMaps and Secrets, or the findings that say
-// why a document cannot be read. A Helm template is one finding: a file
+// why a document cannot be read; it returns the line of its first
+// document that is no Kubernetes object (no kind), 0 when there is none. A Helm template is one finding: a file
 // with {{ ... }} holds what it read until it is known not to be one; it is
 // one when a document does not parse, or parses with a {{ ... }} where a
 // value goes. {{ ... }} inside a string (a ConfigMap's alerting template)
 // is text.
-func (in *input) parseFile(name string, data []byte, chart bool) {
+func (in *input) parseFile(name string, data []byte, chart bool) int {
 	action := helmAction(data)
 	if chart && action > 0 {
 		in.findings = append(in.findings, helmFinding(name, action))
-		return
+		return 0
 	}
+	notObject := 0
 	lines := &fileLines{data: data}
 	var held []kept
 	var bad []Finding
 	helm := false // a {{ ... }} that YAML took for a mapping's key
 	documents(name, data, func(root *yaml.Node) {
 		helm = helm || action > 0 && mappingKey(root)
+		if notObject == 0 && str(get(root, "kind")) == "" && root.ShortTag() != "!!null" {
+			notObject = root.Line
+		}
 		for _, o := range objects(name, root) {
 			for _, k := range in.keep(o, lines) {
 				if action > 0 {
@@ -329,12 +411,20 @@ func (in *input) parseFile(name string, data []byte, chart bool) {
 	}, func(f Finding) { bad = append(bad, f) })
 	if action > 0 && (len(bad) > 0 || helm) {
 		in.findings = append(in.findings, helmFinding(name, action))
-		return
+		return 0
 	}
 	in.findings = append(in.findings, bad...)
 	for _, k := range held {
 		in.add(k)
 	}
+	return notObject
+}
+
+// skippedFinding says that a document is no Kubernetes object, and so
+// was not checked.
+func skippedFinding(file string, line int) Finding {
+	return Finding{File: file, Line: line, Level: levelOf(ruleSkipped), Rule: ruleSkipped,
+		Message: "not a Kubernetes object (it has no kind): nothing in this document is checked"}
 }
 
 // documents parses each document of a file and passes its root to doc, or
@@ -352,7 +442,8 @@ func documents(name string, data []byte, doc func(*yaml.Node), bad func(Finding)
 				return
 			}
 		}
-		if key, first, again := duplicateKey(root); key != "" {
+		// Only an object is the API server's to refuse.
+		if key, first, again := duplicateKey(root); key != "" && kubernetesObject(root) {
 			bad(inputFinding(name, again, fmt.Sprintf("the key %s is given twice in one mapping (lines %d and %d), which the API server's strict field validation refuses: keep one", strconv.Quote(key), first, again)))
 			return
 		}
@@ -392,6 +483,12 @@ func documents(name string, data []byte, doc func(*yaml.Node), bad func(Finding)
 			whole(root, p)
 		}
 	}
+}
+
+// kubernetesObject says whether a document is one the API server takes:
+// it has apiVersion and kind.
+func kubernetesObject(root *yaml.Node) bool {
+	return str(get(root, "apiVersion")) != "" && str(get(root, "kind")) != ""
 }
 
 // mappingKey says whether a mapping of the document has a mapping for a

@@ -2,11 +2,14 @@ package check
 
 import (
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A finding names the URL it is about as proxy-await's own logs do: with
@@ -27,5 +30,28 @@ func TestFindingsMaskPasswords(t *testing.T) {
 		plain, _ := url.PathUnescape(secret)
 		assert.NotContains(t, all, secret)
 		assert.NotContains(t, all, plain)
+	}
+}
+
+// No finding of testdata/cases/secrets.txtar shows any of the secrets its
+// manifests hold, each of which has "s3cret" in it: the golden file says
+// what is shown instead; this says that nothing is shown of them.
+func TestCasesHoldNoSecret(t *testing.T) {
+	ar, err := txtar.ParseFile(filepath.Join("testdata", "cases", "secrets.txtar"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	var paths []string
+	for _, f := range ar.Files {
+		if isWant(f.Name) {
+			continue
+		}
+		p := filepath.Join(dir, f.Name)
+		require.NoError(t, os.WriteFile(p, f.Data, 0o644))
+		paths = append(paths, p)
+	}
+	got := lines(t, "", paths...)
+	require.NotEmpty(t, got)
+	for _, l := range got {
+		assert.NotContains(t, l, "s3cret")
 	}
 }

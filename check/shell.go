@@ -14,7 +14,10 @@
 package check
 
 import (
+	"slices"
 	"strings"
+
+	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
 // part is a piece of a word: literal text, or a parameter to expand.
@@ -26,6 +29,9 @@ type part struct {
 	quoted  bool   // inside double quotes: not split into fields
 	unknown bool   // a command substitution, arithmetic, or an expansion not read here
 	raw     string // the text as written, for messages
+	// A command substitution's script, and where it starts in raw.
+	script   string
+	scriptAt int
 }
 
 // rawWord is a word of a script before expansion, and where it starts.
@@ -34,8 +40,25 @@ type rawWord struct {
 	at    int
 }
 
-// rawCommand is a simple command's words, before expansion.
-type rawCommand []rawWord
+// rawCommand is a simple command's words, before expansion, and why it
+// runs in a subshell, if it does: an exec there replaces the subshell, and
+// the shell stays.
+type rawCommand struct {
+	words []rawWord
+	sub   string
+}
+
+// Why a command runs in a subshell, as messages say it.
+const (
+	inPipeline     = "in a pipeline (|)"
+	inParentheses  = "in a subshell ( ... )"
+	inBackground   = "in the background (&)"
+	inSubstitution = "in a command substitution"
+)
+
+// maxNesting bounds how deep command substitutions are read inside each
+// other: deeper ones stay unknown words.
+const maxNesting = 8
 
 // reserved says whether a word opens or closes a compound command: a
 // simple command may follow it in the same statement.
@@ -50,11 +73,15 @@ func reserved(w string) bool {
 // lexScript splits a script into its simple commands.
 func lexScript(s string) []rawCommand {
 	l := &lexer{s: s}
+	l.run()
+	return l.cmds
+}
+
+func (l *lexer) run() {
 	for l.i < len(l.s) {
 		l.step()
 	}
 	l.endCommand()
-	return l.cmds
 }
 
 // lexer reads a script a construct at a time: step reads the one that
@@ -63,12 +90,16 @@ func lexScript(s string) []rawCommand {
 type lexer struct {
 	s        string
 	i        int             // where the next construct starts
+	base     int             // where s starts in the whole script (a command substitution's)
+	nesting  int             // how many command substitutions s is inside
 	cmds     []rawCommand    // the commands read
-	cur      rawCommand      // the words of the command being read
+	cur      []rawWord       // the words of the command being read
 	w        *rawWord        // the word being read; nil between words
 	lit      strings.Builder // the word's literal text not yet in its parts
 	heredocs []string        // delimiters whose bodies start after the line
 	skipWord bool            // the next word is a redirection's target
+	parens   []bool          // the ( ) open around i: true for a subshell
+	piped    bool            // the next command is the right side of a |
 }
 
 // step reads the construct at i.
@@ -87,6 +118,7 @@ func (l *lexer) step() {
 		l.start(i)
 		l.flushLit(false)
 		p, next := expansion(s, i, false)
+		l.substitution(p, i)
 		l.w.parts = append(l.w.parts, p)
 		l.i = next
 	case ch == '#' && l.w == nil:
@@ -96,7 +128,11 @@ func (l *lexer) step() {
 	case ch == '\n':
 		l.endCommand()
 		l.hereDocBodies()
-	case strings.IndexByte(";&|()", ch) >= 0:
+	case ch == '(' || ch == ')':
+		l.parenthesis(ch)
+	case ch == '|' || ch == '&':
+		l.control(ch)
+	case ch == ';':
 		l.endCommand()
 		l.skipWord = false
 		l.i++
@@ -113,7 +149,61 @@ func (l *lexer) step() {
 // start begins a word at at, unless one is being read.
 func (l *lexer) start(at int) {
 	if l.w == nil {
-		l.w = &rawWord{at: at}
+		l.w = &rawWord{at: l.base + at}
+	}
+}
+
+// parenthesis reads ( or ): one at the start of a command opens a
+// subshell, whose commands run in a process of their own; (( opens
+// arithmetic, and any other ( a function's f() or a case pattern.
+func (l *lexer) parenthesis(ch byte) {
+	atStart := l.w == nil && len(l.cur) == 0
+	l.endCommand()
+	l.skipWord = false
+	l.i++
+	switch {
+	case ch == '(':
+		l.parens = append(l.parens, atStart && (l.i >= len(l.s) || l.s[l.i] != '('))
+	case len(l.parens) > 0:
+		l.parens = l.parens[:len(l.parens)-1]
+	}
+}
+
+// control reads | or &: || and && join commands that the shell runs
+// itself, while each side of a pipe, and a command sent to the
+// background, runs in a subshell.
+func (l *lexer) control(ch byte) {
+	double := l.i+1 < len(l.s) && l.s[l.i+1] == ch
+	ended := l.endCommand()
+	l.skipWord = false
+	if double {
+		l.i += 2
+		return
+	}
+	l.i++
+	why := inBackground
+	if ch == '|' {
+		why, l.piped = inPipeline, true
+		if l.i < len(l.s) && l.s[l.i] == '&' {
+			l.i++ // |& pipes stderr too
+		}
+	}
+	if ended && l.cmds[len(l.cmds)-1].sub == "" {
+		l.cmds[len(l.cmds)-1].sub = why
+	}
+}
+
+// substitution reads the commands of a command substitution, $(...) or
+// `...`, which run in a subshell before the command that holds it.
+func (l *lexer) substitution(p part, at int) {
+	if p.script == "" || l.nesting >= maxNesting {
+		return
+	}
+	inner := &lexer{s: p.script, base: l.base + at + p.scriptAt, nesting: l.nesting + 1}
+	inner.run()
+	for _, c := range inner.cmds {
+		c.sub = inSubstitution
+		l.cmds = append(l.cmds, c)
 	}
 }
 
@@ -140,8 +230,9 @@ func (l *lexer) endWord() {
 	l.w = nil
 }
 
-// endCommand ends the statement being read and keeps its simple command.
-func (l *lexer) endCommand() {
+// endCommand ends the statement being read and keeps its simple command;
+// it says whether there was one.
+func (l *lexer) endCommand() bool {
 	l.endWord()
 	cur := l.cur
 	// Reserved words at the start of a statement open a compound
@@ -157,10 +248,20 @@ func (l *lexer) endCommand() {
 			cur = nil // case WORD in: the items follow, each after its ")"
 		}
 	}
-	if len(cur) > 0 {
-		l.cmds = append(l.cmds, cur)
-	}
 	l.cur = nil
+	if len(cur) == 0 {
+		return false
+	}
+	c := rawCommand{words: cur}
+	switch {
+	case slices.Contains(l.parens, true):
+		c.sub = inParentheses
+	case l.piped:
+		c.sub = inPipeline
+	}
+	l.piped = false
+	l.cmds = append(l.cmds, c)
+	return true
 }
 
 // escaped reads a backslash and the byte it quotes; a backslash before a
@@ -219,6 +320,7 @@ func (l *lexer) doubleQuoted() {
 		case s[i] == '$' || s[i] == '`':
 			l.flushLit(true)
 			p, next := expansion(s, i, true)
+			l.substitution(p, i)
 			l.w.parts = append(l.w.parts, p)
 			i = next - 1
 		default:
@@ -308,20 +410,31 @@ func expansion(s string, i int, quoted bool) (part, int) {
 		end = min(end, len(s))
 		return part{unknown: true, quoted: quoted, raw: s[i:end]}, end
 	}
+	// substituted is a command substitution whose script is s[from:end-1].
+	substituted := func(from, end int) (part, int) {
+		p, next := unknown(end)
+		p.script, p.scriptAt = s[min(from, len(s)):max(from, min(end-1, len(s)))], from-i
+		return p, next
+	}
 	if s[i] == '`' {
 		end := strings.IndexByte(s[i+1:], '`')
 		if end < 0 {
-			return unknown(len(s))
+			return substituted(i+1, len(s)+1)
 		}
-		return unknown(i + end + 2)
+		return substituted(i+1, i+end+2)
 	}
 	if i+1 >= len(s) {
 		return part{lit: "$", quoted: quoted, raw: "$"}, i + 1
 	}
 	switch ch := s[i+1]; {
+	case ch == '(' && i+2 < len(s) && s[i+2] == '(':
+		return unknown(parenEnd(s, i+1)) // $((expr))
 	case ch == '(':
-		// $(cmd) or $((expr)): to the matching parenthesis.
-		return unknown(parenEnd(s, i+1))
+		end := parenEnd(s, i+1)
+		if s[end-1] != ')' {
+			return substituted(i+2, end+1) // not closed: to the end
+		}
+		return substituted(i+2, end)
 	case ch == '{':
 		return braced(s, i, quoted)
 	case ch == '@' || ch >= '1' && ch <= '9':
@@ -424,7 +537,8 @@ type script struct {
 // positional parameters positional.
 func newScript(src scalar, vars *environment, positional []word) *script {
 	sc := &script{src: src, cmds: lexScript(src.s), assigned: map[string]bool{}, positional: positional, vars: vars}
-	for _, cmd := range sc.cmds {
+	for _, c := range sc.cmds {
+		cmd := c.words
 		i := 0
 		for i < len(cmd) && isAssignment(cmd[i].prefix()) {
 			i++
@@ -473,16 +587,23 @@ func nameOf(w string) string {
 	return name
 }
 
+// command is a simple command of a script with its words expanded, and
+// why it runs in a subshell, if it does.
+type command struct {
+	words []word
+	sub   string
+}
+
 // commands are the script's simple commands with their words expanded.
-func (sc *script) commands() [][]word {
-	var out [][]word
+func (sc *script) commands() []command {
+	var out []command
 	for _, cmd := range sc.cmds {
 		var words []word
-		for _, w := range cmd {
+		for _, w := range cmd.words {
 			words = append(words, sc.expand(w)...)
 		}
 		if len(words) > 0 {
-			out = append(out, words)
+			out = append(out, command{words, cmd.sub})
 		}
 	}
 	return out
@@ -496,20 +617,21 @@ func (sc *script) expand(w rawWord) []word {
 	if len(w.parts) == 1 && w.parts[0].param == "@" && !sc.shifted {
 		var out []word
 		for _, p := range sc.positional {
-			out = append(out, word{text: p.text, known: p.known, from: p.from, line: line})
+			out = append(out, word{text: p.text, known: p.known, from: p.from, line: line, secret: p.secret, written: p.written})
 		}
 		return out
 	}
-	out := word{known: true, line: line}
+	out := word{known: true, line: line, folded: sc.src.folded}
 	var text, raw strings.Builder
 	split := len(w.parts) == 1 && w.parts[0].param != "" && !w.parts[0].quoted
 	for _, p := range w.parts {
-		raw.WriteString(p.raw)
+		raw.WriteString(shownRaw(p))
 		if p.param == "" && !p.unknown {
 			text.WriteString(p.lit)
 			continue
 		}
 		v := sc.param(p)
+		out.secret = out.secret || v.secret
 		if !v.known {
 			out.known = false
 			if out.from == "" {
@@ -523,10 +645,13 @@ func (sc *script) expand(w rawWord) []word {
 		return []word{out}
 	}
 	out.text = text.String()
+	if out.secret {
+		out.written = raw.String()
+	}
 	if split {
 		var fields []word
 		for _, f := range strings.Fields(out.text) {
-			fields = append(fields, word{text: f, known: true, line: line})
+			fields = append(fields, word{text: f, known: true, line: line, folded: sc.src.folded, secret: out.secret, written: out.written})
 		}
 		return fields
 	}
@@ -537,12 +662,12 @@ func (sc *script) expand(w rawWord) []word {
 func (sc *script) param(p part) value {
 	switch {
 	case p.unknown:
-		return value{from: p.raw + ", which the shell computes when the pod starts"}
+		return value{from: shownRaw(p) + ", which the shell computes when the pod starts"}
 	case positionalName(p.param):
 		n := int(p.param[0] - '1')
 		switch {
 		case sc.shifted:
-			return value{from: p.raw + ", after the script changes its positional parameters"}
+			return value{from: shownRaw(p) + ", after the script changes its positional parameters"}
 		case p.param == "@":
 			var parts []string
 			for _, w := range sc.positional {
@@ -553,7 +678,8 @@ func (sc *script) param(p part) value {
 			}
 			return value{text: strings.Join(parts, " "), known: true}
 		case n < len(sc.positional):
-			return value{text: sc.positional[n].text, known: sc.positional[n].known, from: sc.positional[n].from}
+			w := sc.positional[n]
+			return value{text: w.text, known: w.known, from: w.from, secret: w.secret}
 		}
 		return value{known: true} // not given
 	case sc.assigned[p.param]:
@@ -566,9 +692,42 @@ func (sc *script) param(p part) value {
 	case !set:
 		return value{from: "the shell variable $" + p.param + ", which the manifest does not set (the image may)"}
 	case p.op == ":-" && v.text == "":
-		return value{text: p.def, known: true}
+		return value{text: p.def, known: true, secret: secretName(p.param)}
 	}
+	v.secret = v.secret || secretName(p.param)
 	return v
+}
+
+// shownRaw is an expansion as messages show it: as written, but for what
+// may be a credential: a command substitution shows only the program it
+// runs ($(curl ...)), a default value (${VAR:-default}) only as far as a
+// URL may be shown, or not at all under a name that says it is a secret.
+func shownRaw(p part) string {
+	switch {
+	case strings.HasPrefix(p.raw, "$(") && !strings.HasPrefix(p.raw, "$(("), strings.HasPrefix(p.raw, "`"):
+		open, end := "$(", ")"
+		if p.raw[0] == '`' {
+			open, end = "`", "`"
+		}
+		fields := strings.Fields(p.script)
+		switch {
+		case len(fields) == 0 || !redact.IsName(strings.ReplaceAll(fields[0], "/", "")):
+			return open + "..." + end
+		case len(fields) == 1:
+			return open + fields[0] + end
+		}
+		return open + fields[0] + " ..." + end
+	case p.def != "":
+		def := redact.Word(p.def)
+		switch {
+		case secretName(p.param):
+			def = redact.Mask
+		case strings.ContainsAny(p.def, "$`"):
+			def = "..."
+		}
+		return "${" + p.param + p.op + def + "}"
+	}
+	return p.raw
 }
 
 // isAssignment says whether a word is NAME=value.

@@ -14,8 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/proxies"
 )
 
@@ -609,12 +608,12 @@ func settingOf(c *container, how proxies.Settings, name string, boolean bool) ow
 			out = ownSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: w.from, line: w.line}}
 		case !w.known:
 		case strings.HasPrefix(w.text, "--"+name+"="):
-			out = ownSetting{text: w.text[len(name)+3:], set: true, where: w.text}
+			out = ownSetting{text: w.text[len(name)+3:], set: true, where: shownWord(w)}
 		case w.text == "--"+name && boolean:
-			out = ownSetting{text: "true", set: true, where: w.text}
+			out = ownSetting{text: "true", set: true, where: shownWord(w)}
 		case w.text == "--"+name && i+1 < len(words):
 			next := words[i+1]
-			out = ownSetting{text: next.text, set: true, where: w.text + " " + next.text}
+			out = ownSetting{text: next.text, set: true, where: w.text + " " + shownWord(next)}
 			if !next.known {
 				out = ownSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: next.from, line: next.line}}
 			}
@@ -628,7 +627,11 @@ func settingOf(c *container, how proxies.Settings, name string, boolean bool) ow
 	case !v.known:
 		return ownSetting{unknown: &unknownValue{what: c.name + "'s $" + env, from: v.from, line: c.varLine(env), may: v.may}}
 	case set:
-		return ownSetting{text: strings.TrimSpace(v.text), set: true, where: fmt.Sprintf("%s: %q", env, v.text)}
+		shown := redact.Word(v.text)
+		if v.secret {
+			shown = redact.Mask
+		}
+		return ownSetting{text: strings.TrimSpace(v.text), set: true, where: fmt.Sprintf("%s: %q", env, shown)}
 	}
 	if how.ConfigFile != "" && name != how.ConfigFile {
 		if f := settingOf(c, how, how.ConfigFile, false); f.set || f.unknown != nil {
@@ -760,10 +763,14 @@ func proxyConfigStop(p *pod, s *sidecar) {
 		field, d = st.NativeField, st.NativeDefault
 	}
 	a := p.annotations.at(st.Key)
-	if v, ok := proxyConfigField(a.s, field); ok {
+	switch v, ok, err := proxyConfigField(a.s, field); {
+	case err == errNestedBound:
+		s.stopUnknown = &unknownValue{what: field, from: st.Key + ", which is " + err.Error(), line: a.line}
+		s.stopWhy = field + " in " + st.Key
+	case ok:
 		d = v
 		s.stopWhy, s.stopLine = fmt.Sprintf("%s %s in %s", field, v, st.Key), a.line
-	} else {
+	default:
 		s.stopWhy = fmt.Sprintf("%s in %s, default %s", field, st.Key, d)
 	}
 	s.stop, s.stopFix, s.stopBesides = s.preStop()+d, field+" in "+st.Key, s.preStop()
@@ -788,15 +795,16 @@ func flagStop(s *sidecar) {
 }
 
 // proxyConfigField reads one duration field of an annotation that holds
-// YAML (or JSON) of Istio's ProxyConfig.
-func proxyConfigField(annotation, field string) (time.Duration, bool) {
+// YAML (or JSON) of Istio's ProxyConfig, within the bounds of a nested
+// parse (errNestedBound past them).
+func proxyConfigField(annotation, field string) (time.Duration, bool, error) {
 	if annotation == "" {
-		return 0, false
+		return 0, false, nil
 	}
-	var n yaml.Node
-	if yaml.Unmarshal([]byte(annotation), &n) != nil || len(n.Content) == 0 || checkAliases(&n) != nil {
-		return 0, false
+	root, err := parseNested(annotation)
+	if err != nil {
+		return 0, false, err
 	}
-	d, err := time.ParseDuration(str(get(n.Content[0], field)))
-	return d, err == nil
+	d, err := time.ParseDuration(str(get(root, field)))
+	return d, err == nil, nil
 }

@@ -7,18 +7,24 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
 // value is what a variable or a word holds: its text, or, when the input
 // does not hold it, where it comes from ("ConfigMap timings (key delay),
 // which the input does not hold").
 type value struct {
-	text  string
-	known bool
-	from  string
-	may   bool // an unknown value that may come from there (an envFrom), or not at all
+	text   string
+	known  bool
+	from   string
+	may    bool // an unknown value that may come from there (an envFrom), or not at all
+	secret bool // a credential: from a Secret, or a variable whose name says so
 }
 
 // word is an argument of a command line, with where it is.
@@ -28,6 +34,12 @@ type word struct {
 	from   string // where an unknown word's value comes from
 	line   int
 	breaks []int // a multi-line scalar's: where its later lines start (a script's)
+	folded bool  // of a folded block scalar, whose lines are joined
+	// secret: its text is a credential, which findings never show; they
+	// show written instead, the word as the script writes it ($TOKEN),
+	// or, when that is empty, redact.Mask.
+	secret  bool
+	written string
 }
 
 // variable is a container's variable: its value and the line that sets it.
@@ -86,7 +98,7 @@ func resolve(c *container, namespace string, stores map[storeKey]*store) {
 		}
 		for k, v := range st.data {
 			if validName(r.prefix + k) {
-				e.vars[r.prefix+k] = variable{value{text: v, known: true}, r.line}
+				e.vars[r.prefix+k] = variable{value{text: v, known: true, secret: r.kind == "Secret" || secretName(r.prefix+k)}, r.line}
 			}
 		}
 	}
@@ -95,6 +107,7 @@ func resolve(c *container, namespace string, stores map[storeKey]*store) {
 		switch r := ev.from; {
 		case r == nil:
 			v.value = e.expand(ev.value)
+			v.secret = v.secret || secretName(ev.name)
 		case r.kind == "":
 			v.from = r.describe() + ", which only the running pod knows"
 		default:
@@ -105,7 +118,7 @@ func resolve(c *container, namespace string, stores map[storeKey]*store) {
 			}
 			switch {
 			case ok:
-				v.text, v.known = text, true
+				v.text, v.known, v.secret = text, true, r.kind == "Secret" || secretName(ev.name)
 			case st != nil && r.optional:
 				continue // an optional key that is not there: not set
 			case st != nil:
@@ -159,6 +172,7 @@ func (e *environment) expand(s string) value {
 				b.WriteString(ref)
 			case ok && v.known:
 				b.WriteString(v.text)
+				out.secret = out.secret || v.secret
 			case ok:
 				unknown(ref + ", which comes from " + v.from)
 				b.WriteString(ref)
@@ -183,7 +197,70 @@ func (c *container) words(list []scalar) []word {
 	var out []word
 	for _, s := range list {
 		v := c.vars.expand(s.s)
-		out = append(out, word{text: v.text, known: v.known, from: v.from, line: s.line, breaks: s.breaks})
+		out = append(out, word{text: v.text, known: v.known, from: v.from, line: s.line, breaks: s.breaks, folded: s.folded, secret: v.secret})
 	}
 	return out
+}
+
+// secretName says whether a variable's name says that its value is a
+// credential: TOKEN, PASSWORD, SECRET, AUTH, KEY and the like, in any case.
+func secretName(name string) bool {
+	name = strings.ToUpper(name)
+	for _, s := range []string{"PASS", "SECRET", "TOKEN", "AUTH", "CRED", "KEY", "COOKIE", "SESSION", "BEARER", "PRIVATE"} {
+		if strings.Contains(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// credentialFlags are the options of HTTP clients (curl, wget, HTTPie)
+// whose value is a credential, in the next word or after "=".
+var credentialFlags = []string{"-u", "--user", "-U", "--proxy-user", "--oauth2-bearer", "--password", "--http-password",
+	"--proxy-password", "--ftp-password", "-a", "--auth", "-b", "--cookie"}
+
+// markCredentials marks the words of a command that are credentials: the
+// value of a credential option (curl -u USER:PASS, -uUSER:PASS,
+// --user=USER:PASS) and a header that carries one (-H "Authorization:
+// Bearer ...").
+func markCredentials(words []word) {
+	for i := range words {
+		t := words[i].text
+		name, _, hasValue := strings.Cut(t, "=")
+		switch {
+		case slices.Contains(credentialFlags, name) && hasValue,
+			len(t) > 2 && t[0] == '-' && t[1] == 'u',
+			credentialHeader(t):
+			words[i].secret = true
+		case slices.Contains(credentialFlags, t) && i+1 < len(words):
+			words[i+1].secret = true
+		}
+	}
+}
+
+// credentialHeader says whether an HTTP header, "Name: value" (or an
+// option --header=Name:value), carries a credential: by its name.
+func credentialHeader(h string) bool {
+	if rest, ok := strings.CutPrefix(h, "--header="); ok {
+		h = rest
+	}
+	name, _, ok := strings.Cut(h, ":")
+	return ok && name != "" && !strings.ContainsAny(name, " /") && (secretName(name) || strings.EqualFold(name, "Authorization"))
+}
+
+// shownWord is a word of a command as a finding quotes it: a credential
+// as written or masked, a URL as package redact shows it (its password
+// masked; a value that is no URL not past its host), the rest as it is;
+// in Go's quotes when it is empty or holds white space or a control
+// character (a folded scalar's word ends in a newline), so that the
+// finding stays one line.
+func shownWord(w word) string {
+	s := redact.Word(w.text)
+	if w.secret {
+		s = cmp.Or(w.written, redact.Mask)
+	}
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return strconv.Quote(s)
+	}
+	return s
 }

@@ -38,8 +38,10 @@ func Lookup(name string) *Proxy {
 }
 
 // Host is the host of every preset's URLs: the literal 127.0.0.1, since
-// localhost may resolve to ::1 while a proxy listens on IPv4 only
-// (linkerd/linkerd2#3849).
+// localhost may resolve to ::1 while a proxy listens on IPv4 only: Linkerd's
+// injector puts the proxy's admin server on 0.0.0.0:4191 unless IPv6 is
+// turned on (linkerd/linkerd2#12495 moved it to [::] for that; IPv6 is off
+// by default, linkerd/website#1820, the 2.16 docs).
 const Host = "127.0.0.1"
 
 // Proxy is what proxy-await knows of one proxy. A zero field is a fact
