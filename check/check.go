@@ -72,6 +72,9 @@ type Options struct {
 	// Dockerfile beside the manifests), or nil: a container that sets only
 	// args runs its image's entrypoint, which a manifest does not show.
 	Entrypoint func(image string) []string
+	// Mode is the mode that reads the manifests, as messages name it:
+	// --check, the default, or --inject.
+	Mode string
 }
 
 // Summary counts what a check looked at.
@@ -80,7 +83,8 @@ type Summary struct {
 }
 
 // input is what a check has read: the findings so far, the pod templates,
-// and the Namespaces, ConfigMaps and Secrets that they may read.
+// and the Namespaces, ConfigMaps and Secrets that they may read; and, for
+// a mode that rewrites the manifests (Read), each file whole.
 type input struct {
 	opt        Options
 	findings   []Finding
@@ -89,6 +93,8 @@ type input struct {
 	stores     map[storeKey]*store
 	left       int // bytes that may still be read
 	sum        Summary
+	files      []*File // kept by Read, nil for Paths
+	keepFiles  bool
 }
 
 func newInput(opt Options) *input {
@@ -99,26 +105,7 @@ func newInput(opt Options) *input {
 // order of the files, and of the lines in each.
 func Paths(paths []string, opt Options) ([]Finding, Summary) {
 	in := newInput(opt)
-	rank := map[string]int{}
-	for i, src := range sources(paths) {
-		rank[src.name] = i
-		if in.left < 0 {
-			continue // past the bound: said once
-		}
-		data, err := readAll(src, opt.Stdin, in.left)
-		if err != nil {
-			in.findings = append(in.findings, inputFinding(src.name, 0, reason(err)))
-			if err == errPastBound {
-				in.left = -1
-			}
-			continue
-		}
-		in.left -= len(data)
-		in.sum.Files++
-		if line := in.parseFile(src.name, data, src.chart); line > 0 && !src.own {
-			in.findings = append(in.findings, skippedFinding(src.name, line))
-		}
-	}
+	rank := in.readSources(paths)
 	flags := newFlagTable()
 	for i, p := range in.pods {
 		in.namespaceOf(p)
@@ -133,6 +120,39 @@ func Paths(paths []string, opt Options) ([]Finding, Summary) {
 		return cmp.Or(cmp.Compare(rank[a.File], rank[b.File]), cmp.Compare(a.Line, b.Line))
 	})
 	return in.findings, in.sum
+}
+
+// readSources reads the files at paths, within the bound on the whole
+// input, and returns each file's rank, the order its findings go in.
+func (in *input) readSources(paths []string) map[string]int {
+	rank := map[string]int{}
+	var bound *Finding // the finding that says the input is past its bound
+	for i, src := range sources(paths) {
+		rank[src.name] = i
+		before, pods := len(in.findings), len(in.pods)
+		if in.left < 0 {
+			in.keepFile(src.name, nil, []Finding{*bound}, 0, pods)
+			continue // past the bound: said once
+		}
+		data, err := readAll(src, in.opt.Stdin, in.left)
+		if err != nil {
+			f := inputFinding(src.name, 0, reason(err))
+			in.findings = append(in.findings, f)
+			if err == errPastBound {
+				in.left, bound = -1, &f
+			}
+			in.keepFile(src.name, nil, in.findings[before:], 0, pods)
+			continue
+		}
+		in.left -= len(data)
+		in.sum.Files++
+		line := in.parseFile(src.name, data, src.chart)
+		if line > 0 && !src.own {
+			in.findings = append(in.findings, skippedFinding(src.name, line))
+		}
+		in.keepFile(src.name, data, in.findings[before:], line, pods)
+	}
+	return rank
 }
 
 // keep reads what the check needs of an object, before its document's
@@ -222,27 +242,53 @@ func commonDir(a, b string) int {
 // as a whole, and returns the findings and how many such containers there
 // are.
 func checkPod(p *pod, stores map[storeKey]*store, flags *flagTable, opt Options) ([]Finding, int) {
+	a := analyse(p, stores, opt)
+	return a.judge(flags), len(a.invs)
+}
+
+// analysis is a pod template as the rules judge it: the containers that
+// run proxy-await, with their invocations, and the sidecars the pod shows.
+type analysis struct {
+	p    *pod
+	invs map[*container]invocation
+	mesh mesh
+	opt  Options
+}
+
+// analyse reads what p's containers run and which sidecars it shows, its
+// Namespace found (namespaceOf) and its variables read from stores.
+func analyse(p *pod, stores map[storeKey]*store, opt Options) *analysis {
 	for _, c := range p.containers {
 		resolve(c, p.namespace, stores)
 	}
-	invs := map[*container]invocation{}
+	a := &analysis{p: p, invs: map[*container]invocation{}, opt: opt}
 	for _, c := range p.containers {
 		if inv, ok := invocationOf(c, opt.Entrypoint); ok {
-			invs[c] = inv
+			a.invs[c] = inv
 		}
 	}
-	runs := func(c *container) bool { _, ok := invs[c]; return ok }
-	m := meshOf(p, opt.Versions, runs)
+	a.mesh = meshOf(p, opt.Versions, a.runs)
+	return a
+}
+
+// runs says whether c runs proxy-await.
+func (a *analysis) runs(c *container) bool {
+	_, ok := a.invs[c]
+	return ok
+}
+
+// judge judges every container of the pod that runs proxy-await, and the
+// pod as a whole.
+func (a *analysis) judge(flags *flagTable) []Finding {
 	var out []Finding
-	for _, c := range p.containers {
-		if inv, ok := invs[c]; ok {
-			j := &judge{p: p, c: c, inv: inv, mesh: m, set: readSettings(inv, c, flags)}
+	for _, c := range a.p.containers {
+		if inv, ok := a.invs[c]; ok {
+			j := &judge{p: a.p, c: c, inv: inv, mesh: a.mesh, set: readSettings(inv, c, flags)}
 			j.run()
 			out = append(out, j.out...)
 		}
 	}
-	out = append(out, podFindings(p, m, runs, opt.Entrypoint)...)
-	return out, len(invs)
+	return append(out, podFindings(a.p, a.mesh, a.runs, a.opt.Entrypoint)...)
 }
 
 // Run is --check: it prints the findings on stdout, one line each (one JSON

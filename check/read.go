@@ -286,8 +286,12 @@ func goAction(rest []byte) bool {
 }
 
 // helmFinding says that a file is a Helm template, which is YAML only once
-// rendered.
-func helmFinding(file string, line int) Finding {
+// rendered, and how to give what it renders to mode (--check by default).
+func helmFinding(file string, line int, mode string) Finding {
+	if mode == "--inject" {
+		return inputFinding(file, line,
+			"a Helm template ({{ ... }}), not a manifest: render it first and adopt proxy-await in what it renders, helm template CHART | proxy-await --inject -")
+	}
 	return inputFinding(file, line,
 		"a Helm template ({{ ... }}), not a manifest: render it first and check what it renders, helm template CHART | proxy-await --check -")
 }
@@ -386,7 +390,7 @@ func (f *fileLines) scalar(n *yaml.Node) scalar {
 func (in *input) parseFile(name string, data []byte, chart bool) int {
 	action := helmAction(data)
 	if chart && action > 0 {
-		in.findings = append(in.findings, helmFinding(name, action))
+		in.findings = append(in.findings, helmFinding(name, action, in.opt.Mode))
 		return 0
 	}
 	notObject := 0
@@ -394,7 +398,7 @@ func (in *input) parseFile(name string, data []byte, chart bool) int {
 	var held []kept
 	var bad []Finding
 	helm := false // a {{ ... }} that YAML took for a mapping's key
-	documents(name, data, func(root *yaml.Node) {
+	documents(name, data, func(root *yaml.Node, _ piece) {
 		helm = helm || action > 0 && mappingKey(root)
 		if notObject == 0 && str(get(root, "kind")) == "" && root.ShortTag() != "!!null" {
 			notObject = root.Line
@@ -410,7 +414,7 @@ func (in *input) parseFile(name string, data []byte, chart bool) int {
 		}
 	}, func(f Finding) { bad = append(bad, f) })
 	if action > 0 && (len(bad) > 0 || helm) {
-		in.findings = append(in.findings, helmFinding(name, action))
+		in.findings = append(in.findings, helmFinding(name, action, in.opt.Mode))
 		return 0
 	}
 	in.findings = append(in.findings, bad...)
@@ -427,12 +431,12 @@ func skippedFinding(file string, line int) Finding {
 		Message: "not a Kubernetes object (it has no kind): nothing in this document is checked"}
 }
 
-// documents parses each document of a file and passes its root to doc, or
-// a finding to bad. While all goes well one parser reads the whole stream,
+// documents parses each document of a file and passes its root and its
+// text to doc, or a finding to bad. While all goes well one parser reads the whole stream,
 // which costs far less than a parser for each document when the documents
 // are many and small; a document over a bound, or one the parser refuses,
 // is read alone, as every document after it.
-func documents(name string, data []byte, doc func(*yaml.Node), bad func(Finding)) {
+func documents(name string, data []byte, doc func(*yaml.Node, piece), bad func(Finding)) {
 	pieces := splitDocuments(data)
 	// whole reads a parsed document: its aliases and keys within bounds.
 	whole := func(root *yaml.Node, p piece) {
@@ -447,7 +451,7 @@ func documents(name string, data []byte, doc func(*yaml.Node), bad func(Finding)
 			bad(inputFinding(name, again, fmt.Sprintf("the key %s is given twice in one mapping (lines %d and %d), which the API server's strict field validation refuses: keep one", strconv.Quote(key), first, again)))
 			return
 		}
-		doc(root)
+		doc(root, p)
 	}
 	next := 0 // the first piece not read yet
 	admitted := true
@@ -717,10 +721,12 @@ func nodesAtMost(text []byte) int {
 	return 2 * n
 }
 
-// piece is one document's text and the number of lines before it.
+// piece is one document's text, the number of lines before it, and where
+// it starts in the file.
 type piece struct {
 	text []byte
 	line int
+	off  int
 }
 
 // splitDocuments cuts a YAML stream at its document markers: a line that is
@@ -729,13 +735,15 @@ type piece struct {
 // falls inside one. A "---" right after a directive (a line starting with
 // "%") belongs to the directive's document.
 func splitDocuments(data []byte) []piece {
+	bom := len(data)
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	bom -= len(data)
 	var out []piece
 	start, startLine, line := 0, 0, 0
 	directive := false
 	cut := func(at, atLine int) {
 		if at > start {
-			out = append(out, piece{data[start:at], startLine})
+			out = append(out, piece{data[start:at], startLine, bom + start})
 		}
 		start, startLine = at, atLine
 	}
