@@ -389,11 +389,13 @@ func podOf(o object, t podTemplate, lines *fileLines) *pod {
 			p.grace, p.graceLine = time.Duration(n)*time.Second, lineOf(g)
 		}
 	}
-	for _, n := range items(get(spec, "initContainers")) {
+	for i, n := range items(get(spec, "initContainers")) {
 		p.containers = append(p.containers, containerOf(n, true, lines))
+		p.containers[len(p.containers)-1].index = i
 	}
-	for _, n := range items(get(spec, "containers")) {
+	for i, n := range items(get(spec, "containers")) {
 		p.containers = append(p.containers, containerOf(n, false, lines))
+		p.containers[len(p.containers)-1].index = i
 	}
 	for i, c := range p.containers {
 		if c.name == "" {
@@ -416,6 +418,7 @@ func (p *pod) label(key string) (scalar, bool) {
 type container struct {
 	name          string
 	line          int
+	index         int // in initContainers or containers
 	init          bool
 	restartAlways bool // a native sidecar, when init
 	image         string
@@ -426,6 +429,7 @@ type container struct {
 	preStop       time.Duration // how long its preStop hook takes, where it says
 	probes        []probe
 	ports         []namedPort // its named ports
+	portNumbers   []int       // every containerPort it declares
 
 	vars *environment // env and envFrom as the kubelet resolves them (values.go)
 }
@@ -464,6 +468,7 @@ type probe struct {
 	host    string
 	path    string // httpGet's
 	scheme  string // httpGet's: HTTP or HTTPS
+	headers bool   // httpGet's httpHeaders, which --app-probe does not send
 }
 
 func containerOf(n *yaml.Node, init bool, lines *fileLines) *container {
@@ -497,10 +502,13 @@ func containerOf(n *yaml.Node, init bool, lines *fileLines) *container {
 		c.args = append(c.args, lines.scalar(s))
 	}
 	for _, p := range items(get(n, "ports")) {
+		port, err := strconv.Atoi(str(get(p, "containerPort")))
+		if err != nil {
+			continue
+		}
+		c.portNumbers = append(c.portNumbers, port)
 		if name := str(get(p, "name")); name != "" {
-			if port, err := strconv.Atoi(str(get(p, "containerPort"))); err == nil {
-				c.ports = append(c.ports, namedPort{name, port})
-			}
+			c.ports = append(c.ports, namedPort{name, port})
 		}
 	}
 	for _, kind := range []string{"readinessProbe", "livenessProbe", "startupProbe"} {
@@ -515,7 +523,8 @@ func containerOf(n *yaml.Node, init bool, lines *fileLines) *container {
 		for _, handler := range []string{"httpGet", "tcpSocket", "grpc"} {
 			if h := get(pr, handler); h != nil {
 				c.probes = append(c.probes, probe{kind: kind, handler: handler, port: scalarOf(get(h, "port")), period: period,
-					host: str(get(h, "host")), path: str(get(h, "path")), scheme: str(get(h, "scheme"))})
+					host: str(get(h, "host")), path: str(get(h, "path")), scheme: str(get(h, "scheme")),
+					headers: len(items(get(h, "httpHeaders"))) > 0})
 			}
 		}
 	}

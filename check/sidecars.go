@@ -82,6 +82,14 @@ type endpoint struct {
 	offLine int           // the line of the pod's annotation that turns it off, 0 if none
 	moved   string        // what moved its port, for messages
 	unknown *unknownValue // a setting that decides it is not in the input
+	fix     *fixup        // what turns it on where it is off, nil when nothing in the pod can
+}
+
+// fixup is what turns a sidecar's endpoint on: a pod annotation and its
+// value, or a flag of the sidecar container's own command line.
+type fixup struct {
+	annotation, value string
+	flag              string
 }
 
 // absence is a proxy the pod is known not to have, and why.
@@ -566,9 +574,15 @@ func switchedOff(p *pod, s *sidecar, versions map[string]proxies.Version) {
 		if b, err := strconv.ParseBool(v.s); set && err == nil && !b {
 			s.shutdown.off = fmt.Sprintf("%s, which turns %s off", onPod(where), sw.Turns)
 			s.shutdown.offLine = v.line
+			s.shutdown.fix = &fixup{annotation: sw.Key, value: "true"}
 		}
 		return
 	}
+	defer func() {
+		if s.shutdown.off != "" {
+			s.shutdown.fix = &fixup{annotation: sw.Key, value: sw.On}
+		}
+	}()
 	rel := versions[s.Preset] // a zero release is none stated
 	switch {
 	case set && v.s == sw.On:
@@ -685,6 +699,9 @@ func ownEndpoints(s *sidecar) {
 				e.ep.unknown = on.unknown
 			case !on.on():
 				e.ep.off = fmt.Sprintf("the proxy serves %s only when started with --%s (add it to its args)", e.ep.path, e.own.Flag)
+				if !on.set {
+					e.ep.fix = &fixup{flag: "--" + e.own.Flag}
+				}
 			}
 		}
 		if e.own.PortFlag != "" {

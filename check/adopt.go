@@ -1,0 +1,444 @@
+// adopt.go: what --check asks of a pod template whose containers are to
+// run proxy-await (--inject): the flags its rules want for the sidecars the
+// pod shows and the kind of pod it is, and the settings those sidecars need
+// for the flags to work. The rules in judge.go and jobs.go say what is
+// wrong; this says, from the same facts, what is right, so that --check of
+// an adopted pod finds no error.
+
+package check
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proxy-await/proxy-await/proxies"
+)
+
+// Adoption is how a pod template comes to run proxy-await.
+type Adoption struct {
+	// Containers are those of spec.containers that adopt it, each with the
+	// flags it runs proxy-await with.
+	Containers []Adopted
+	// Skipped are those chosen that cannot adopt it, and why.
+	Skipped []Skip
+	// Refused says why no container of the pod can adopt it, "" when they
+	// can: a sidecar that nothing in the pod can make answer.
+	Refused string
+	// Annotations are the pod's annotations the sidecars need, to add or
+	// to set.
+	Annotations []Setting
+	// Sidecars are the flags that sidecar containers of the manifest need
+	// added to their args.
+	Sidecars []SidecarArgs
+}
+
+// Adopted is a container that adopts proxy-await.
+type Adopted struct {
+	Index int // in spec.containers
+	Name  string
+	// Flags are proxy-await's, which go before "--" and the container's
+	// command.
+	Flags []string
+	// Probes are the container's probes that move to --probe-port.
+	Probes []ProbeMove
+}
+
+// ProbeMove is a probe that moves to proxy-await's --probe-port.
+type ProbeMove struct {
+	Kind    string // readinessProbe, livenessProbe or startupProbe
+	Handler string // httpGet or tcpSocket, as it was
+	Port    int    // --probe-port
+	Path    string // what proxy-await serves it on: /ready, /live, /startup
+}
+
+// Skip is a container that is not adopted, where it is and why, as
+// FILE:LINE: skipped: KIND/NAME container NAME: message.
+type Skip struct {
+	File, Kind, Name, Container, Message string
+	Line                                 int
+}
+
+func (s Skip) String() string {
+	return fmt.Sprintf("%s:%d: skipped: %s/%s container %s: %s", s.File, s.Line, s.Kind, s.Name, s.Container, s.Message)
+}
+
+// Setting is a pod annotation and its value.
+type Setting struct{ Key, Value string }
+
+// SidecarArgs are flags to add to a sidecar container's args.
+type SidecarArgs struct {
+	Index int  // in initContainers or containers
+	Init  bool // an init container (a native sidecar)
+	Name  string
+	Args  []string
+}
+
+// servingKinds are the kinds whose pods serve, behind a Service or a
+// load balancer, until they are deleted; any other pod serves when one of
+// its containers declares a port.
+var servingKinds = []string{"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"}
+
+// The values --inject gives the drain. The hold is half the grace period
+// left after the preStop (and -S's shutdown), so that the application has
+// the other half to stop in, and at most maxTermDelay: endpoint removal
+// reaches kube-proxy and load balancers in seconds, and --drain-quiet ends
+// the hold as soon as the traffic stops. drainQuiet is the quiet period
+// docs/graceful-termination.md advises when in doubt.
+const (
+	maxTermDelay       = 30 * time.Second
+	minTermDelay       = 2 * time.Second
+	drainQuiet         = time.Second
+	defaultShutdownMax = 5 * time.Second // --shutdown-timeout's default
+)
+
+// probePorts are where --probe-port is looked for, the first that no
+// container of the pod and no proxy uses.
+func probePorts() []int {
+	var out []int
+	for p := 8081; p < 8100; p++ {
+		out = append(out, p)
+	}
+	for p := 18081; p < 18100; p++ {
+		out = append(out, p)
+	}
+	return out
+}
+
+// Adopt says how the pod's application containers adopt proxy-await: each
+// of spec.containers that is not a known proxy and does not run proxy-await
+// already, of those that choose picks by name (it is asked of every one).
+func (p *Pod) Adopt(choose func(name string) bool) Adoption {
+	a := p.a
+	pd := a.p
+	var out Adoption
+	var apps []*container
+	for _, c := range pd.containers {
+		picked := !c.init && choose(c.name)
+		switch {
+		case !picked, a.runs(c), proxyOfContainer(c) != nil:
+		case len(c.command) == 0:
+			out.Skipped = append(out.Skipped, Skip{File: pd.file, Line: c.line, Kind: pd.kind, Name: pd.name, Container: c.name,
+				Message: fmt.Sprintf("it has no command, so it runs its image's ENTRYPOINT, which the manifest does not show: write that ENTRYPOINT and CMD out as its command (crane config %s shows them) and inject again, or choose the other containers with --container", cmp.Or(c.image, "IMAGE"))})
+		default:
+			apps = append(apps, c)
+		}
+	}
+	if len(apps) == 0 {
+		return out
+	}
+	ad := &adopter{a: a, out: &out}
+	if ad.sidecars(); out.Refused != "" {
+		return out
+	}
+	ad.used = ad.portsInUse()
+	for _, c := range apps {
+		if flags, probes, ok := ad.container(c); ok {
+			out.Containers = append(out.Containers, Adopted{Index: c.index, Name: c.name, Flags: flags, Probes: probes})
+		}
+	}
+	if len(out.Containers) > 0 {
+		ad.stopAfter()
+	}
+	return out
+}
+
+// adopter works out one pod's adoption.
+type adopter struct {
+	a        *analysis
+	out      *Adoption
+	presets  []string
+	urls     []string // --ready-url and --shutdown-url flags where a sidecar answers elsewhere
+	shutdown bool     // -S: a Job's pod with a classic sidecar
+	used     map[int]bool
+	hold     time.Duration // the longest hold of the stop signal of an adopted container
+}
+
+// sidecars reads what proxy-await needs of the pod's sidecars: the presets,
+// where each answers, whether -S is needed, and what each must be given to
+// answer.
+func (ad *adopter) sidecars() {
+	m, p := ad.a.mesh, ad.a.p
+	for _, s := range m.sidecars {
+		if !slices.Contains(ad.presets, s.Preset) {
+			ad.presets = append(ad.presets, s.Preset)
+		}
+		if s.native != native && p.job {
+			ad.shutdown = true
+		}
+	}
+	for _, s := range m.sidecars {
+		if !ad.turnOn(s, s.ready, s.Name+" sidecar never answers proxy-await's readiness probe") {
+			return
+		}
+		if ad.shutdown && s.native != native && !ad.turnOn(s, s.shutdown, s.Name+" sidecar would not take -S's shutdown") {
+			return
+		}
+	}
+	ad.movedEndpoints()
+}
+
+// turnOn sets what turns a sidecar's endpoint on where it is off, or
+// refuses the pod when nothing in it can.
+func (ad *adopter) turnOn(s *sidecar, e endpoint, what string) bool {
+	if e.unknown != nil || e.off == "" {
+		return true
+	}
+	switch f := e.fix; {
+	case f == nil:
+		ad.out.Refused = what + ": " + e.off
+		return false
+	case f.annotation != "":
+		ad.annotate(f.annotation, f.value)
+	case s.container != nil:
+		ad.sidecarArgs(s.container, f.flag)
+	}
+	return true
+}
+
+// annotate sets a pod annotation, once.
+func (ad *adopter) annotate(key, value string) {
+	if v, ok := ad.a.p.annotations.get(key); ok && v.s == value {
+		return
+	}
+	for i, s := range ad.out.Annotations {
+		if s.Key == key {
+			ad.out.Annotations[i].Value = value
+			return
+		}
+	}
+	ad.out.Annotations = append(ad.out.Annotations, Setting{key, value})
+}
+
+// sidecarArgs adds a flag to a sidecar container's args, once.
+func (ad *adopter) sidecarArgs(c *container, flag string) {
+	for i, s := range ad.out.Sidecars {
+		if s.Index == c.index && s.Init == c.init {
+			if !slices.Contains(s.Args, flag) {
+				ad.out.Sidecars[i].Args = append(ad.out.Sidecars[i].Args, flag)
+			}
+			return
+		}
+	}
+	ad.out.Sidecars = append(ad.out.Sidecars, SidecarArgs{Index: c.index, Init: c.init, Name: c.name, Args: []string{flag}})
+}
+
+// movedEndpoints gives proxy-await the ports where a sidecar answers
+// elsewhere than its preset says: --port for the one preset that has an
+// admin port, else each URL.
+func (ad *adopter) movedEndpoints() {
+	sidecars := ad.a.mesh.sidecars
+	moved := false
+	for _, s := range sidecars {
+		moved = moved || s.ready.port != 0 && s.ready.port != s.Ready.Port ||
+			ad.shutdown && s.shutdown.port != 0 && s.shutdown.port != s.Shutdown.Port
+	}
+	if !moved {
+		return
+	}
+	if s := sidecars[0]; len(sidecars) == 1 && s.AdminPort && s.ready.port == s.shutdown.port {
+		ad.urls = []string{"--port", strconv.Itoa(s.ready.port)}
+		return
+	}
+	for _, s := range sidecars {
+		ad.urls = append(ad.urls, "--ready-url", s.Ready.URL(cmp.Or(s.ready.port, s.Ready.Port)))
+	}
+	if ad.shutdown {
+		for _, s := range sidecars {
+			ad.urls = append(ad.urls, "--shutdown-url", s.Shutdown.URL(cmp.Or(s.shutdown.port, s.Shutdown.Port)))
+		}
+	}
+}
+
+// container is the flags of one application container, and its probes
+// that move to --probe-port; false when it cannot adopt proxy-await, which
+// a Skip says.
+func (ad *adopter) container(c *container) ([]string, []ProbeMove, bool) {
+	p := ad.a.p
+	flags := []string{"--proxy", cmp.Or(strings.Join(ad.presets, ","), "none")}
+	flags = append(flags, ad.urls...)
+	budget := p.grace - c.preStop
+	if ad.shutdown {
+		flags = append(flags, "-S")
+		if p.restartPolicy.s == "OnFailure" {
+			flags = append(flags, "--keep-proxy-on-failure")
+		}
+		switch {
+		case budget < time.Second:
+			ad.out.Skipped = append(ad.out.Skipped, Skip{File: p.file, Line: cmp.Or(p.graceLine, c.line), Kind: p.kind, Name: p.name, Container: c.name,
+				Message: fmt.Sprintf("%s %ds leaves no time after the preStop (%s) for -S to shut the sidecar down: raise %s", p.graceName, int(p.grace/time.Second), dur(c.preStop), p.graceName)})
+			return nil, nil, false
+		case budget < defaultShutdownMax:
+			d := budget.Truncate(time.Second)
+			flags = append(flags, "--shutdown-timeout", dur(d))
+			budget -= d
+		default:
+			budget -= defaultShutdownMax
+		}
+	}
+	var probes []ProbeMove
+	if ad.serving() && budget/2 >= minTermDelay {
+		delay := min(maxTermDelay, (budget / 2).Truncate(time.Second))
+		flags = append(flags, "--term-delay", dur(delay), "--drain-quiet", dur(drainQuiet))
+		ad.hold = max(ad.hold, c.preStop+delay)
+		var more []string
+		more, probes = ad.probes(c)
+		flags = append(flags, more...)
+	}
+	if argv := c.argv(nil); len(argv) > 0 {
+		if _, shell := shellScript(argv); shell {
+			flags = append(flags, "-g") // the shell and what it starts: one group
+		}
+	}
+	return flags, probes, true
+}
+
+// serving says whether the pod serves: its kind's pods do, or one of its
+// application containers declares a port.
+func (ad *adopter) serving() bool {
+	p := ad.a.p
+	if slices.Contains(servingKinds, p.kind) {
+		return true
+	}
+	for _, c := range p.containers {
+		if !c.init && proxyOfContainer(c) == nil && len(c.portNumbers) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// probes moves c's probes of its own ports to --probe-port: the readiness
+// probe's check (else the liveness or startup probe's) becomes
+// --app-probe, and every probe that checks the same moves. A probe with a
+// check of its own stays where it is: /live and /startup answer from
+// --app-probe too, and a liveness probe that failed with the readiness
+// check would restart a pod that is only not ready. Not a probe with a
+// host (the kubelet's, not the pod's), HTTP headers (--app-probe sends
+// none), gRPC or exec.
+func (ad *adopter) probes(c *container) ([]string, []ProbeMove) {
+	check := map[string]string{}
+	for _, pr := range c.probes {
+		if v := appCheck(c, pr); v != "" {
+			if _, ok := check[pr.kind]; !ok {
+				check[pr.kind] = v
+			}
+		}
+	}
+	app := ""
+	for _, kind := range []string{"readinessProbe", "livenessProbe", "startupProbe"} {
+		if app = check[kind]; app != "" {
+			break
+		}
+	}
+	if app == "" {
+		return nil, nil
+	}
+	port := ad.freePort()
+	if port == 0 {
+		return nil, nil
+	}
+	var moves []ProbeMove
+	for _, pr := range c.probes {
+		if check[pr.kind] == app && appCheck(c, pr) == app {
+			path := map[string]string{"readinessProbe": "/ready", "livenessProbe": "/live", "startupProbe": "/startup"}[pr.kind]
+			moves = append(moves, ProbeMove{Kind: pr.kind, Handler: pr.handler, Port: port, Path: path})
+		}
+	}
+	return []string{"--probe-port", strconv.Itoa(port), "--app-probe", app}, moves
+}
+
+// appCheck is what a probe checks, as --app-probe takes it: the URL of an
+// HTTP probe, tcp:PORT of a TCP one; "" for one that cannot move.
+func appCheck(c *container, pr probe) string {
+	if pr.host != "" || pr.headers {
+		return ""
+	}
+	port, err := strconv.Atoi(pr.port.s)
+	if i := slices.IndexFunc(c.ports, func(p namedPort) bool { return p.name == pr.port.s }); err != nil && i >= 0 {
+		port, err = c.ports[i].port, nil
+	}
+	if err != nil || port <= 0 || port > 65535 {
+		return ""
+	}
+	switch pr.handler {
+	case "httpGet":
+		scheme := "http"
+		if strings.EqualFold(pr.scheme, "HTTPS") {
+			scheme = "https"
+		}
+		return fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, port, cmp.Or(pr.path, "/"))
+	case "tcpSocket":
+		return fmt.Sprintf("tcp:%d", port)
+	}
+	return ""
+}
+
+// portsInUse are the ports that --probe-port must not take: those the
+// pod's containers declare or probe, and those of every proxy.
+func (ad *adopter) portsInUse() map[int]bool {
+	used := map[int]bool{}
+	for _, c := range ad.a.p.containers {
+		for _, n := range c.portNumbers {
+			used[n] = true
+		}
+		for _, pr := range c.probes {
+			if n, err := strconv.Atoi(pr.port.s); err == nil {
+				used[n] = true
+			}
+		}
+	}
+	for _, px := range proxies.All {
+		used[px.Ready.Port], used[px.Shutdown.Port], used[px.Shutdown.OwnPort] = true, true, true
+	}
+	return used
+}
+
+// freePort is a port for --probe-port that nothing in the pod uses, 0
+// when there is none.
+func (ad *adopter) freePort() int {
+	for _, p := range probePorts() {
+		if !ad.used[p] {
+			ad.used[p] = true
+			return p
+		}
+	}
+	return 0
+}
+
+// stopAfter gives each classic sidecar that would stop taking connections
+// before the hold ends (proxy-stops-first) the setting that keeps it up
+// long enough: an annotation of seconds, a field of its proxy
+// configuration when the pod has none, a flag of its own. Where the pod
+// asks some release for a native sidecar, a classic sidecar's setting is
+// left out: Linkerd 2.15 to 2.19 refuse its wait with a native proxy.
+func (ad *adopter) stopAfter() {
+	p := ad.a.p
+	if ad.hold == 0 {
+		return
+	}
+	for _, s := range ad.a.mesh.sidecars {
+		st := s.Stop
+		switch {
+		case s.stopWhy == "" || s.stopUnknown != nil || s.stop >= ad.hold:
+		case s.native == native && st.NativeField == "":
+		case s.native == depends && len(nativeKeysOn(p, s.Proxy)) > 0:
+		case st.ByInjector && s.container != nil:
+		case st.Seconds:
+			ad.annotate(st.Key, s.stopValue(ad.hold))
+		case st.Field != "":
+			if _, ok := p.annotations.get(st.Key); !ok {
+				field := st.Field
+				if s.native == native {
+					field = st.NativeField
+				}
+				ad.annotate(st.Key, field+": "+s.stopValue(ad.hold))
+			}
+		case st.Flag != "" && s.container != nil:
+			ad.sidecarArgs(s.container, "--"+st.Flag+"="+s.stopValue(ad.hold))
+		}
+	}
+}
