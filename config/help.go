@@ -27,6 +27,7 @@ proxy to shut down when COMMAND exits. Without COMMAND it only waits, and exits
 
 usage: proxy-await [FLAGS] [--] [COMMAND [ARG...]]
        proxy-await --check [--versions NAME=V,...] PATH...
+       proxy-await --inject [--versions NAME=V,...] [--image IMAGE] [--container NAME] PATH...
        proxy-await --install DIR
 
 Flags stop at COMMAND, so its own flags pass through. A boolean flag takes a
@@ -61,7 +62,7 @@ decimal too.
 
 exit codes:
   0        without COMMAND: the proxy is ready
-  1        --check found an error
+  1        --check found an error; --inject skipped a container or refused an input
   N        the command exited with N
   128+N    the command was killed by signal N, or signal N ended the wait
   2        usage error
@@ -160,4 +161,68 @@ func known(s string) string {
 		return ""
 	}
 	return s
+}
+
+// ImageRepository is where the release image is pushed (.goreleaser.yaml).
+const ImageRepository = "ghcr.io/proxy-await/proxy-await"
+
+// ReleaseImage is this release's own image, ImageRepository:vVERSION, as
+// .goreleaser.yaml tags it: what --inject's init container runs unless
+// --image says otherwise. A build between releases (git describe's
+// 1.2.3-4-gabc1234, -dirty) gives the image of the release it is built on;
+// a build with no release version at all (a clone without tags, a Go
+// pseudo-version, "(devel)") gives :v1, the latest release of major version
+// 1.
+func ReleaseImage() string {
+	v := version
+	if v == "" {
+		if info, ok := debug.ReadBuildInfo(); ok {
+			v = info.Main.Version
+		}
+	}
+	return ImageRepository + ":" + imageTag(v)
+}
+
+// imageTag is the image tag of the release version v, as ReleaseImage says.
+func imageTag(v string) string {
+	v = strings.TrimPrefix(v, "v")
+	base, pre, _ := strings.Cut(strings.TrimSuffix(v, "-dirty"), "-")
+	if !semver(base) || pseudoVersion(pre) {
+		return "v1"
+	}
+	if n, hash, ok := strings.Cut(pre, "-g"); ok && isDigits(n) && hexDigits(hash) {
+		return "v" + base // git describe: commits after the tag base
+	}
+	if pre != "" {
+		return "v" + base + "-" + pre // a release candidate, a snapshot
+	}
+	return "v" + base
+}
+
+// semver says whether s is MAJOR.MINOR.PATCH.
+func semver(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return false
+	}
+	for _, p := range parts {
+		if !isDigits(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// pseudoVersion says whether pre is the tail of a Go pseudo-version,
+// [0.]YYYYMMDDhhmmss-abcdefabcdef: a commit, not a release.
+func pseudoVersion(pre string) bool {
+	pre = strings.TrimPrefix(pre, "0.")
+	i := strings.LastIndexByte(pre, '.')
+	pre = pre[i+1:]
+	stamp, hash, ok := strings.Cut(pre, "-")
+	return ok && len(stamp) == 14 && isDigits(stamp) && len(hash) == 12 && hexDigits(hash)
+}
+
+func hexDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789abcdef") == ""
 }

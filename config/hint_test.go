@@ -38,6 +38,8 @@ func TestMissingValueHintIsAValue(t *testing.T) {
 		"exit-code-map":    "143:0",
 		"versions":         "linkerd=2.20",
 		"install":          "/pa",
+		"image":            "ghcr.io/proxy-await/proxy-await:v1.2.3",
+		"container":        "app",
 		"log-format":       "text",
 	}
 	// What each flag needs beside it to be accepted at all.
@@ -49,6 +51,8 @@ func TestMissingValueHintIsAValue(t *testing.T) {
 		"probe-port":  {"--", "true"},
 		"app-probe":   {"--probe-port", "8081", "--", "true"},
 		"install":     {},
+		"image":       {"--inject", "x.yaml"},
+		"container":   {"--inject", "x.yaml"},
 	}
 	none := testutil.Getenv(nil)
 	flagSet(&Config{}).VisitAll(func(f *pflag.Flag) {

@@ -1,9 +1,10 @@
-// modes.go: --check and --install, the modes that run no command, the
-// values only they take, and the settings each mode gets.
+// modes.go: --check, --inject and --install, the modes that run
+// no command, the values only they take, and the settings each mode gets.
 
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,6 +24,17 @@ type Check struct {
 	JSON     bool                       // --log-format json: one object per finding
 }
 
+// Inject is what --inject reads: the manifests' paths, the cluster's
+// releases, the image its init container runs, the containers to adopt,
+// and how to print what it skips.
+type Inject struct {
+	Paths      []string                   // files and directories of manifests, - for stdin
+	Versions   map[string]proxies.Version // --versions: the cluster's releases, by name
+	Image      string                     // --image: the proxy-await-install init container's
+	Containers []string                   // --container: the containers to adopt, by name; nil for every one
+	JSON       bool                       // --log-format json: one object per container skipped
+}
+
 // Install is what --install reads: the directory to copy proxy-await into.
 type Install struct {
 	Dir string
@@ -30,9 +42,12 @@ type Install struct {
 
 // modeFlags are the modes' flags as the command line gives them.
 type modeFlags struct {
-	check    bool
-	versions map[string]proxies.Version
-	install  string
+	check      bool
+	inject     bool
+	versions   map[string]proxies.Version
+	image      string
+	containers []string
+	install    string
 }
 
 // versionList is the --versions flag: NAME=V items, comma-separated on the
@@ -102,27 +117,75 @@ func (d *dirValue) Set(s string) error {
 	return nil
 }
 
-// chooseMode checks --check, --versions and --install against each other and
-// the arguments, which --check reads as its paths. It says whether a mode
-// is on: the checks that concern a command are then beside the point.
+// imageValue is an image reference: not empty, no white space.
+type imageValue string
+
+func (v *imageValue) String() string  { return string(*v) }
+func (v *imageValue) Type() string    { return "IMAGE" }
+func (v *imageValue) example() string { return ImageRepository + ":v1.2.3" }
+func (v *imageValue) Set(s string) error {
+	if s == "" || strings.ContainsAny(s, " \t\n") {
+		return fmt.Errorf("not an image reference, as in %s", v.example())
+	}
+	*v = imageValue(s)
+	return nil
+}
+
+// nameList is --container: a container's name a use, repeatable.
+type nameList struct{ names *[]string }
+
+func (l nameList) String() string  { return strings.Join(*l.names, ",") }
+func (l nameList) Type() string    { return "NAME" }
+func (l nameList) example() string { return "app" }
+func (l nameList) Set(s string) error {
+	if s == "" || strings.ContainsAny(s, " \t\n,") {
+		return fmt.Errorf("not a container's name")
+	}
+	*l.names = append(*l.names, s)
+	return nil
+}
+
+// chooseMode checks the modes' flags (--check, --inject, --install, and --versions, --image and --container, which only some take)
+// against each other and the arguments, which --check and --inject read as
+// their paths. It says whether a mode is on: the checks that concern a
+// command are then beside the point.
 func (c *Config) chooseMode() (bool, error) {
 	m := c.modes
+	var on []string
+	for _, mode := range []struct {
+		name string
+		on   bool
+	}{{"--check", m.check}, {"--inject", m.inject}, {"--install", m.install != ""}} {
+		if mode.on {
+			on = append(on, mode.name)
+		}
+	}
 	switch {
-	case m.check && m.install != "":
-		return true, usagef("run proxy-await once for each", "--check and --install cannot be used together")
+	case len(on) > 1:
+		return true, usagef("run proxy-await once for each", "%s and %s cannot be used together", on[0], on[1])
 	case m.install != "" && len(c.Command) > 0:
 		return true, c.invalid("install", m.install, "drop "+shown(redact.Word(c.Command[0]))+" and what follows it",
 			"it copies proxy-await and runs no command")
-	case len(m.versions) > 0 && !m.check:
+	case len(m.versions) > 0 && !m.check && !m.inject:
 		return false, c.invalid("versions", versionList(m.versions).String(), "add --check and the manifests to check",
-			"it applies only with --check")
-	case m.check && len(c.Command) == 0:
-		return true, usagef("give files or directories of manifests, or - for stdin", "--check needs a PATH to read")
+			"it applies only with --check or --inject")
+	case m.image != "" && !m.inject:
+		return len(on) > 0, c.invalid("image", m.image, "add --inject and the manifests to adopt proxy-await in",
+			"it applies only with --inject")
+	case len(m.containers) > 0 && !m.inject:
+		return len(on) > 0, c.invalid("container", nameList{&m.containers}.String(), "add --inject and the manifests to adopt proxy-await in",
+			"it applies only with --inject")
+	case (m.check || m.inject) && len(c.Command) == 0:
+		return true, usagef("give files or directories of manifests, or - for stdin", "%s needs a PATH to read", on[0])
 	case m.check:
 		c.Check = &Check{Paths: c.Command, Versions: m.versions, JSON: c.LogFormat == "json"}
+		c.Command = nil
+	case m.inject:
+		c.Inject = &Inject{Paths: c.Command, Versions: m.versions, Image: cmp.Or(m.image, ReleaseImage()),
+			Containers: m.containers, JSON: c.LogFormat == "json"}
 		c.Command = nil
 	case m.install != "":
 		c.Install = &Install{Dir: m.install}
 	}
-	return m.check || m.install != "", nil
+	return len(on) > 0, nil
 }

@@ -37,6 +37,49 @@ func TestCheckMode(t *testing.T) {
 	assert.True(t, c.Check.JSON)
 }
 
+// --inject takes its arguments as paths, --versions its releases, --image
+// the init container's image (this release's by default), --container
+// each container to adopt.
+func TestInjectMode(t *testing.T) {
+	c, err := Parse("proxy-await", []string{"--inject", "--versions", "istio=1.26", "--image", "registry.example.com/pa:1", "--container", "web", "--container", "worker", "a.yaml", "-"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	require.NotNil(t, c.Inject)
+	assert.Nil(t, c.Check)
+	assert.Empty(t, c.Command)
+	assert.Equal(t, &Inject{Paths: []string{"a.yaml", "-"}, Versions: map[string]proxies.Version{"istio": {Major: 1, Minor: 26}},
+		Image: "registry.example.com/pa:1", Containers: []string{"web", "worker"}}, c.Inject)
+
+	c, err = Parse("proxy-await", []string{"--inject", "-"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json"}))
+	require.NoError(t, err)
+	assert.Equal(t, ReleaseImage(), c.Inject.Image)
+	assert.Nil(t, c.Inject.Containers)
+	assert.True(t, c.Inject.JSON)
+}
+
+// The release image's tag follows the version a build is stamped with:
+// a release's own, the release a build between releases is built on, and
+// v1 for a build of no release.
+func TestReleaseImage(t *testing.T) {
+	for v, want := range map[string]string{
+		"1.2.3":                                "v1.2.3",
+		"v1.2.3":                               "v1.2.3",
+		"1.2.3-4-gabc1234":                     "v1.2.3",
+		"1.2.3-4-gabc1234-dirty":               "v1.2.3",
+		"1.2.3-dirty":                          "v1.2.3",
+		"1.2.4-snapshot":                       "v1.2.4-snapshot",
+		"1.3.0-rc.1":                           "v1.3.0-rc.1",
+		"ca25c29":                              "v1",
+		"ca25c29-dirty":                        "v1",
+		"(devel)":                              "v1",
+		"":                                     "v1",
+		"v1.2.4-0.20261128123456-abcdefabcdef": "v1",
+		"v0.0.0-20261128123456-abcdefabcdef":   "v1",
+	} {
+		assert.Equal(t, want, imageTag(v), "%q", v)
+	}
+	assert.Equal(t, "ghcr.io/proxy-await/proxy-await:v1", ReleaseImage(), "a test binary has no version")
+}
+
 // --install takes a directory and nothing else.
 func TestInstallMode(t *testing.T) {
 	c, err := Parse("proxy-await", []string{"--install", "/pa"}, testutil.Getenv(nil))
@@ -57,6 +100,9 @@ func TestModesNotFromTheEnvironment(t *testing.T) {
 		{"PROXY_AWAIT_CHECK", "true", "check"},
 		{"PROXY_AWAIT_INSTALL", "/pa", "install"},
 		{"PROXY_AWAIT_VERSIONS", "istio=1.27", "versions"},
+		{"PROXY_AWAIT_INJECT", "true", "inject"},
+		{"PROXY_AWAIT_IMAGE", "registry.example.com/pa:1", "image"},
+		{"PROXY_AWAIT_CONTAINER", "web", "container"},
 		{"PROXY_AWAIT_HELP", "true", "help"},
 		{"PROXY_AWAIT_VERSION", "true", "version"},
 	} {
@@ -100,13 +146,21 @@ func TestModeUsageErrors(t *testing.T) {
 		{[]string{"--check", "--install", "/pa", "x"}, nil, "--check and --install cannot be used together", "run proxy-await once for each"},
 		{[]string{"--install", "/pa", "--", "/app", "-x"}, nil, `invalid value "/pa" for --install: it copies proxy-await and runs no command`, `drop /app and what follows it`},
 		{[]string{"--install="}, nil, `invalid value "" for --install: empty directory name`, ""},
-		{[]string{"--versions", "linkerd=2.20", "/app"}, nil, `invalid value "linkerd=2.20" for --versions: it applies only with --check`, "add --check and the manifests to check"},
+		{[]string{"--versions", "linkerd=2.20", "/app"}, nil, `invalid value "linkerd=2.20" for --versions: it applies only with --check or --inject`, "add --check and the manifests to check"},
 		{[]string{"--check", "--versions", "cilium=1.16", "x"}, nil, `invalid value "cilium=1.16" for --versions: unknown name cilium`, "name one of kubernetes, linkerd, istio"},
 		{[]string{"--check", "--versions", "linkerd", "x"}, nil, `invalid value "linkerd" for --versions: want NAME=VERSION, as in linkerd=2.20, not linkerd`, "write --versions linkerd=2.20,istio=1.27,kubernetes=1.33"},
 		{[]string{"--check", "--versions", "linkerd=edge-25.1.1", "x"}, nil, `invalid value "linkerd=edge-25.1.1" for --versions: version edge-25.1.1 is not MAJOR.MINOR, as in 2.20`, ""},
 		{[]string{"--check", "--versions", "linkerd=2", "x"}, nil, `invalid value "linkerd=2" for --versions: version 2 is not MAJOR.MINOR, as in 2.20`, ""},
 		{[]string{"--check", "--versions", "istio=1.+2", "x"}, nil, `invalid value "istio=1.+2" for --versions: version 1.+2 is not MAJOR.MINOR, as in 2.20`, ""},
 		{[]string{"--check", "false", "x"}, nil, `invalid value "false" for --check: a boolean flag takes its value only after =`, "write --check=false, or put -- before a command named false"},
+		{[]string{"--inject"}, nil, "--inject needs a PATH to read", "give files or directories of manifests, or - for stdin"},
+		{[]string{"--check", "--inject", "x"}, nil, "--check and --inject cannot be used together", "run proxy-await once for each"},
+		{[]string{"--inject", "--install", "/pa", "x"}, nil, "--inject and --install cannot be used together", "run proxy-await once for each"},
+		{[]string{"--image", "pa:1", "--", "/app"}, nil, `invalid value "pa:1" for --image: it applies only with --inject`, "add --inject and the manifests to adopt proxy-await in"},
+		{[]string{"--check", "--container", "web", "x"}, nil, `invalid value "web" for --container: it applies only with --inject`, "add --inject and the manifests to adopt proxy-await in"},
+		{[]string{"--inject", "--image", "", "x"}, nil, `invalid value "" for --image: not an image reference, as in ghcr.io/proxy-await/proxy-await:v1.2.3`, ""},
+		{[]string{"--inject", "--container", "a,b", "x"}, nil, `invalid value "a,b" for --container: not a container's name`, ""},
+		{[]string{"--versions", "linkerd=2.20", "--inject"}, nil, "--inject needs a PATH to read", "give files or directories of manifests, or - for stdin"},
 	} {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))
 		var u *UsageError
