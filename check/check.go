@@ -131,7 +131,7 @@ func (in *input) readSources(paths []string) map[string]int {
 		rank[src.name] = i
 		before, pods := len(in.findings), len(in.pods)
 		if in.left < 0 {
-			in.keepFile(src.name, nil, []Finding{*bound}, 0, pods)
+			in.keepFile(src, nil, []Finding{*bound}, 0, pods)
 			continue // past the bound: said once
 		}
 		data, err := readAll(src, in.opt.Stdin, in.left)
@@ -141,7 +141,7 @@ func (in *input) readSources(paths []string) map[string]int {
 			if err == errPastBound {
 				in.left, bound = -1, &f
 			}
-			in.keepFile(src.name, nil, in.findings[before:], 0, pods)
+			in.keepFile(src, nil, in.findings[before:], 0, pods)
 			continue
 		}
 		in.left -= len(data)
@@ -150,7 +150,7 @@ func (in *input) readSources(paths []string) map[string]int {
 		if line > 0 && !src.own {
 			in.findings = append(in.findings, skippedFinding(src.name, line))
 		}
-		in.keepFile(src.name, data, in.findings[before:], line, pods)
+		in.keepFile(src, data, in.findings[before:], line, pods)
 	}
 	return rank
 }

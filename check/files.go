@@ -22,6 +22,10 @@ type File struct {
 	// NotObject is the line of its first document that is no Kubernetes
 	// object (it has no kind), 0 when there is none.
 	NotObject int
+	// Chart says that it is a Helm chart's own file, beside its Chart.yaml
+	// (values.yaml), which --check passes over without a word: the chart's
+	// templates get the finding that says to render them.
+	Chart bool
 	// Pods are its pod templates, in the order of its documents.
 	Pods []*Pod
 }
@@ -58,11 +62,11 @@ func Read(paths []string, opt Options) []*File {
 
 // keepFile keeps what was read of a file, for Read: its data, the findings
 // about it, and the pods it added to the input from the index pods on.
-func (in *input) keepFile(name string, data []byte, findings []Finding, notObject, pods int) {
+func (in *input) keepFile(src source, data []byte, findings []Finding, notObject, pods int) {
 	if !in.keepFiles {
 		return
 	}
-	f := &File{Name: name, Data: data, Findings: slices.Clone(findings), NotObject: notObject}
+	f := &File{Name: src.name, Data: data, Findings: slices.Clone(findings), NotObject: notObject, Chart: src.own}
 	for _, p := range in.pods[pods:] {
 		f.Pods = append(f.Pods, &Pod{&analysis{p: p}})
 	}

@@ -1,5 +1,5 @@
 // Package lifecycle is proxy-await from its command line to its exit code:
-// configure, then either a mode's job (--check, --install) or the run: await
+// configure, then either a mode's job (--check, --inject, --install) or the run: await
 // the proxy, start the child, supervise it, shut the proxy down, and say the
 // code to exit with. It wires the phases (config, readiness, wrapper,
 // probes, shutdown) together, and it never exits itself: main does, with the
@@ -17,6 +17,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/inject"
 	"github.com/proxy-await/proxy-await/install"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/hint"
@@ -54,6 +55,13 @@ func Main(args, environ []string) int {
 	case cfg.Check != nil:
 		warn(cfg, log)
 		return check.Run(cfg.Check, os.Stdin, os.Stdout, log)
+	case cfg.Inject != nil:
+		warn(cfg, log)
+		code, err := inject.Run(cfg.Inject, os.Stdin, os.Stdout, os.Stderr, log)
+		if errors.As(err, &usage) {
+			reportUsage(os.Stderr, usage)
+		}
+		return code
 	case cfg.Install != nil:
 		warn(cfg, log)
 		return install.Run(cfg.Install.Dir, os.Stdout, log)
