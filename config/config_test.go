@@ -911,7 +911,7 @@ func TestHelpShowsBooleanFlagsPlain(t *testing.T) {
 		}
 		assert.Regexp(t, line, help.String(), "--%s", f.Name)
 	})
-	assert.Equal(t, 10, n, "the boolean flags")
+	assert.Equal(t, 11, n, "the boolean flags")
 }
 
 // Preset names are read in any case: --proxy Istio is istio. Only ASCII

@@ -38,12 +38,12 @@ func envOf(name string) string {
 
 // commandLineOnly says whether the flag called name is read from the
 // command line only: the commands (--help, --version) and the modes
-// (--check, --inject, --install, and the flags only they take).
+// (--check, --inject, --policy, --install, and the flags only they take).
 // A variable left in a pod's environment must never turn the application's
 // start into a help text, a check of its own words, manifests or a copy.
 func commandLineOnly(name string) bool {
 	switch name {
-	case "help", "version", "check", "inject", "image", "container", "install", "versions":
+	case "help", "version", "check", "inject", "image", "container", "policy", "install", "versions":
 		return true
 	}
 	return false

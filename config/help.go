@@ -28,6 +28,7 @@ proxy to shut down when COMMAND exits. Without COMMAND it only waits, and exits
 usage: proxy-await [FLAGS] [--] [COMMAND [ARG...]]
        proxy-await --check [--versions NAME=V,...] PATH...
        proxy-await --inject [--versions NAME=V,...] [--image IMAGE] [--container NAME] PATH...
+       proxy-await --policy [--versions NAME=V,...]
        proxy-await --install DIR
 
 Flags stop at COMMAND, so its own flags pass through. A boolean flag takes a

@@ -1,4 +1,4 @@
-// modes.go: --check, --inject and --install, the modes that run
+// modes.go: --check, --inject, --policy and --install, the modes that run
 // no command, the values only they take, and the settings each mode gets.
 
 package config
@@ -35,6 +35,11 @@ type Inject struct {
 	JSON       bool                       // --log-format json: one object per container skipped
 }
 
+// Policy is what --policy reads: the cluster's releases.
+type Policy struct {
+	Versions map[string]proxies.Version
+}
+
 // Install is what --install reads: the directory to copy proxy-await into.
 type Install struct {
 	Dir string
@@ -44,6 +49,7 @@ type Install struct {
 type modeFlags struct {
 	check      bool
 	inject     bool
+	policy     bool
 	versions   map[string]proxies.Version
 	image      string
 	containers []string
@@ -145,7 +151,8 @@ func (l nameList) Set(s string) error {
 	return nil
 }
 
-// chooseMode checks the modes' flags (--check, --inject, --install, and --versions, --image and --container, which only some take)
+// chooseMode checks the modes' flags (--check, --inject, --policy,
+// --install, and --versions, --image and --container, which only some take)
 // against each other and the arguments, which --check and --inject read as
 // their paths. It says whether a mode is on: the checks that concern a
 // command are then beside the point.
@@ -155,7 +162,7 @@ func (c *Config) chooseMode() (bool, error) {
 	for _, mode := range []struct {
 		name string
 		on   bool
-	}{{"--check", m.check}, {"--inject", m.inject}, {"--install", m.install != ""}} {
+	}{{"--check", m.check}, {"--inject", m.inject}, {"--policy", m.policy}, {"--install", m.install != ""}} {
 		if mode.on {
 			on = append(on, mode.name)
 		}
@@ -166,9 +173,12 @@ func (c *Config) chooseMode() (bool, error) {
 	case m.install != "" && len(c.Command) > 0:
 		return true, c.invalid("install", m.install, "drop "+shown(redact.Word(c.Command[0]))+" and what follows it",
 			"it copies proxy-await and runs no command")
-	case len(m.versions) > 0 && !m.check && !m.inject:
+	case m.policy && len(c.Command) > 0:
+		return true, usagef("drop "+shown(redact.Word(c.Command[0]))+" and what follows it",
+			"--policy reads no PATH and runs no command: it writes the policy to stdout")
+	case len(m.versions) > 0 && !m.check && !m.inject && !m.policy:
 		return false, c.invalid("versions", versionList(m.versions).String(), "add --check and the manifests to check",
-			"it applies only with --check or --inject")
+			"it applies only with --check, --inject or --policy")
 	case m.image != "" && !m.inject:
 		return len(on) > 0, c.invalid("image", m.image, "add --inject and the manifests to adopt proxy-await in",
 			"it applies only with --inject")
@@ -184,6 +194,8 @@ func (c *Config) chooseMode() (bool, error) {
 		c.Inject = &Inject{Paths: c.Command, Versions: m.versions, Image: cmp.Or(m.image, ReleaseImage()),
 			Containers: m.containers, JSON: c.LogFormat == "json"}
 		c.Command = nil
+	case m.policy:
+		c.Policy = &Policy{Versions: m.versions}
 	case m.install != "":
 		c.Install = &Install{Dir: m.install}
 	}

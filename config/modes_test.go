@@ -80,6 +80,16 @@ func TestReleaseImage(t *testing.T) {
 	assert.Equal(t, "ghcr.io/proxy-await/proxy-await:v1", ReleaseImage(), "a test binary has no version")
 }
 
+// --policy takes --versions and nothing else.
+func TestPolicyMode(t *testing.T) {
+	c, err := Parse("proxy-await", []string{"--policy", "--versions", "istio=1.27,kubernetes=1.33"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	require.NotNil(t, c.Policy)
+	assert.Equal(t, map[string]proxies.Version{"istio": {Major: 1, Minor: 27}, "kubernetes": {Major: 1, Minor: 33}}, c.Policy.Versions)
+	assert.Nil(t, c.Check)
+	assert.Nil(t, c.Inject)
+}
+
 // --install takes a directory and nothing else.
 func TestInstallMode(t *testing.T) {
 	c, err := Parse("proxy-await", []string{"--install", "/pa"}, testutil.Getenv(nil))
@@ -103,6 +113,7 @@ func TestModesNotFromTheEnvironment(t *testing.T) {
 		{"PROXY_AWAIT_INJECT", "true", "inject"},
 		{"PROXY_AWAIT_IMAGE", "registry.example.com/pa:1", "image"},
 		{"PROXY_AWAIT_CONTAINER", "web", "container"},
+		{"PROXY_AWAIT_POLICY", "true", "policy"},
 		{"PROXY_AWAIT_HELP", "true", "help"},
 		{"PROXY_AWAIT_VERSION", "true", "version"},
 	} {
@@ -146,7 +157,7 @@ func TestModeUsageErrors(t *testing.T) {
 		{[]string{"--check", "--install", "/pa", "x"}, nil, "--check and --install cannot be used together", "run proxy-await once for each"},
 		{[]string{"--install", "/pa", "--", "/app", "-x"}, nil, `invalid value "/pa" for --install: it copies proxy-await and runs no command`, `drop /app and what follows it`},
 		{[]string{"--install="}, nil, `invalid value "" for --install: empty directory name`, ""},
-		{[]string{"--versions", "linkerd=2.20", "/app"}, nil, `invalid value "linkerd=2.20" for --versions: it applies only with --check or --inject`, "add --check and the manifests to check"},
+		{[]string{"--versions", "linkerd=2.20", "/app"}, nil, `invalid value "linkerd=2.20" for --versions: it applies only with --check, --inject or --policy`, "add --check and the manifests to check"},
 		{[]string{"--check", "--versions", "cilium=1.16", "x"}, nil, `invalid value "cilium=1.16" for --versions: unknown name cilium`, "name one of kubernetes, linkerd, istio"},
 		{[]string{"--check", "--versions", "linkerd", "x"}, nil, `invalid value "linkerd" for --versions: want NAME=VERSION, as in linkerd=2.20, not linkerd`, "write --versions linkerd=2.20,istio=1.27,kubernetes=1.33"},
 		{[]string{"--check", "--versions", "linkerd=edge-25.1.1", "x"}, nil, `invalid value "linkerd=edge-25.1.1" for --versions: version edge-25.1.1 is not MAJOR.MINOR, as in 2.20`, ""},
@@ -160,6 +171,8 @@ func TestModeUsageErrors(t *testing.T) {
 		{[]string{"--check", "--container", "web", "x"}, nil, `invalid value "web" for --container: it applies only with --inject`, "add --inject and the manifests to adopt proxy-await in"},
 		{[]string{"--inject", "--image", "", "x"}, nil, `invalid value "" for --image: not an image reference, as in ghcr.io/proxy-await/proxy-await:v1.2.3`, ""},
 		{[]string{"--inject", "--container", "a,b", "x"}, nil, `invalid value "a,b" for --container: not a container's name`, ""},
+		{[]string{"--policy", "--check", "x"}, nil, "--check and --policy cannot be used together", "run proxy-await once for each"},
+		{[]string{"--policy", "k8s/"}, nil, "--policy reads no PATH and runs no command: it writes the policy to stdout", "drop k8s/ and what follows it"},
 		{[]string{"--versions", "linkerd=2.20", "--inject"}, nil, "--inject needs a PATH to read", "give files or directories of manifests, or - for stdin"},
 	} {
 		_, err := Parse("proxy-await", tc.args, testutil.Getenv(tc.env))

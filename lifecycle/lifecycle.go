@@ -1,5 +1,6 @@
 // Package lifecycle is proxy-await from its command line to its exit code:
-// configure, then either a mode's job (--check, --inject, --install) or the run: await
+// configure, then either a mode's job (--check, --inject, --policy,
+// --install) or the run: await
 // the proxy, start the child, supervise it, shut the proxy down, and say the
 // code to exit with. It wires the phases (config, readiness, wrapper,
 // probes, shutdown) together, and it never exits itself: main does, with the
@@ -22,6 +23,7 @@ import (
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/logging"
+	"github.com/proxy-await/proxy-await/policy"
 )
 
 // Main runs proxy-await as args (its name first, as os.Args) and environ
@@ -62,6 +64,9 @@ func Main(args, environ []string) int {
 			reportUsage(os.Stderr, usage)
 		}
 		return code
+	case cfg.Policy != nil:
+		warn(cfg, log)
+		return policy.Run(cfg.Policy, os.Stdout, log)
 	case cfg.Install != nil:
 		warn(cfg, log)
 		return install.Run(cfg.Install.Dir, os.Stdout, log)

@@ -1,0 +1,131 @@
+// Package policy is proxy-await --policy: a ValidatingAdmissionPolicy and
+// its binding, by which the API server refuses a Pod, Deployment,
+// StatefulSet, DaemonSet, ReplicaSet, Job or CronJob that one of --check's
+// errors shows by itself. Its CEL is written from the proxy table and
+// proxy-await's flags (cel.go, rules.go), never from a copy of them, and
+// refuses only what it judges exactly: what it cannot, it admits, and
+// --check, which reads the whole input, finds.
+//
+// Nothing of it runs unless --policy does.
+package policy
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/internal/exitcode"
+	"github.com/proxy-await/proxy-await/proxies"
+)
+
+// Name is the policy's and its binding's name.
+const Name = "proxy-await"
+
+// Policy is the policy's CEL: its variables and validations.
+type Policy struct {
+	Variables   []Variable
+	Validations []Validation
+}
+
+// New is the policy for the cluster's releases.
+func New(versions map[string]proxies.Version) *Policy {
+	x := &writer{s: syntax(), versions: versions}
+	return &Policy{Variables: x.variables(), Validations: x.validations()}
+}
+
+// Description says what the policy covers, as its annotation
+// kubernetes.io/description does.
+func Description() string {
+	var not []string
+	for _, r := range []string{"flags", "input", "namespace-conflict"} {
+		not = append(not, r)
+	}
+	return "Refuses a pod template that one of proxy-await --check's errors shows by itself: " + strings.Join(Covered, ", ") +
+		", where the object alone decides (proxy-await plainly first in a container's command, its flags written out, the sidecars the pod shows by itself). " +
+		"Not covered: " + strings.Join(not, ", ") + ", nor what a Namespace or the rest of the input decides: run proxy-await --check on the manifests for those."
+}
+
+// YAML is the policy and its binding as two YAML documents.
+func (p *Policy) YAML() []byte {
+	var vars, vals []any
+	for _, v := range p.Variables {
+		vars = append(vars, kv("name", v.Name, "expression", v.Expression))
+	}
+	for _, v := range p.Validations {
+		vals = append(vals, kv("expression", v.Expression, "messageExpression", v.MessageExpression, "reason", "Invalid"))
+	}
+	ops := []any{"CREATE", "UPDATE"}
+	policy := kv(
+		"apiVersion", "admissionregistration.k8s.io/v1",
+		"kind", "ValidatingAdmissionPolicy",
+		"metadata", kv("name", Name, "annotations", kv("kubernetes.io/description", Description())),
+		"spec", kv(
+			// An expression that fails (past the cost budget) admits: the
+			// policy never refuses what it did not judge.
+			"failurePolicy", "Ignore",
+			"matchConstraints", kv("resourceRules", []any{
+				kv("apiGroups", []any{""}, "apiVersions", []any{"v1"}, "operations", ops, "resources", []any{"pods"}),
+				kv("apiGroups", []any{"apps"}, "apiVersions", []any{"v1"}, "operations", ops, "resources", []any{"deployments", "statefulsets", "daemonsets", "replicasets"}),
+				kv("apiGroups", []any{"batch"}, "apiVersions", []any{"v1"}, "operations", ops, "resources", []any{"jobs", "cronjobs"}),
+			}),
+			"variables", vars,
+			"validations", vals,
+		),
+	)
+	binding := kv(
+		"apiVersion", "admissionregistration.k8s.io/v1",
+		"kind", "ValidatingAdmissionPolicyBinding",
+		"metadata", kv("name", Name),
+		"spec", kv("policyName", Name, "validationActions", []any{"Deny"}),
+	)
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	_ = enc.Encode(node(policy))
+	_ = enc.Encode(node(binding))
+	_ = enc.Close()
+	return []byte(b.String())
+}
+
+// pairs is a mapping in order.
+type pairs []any
+
+func kv(items ...any) pairs { return pairs(items) }
+
+// node is v as YAML, long strings as literal blocks.
+func node(v any) *yaml.Node {
+	switch v := v.(type) {
+	case pairs:
+		m := &yaml.Node{Kind: yaml.MappingNode}
+		for i := 0; i+1 < len(v); i += 2 {
+			m.Content = append(m.Content, node(v[i]), node(v[i+1]))
+		}
+		return m
+	case []any:
+		s := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, e := range v {
+			s.Content = append(s.Content, node(e))
+		}
+		return s
+	case string:
+		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+		if len(v) > 80 {
+			n.Style = yaml.FoldedStyle
+		}
+		return n
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Value: fmt.Sprint(v)}
+}
+
+// Run is --policy: it writes the policy and its binding to stdout.
+func Run(c *config.Policy, stdout io.Writer, log *slog.Logger) int {
+	if _, err := stdout.Write(New(c.Versions).YAML()); err != nil {
+		log.Error(fmt.Sprintf("cannot write the policy: %v", err), "event", "policy_failed")
+		return exitcode.Findings
+	}
+	return 0
+}
