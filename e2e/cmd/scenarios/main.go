@@ -106,6 +106,9 @@ func main() {
 			return cronJob(k, cronMade)
 		}},
 		{"12", "rolling update through a Service under load: the drain with --probe-port against no delay and a preStop sleep", rollout},
+		{"14", "--policy in the API server, and what --inject adopts doing its job", func(k *kube) (string, error) {
+			return adopt(k, *examplesDir)
+		}},
 	}
 
 	failed := 0

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// policyLabel is the label of the namespaces scenario 14's binding
+// applies the policy to, and no others: the other scenarios run beside it.
+const policyLabel = "proxy-await-e2e/policy"
+
+// wrongManifests are one manifest for each rule the policy covers that
+// one of --check's errors shows by itself, as the API server gets it.
+var wrongManifests = map[string]string{
+	"grace-period": `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "grace"},
+  "spec": {"selector": {"matchLabels": {"app": "grace"}}, "template": {"metadata": {"labels": {"app": "grace"}},
+  "spec": {"terminationGracePeriodSeconds": 20, "containers": [{"name": "web", "image": "registry.example.com/web:1",
+  "command": ["/proxy-await/proxy-await", "--proxy", "none", "--term-delay", "15s", "--kill-after", "10s", "--", "/web"]}]}}}}`,
+	"job-never-completes": `{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "never"},
+  "spec": {"template": {"metadata": {"labels": {"sidecar.istio.io/inject": "true"}},
+  "spec": {"restartPolicy": "Never", "containers": [{"name": "export", "image": "registry.example.com/export:1",
+  "command": ["/proxy-await/proxy-await", "--proxy", "istio", "--", "/export"]}]}}}}`,
+	"retry-loses-proxy": `{"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "retry"},
+  "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": {"metadata": {"annotations": {"dapr.io/enabled": "true", "dapr.io/app-id": "sync"}},
+  "spec": {"restartPolicy": "OnFailure", "containers": [{"name": "sync", "image": "registry.example.com/sync:1",
+  "command": ["proxy-await", "--proxy", "dapr", "-S", "--", "/sync"]}]}}}}}}`,
+	"shutdown-disabled": `{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "disabled"},
+  "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+  {"name": "export", "image": "registry.example.com/export:1", "command": ["proxy-await", "--proxy", "cloudsql", "-S", "--", "/export"]},
+  {"name": "cloud-sql-proxy", "image": "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.27.0", "args": ["--health-check", "--port=5432", "p:r:i"]}]}}}}`,
+	"preset-mismatch": `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "mismatch"},
+  "spec": {"selector": {"matchLabels": {"app": "orders"}}, "template": {"metadata": {"labels": {"app": "orders"}, "annotations": {"dapr.io/app-id": "orders"}},
+  "spec": {"containers": [{"name": "orders", "image": "registry.example.com/orders:1",
+  "command": ["proxy-await", "--proxy", "dapr", "--", "node", "app.js"]}]}}}}`,
+	"shell-form": `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "shell"},
+  "spec": {"selector": {"matchLabels": {"app": "tool"}}, "template": {"metadata": {"labels": {"app": "tool"}},
+  "spec": {"containers": [{"name": "tool", "image": "registry.example.com/tool:1",
+  "command": ["sh", "-c", "proxy-await --proxy none -- /tool --all"]}]}}}}`,
+}
+
+// 14. Adoption guarded by the cluster: proxy-await --policy applied to the
+// API server (its binding limited to this scenario's namespaces) admits
+// every file of examples/ (a server-side dry run, under Pod Security
+// restricted) and refuses one wrong manifest for each rule it covers,
+// with the rule's name; proxy-await --inject of a Deployment and a Job
+// that have no proxy-await gives manifests the policy admits, and they do
+// their job: the Deployment serves through its Service and rolls out with
+// no request failed, the Job completes with one shutdown POST after its
+// app.
+func adopt(k *kube, examplesDir string) (string, error) {
+	const ns, work = "s14", "s14-work"
+	defer k.clear(work)
+	pa := filepath.Join(k.run, "bin", "proxy-await")
+	rules, cleanup, err := k.applyPolicy(pa)
+	defer cleanup()
+	if err != nil {
+		return "", err
+	}
+	if err := k.namespace(ns, map[string]string{
+		"pod-security.kubernetes.io/enforce": "restricted",
+		"pod-security.kubernetes.io/warn":    "restricted",
+		policyLabel:                          "on",
+	}); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(k.run, "out", ns)
+	// The policy is in force once the API server refuses what it should.
+	first := rules[0]
+	if err := poll(60*time.Second, "the policy in force", func() (bool, error) {
+		_, stderr, _ := k.dryRun(ns, dir, first, wrongManifests[first])
+		return strings.Contains(stderr, "denied request: "+first+": "), nil
+	}); err != nil {
+		return "", err
+	}
+	for _, rule := range rules {
+		m, ok := wrongManifests[rule]
+		if !ok {
+			return "", fmt.Errorf("the policy covers %s, for which this scenario has no wrong manifest", rule)
+		}
+		_, stderr, err := k.dryRun(ns, dir, rule, m)
+		if err == nil || !strings.Contains(stderr, "denied request: "+rule+": ") {
+			return "", fmt.Errorf("%s: the wrong manifest was not refused for it: %v %s", rule, err, stderr)
+		}
+	}
+	objects, err := k.admitted(ns, examplesDir)
+	if err != nil {
+		return "", err
+	}
+
+	// What --inject makes of a Deployment and a Job without proxy-await.
+	if err := k.namespace(work, map[string]string{policyLabel: "on"}); err != nil {
+		return "", err
+	}
+	serving, err := k.injectedDeployment(pa, work)
+	if err != nil {
+		return "", err
+	}
+	job, err := k.injectedJob(pa, work)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("the policy refuses %d wrong manifests, one for each rule it covers (%s); admits examples/ (%s) under enforce=restricted; an injected Deployment %s; an injected Job: Complete, %s",
+		len(rules), strings.Join(rules, ", "), objects, serving, job), nil
+}
+
+// applyPolicy applies proxy-await --policy's policy, with a binding that
+// applies it to the namespaces labelled policyLabel only, and returns the
+// rules it covers, in its order, and how to remove it.
+func (k *kube) applyPolicy(pa string) ([]string, func(), error) {
+	none := func() {}
+	out, err := exec.Command(pa, "--policy", "--versions", "kubernetes=1.33").Output()
+	if err != nil {
+		return nil, none, fmt.Errorf("proxy-await --policy: %v", err)
+	}
+	policy, binding, ok := strings.Cut(string(out), "\n---\n")
+	if !ok || !strings.Contains(binding, "kind: ValidatingAdmissionPolicyBinding") || !regexp.MustCompile(`(?m)^  validationActions:\n    - Deny$`).MatchString(binding) {
+		return nil, none, fmt.Errorf("proxy-await --policy wrote no binding with validationActions [Deny]:\n%s", binding)
+	}
+	var rules []string
+	for _, m := range regexp.MustCompile(`messageExpression: >-\n\s+'([a-z-]+): `).FindAllStringSubmatch(policy, -1) {
+		rules = append(rules, m[1])
+	}
+	if len(rules) == 0 {
+		return nil, none, fmt.Errorf("proxy-await --policy wrote no validation")
+	}
+	ours := policy + "\n---\n" + `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: proxy-await-e2e
+spec:
+  policyName: proxy-await
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {"` + policyLabel + `": "on"}
+`
+	file := filepath.Join(k.run, "out", "policy.yaml")
+	if err := os.WriteFile(file, []byte(ours), 0o644); err != nil {
+		return nil, none, err
+	}
+	cleanup := func() {
+		_, _, _ = k.ctl("delete", "--ignore-not-found", "-f", file)
+	}
+	if _, stderr, err := k.ctl("apply", "-f", file); err != nil {
+		return nil, cleanup, fmt.Errorf("kubectl apply of the policy: %v: %s", err, stderr)
+	}
+	return rules, cleanup, nil
+}
+
+// dryRun applies a manifest to ns with a server-side dry run.
+func (k *kube) dryRun(ns, dir, name, manifest string) (string, string, error) {
+	file := filepath.Join(dir, name+".json")
+	if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
+		return "", "", err
+	}
+	return k.ctl("apply", "--dry-run=server", "-n", ns, "-f", file)
+}
+
+// admitted applies every manifest of dir to ns with a server-side dry
+// run: each must be admitted, with no PodSecurity warning. It says what
+// was.
+func (k *kube) admitted(ns, dir string) (string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil || len(files) == 0 {
+		return "", fmt.Errorf("no manifest in %s: %v", dir, err)
+	}
+	objects := 0
+	for _, f := range files {
+		stdout, stderr, err := k.ctl("apply", "--dry-run=server", "-n", ns, "-f", f)
+		rel, _ := filepath.Rel(filepath.Dir(dir), f)
+		if err != nil || strings.Contains(stderr, "PodSecurity") || strings.Contains(stderr, "denied") {
+			return "", fmt.Errorf("%s: %v: %s", rel, err, strings.TrimSpace(stdout+stderr))
+		}
+		objects += strings.Count(stdout, "(server dry run)")
+	}
+	return fmt.Sprintf("%d files, %d objects", len(files), objects), nil
+}
+
+// inject runs proxy-await --inject on obj, as JSON, with args, and applies
+// what it wrote to ns; it returns what it wrote.
+func (k *kube) inject(pa, ns, name string, obj any, args ...string) (string, error) {
+	in, err := json.MarshalIndent(obj, "", "    ")
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(pa, append(append([]string{"--inject", "--image", proxyAwaitImage}, args...), "-")...)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("proxy-await --inject of %s: %v: %s", name, err, stderr.String())
+	}
+	if !json.Valid(out) {
+		return "", fmt.Errorf("proxy-await --inject of %s wrote no JSON:\n%s", name, out)
+	}
+	file := filepath.Join(k.run, "out", ns, name+".json")
+	if err := os.WriteFile(file, out, 0o644); err != nil {
+		return "", err
+	}
+	if _, stderr, err := k.ctl("apply", "-n", ns, "-f", file); err != nil {
+		return "", fmt.Errorf("kubectl apply of the injected %s: %v: %s", name, err, stderr)
+	}
+	return string(out), nil
+}
+
+// injectedDeployment: three replicas of httpapp behind a Service, a
+// readiness probe on the app's port, no proxy-await; --inject adopts it,
+// and it rolls out under load with no request failed.
+func (k *kube) injectedDeployment(pa, ns string) (string, error) {
+	labels := map[string]string{"app": rolloutApp}
+	server := []string{"/opt/e2e/httpapp", "-serve", ":8080", "-out", "/out/app"}
+	p := pod{Grace: 45, Labels: labels, RestartPolicy: corev1.RestartPolicyAlways,
+		Containers: []ctr{{Name: "app", ReadyPort: 8080, Command: server}}}
+	replicas := int32(3)
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: rolloutApp},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: p.template(k, ns)},
+	}
+	out, err := k.inject(pa, ns, "deployment", d)
+	if err != nil {
+		return "", err
+	}
+	var injected appsv1.Deployment
+	if err := json.Unmarshal([]byte(out), &injected); err != nil {
+		return "", err
+	}
+	app := injected.Spec.Template.Spec.Containers[0]
+	if len(injected.Spec.Template.Spec.InitContainers) != 1 || app.Command[0] != "/proxy-await/proxy-await" ||
+		app.ReadinessProbe == nil || app.ReadinessProbe.HTTPGet == nil || app.ReadinessProbe.HTTPGet.Path != "/ready" {
+		return "", fmt.Errorf("--inject did not adopt the Deployment: %s", out)
+	}
+	end := slices.Index(app.Command, "--")
+	if end < 0 {
+		return "", fmt.Errorf("--inject wrote no -- in %q", app.Command)
+	}
+	flags := strings.Join(app.Command[1:end], " ")
+	svc, err := k.api.CoreV1().Services(ns).Create(bg, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: rolloutApp},
+		Spec: corev1.ServiceSpec{Selector: labels,
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt(8080)}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	pods, err := k.waitAvailable(ns, rolloutApp, 120*time.Second)
+	if err != nil {
+		return "", err
+	}
+	if err := programmed(svc.Spec.ClusterIP, 80); err != nil {
+		return "", err
+	}
+	url := "http://" + svc.Spec.ClusterIP + ":80/"
+	if err := answeredByAll(url, pods); err != nil {
+		return "", err
+	}
+	v := rolloutVariant{key: "injected", name: "proxy-await --inject's flags: " + flags}
+	r, err := rolloutOnce(k, ns, v, url)
+	if err != nil {
+		return "", err
+	}
+	figures := fmt.Sprintf("(%s) serves through its Service and rolls out: %s, %.1fs", flags, r.failures(), r.seconds)
+	if r.failed != 0 {
+		return "", fmt.Errorf("%s, want none failed", figures)
+	}
+	return figures, nil
+}
+
+// injectedJob: a Job whose pod Linkerd would mesh, with a stand-in proxy
+// as a classic sidecar and an app without proxy-await; --inject adopts the
+// app (--container app) with -S, and the Job completes.
+func (k *kube) injectedJob(pa, ns string) (string, error) {
+	p := pod{Containers: []ctr{linkerdProxy("-ready-after", "2s"), {Name: "app", Command: jobScript(0)}}}
+	tpl := p.template(k, ns)
+	tpl.Annotations = map[string]string{"linkerd.io/inject": "enabled"}
+	zero := int32(0)
+	j := &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: "migrate"},
+		Spec:       batchv1.JobSpec{BackoffLimit: &zero, Template: tpl},
+	}
+	out, err := k.inject(pa, ns, "job", j, "--container", "app")
+	if err != nil {
+		return "", err
+	}
+	var injected batchv1.Job
+	if err := json.Unmarshal([]byte(out), &injected); err != nil {
+		return "", err
+	}
+	var app corev1.Container
+	for _, c := range injected.Spec.Template.Spec.Containers {
+		if c.Name == "app" {
+			app = c
+		}
+	}
+	if !strings.Contains(strings.Join(app.Command, " "), "--proxy linkerd -S --") {
+		return "", fmt.Errorf("--inject did not adopt the Job's app with -S: %q", app.Command)
+	}
+	return checkJob(k, ns, "migrate", "/ready", "/shutdown", batchv1.JobComplete, 0, 1)
+}
