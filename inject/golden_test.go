@@ -111,3 +111,22 @@ func options(t *testing.T, args []string) Options {
 	c := cfg.Inject
 	return Options{Options: check.Options{Versions: c.Versions}, Image: c.Image, Containers: c.Containers}
 }
+
+// Adopting one container, then the others, adds the volume and the init
+// container once: a second --inject finds them by name.
+func TestAdoptsTheRestOnce(t *testing.T) {
+	ar, err := txtar.ParseFile("testdata/choose.txtar")
+	require.NoError(t, err)
+	p := filepath.Join(t.TempDir(), "pod.yaml")
+	require.NoError(t, os.WriteFile(p, ar.Files[0].Data, 0o644))
+	first := Paths([]string{p}, options(t, []string{"--image", "registry.example.com/proxy-await:1.2.3", "--container", "worker"}))
+	require.Equal(t, 1, first.Adopted)
+	require.NoError(t, os.WriteFile(p, first.Output, 0o644))
+	second := Paths([]string{p}, options(t, []string{"--image", "registry.example.com/proxy-await:1.2.3"}))
+	require.Equal(t, 1, second.Adopted, "web, the one left")
+	out := string(second.Output)
+	assert.Equal(t, 1, strings.Count(out, "- name: proxy-await-install"), "%s", out)
+	assert.Equal(t, 1, strings.Count(out, "emptyDir:"), "%s", out)
+	assert.Equal(t, 2, strings.Count(out, "readOnly: true"), "%s", out)
+	assert.Equal(t, 2, strings.Count(out, "/proxy-await/proxy-await,"), "%s", out)
+}
