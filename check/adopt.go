@@ -132,6 +132,11 @@ func (p *Pod) Adopt(choose func(name string) bool) Adoption {
 	}
 	ad := &adopter{a: a, out: &out}
 	if ad.sidecars(); out.Refused != "" {
+		for _, c := range apps {
+			out.Skipped = append(out.Skipped, Skip{File: pd.file, Line: c.line, Kind: pd.kind, Name: pd.name, Container: c.name,
+				Message: out.Refused + "; nothing in the pod can turn it on: fix the sidecar, then inject again"})
+		}
+		out.Annotations, out.Sidecars = nil, nil
 		return out
 	}
 	ad.used = ad.portsInUse()
@@ -171,10 +176,10 @@ func (ad *adopter) sidecars() {
 		}
 	}
 	for _, s := range m.sidecars {
-		if !ad.turnOn(s, s.ready, s.Name+" sidecar never answers proxy-await's readiness probe") {
+		if !ad.turnOn(s, s.ready, "the "+s.Name+" sidecar never answers proxy-await's readiness probe") {
 			return
 		}
-		if ad.shutdown && s.native != native && !ad.turnOn(s, s.shutdown, s.Name+" sidecar would not take -S's shutdown") {
+		if ad.shutdown && s.native != native && !ad.turnOn(s, s.shutdown, "the "+s.Name+" sidecar would not take -S's shutdown") {
 			return
 		}
 	}
