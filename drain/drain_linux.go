@@ -144,6 +144,10 @@ func (w *Watch) run(o Options) {
 	if !v.learn(feed) {
 		return
 	}
+	// The hold waits at least for the quiet period its clients' gaps asked
+	// for when it began: connections crowding during the hold do not say
+	// the last of them has come sooner.
+	v.held = v.quietPeriod()
 	if feedErr != nil {
 		o.Logger.Warn("cannot follow closed connections: connections shorter than the quiet period may be missed",
 			"event", "drain_degraded", "error", feedErr.Error())
@@ -198,6 +202,10 @@ type watcher struct {
 	state  watchState
 	timer  *time.Timer     // in armed and settling, when to look again
 	warned map[string]bool // the events warned of: each warning is logged once
+	// held is the quiet period at the stop signal, derived from the
+	// arrivals before it: the least the hold waits for. Zero while the
+	// watch learns.
+	held time.Duration
 }
 
 // following says whether the watch sees every listener and follows it.
@@ -269,9 +277,9 @@ func (v *watcher) learn(feed *destroyFeed) bool {
 }
 
 // quietPeriod is the quiet period the hold waits for: o.Quiet, or longer
-// for the arrivals seen so far.
+// for the arrivals seen so far, and never shorter than at the stop signal.
 func (v *watcher) quietPeriod() time.Duration {
-	return v.s.arrivals.quiet(v.o.Quiet, v.o.TermDelay)
+	return max(v.held, v.s.arrivals.quiet(v.o.Quiet, v.o.TermDelay))
 }
 
 func (v *watcher) loop(feed *destroyFeed) {

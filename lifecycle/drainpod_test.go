@@ -191,13 +191,20 @@ func TestDrainSparseConnectionsOutsideThePod(t *testing.T) {
 	testutil.Requests(t, p.fresh, url, 15*gap, gap, 1)
 	p.signal(syscall.SIGTERM)
 	p.waitLog("holding the stop signal until the listeners have no traffic")
-	// They go on as before while the endpoint removal spreads: every one is
-	// answered.
-	sent, _ := testutil.Requests(t, p.fresh, url, 4*gap, gap, 1)
+	// They go on while the endpoint removal spreads, six times closer
+	// together than before: every one is answered, and the hold still waits
+	// for the quiet period that the gaps before the stop signal asked for.
+	sent, _ := testutil.Requests(t, p.fresh, url, 4*gap, gap/6, 1)
 	got := p.signalAt("SIGTERM")
 	assert.Greater(t, got.Sub(sent), 15*gap, "SIGTERM no sooner than 15 gaps after the last connection")
 	assert.Less(t, got.Sub(sent), 40*gap+testutil.LateBound, "SIGTERM once the connections paused that long, not at --term-delay")
 	assert.Equal(t, 0, p.wait())
+	held := regexp.MustCompile(`no traffic connections=\d+ drain_quiet=(\S+) `).FindStringSubmatch(p.stderr.String())
+	require.NotNil(t, held, "the drain_started line gives the quiet period")
+	quiet, err := time.ParseDuration(held[1])
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, got.Sub(sent), quiet, "SIGTERM no sooner than the quiet period after the last connection")
+	assert.Contains(t, p.stderr.String(), `reason="no traffic for `+held[1]+`"`, "the delivery waited for the quiet period the hold began with")
 	p.expectLog(
 		`proxy-await: holding SIGTERM while the child keeps serving signal=SIGTERM term_delay=1m0s drain_quiet=100ms`,
 		`proxy-await: holding the stop signal until the listeners have no traffic connections=\d+ drain_quiet=\S+ gaps=\d+ mean_gap=\S+ longest_gap=\S+ listeners="`+podAddr+` `+drainAddr+`"`,

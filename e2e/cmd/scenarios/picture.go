@@ -46,7 +46,10 @@ func picture(w io.Writer, title string, rows []pictureRow) error {
 	for i, r := range rows {
 		y := top + rowHeight*float64(i) + rowHeight/2 // the row's line
 		t := r.trace
-		fmt.Fprintf(&b, `<text x="10" y="%.0f" font-weight="bold">%s</text>`+"\n", y-8, html.EscapeString(strings.ReplaceAll(r.label, "`", "")))
+		lines := wrap(strings.ReplaceAll(r.label, "`", ""), int(left-20)/7)
+		for j, l := range lines {
+			fmt.Fprintf(&b, `<text x="10" y="%.0f" font-weight="bold">%s</text>`+"\n", y-8-14*float64(len(lines)-1-j), html.EscapeString(l))
+		}
 		fmt.Fprintf(&b, `<text x="10" y="%.0f" fill="#555" font-size="11">%s</text>`+"\n", y+8, html.EscapeString(r.figures))
 		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#999"/>`+"\n", left, y, width-right, y)
 
@@ -140,4 +143,23 @@ func legend(b *strings.Builder, x, y float64) {
 		fmt.Fprintf(b, `<g transform="translate(%.0f %.0f)">%s<text x="%.0f" y="0">%s</text></g>`+"\n", x, y, it.mark, it.width+5, html.EscapeString(it.text))
 		x += it.width + 25 + 6.2*float64(len(it.text))
 	}
+}
+
+// wrap breaks a label into lines of at most n characters at its spaces, so
+// that a long variant's name stays left of the chart (12 px bold sans-serif
+// is some 7 px a character).
+func wrap(label string, n int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Split(label, " ") {
+		if line != "" && len(line)+1+len(w) > n {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
 }

@@ -86,7 +86,7 @@ func report(w io.Writer, dir, picturePath string) error {
 			}
 		}
 		rows = append(rows, pictureRow{
-			label:   fmt.Sprintf("%s, minSyncPeriod %s", t.Name, t.MinSyncPeriod),
+			label:   fmt.Sprintf("%s, minSyncPeriod\u00a0%s", t.Name, t.MinSyncPeriod), // kept on one line
 			figures: fmt.Sprintf("this run %.1f s, the median; %d of %d failed in %d runs", median, failed, sent, len(ts)),
 			trace:   pick,
 		})
