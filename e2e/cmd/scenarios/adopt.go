@@ -315,7 +315,7 @@ func (k *kube) injectedJob(pa, ns string) (string, error) {
 			app = c
 		}
 	}
-	if !strings.Contains(strings.Join(app.Command, " "), "--proxy linkerd -S --") {
+	if !strings.Contains(strings.Join(app.Command, " "), "--proxy linkerd -S ") {
 		return "", fmt.Errorf("--inject did not adopt the Job's app with -S: %q", app.Command)
 	}
 	return checkJob(k, ns, "migrate", "/ready", "/shutdown", batchv1.JobComplete, 0, 1)
