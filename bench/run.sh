@@ -33,7 +33,8 @@ cleanup() {
 		kill $pids 2>/dev/null || true
 	fi
 	if mountpoint -q "$tmp/cold" 2>/dev/null; then
-		umount "$tmp/cold" || true
+		# lazily: a wrapper started from it may outlive an interrupted run
+		umount -l "$tmp/cold" || true
 	fi
 	if [ -n "$loopdev" ]; then
 		losetup -d "$loopdev" || true
