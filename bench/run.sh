@@ -7,7 +7,9 @@
 # at all, never on machine speed. BENCHMARKS.md, written by hand, says what
 # they mean.
 #
-# Needs: go, hyperfine, tini, dumb-init, unshare (root, for a PID namespace).
+# Needs: go, hyperfine, tini, dumb-init, unshare (root, for a PID namespace);
+# losetup and mkfs.ext4 (root) for the cold memory figures, which are left
+# out without them.
 # `make bench` installs the Debian packages first. Takes about four minutes.
 set -euo pipefail
 
@@ -22,12 +24,20 @@ for tool in go hyperfine tini dumb-init unshare; do
 done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/proxy-await-bench.XXXXXX")
+loopdev=""
 cleanup() {
 	local pids
 	pids=$(jobs -p)
 	if [ -n "$pids" ]; then
 		# shellcheck disable=SC2086
 		kill $pids 2>/dev/null || true
+	fi
+	if mountpoint -q "$tmp/cold" 2>/dev/null; then
+		# lazily: a wrapper started from it may outlive an interrupted run
+		umount -l "$tmp/cold" || true
+	fi
+	if [ -n "$loopdev" ]; then
+		losetup -d "$loopdev" || true
 	fi
 	rm -rf "$tmp"
 }
@@ -45,9 +55,27 @@ go build -trimpath -ldflags '-s -w' -o "$tmp/gofloor" ./bench/gofloor
 go build -trimpath -o "$tmp/child" ./bench/child
 go build -trimpath -o "$tmp/driver" ./bench/driver
 
+# The cold memory figures start copies of the wrappers from a file system
+# of their own, on a loop device whose read-ahead is off, so that a start
+# reads only the pages it touches. The setting is the loop device's own:
+# nothing of the machine's changes, and detaching the device ends it.
+cold=""
+setup_cold() {
+	if [ "$(id -u)" != 0 ] || ! command -v losetup >/dev/null || ! command -v mkfs.ext4 >/dev/null; then
+		return 1
+	fi
+	truncate -s 64M "$tmp/cold.img" && mkfs.ext4 -q -F "$tmp/cold.img" || return 1
+	loopdev=$(losetup -f --show "$tmp/cold.img") || return 1
+	echo 0 >"/sys/block/${loopdev#/dev/}/queue/read_ahead_kb" || return 1
+	mkdir "$tmp/cold" && mount "$loopdev" "$tmp/cold" || return 1
+	cp "$pa" "$tmp/gofloor" "$(command -v tini)" "$(command -v dumb-init)" "$tmp/cold/" || return 1
+	sync -f "$tmp/cold/"
+	cold="$tmp/cold"
+}
+
 driver() {
 	"$tmp/driver" -out "$tmp" -proxy-await "$pa" -fakeproxy "$root/bin/fakeproxy" \
-		-stamp "$tmp/stamp" -gofloor "$tmp/gofloor" -child "$tmp/child" "$@"
+		-stamp "$tmp/stamp" -gofloor "$tmp/gofloor" -child "$tmp/child" -cold "$cold" "$@"
 }
 
 {
@@ -76,7 +104,8 @@ step "3. CPU while waiting: 2 x 10 s"
 driver cpuwait
 step "4. signal forwarding latency"
 driver signals
-step "5. memory"
+step "5. memory: warm, and cold from a loop device without read-ahead"
+setup_cold || step "5. memory: no loop device without read-ahead (root, losetup, mkfs.ext4): warm figures only"
 driver memory
 step "7. scale: reaping orphans as PID 1, signal storm"
 driver reap

@@ -80,16 +80,41 @@ func agree(t *testing.T, name string, f io.ReaderAt) {
 		return
 	}
 	require.True(t, ok, "%s: elf.NewFile reads it", name)
-	assert.Equal(t, want.Machine, got.machine, name)
+	assert.Equal(t, uint16(want.Machine), uint16(got.machine), name)
 	assert.Equal(t, want.ByteOrder, got.order, name)
-	var interp *elf.ProgHeader
+	var interp *elfProg
 	for _, p := range want.Progs {
 		if p.Type == elf.PT_INTERP {
-			interp = &elf.ProgHeader{Type: p.Type, Off: p.Off, Filesz: p.Filesz}
+			interp = &elfProg{off: p.Off, filesz: p.Filesz}
 			break
 		}
 	}
 	assert.Equal(t, interp, got.interp, name)
+}
+
+// Every machine is named as debug/elf names it, the numbers without a name
+// too.
+func TestMachineNamesAreDebugELFs(t *testing.T) {
+	for m := range 1 << 16 {
+		if got, want := elfMachine(m).String(), elf.Machine(m).String(); got != want {
+			require.Equal(t, want, got, "machine %d", m)
+		}
+	}
+}
+
+// The ELF facts the reader names are debug/elf's.
+func TestELFConstantsAreDebugELFs(t *testing.T) {
+	assert.Equal(t, elf.ELFMAG, elfMagic)
+	assert.Equal(t, []int{elf.EI_CLASS, elf.EI_DATA, elf.EI_VERSION, elf.EI_NIDENT},
+		[]int{eiClass, eiData, eiVersion, eiNident})
+	assert.Equal(t, []int{int(elf.ELFCLASS32), int(elf.ELFCLASS64), int(elf.ELFDATA2LSB), int(elf.ELFDATA2MSB), int(elf.EV_CURRENT), int(elf.PT_INTERP)},
+		[]int{elfClass32, elfClass64, elfData2LSB, elfData2MSB, evCurrent, ptInterp})
+	for want, got := range map[elf.Machine]elfMachine{
+		elf.EM_X86_64: emX86_64, elf.EM_AARCH64: emAARCH64, elf.EM_386: em386, elf.EM_ARM: emARM,
+		elf.EM_S390: emS390, elf.EM_RISCV: emRISCV, elf.EM_PPC64: emPPC64,
+	} {
+		assert.Equal(t, uint16(want), uint16(got), want.String())
+	}
 }
 
 // syntheticELF is an ELF file with a header, no section, and a PT_INTERP

@@ -3,13 +3,10 @@ package wrapper
 import (
 	"bufio"
 	"bytes"
-	"debug/elf"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,8 +198,8 @@ func binaryError(file string, err error) *StartError {
 		return nil
 	}
 	defer f.Close()
-	var magic [len(elf.ELFMAG)]byte
-	if _, ferr := io.ReadFull(f, magic[:]); ferr != nil || string(magic[:]) != elf.ELFMAG {
+	var magic [len(elfMagic)]byte
+	if _, ferr := io.ReadFull(f, magic[:]); ferr != nil || string(magic[:]) != elfMagic {
 		return nil
 	}
 	e := &StartError{Code: exitcode.NotExecutable, Msg: file + ": a binary this system cannot run (exec format error)", Err: err}
@@ -213,31 +210,6 @@ func binaryError(file string, err error) *StartError {
 		}
 	}
 	return e
-}
-
-// goarch names a binary's machine as Go and image platforms do ("arm64"
-// for EM_AARCH64).
-func goarch(bin *elfHeaders) string {
-	switch bin.machine {
-	case elf.EM_X86_64:
-		return "amd64"
-	case elf.EM_AARCH64:
-		return "arm64"
-	case elf.EM_386:
-		return "386"
-	case elf.EM_ARM:
-		return "arm"
-	case elf.EM_S390:
-		return "s390x"
-	case elf.EM_RISCV:
-		return "riscv64"
-	case elf.EM_PPC64:
-		if bin.order == binary.LittleEndian {
-			return "ppc64le"
-		}
-		return "ppc64"
-	}
-	return strings.ToLower(strings.TrimPrefix(bin.machine.String(), "EM_"))
 }
 
 // interpreter names what the kernel runs file with: the program on a
@@ -270,111 +242,12 @@ func interpreter(file string) (kind, interp string) {
 	}
 	bin, ok := readELF(f)
 	// The kernel refuses a loader's name longer than PATH_MAX with ENOEXEC.
-	if !ok || bin.interp == nil || bin.interp.Filesz > unix.PathMax {
+	if !ok || bin.interp == nil || bin.interp.filesz > unix.PathMax {
 		return "", ""
 	}
-	data := make([]byte, bin.interp.Filesz)
-	if _, err := f.ReadAt(data, int64(bin.interp.Off)); err != nil {
+	data := make([]byte, bin.interp.filesz)
+	if _, err := f.ReadAt(data, int64(bin.interp.off)); err != nil {
 		return "", ""
 	}
 	return "binary", string(bytes.TrimRight(data, "\x00"))
-}
-
-// elfHeaders is what the start errors read of an ELF file: its machine and
-// byte order, and its PT_INTERP program header, which names its dynamic
-// loader (nil when it has none).
-type elfHeaders struct {
-	machine elf.Machine
-	order   binary.ByteOrder
-	interp  *elf.ProgHeader
-}
-
-// readELF reads f's file and program headers with debug/elf's types, and
-// checks them as elf.NewFile does; it says false for a file that is not ELF,
-// or one that elf.NewFile would refuse for its file or program headers.
-// elf.NewFile would read the section headers too, which the kernel never
-// looks at, and links in what reads the sections (their decompressors, DWARF,
-// every architecture's relocations): 115 KB of proxy-await's binary.
-func readELF(f io.ReaderAt) (*elfHeaders, bool) {
-	var ident [elf.EI_NIDENT]byte
-	if _, err := f.ReadAt(ident[:], 0); err != nil || string(ident[:len(elf.ELFMAG)]) != elf.ELFMAG {
-		return nil, false
-	}
-	bin := &elfHeaders{}
-	switch elf.Data(ident[elf.EI_DATA]) {
-	case elf.ELFDATA2LSB:
-		bin.order = binary.LittleEndian
-	case elf.ELFDATA2MSB:
-		bin.order = binary.BigEndian
-	default:
-		return nil, false
-	}
-	if elf.Version(ident[elf.EI_VERSION]) != elf.EV_CURRENT {
-		return nil, false
-	}
-	r := io.NewSectionReader(f, 0, math.MaxInt64)
-	var version uint32
-	var phoff, shoff uint64
-	var phentsize, phnum, minPhentsize, shnum, shstrndx int
-	switch elf.Class(ident[elf.EI_CLASS]) {
-	case elf.ELFCLASS32:
-		var h elf.Header32
-		if binary.Read(r, bin.order, &h) != nil {
-			return nil, false
-		}
-		bin.machine, version = elf.Machine(h.Machine), h.Version
-		phoff, phentsize, phnum, minPhentsize = uint64(h.Phoff), int(h.Phentsize), int(h.Phnum), binary.Size(elf.Prog32{})
-		shoff, shnum, shstrndx = uint64(h.Shoff), int(h.Shnum), int(h.Shstrndx)
-	case elf.ELFCLASS64:
-		var h elf.Header64
-		if binary.Read(r, bin.order, &h) != nil {
-			return nil, false
-		}
-		bin.machine, version = elf.Machine(h.Machine), h.Version
-		phoff, phentsize, phnum, minPhentsize = h.Phoff, int(h.Phentsize), int(h.Phnum), binary.Size(elf.Prog64{})
-		shoff, shnum, shstrndx = h.Shoff, int(h.Shnum), int(h.Shstrndx)
-	default:
-		return nil, false
-	}
-	switch {
-	case version != uint32(elf.EV_CURRENT),
-		int64(phoff) < 0, int64(shoff) < 0,
-		shoff == 0 && shnum != 0,
-		shnum > 0 && shstrndx >= shnum,
-		phnum > 0 && phentsize < minPhentsize:
-		return nil, false
-	}
-	for i := range phnum {
-		p, ok := readProg(f, bin.order, elf.Class(ident[elf.EI_CLASS]), int64(phoff)+int64(i*phentsize))
-		if !ok {
-			return nil, false
-		}
-		if p.Type == elf.PT_INTERP && bin.interp == nil {
-			bin.interp = p
-		}
-	}
-	return bin, true
-}
-
-// readProg reads the program header at off.
-func readProg(f io.ReaderAt, order binary.ByteOrder, class elf.Class, off int64) (*elf.ProgHeader, bool) {
-	r := io.NewSectionReader(f, off, math.MaxInt64-off)
-	var p elf.ProgHeader
-	if class == elf.ELFCLASS32 {
-		var h elf.Prog32
-		if binary.Read(r, order, &h) != nil {
-			return nil, false
-		}
-		p = elf.ProgHeader{Type: elf.ProgType(h.Type), Off: uint64(h.Off), Filesz: uint64(h.Filesz)}
-	} else {
-		var h elf.Prog64
-		if binary.Read(r, order, &h) != nil {
-			return nil, false
-		}
-		p = elf.ProgHeader{Type: elf.ProgType(h.Type), Off: h.Off, Filesz: h.Filesz}
-	}
-	if int64(p.Off) < 0 || int64(p.Filesz) < 0 {
-		return nil, false
-	}
-	return &p, true
 }

@@ -38,6 +38,7 @@ type paths struct {
 	tini       string
 	dumbInit   string
 	out        string
+	cold       string // copies of the binaries on a device without read-ahead, or ""
 }
 
 var p paths
@@ -49,6 +50,7 @@ func main() {
 	flag.StringVar(&p.goFloor, "gofloor", "", "bench/gofloor binary")
 	flag.StringVar(&p.child, "child", "", "bench/child binary")
 	flag.StringVar(&p.out, "out", "", "directory for results")
+	flag.StringVar(&p.cold, "cold", "", "directory on a device without read-ahead holding copies of the wrappers, for the cold memory figures")
 	report := flag.String("report", "bench/results.md", "report to write (report only)")
 	flag.Parse()
 	if flag.NArg() != 1 || p.out == "" {

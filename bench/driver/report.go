@@ -76,8 +76,8 @@ func writeReport(path string) error {
 	tmpl, err := template.New("results").Funcs(template.FuncMap{
 		"ms":  func(us float64) string { return fmt.Sprintf("%.2f ms", us/1e3) },
 		"us":  func(us float64) string { return fmt.Sprintf("%.0f µs", us) },
-		"mb":  func(kb int64) string { return fmt.Sprintf("%.1f MB", float64(kb)/1024) },
-		"mib": func(b int64) string { return fmt.Sprintf("%.2f MB", float64(b)/(1<<20)) },
+		"mb":  func(kb int64) string { return fmt.Sprintf("%.2f MB", float64(kb)/1000) },
+		"mib": func(b int64) string { return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20)) },
 		"f1":  func(v float64) string { return fmt.Sprintf("%.1f", v) },
 		"f2":  func(v float64) string { return fmt.Sprintf("%.2f", v) },
 		"x": func(v, base float64) string {

@@ -13,16 +13,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// notForwarded are the signals the wrapper never passes on: SIGKILL and
+// notForwarded says whether the wrapper never passes s on: SIGKILL and
 // SIGSTOP cannot be caught, SIGCHLD is how we learn that children exit,
 // SIGURG is the Go runtime's own preemption signal, and SIGPROF is consumed
-// by the Go runtime's profiler before any channel sees it.
-var notForwarded = map[syscall.Signal]bool{
-	syscall.SIGKILL: true,
-	syscall.SIGSTOP: true,
-	syscall.SIGCHLD: true,
-	syscall.SIGURG:  true,
-	syscall.SIGPROF: true,
+// by the Go runtime's profiler before any channel sees it. A switch, not a
+// map: a map would be built at every start.
+func notForwarded(s syscall.Signal) bool {
+	switch s {
+	case syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGCHLD, syscall.SIGURG, syscall.SIGPROF:
+		return true
+	}
+	return false
 }
 
 // Forwarded lists every signal the wrapper catches and passes to the child.
@@ -32,7 +33,7 @@ func Forwarded() []os.Signal {
 	var list []os.Signal
 	for n := 1; n <= Max; n++ {
 		s := syscall.Signal(n)
-		if notForwarded[s] || Reserved(s) {
+		if notForwarded(s) || Reserved(s) {
 			continue
 		}
 		list = append(list, s)
@@ -140,7 +141,7 @@ func ParseRewrite(rule string) (from, to syscall.Signal, err error) {
 		return 0, 0, fmt.Errorf("signal %d is kept by the C library and the Go runtime, so it is not forwarded "+
 			"and cannot be rewritten (the first that is: RTMIN+1, %d)", int(from), rtMin+1)
 	}
-	if notForwarded[from] {
+	if notForwarded(from) {
 		return 0, 0, fmt.Errorf("%s is not forwarded, so it cannot be rewritten", Name(from))
 	}
 	if to, err = Parse(t, true); err != nil {
