@@ -29,13 +29,13 @@ func TestDocsListCoverage(t *testing.T) {
 	for _, r := range Covered {
 		assert.Equal(t, "yes", rows[r], "%s is covered", r)
 	}
-	for r := range NotCovered {
-		assert.Equal(t, "no", rows[r], "%s is not covered", r)
+	for _, u := range NotCovered {
+		assert.Equal(t, "no", rows[u.Rule], "%s is not covered", u.Rule)
 	}
 	assert.Len(t, rows, len(Covered)+len(NotCovered))
 	for _, r := range check.Rules {
 		if r.Level == check.Error {
-			_, not := NotCovered[r.Name]
+			not := slices.ContainsFunc(NotCovered, func(u Uncovered) bool { return u.Rule == r.Name })
 			assert.True(t, not || slices.Contains(Covered, r.Name), "the error rule %s is neither covered nor said not to be", r.Name)
 		}
 	}

@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
-	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -42,7 +40,10 @@ func New(versions map[string]proxies.Version) *Policy {
 // Description says what the policy covers, as its annotation
 // kubernetes.io/description does.
 func Description() string {
-	not := slices.Sorted(maps.Keys(NotCovered))
+	var not []string
+	for _, u := range NotCovered {
+		not = append(not, u.Rule)
+	}
 	return "Refuses a pod template that one of proxy-await --check's errors shows by itself: " + strings.Join(Covered, ", ") +
 		", where the object alone decides (proxy-await plainly first in a container's command, its flags written out, the sidecars the pod shows by itself). " +
 		"Not covered: " + strings.Join(not, ", ") + ", nor what a Namespace or the rest of the input decides: run proxy-await --check on the manifests for those."
