@@ -20,6 +20,10 @@ const (
 	mountPath     = "/proxy-await"
 	binary        = mountPath + "/proxy-await"
 	initContainer = "proxy-await-install"
+	// installPath is where the init container mounts the volume: not
+	// mountPath, which in the release image, FROM scratch, is the binary
+	// itself (/proxy-await), where no directory can be mounted.
+	installPath = "/install"
 	// installUser runs the init container: Pod Security "restricted" wants
 	// a user that is not root, and the release image, FROM scratch, names
 	// none (65532 is distroless's "nonroot").
@@ -226,9 +230,9 @@ func installer(image string) *yaml.Node {
 	return mapping(
 		"name", str(initContainer),
 		"image", str(image),
-		"args", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{str("--install"), str(mountPath)}},
+		"args", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{str("--install"), str(installPath)}},
 		"volumeMounts", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{
-			mapping("name", str(volumeName), "mountPath", str(mountPath))}},
+			mapping("name", str(volumeName), "mountPath", str(installPath))}},
 		"resources", mapping(
 			"requests", mapping("cpu", str("10m"), "memory", str("16Mi")),
 			"limits", mapping("memory", str("16Mi"))),
