@@ -123,3 +123,11 @@ func (fp *FakeProxy) Signal(sig syscall.Signal) {
 	fp.t.Helper()
 	require.NoError(fp.t, fp.Cmd.Process.Signal(sig))
 }
+
+// Kill ends the fake proxy as a crash would, and returns once it has
+// exited: its ports refuse connections from then on.
+func (fp *FakeProxy) Kill() {
+	fp.t.Helper()
+	require.NoError(fp.t, fp.Cmd.Process.Kill())
+	_ = fp.Cmd.Wait() // killed: the error says so
+}
