@@ -24,6 +24,9 @@ func (s *Supervisor) proxyLoss() <-chan readiness.Loss {
 // serving longer would only fail requests. --kill-after counts from here,
 // and the run exits 69 once the child has exited (exitCode).
 func (s *Supervisor) proxyLost(loss readiness.Loss) {
+	if s.phase != serving { // the watch ends at the stop signal: never here
+		return
+	}
 	s.endWatch("")
 	s.log.Error("proxy lost: stopping the command, then exiting 69", "event", "proxy_lost",
 		"url", loss.URL, "failing", loss.Failing, "error", loss.Err.Error())
