@@ -231,7 +231,8 @@ func (c *Config) checkCommand() error {
 
 // checkProxyLost checks --proxy-lost against what it watches: a command
 // that runs, and a readiness URL that the wait found ready. Without them it
-// would never fire, and a Job that relies on it would hang as before.
+// would never fire, and a Job that relies on it would hang as before; with
+// a disable variable there is no proxy, and it is ignored with a warning.
 func (c *Config) checkProxyLost() error {
 	if c.ProxyLost == 0 {
 		return nil
@@ -245,8 +246,11 @@ func (c *Config) checkProxyLost() error {
 		return c.invalid("proxy-lost", d, "name the proxy with --proxy or give its --ready-url, or drop --proxy-lost",
 			"there is no readiness URL to watch (--proxy none)")
 	case c.Disabled:
-		return c.invalid("proxy-lost", d, "unset $"+c.disabledBy+", or drop --proxy-lost",
-			"$"+c.disabledBy+" skips the readiness wait, so no proxy is known to be ready to watch")
+		// The variable says the pod runs without its proxy: there is none
+		// to lose, and a pod that sets it must still start.
+		c.Warnings = append(c.Warnings, warnf("unset $"+c.disabledBy+" to watch the proxy",
+			"--proxy-lost %s is ignored: $%s skips the readiness wait, so there is no proxy to watch", d, c.disabledBy))
+		c.ProxyLost = 0
 	}
 	return nil
 }

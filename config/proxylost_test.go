@@ -54,9 +54,6 @@ func TestProxyLostUsageErrors(t *testing.T) {
 		{"from the environment", []string{"--proxy", "none", "app"}, map[string]string{"PROXY_AWAIT_PROXY_LOST": "10s"},
 			`invalid value "10s" for $PROXY_AWAIT_PROXY_LOST (--proxy-lost): there is no readiness URL to watch (--proxy none)`,
 			"name the proxy with --proxy or give its --ready-url, or drop --proxy-lost"},
-		{"wait disabled", []string{"--proxy-lost", "10s", "app"}, map[string]string{"LINKERD_AWAIT_DISABLED": "yes"},
-			`invalid value "10s" for --proxy-lost: $LINKERD_AWAIT_DISABLED skips the readiness wait, so no proxy is known to be ready to watch`,
-			"unset $LINKERD_AWAIT_DISABLED, or drop --proxy-lost"},
 		{"negative", []string{"--proxy-lost", "-1s", "app"}, nil,
 			`invalid value "-1s" for --proxy-lost: must not be negative`, ""},
 	} {
@@ -70,12 +67,31 @@ func TestProxyLostUsageErrors(t *testing.T) {
 	}
 }
 
-// As scuttle, START_WITHOUT_ENVOY=true skips the wait: --proxy-lost then
-// names it.
-func TestProxyLostWithoutEnvoy(t *testing.T) {
-	_, err := Parse("scuttle", []string{"--proxy-lost", "10s", "app"},
-		testutil.Getenv(map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000", "START_WITHOUT_ENVOY": "true"}))
-	var u *UsageError
-	require.ErrorAs(t, err, &u)
-	assert.Equal(t, `invalid value "10s" for --proxy-lost: $START_WITHOUT_ENVOY skips the readiness wait, so no proxy is known to be ready to watch`, u.Error())
+// A disable variable says the pod runs without its proxy: --proxy-lost has
+// nothing to watch, and the pod must still start, so it is ignored with a
+// warning that names the variable (scuttle's START_WITHOUT_ENVOY as
+// linkerd-await's LINKERD_AWAIT_DISABLED).
+func TestProxyLostIgnoredWhenTheWaitIsDisabled(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		argv string
+		env  map[string]string
+		msg  string
+	}{
+		{"linkerd-await's variable", "proxy-await", map[string]string{"LINKERD_AWAIT_DISABLED": "yes"},
+			"--proxy-lost 10s is ignored: $LINKERD_AWAIT_DISABLED skips the readiness wait, so there is no proxy to watch"},
+		{"scuttle's", "scuttle", map[string]string{"ENVOY_ADMIN_API": "http://127.0.0.1:15000", "START_WITHOUT_ENVOY": "true"},
+			"--proxy-lost 10s is ignored: $START_WITHOUT_ENVOY skips the readiness wait, so there is no proxy to watch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse(tc.argv, []string{"--proxy-lost", "10s", "app"}, testutil.Getenv(tc.env))
+			require.NoError(t, err)
+			assert.Zero(t, c.ProxyLost, "nothing is watched")
+			var msgs []string
+			for _, w := range c.Warnings {
+				msgs = append(msgs, w.Error())
+			}
+			assert.Equal(t, []string{tc.msg}, msgs)
+		})
+	}
 }
