@@ -85,6 +85,7 @@ func (j *judge) run() {
 			j.shutdownDisabled()
 			j.jobNeverCompletes()
 			j.retryLosesProxy()
+			j.proxyLossHangs()
 			j.shutdownNotNeeded()
 			j.gracePeriod()
 			j.proxyStopsFirst()

@@ -293,14 +293,16 @@ type pod struct {
 	graceName     string       // that field: terminationGracePeriodSeconds, or a Knative revision's timeoutSeconds
 	graceWhy      string       // why that field is the grace period, for messages, where it is not the pod's own
 	restartPolicy scalar       // the pod's restartPolicy
+	deadline      scalar       // activeDeadlineSeconds: the Job's, else the pod's own; "" when neither bounds the pod
 	containers    []*container // init containers first, in order
 }
 
 // podTemplate is a pod template that an object holds, and whether it is a
-// Job's, which should complete.
+// Job's, which should complete, with the spec of that Job.
 type podTemplate struct {
-	node *yaml.Node
-	job  bool
+	node    *yaml.Node
+	job     bool
+	jobSpec *yaml.Node // the Job's spec, which holds the template; nil when not a Job's
 }
 
 // templates are the pod templates o holds: a Pod is one; other kinds hold
@@ -313,7 +315,7 @@ func templates(o object) []podTemplate {
 	has := func(tpl *yaml.Node) bool { return items(path(tpl, "spec", "containers")) != nil }
 	if o.kind == "Pod" {
 		if get(get(o.node, "spec"), "containers") != nil {
-			return []podTemplate{{o.node, false}}
+			return []podTemplate{{o.node, false, nil}}
 		}
 		return nil
 	}
@@ -324,12 +326,16 @@ func templates(o object) []podTemplate {
 		job  bool
 	}{{[]string{"template"}, o.kind == "Job"}, {[]string{"jobTemplate", "spec", "template"}, true}, {[]string{"jobTargetRef", "template"}, true}} {
 		if tpl := path(spec, at.path...); has(tpl) {
-			out = append(out, podTemplate{tpl, at.job})
+			t := podTemplate{node: tpl, job: at.job}
+			if at.job {
+				t.jobSpec = path(spec, at.path[:len(at.path)-1]...)
+			}
+			out = append(out, t)
 		}
 	}
 	for _, m := range items(get(spec, "metrics")) {
 		if tpl := path(m, "provider", "job", "spec", "template"); has(tpl) {
-			out = append(out, podTemplate{tpl, true})
+			out = append(out, podTemplate{tpl, true, path(m, "provider", "job", "spec")})
 		}
 	}
 	return out
@@ -377,6 +383,10 @@ func podOf(o object, t podTemplate, lines *fileLines) *pod {
 		grace:         30 * time.Second, // the API server's default
 		graceName:     "terminationGracePeriodSeconds",
 		restartPolicy: scalarOf(get(spec, "restartPolicy")),
+		deadline:      scalarOf(get(spec, "activeDeadlineSeconds")),
+	}
+	if d := get(t.jobSpec, "activeDeadlineSeconds"); d != nil {
+		p.deadline = scalarOf(d)
 	}
 	graceField := "terminationGracePeriodSeconds"
 	if strings.HasPrefix(str(get(o.node, "apiVersion")), knativeGroup) {

@@ -26,6 +26,7 @@ const (
 	ruleShutdownDisabled  = "shutdown-disabled"
 	ruleJobNeverCompletes = "job-never-completes"
 	ruleRetryLosesProxy   = "retry-loses-proxy"
+	ruleProxyLossHangs    = "proxy-loss-hangs"
 	ruleGracePeriod       = "grace-period"
 	ruleProxyStopsFirst   = "proxy-stops-first"
 	ruleProbesBusy        = "probes-keep-drain-busy"
@@ -66,6 +67,9 @@ var Rules = []Rule{
 	{ruleRetryLosesProxy, Error,
 		"a Job's or CronJob's pod with `restartPolicy: OnFailure`, a classic sidecar and `-S` without `--keep-proxy-on-failure`: after the first failure the proxy is shut down, and the application's container, restarted in the same pod, waits for it forever",
 		"`--keep-proxy-on-failure`, or `restartPolicy: Never`"},
+	{ruleProxyLossHangs, Warning,
+		"a Job's or CronJob's pod with a classic sidecar and `restartPolicy: Never`, whose proxy-await has no `--proxy-lost` and whose Job (or pod) no `activeDeadlineSeconds`: a proxy that dies while the application runs is not restarted, and the Job hangs on it",
+		"`--proxy-lost` (the application is stopped, proxy-await exits 69, and the Job retries in a new pod), or `activeDeadlineSeconds`"},
 	{ruleGracePeriod, Error,
 		"preStop + `--term-delay` + `--kill-after` (+ `--shutdown-timeout` with `-S`) > `terminationGracePeriodSeconds` (default 30): the kubelet's SIGKILL comes first",
 		"a longer grace period, or shorter delays"},

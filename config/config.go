@@ -37,6 +37,7 @@ type Config struct {
 	modes      modeFlags         // the modes' flags as given, until the mode is known
 	given      map[string]given  // by long flag name: how each flag was set
 	readyFrom  string            // the variable that set ReadyURLs, as scuttle
+	disabledBy string            // the first variable that set Disabled
 	fromPreset map[string]string // the preset that supplied each URL it did
 	owner      map[string]string // the proxy of each URL that a preset or scuttle's Envoy supplied: the preset, or $ENVOY_ADMIN_API
 
@@ -68,9 +69,10 @@ type Run struct {
 	AppProbe        string   // --app-probe: the app's own check, "http://127.0.0.1:PORT/PATH" or "tcp:PORT"
 	KillAfter       time.Duration
 	WaitAll         time.Duration
-	ExitCodes       map[int]int // --exit-code-map: FROM -> TO
-	Disabled        bool        // a disable variable is set: skip the readiness wait
-	Command         []string    // empty: only wait for the proxy
+	ProxyLost       time.Duration // --proxy-lost: stop the command once a readiness URL has failed this long; 0 never
+	ExitCodes       map[int]int   // --exit-code-map: FROM -> TO
+	Disabled        bool          // a disable variable is set: skip the readiness wait
+	Command         []string      // empty: only wait for the proxy
 }
 
 // ReadySource says where the readiness URLs came from, for the line that
@@ -129,7 +131,10 @@ func (c *Config) crossCheck() error {
 	if mode, err := c.chooseMode(); mode || err != nil {
 		return err
 	}
-	return c.checkCommand()
+	if err := c.checkCommand(); err != nil {
+		return err
+	}
+	return c.checkProxyLost()
 }
 
 // usePresets checks --port against the presets and fills in the presets'
@@ -223,6 +228,32 @@ func (c *Config) checkCommand() error {
 		}
 		return usagef("add -S to shut the proxy down once the command succeeds, or drop --keep-proxy-on-failure",
 			"%s without --shutdown: without -S the proxy is never shut down, so a Job whose command succeeds never completes", flag)
+	}
+	return nil
+}
+
+// checkProxyLost checks --proxy-lost against what it watches: a command
+// that runs, and a readiness URL that the wait found ready. Without them it
+// would never fire, and a Job that relies on it would hang as before; with
+// a disable variable there is no proxy, and it is ignored with a warning.
+func (c *Config) checkProxyLost() error {
+	if c.ProxyLost == 0 {
+		return nil
+	}
+	d := c.ProxyLost.String()
+	switch {
+	case len(c.Command) == 0:
+		return c.invalid("proxy-lost", d, "put the command after --, or drop --proxy-lost to only wait for the proxy",
+			"it stops a command whose proxy is lost, and there is none")
+	case len(c.ReadyURLs) == 0:
+		return c.invalid("proxy-lost", d, "name the proxy with --proxy or give its --ready-url, or drop --proxy-lost",
+			"there is no readiness URL to watch (--proxy none)")
+	case c.Disabled:
+		// The variable says the pod runs without its proxy: there is none
+		// to lose, and a pod that sets it must still start.
+		c.Warnings = append(c.Warnings, warnf("unset $"+c.disabledBy+" to watch the proxy",
+			"--proxy-lost %s is ignored: $%s skips the readiness wait, so there is no proxy to watch", d, c.disabledBy))
+		c.ProxyLost = 0
 	}
 	return nil
 }

@@ -183,6 +183,9 @@ func (c *Config) fromLinkerdAwait(fs *pflag.FlagSet, getenv func(string) (string
 	for _, name := range disableVars {
 		if v, ok := getenv(name); ok && v != "" {
 			c.Disabled = true
+			if c.disabledBy == "" {
+				c.disabledBy = name
+			}
 		}
 	}
 }

@@ -51,6 +51,7 @@ func flagSet(c *Config) *pflag.FlagSet {
 	fs.Var((*appProbe)(&c.AppProbe), "app-probe", "with --probe-port: the app's own check, http://127.0.0.1:PORT/PATH (2xx is healthy) or tcp:PORT")
 	fs.Var((*duration)(&c.KillAfter), "kill-after", "SIGKILL the command this long after its stop signal; 0 never")
 	fs.Var((*duration)(&c.WaitAll), "wait-all", "when the command exits, SIGTERM what it left running and wait this long before SIGKILL; 0 does not wait")
+	fs.Var((*duration)(&c.ProxyLost), "proxy-lost", "while the command runs, stop it and exit 69 once a proxy's readiness has failed this long; 0 never")
 	fs.Var(&exitCodeMap{codes: c.ExitCodes, rules: map[int]string{}}, "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")
 	boolFlag(fs, &c.modes.check, "check", "", "check the Kubernetes manifests in the files and directories given as arguments (- for stdin), then exit")
 	boolFlag(fs, &c.modes.inject, "inject", "", "adopt proxy-await in every pod template of the manifests given as arguments (- for stdin), write them to stdout, then exit")

@@ -67,7 +67,8 @@ exit codes:
   N        the command exited with N
   128+N    the command was killed by signal N, or signal N ended the wait
   2        usage error
-  69       the proxy was not ready within --timeout (with --timeout-fatal)
+  69       the proxy was not ready within --timeout (with --timeout-fatal), or was
+           lost while the command ran (--proxy-lost)
   70       internal error
   73       --install could not write DIR
   126      the command is not executable

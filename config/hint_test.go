@@ -35,6 +35,7 @@ func TestMissingValueHintIsAValue(t *testing.T) {
 		"app-probe":        "http://127.0.0.1:8080/healthz",
 		"kill-after":       "30s",
 		"wait-all":         "30s",
+		"proxy-lost":       "30s",
 		"exit-code-map":    "143:0",
 		"versions":         "linkerd=2.20",
 		"install":          "/pa",

@@ -186,7 +186,9 @@ func (e *scuttleEnv) shutdown(genericOnly, quits bool) {
 	if !e.explicit("keep-proxy-on-failure") {
 		c.KeepProxy = onlyOK && !genericOnly && c.Shutdown
 	}
-	c.Disabled = c.Disabled || e.boolean("START_WITHOUT_ENVOY", false)
+	if e.boolean("START_WITHOUT_ENVOY", false) {
+		c.Disabled, c.disabledBy = true, "START_WITHOUT_ENVOY"
+	}
 }
 
 // timeouts reads the wait's and the shutdown's timeouts. As scuttle's

@@ -442,8 +442,8 @@ func (v *watcher) stillHolding() {
 		return
 	}
 	_ = v.s.lookAtConnections()
-	v.log.Info("still holding the stop signal: the listeners have traffic", "event", "drain_waiting",
-		"connections", len(v.s.conns), "since_traffic", since(v.s.last))
+	v.log.Info("still holding the stop signal: the listeners had traffic within the quiet period", "event", "drain_waiting",
+		"connections", len(v.s.conns), "since_traffic", since(v.s.last), "drain_quiet", v.quietPeriod())
 }
 
 // quiet says the listeners are quiet, and waits for Stop.

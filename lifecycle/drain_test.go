@@ -101,7 +101,7 @@ func (d *drained) logFrom(first string) []string {
 	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, first) })
 	require.GreaterOrEqual(d.t, i, 0, "no line %q in:\n%s", first, d.stderr.String())
 	return slices.DeleteFunc(lines[i:], func(l string) bool {
-		return strings.HasPrefix(l, "proxy-await: still holding the stop signal: the listeners have traffic ")
+		return strings.HasPrefix(l, "proxy-await: still holding the stop signal: the listeners had traffic within the quiet period ")
 	})
 }
 

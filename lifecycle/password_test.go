@@ -161,8 +161,8 @@ func usageError(t *testing.T, out *testutil.Buffer, name string, args []string, 
 }
 
 // lifecycle runs what prints URLs once they are accepted: the readiness
-// wait (its start, each probe's failure, its timeout) and the shutdown
-// (every outcome), as run does, with c; a shutdown with answering, whose
+// wait (its start, each probe's failure, its timeout), --proxy-lost's
+// watch, and the shutdown (every outcome), as run does, with c; a shutdown with answering, whose
 // endpoints answer at once; and beside them the wait's progress lines,
 // which come after seconds in a run, and a shutdown whose proxy has gone,
 // which needs a proxy that answered first. The lines that come whatever the
@@ -171,11 +171,18 @@ func lifecycle(t *testing.T, out *testutil.Buffer, c, answering *config.Config) 
 	log := logging.New(out, c.LogFormat, slog.LevelDebug)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		code, start, answered := awaitProxy(c, log, new(wrapper.Supervisor))
+		code, start, proxy := awaitProxy(c, log, new(wrapper.Supervisor))
 		assert.Equal(t, 0, code)
 		assert.True(t, start)
-		shutdownProxy(c, log, answered)
-		shutdownProxy(answering, log, answered)
+		shutdownProxy(c, log, proxy.answered)
+		shutdownProxy(answering, log, proxy.answered)
+	})
+	wg.Go(func() {
+		// --proxy-lost's watch, of URLs taken for ready, that all fail.
+		w := readiness.Watch(readiness.WatchOptions{URLs: c.ReadyURLs, Ready: c.ReadyURLs, Lost: 20 * time.Millisecond,
+			ProbeTimeout: 10 * time.Millisecond, Logger: log})
+		<-w.Lost()
+		w.Stop()
 	})
 	wg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
@@ -192,7 +199,7 @@ func lifecycle(t *testing.T, out *testutil.Buffer, c, answering *config.Config) 
 	text := out.String()
 	for _, line := range []string{"waiting for the proxy", "proxy not ready: starting the command anyway",
 		"proxy did not shut down within", "proxy shutdown failed", "the proxy's shutdown endpoint is not enabled",
-		"proxy shutdown requested", "proxy already gone"} {
+		"proxy shutdown requested", "proxy already gone", "watching the proxy", "proxy not ready: the command is stopped"} {
 		assert.Contains(t, text, line)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/proxy-await/proxy-await/config"
@@ -32,17 +33,37 @@ func run(c *config.Config, log *slog.Logger) int {
 	warn(c, log)
 	probes, code, start := serveProbes(c, log)
 	defer probes.Close()
-	var answered []string
+	var proxy awaited
 	if start {
-		code, start, answered = awaitProxy(c, log, sup)
+		code, start, proxy = awaitProxy(c, log, sup)
 	}
 	if start && len(c.Command) > 0 { // no command: only wait
 		probes.Started()
-		code = runChild(c, log, sup, probes)
+		code = runChild(c, log, sup, probes, proxy.ready)
 	}
 	code = mapExitCode(c, log, code)
-	shutDown(c, log, code, answered)
+	shutDown(c, log, code, proxy.answered)
 	return code
+}
+
+// awaited is what the wait learnt of the proxy: the readiness URLs that
+// answered at all, which tells the shutdown what a refused connection
+// means, and those that answered 2xx, which --proxy-lost watches from the
+// start.
+type awaited struct {
+	answered []string
+	ready    []string
+}
+
+// awaitedOf is what res says of urls.
+func awaitedOf(urls []string, res readiness.Result) awaited {
+	a := awaited{answered: res.Answered}
+	for _, u := range urls {
+		if !slices.ContainsFunc(res.Pending, func(p readiness.Pending) bool { return p.URL == u }) {
+			a.ready = append(a.ready, u)
+		}
+	}
+	return a
 }
 
 // warn logs what the configuration ignored, once, now that the logger
@@ -81,17 +102,16 @@ func serveProbes(c *config.Config, log *slog.Logger) (srv *probes.Server, code i
 }
 
 // awaitProxy waits for readiness while sup handles the signals. It says
-// whether to start the child and, if not, the exit code; and which readiness
-// URLs the proxy answered at all, which tells the shutdown what a refused
-// connection means.
-func awaitProxy(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor) (code int, start bool, answered []string) {
+// whether to start the child and, if not, the exit code; and what it learnt
+// of the proxy.
+func awaitProxy(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor) (code int, start bool, proxy awaited) {
 	switch {
 	case c.Disabled:
 		log.Info("readiness wait disabled by the environment", "event", "readiness_skipped")
-		return 0, true, nil
+		return 0, true, awaited{}
 	case len(c.ReadyURLs) == 0:
 		log.Debug("no readiness URL: not waiting", "event", "readiness_skipped")
-		return 0, true, nil
+		return 0, true, awaited{}
 	}
 	ctx := context.Background()
 	if c.Timeout > 0 {
@@ -114,27 +134,30 @@ func awaitProxy(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor) (co
 			Logger:       log,
 		})
 	})
+	proxy = awaitedOf(c.ReadyURLs, res)
 	switch {
 	case sig != 0:
 		log.Info("termination signal while waiting for the proxy: not starting the command",
 			"event", "readiness_interrupted", "signal", signals.Name(sig))
-		return exitcode.SignalBase + int(sig), false, res.Answered
+		return exitcode.SignalBase + int(sig), false, proxy
 	case err == nil:
 		log.Info("proxy is ready", "event", "readiness_ready", "elapsed", time.Since(began))
-		return 0, true, res.Answered
+		return 0, true, proxy
 	case !errors.Is(err, context.DeadlineExceeded):
 		log.Error("readiness wait failed", "event", "internal_error", "error", err.Error())
-		return exitcode.Internal, false, res.Answered
+		return exitcode.Internal, false, proxy
 	}
 	res.LogTimeout(log, c.Timeout, c.TimeoutFatal, len(c.Command) > 0)
 	if c.TimeoutFatal {
-		return exitcode.Unavailable, false, res.Answered
+		return exitcode.Unavailable, false, proxy
 	}
-	return 0, true, res.Answered
+	return 0, true, proxy
 }
 
-// runChild runs the command to its end and returns its exit code.
-func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probes *probes.Server) int {
+// runChild runs the command to its end and returns its exit code; with
+// --proxy-lost, while the readiness URLs are watched, ready being those
+// that the wait found ready.
+func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probes *probes.Server, ready []string) int {
 	cfg := wrapper.Config{
 		Args:         c.Command,
 		Rewrite:      c.Rewrite,
@@ -148,6 +171,10 @@ func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probe
 	if probes != nil { // served on --probe-port
 		cfg.Probes = probes
 	}
+	if watch := watchProxy(c, log, ready); watch != nil {
+		defer watch.Stop() // the supervisor ends it; here too if the child never started
+		cfg.Proxy = watch
+	}
 	code, err := sup.Run(cfg)
 	var startErr *wrapper.StartError
 	switch {
@@ -160,6 +187,16 @@ func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probe
 		return exitcode.Internal
 	}
 	return code
+}
+
+// watchProxy starts, with --proxy-lost, the watch of every readiness URL,
+// each from its first 2xx (ready have answered one); nil without.
+func watchProxy(c *config.Config, log *slog.Logger, ready []string) *readiness.Watcher {
+	if c.ProxyLost == 0 {
+		return nil
+	}
+	return readiness.Watch(readiness.WatchOptions{URLs: c.ReadyURLs, Ready: ready, Lost: c.ProxyLost,
+		ProbeTimeout: c.ProbeTimeout, Logger: log})
 }
 
 // shutDown POSTs the shutdown URLs with -S, unless --keep-proxy-on-failure

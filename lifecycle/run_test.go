@@ -79,3 +79,38 @@ func TestNoGoroutineLeftAfterDrain(t *testing.T) {
 	}
 	noGoroutinesLeft(t, before)
 }
+
+// --proxy-lost's watch ends with the run, whether the proxy was lost or
+// the command exited first.
+func TestNoGoroutineLeftAfterProxyLost(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		command []string
+		lose    bool
+		want    int
+	}{
+		{"lost", []string{"sleep", "60"}, true, 69},
+		{"the command exits first", []string{"true"}, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fp := testutil.StartFakeProxy(t, "-stay-up")
+			c, err := config.Parse("proxy-await", append([]string{"--ready-url", fp.URL("/ready"), "--proxy-lost", "200ms", "--"},
+				tc.command...), testutil.Getenv(nil))
+			require.NoError(t, err)
+			before := goroutinesBefore()
+			done := make(chan int, 1)
+			go func() { done <- run(c, logging.Discard()) }()
+			if tc.lose {
+				fp.WaitFor("a probe of the watch", func(rs []testutil.Request) bool { return len(rs) >= 2 })
+				require.NoError(t, fp.Cmd.Process.Kill())
+			}
+			select {
+			case code := <-done:
+				assert.Equal(t, tc.want, code)
+			case <-time.After(testutil.WaitLimit):
+				t.Fatal("run did not return")
+			}
+			noGoroutinesLeft(t, before)
+		})
+	}
+}

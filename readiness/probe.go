@@ -39,7 +39,8 @@ func answered(err error) bool {
 // answer began, and drops a connection on which bytes come that no request
 // asked for. Each answer is bounded by answer.Conn: at most answer.Max
 // bytes, and a head that has not ended by then never reaches net/http's
-// parser. A 2xx is the URL's last probe: its body is never read.
+// parser. In the wait a 2xx is the URL's last probe: its body is never read;
+// the watch (keepReady) reads it, to keep the connection for the next.
 //
 // The probe goes straight to the URL's host, never through an HTTP proxy
 // named by the environment: the endpoint is the pod's own.
@@ -48,6 +49,7 @@ type prober struct {
 	client    *http.Client
 	request   *http.Request // every probe sends the same
 	timeout   time.Duration
+	keepReady bool // a 2xx is not the last probe (Watch): read its body to keep the connection
 
 	mu    sync.Mutex
 	conns []*answer.Conn // the connections dialed and not seen closed yet: one, mostly
@@ -98,11 +100,16 @@ func (p *prober) probe(ctx context.Context) error {
 		p.keepOrDrop(probeCtx, resp)
 		return &StatusError{Code: resp.StatusCode, Status: resp.Status}
 	}
+	if p.keepReady {
+		p.keepOrDrop(probeCtx, resp)
+		return nil
+	}
 	resp.Body.Close() // unread: the connection goes with it
 	return nil
 }
 
-// keepOrDrop ends an answer that is not ready. Read to its end, within the
+// keepOrDrop ends an answer that is not ready, or a ready one that
+// another probe follows (Watch). Read to its end, within the
 // answer's bound and the probe's time, its body keeps the connection for
 // the next probe, once what came past the answer has been seen
 // (answer.Conn.Settle); what cannot keep it is not waited for: a body that

@@ -12,7 +12,8 @@
 //
 // Await also reports which URLs the proxy answered at all, which tells the
 // shutdown whether a refused connection means the proxy has exited or has not
-// started yet.
+// started yet. Once the command runs, Watch goes on probing, about once a
+// second, and says when a URL has failed every probe for --proxy-lost.
 package readiness
 
 import (

@@ -26,16 +26,17 @@ func (s *Supervisor) onStopSignal(sig syscall.Signal) {
 			why = "second " + why
 		}
 		s.deliverStop(why)
-	case s.phase == stopping:
+	case s.phase == stopping, s.phase == lost:
 		s.forwardUnlessFromTerminal(sig)
 	default:
 		s.stopping(sig)
 	}
 }
 
-// stopping receives the stop signal: it tells the probes, then holds or
-// delivers it.
+// stopping receives the stop signal: it ends the watch of the proxy, which
+// may now shut down, tells the probes, then holds or delivers the signal.
 func (s *Supervisor) stopping(sig syscall.Signal) {
+	s.endWatch("the stop signal arrived")
 	if s.cfg.Probes != nil {
 		s.cfg.Probes.Stopping()
 	}

@@ -37,6 +37,7 @@ type Supervisor struct {
 	hold        *time.Timer    // ends the hold of the stop signal (--term-delay); nil when none is held
 	kill        *time.Timer    // --kill-after; nil until the stop signal is delivered
 	drain       *drain.Watch   // --drain-quiet, from the child's start until the hold ends; nil when not draining
+	proxy       ProxyWatch     // --proxy-lost, from the child's start until the stop signal or the loss; nil when not watching
 }
 
 // LogOutput is where proxy-await's log lines go (logging.Stderr). A write
@@ -127,7 +128,7 @@ func (s *Supervisor) Run(cfg Config) (int, error) {
 	// frees the handle os/exec keeps.
 	defer proc.Release()
 
-	s.cfg, s.pid, s.target, s.tty = cfg, proc.Pid, proc.Pid, tty
+	s.cfg, s.pid, s.target, s.tty, s.proxy = cfg, proc.Pid, proc.Pid, tty, cfg.Proxy
 	if cfg.ProcessGroup {
 		s.target = -s.pid
 	}
@@ -138,13 +139,15 @@ func (s *Supervisor) Run(cfg Config) (int, error) {
 
 // phase is where the supervision stands, as the stop signal moves it on:
 // holdStop goes from serving to holding, deliverStop (or a stop signal that
-// reached the child from its terminal) to stopping.
+// reached the child from its terminal) to stopping; a loss of the proxy
+// goes from serving to lost (proxyLost).
 type phase int
 
 const (
 	serving  phase = iota // no stop signal yet
 	holding               // the stop signal is held for --term-delay, or until the drain watch says quiet
 	stopping              // the stop signal has reached the child; --kill-after counts
+	lost                  // the proxy was lost and the child sent its stop; --kill-after counts, and the run exits 69
 )
 
 func (s *Supervisor) loop() (int, error) {
@@ -160,7 +163,7 @@ func (s *Supervisor) loop() (int, error) {
 		case err != nil:
 			return 0, err
 		case exited:
-			return s.childExited(ws), nil
+			return s.exitCode(s.childExited(ws)), nil
 		}
 		select {
 		case sig := <-s.sigs:
@@ -171,6 +174,8 @@ func (s *Supervisor) loop() (int, error) {
 			s.deliverStop("term delay elapsed")
 		case <-s.drain.Quiet():
 			s.deliverQuiet()
+		case loss := <-s.proxyLoss():
+			s.proxyLost(loss)
 		case <-timerC(s.kill):
 			s.log.Warn("child still running after the termination signal: sending SIGKILL",
 				"event", "kill_after", "child_pid", s.pid, "kill_after", s.cfg.KillAfter)
@@ -233,10 +238,20 @@ func (s *Supervisor) childExited(ws syscall.WaitStatus) int {
 	return code
 }
 
+// exitCode is the code the run exits with once the child ended with code:
+// the child's, or 69 after a loss of the proxy, whatever the child's was.
+func (s *Supervisor) exitCode(code int) int {
+	if s.phase == lost {
+		return exitcode.Unavailable
+	}
+	return code
+}
+
 func (s *Supervisor) stopTimers() {
 	stopTimer(s.hold)
 	stopTimer(s.kill)
 	s.drain.Stop()
+	s.endWatch("")
 }
 
 func timerC(t *time.Timer) <-chan time.Time {

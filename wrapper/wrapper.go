@@ -2,8 +2,9 @@
 // the way an init does: it starts the command as execvp would (and says which
 // file is missing when it cannot), forwards and rewrites signals, follows the
 // child through job control on a terminal, holds the stop signal for a
-// grace period, kills a child that outlives it, reaps every zombie
-// reparented to it, and turns the child's end into an exit code.
+// grace period, stops the child at once when the proxy it needs is lost,
+// kills a child that outlives its stop, reaps every zombie reparented to it,
+// and turns the child's end into an exit code.
 //
 // One goroutine owns both the signal channel and every wait4 call: a second
 // reaper (or os/exec's Wait) would race it for the main child's exit status.
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/proxy-await/proxy-await/drain"
+	"github.com/proxy-await/proxy-await/readiness"
 )
 
 // Config says what to run and how to treat it.
@@ -32,6 +34,10 @@ type Config struct {
 	// Probes are the pod's probes that proxy-await serves; nil: none.
 	Probes Probes
 
+	// Proxy is the watch of the proxy the child needs (--proxy-lost),
+	// started by the caller; nil: none.
+	Proxy ProxyWatch
+
 	// The child's stdin, stdout and stderr; nil means proxy-await's own. They
 	// are files so that the child gets the descriptors themselves, with no
 	// copying goroutine that only cmd.Wait would end.
@@ -45,6 +51,15 @@ type Config struct {
 type Probes interface {
 	Stopping()
 	drain.Owner
+}
+
+// ProxyWatch watches the proxy that the child needs while it serves
+// (readiness.Watcher). Its first loss stops the child at once, unless the
+// stop signal came first: the supervisor ends the watch at the stop signal,
+// at the loss, and when the child exits.
+type ProxyWatch interface {
+	Lost() <-chan readiness.Loss
+	Stop()
 }
 
 // command describes the child, sharing our environment and working

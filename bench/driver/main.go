@@ -20,8 +20,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -182,26 +180,11 @@ func rank(s []float64, q float64) float64 {
 	return s[max(0, min(i, len(s)-1))]
 }
 
-// cpuNS is the CPU time consumed so far by every live thread of pid, from
-// /proc/PID/task/*/schedstat (nanoseconds, unlike the tick-based stat).
+// cpuNS is the CPU time consumed so far by every live thread of pid, in
+// nanoseconds (proctree.CPUTime).
 func cpuNS(pid int) (int64, error) {
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	if err != nil || len(tasks) == 0 {
-		return 0, fmt.Errorf("no tasks for pid %d", pid)
-	}
-	var total int64
-	for _, t := range tasks {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			continue // the thread ended meanwhile
-		}
-		f := strings.Fields(string(b))
-		if len(f) > 0 {
-			n, _ := strconv.ParseInt(f[0], 10, 64)
-			total += n
-		}
-	}
-	return total, nil
+	d, err := proctree.CPUTime(pid)
+	return int64(d), err
 }
 
 // mem is what /proc/PID/status says of a process's resident memory, in kB.

@@ -1,5 +1,6 @@
 // Package proctree reads processes from /proc: what /proc/PID/stat and
-// /proc/PID/status say of one, and the processes below one.
+// /proc/PID/status say of one, the CPU time its threads have run, and the
+// processes below one.
 package proctree
 
 import (

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Stat is what /proc/PID/stat says of a process.
@@ -181,4 +183,26 @@ func kB(f []string) (int64, error) {
 		return 0, errors.New("not a size in kB")
 	}
 	return strconv.ParseInt(f[0], 10, 64)
+}
+
+// CPUTime is the CPU time that the live threads of pid have run so far,
+// from /proc/PID/task/*/schedstat: nanoseconds, where stat counts clock
+// ticks. A thread that ends meanwhile is left out.
+func CPUTime(pid int) (time.Duration, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, fmt.Errorf("no tasks for pid %d", pid)
+	}
+	var total int64
+	for _, t := range tasks {
+		data, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			total += n
+		}
+	}
+	return time.Duration(total), nil
 }

@@ -85,6 +85,13 @@ var scenarios = map[string]func(args []string){
 	// (names such as SIGTERM) or at EOF on stdin.
 	"signals": printSignals,
 
+	// exit-on CODE SIGNAL...: as "signals SIGNAL...", but exit CODE after
+	// one of them, or at EOF on stdin.
+	"exit-on": func(args []string) {
+		printSignals(args[1:])
+		os.Exit(atoi(args[0]))
+	},
+
 	// ignore-term: ignore SIGTERM and SIGINT, print "ready", then wait for
 	// stdin to close.
 	"ignore-term": func([]string) {

@@ -24,7 +24,7 @@ const WaitLimit = 20 * time.Second
 // FakeProxy is a running fakeproxy (internal/fakeproxy), found on PATH: the
 // tests of the root package put it there (their TestMain).
 type FakeProxy struct {
-	t         *testing.T
+	t         testing.TB
 	Cmd       *exec.Cmd
 	Addr      string // admin listener
 	Ready     string // readiness listener of istio and cloudsql
@@ -34,7 +34,7 @@ type FakeProxy struct {
 
 // StartFakeProxy runs the fake proxy with args, on free ports unless args
 // say, and returns once it serves. It is killed when the test ends.
-func StartFakeProxy(t *testing.T, args ...string) *FakeProxy {
+func StartFakeProxy(t testing.TB, args ...string) *FakeProxy {
 	t.Helper()
 	fp := &FakeProxy{t: t, logPath: filepath.Join(t.TempDir(), "requests.log")}
 	hasAddr := false
@@ -122,4 +122,12 @@ func (fp *FakeProxy) WaitFor(what string, cond func([]Request) bool) {
 func (fp *FakeProxy) Signal(sig syscall.Signal) {
 	fp.t.Helper()
 	require.NoError(fp.t, fp.Cmd.Process.Signal(sig))
+}
+
+// Kill ends the fake proxy as a crash would, and returns once it has
+// exited: its ports refuse connections from then on.
+func (fp *FakeProxy) Kill() {
+	fp.t.Helper()
+	require.NoError(fp.t, fp.Cmd.Process.Kill())
+	_ = fp.Cmd.Wait() // killed: the error says so
 }

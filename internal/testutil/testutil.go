@@ -4,6 +4,7 @@ package testutil
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -49,3 +50,22 @@ func Getenv(kv map[string]string) func(string) (string, bool) {
 		return v, ok
 	}
 }
+
+// LogLines are proxy-await's text log lines as a test compares them, one
+// for one: each PID (child_pid=PID) and each measured duration (elapsed=D,
+// failing=D, since_traffic=D) written as those words, since they differ
+// from run to run while the lines' order and the rest of their words do
+// not.
+func LogLines(log string) []string {
+	log = pids.ReplaceAllString(log, "${1}=PID")
+	log = measured.ReplaceAllString(log, "${1}=D")
+	if log = strings.TrimSpace(log); log == "" {
+		return nil
+	}
+	return strings.Split(log, "\n")
+}
+
+var (
+	pids     = regexp.MustCompile(`\b(child_pid|pid)=\d+`)
+	measured = regexp.MustCompile(`\b(elapsed|failing|since_traffic|since_pinned)=[0-9][0-9.hmsµn]*`)
+)

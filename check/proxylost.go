@@ -1,0 +1,64 @@
+// proxylost.go: proxy-loss-hangs, a Job's classic sidecar that dies
+// mid-run and leaves the Job hanging, unless --proxy-lost stops it.
+
+package check
+
+import (
+	"cmp"
+	"strings"
+	"time"
+)
+
+// SuggestedProxyLost is the --proxy-lost that proxy-loss-hangs suggests:
+// longer than a proxy's readiness fails while it reloads its configuration,
+// short beside a Job that hangs.
+const SuggestedProxyLost = 10 * time.Second
+
+// proxyLossHangs is proxy-loss-hangs' condition, for every mode that judges
+// it (--check warns, --inject adds the flag): the classic sidecars of p, a
+// Job's pod with restartPolicy: Never whose Job (or the pod itself) sets no
+// activeDeadlineSeconds, where a proxy-await with --proxy-lost proxyLost (0:
+// off) would leave the Job hanging when one of them dies mid-run; none
+// when it would not. Under restartPolicy: Never the kubelet restarts no
+// container, a classic sidecar included, and nothing else ends the pod.
+func proxyLossHangs(p *pod, m mesh, proxyLost time.Duration) []*sidecar {
+	if !p.job || p.restartPolicy.s != "Never" || p.deadline.s != "" || proxyLost > 0 {
+		return nil
+	}
+	var classics []*sidecar
+	for _, s := range m.sidecars {
+		if s.native != native {
+			classics = append(classics, s)
+		}
+	}
+	return classics
+}
+
+// proxyLossHangs: the finding, at --proxy-lost when it is there (0), else
+// at proxy-await. A --proxy-lost that the input does not hold is not
+// judged only where the pod would need one.
+func (j *judge) proxyLossHangs() {
+	if j.c.init || len(proxyLossHangs(j.p, j.mesh, 0)) == 0 || !j.needs(ruleProxyLossHangs, "proxy-lost", "proxy", "ready-url") {
+		return
+	}
+	if len(j.cfg.ReadyURLs) == 0 || j.cfg.Disabled {
+		return // no readiness URL to watch: proxy-await would refuse --proxy-lost
+	}
+	classics := proxyLossHangs(j.p, j.mesh, j.cfg.ProxyLost)
+	if len(classics) == 0 {
+		return
+	}
+	var names []string
+	when := ""
+	for _, s := range classics {
+		names = append(names, "the classic "+s.Name+" sidecar ("+s.from+")")
+		when = cmp.Or(when, s.whenClassic())
+	}
+	dies := "is not restarted if it dies"
+	if len(names) > 1 {
+		dies = "are not restarted if one dies"
+	}
+	j.report(ruleProxyLossHangs, j.set.lineOf("proxy-lost"),
+		"%s %s while the application runs (restartPolicy: Never), and nothing ends the %s then: it hangs; add --proxy-lost %s, so that proxy-await stops the application and exits 69, and the %s retries in a new pod; or set activeDeadlineSeconds%s",
+		strings.Join(names, " and "), dies, j.p.jobName(), SuggestedProxyLost, j.p.jobName(), when)
+}
