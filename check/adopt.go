@@ -93,6 +93,11 @@ const (
 	minTermDelay       = 2 * time.Second
 	drainQuiet         = time.Second
 	defaultShutdownMax = 5 * time.Second // --shutdown-timeout's default
+	// proxyLost is the --proxy-lost a Job's pod gets where a classic
+	// sidecar that dies would leave it hanging (proxy-loss-hangs): longer
+	// than a live proxy's readiness fails while it reloads or restarts,
+	// short beside a Job's run.
+	proxyLost = 30 * time.Second
 )
 
 // probePorts are where --probe-port is looked for, the first that no
@@ -270,6 +275,9 @@ func (ad *adopter) container(c *container) ([]string, []ProbeMove, bool) {
 		flags = append(flags, "-S")
 		if p.restartPolicy.s == "OnFailure" {
 			flags = append(flags, "--keep-proxy-on-failure")
+		}
+		if len(proxyLossHangs(p, ad.a.mesh, 0)) > 0 {
+			flags = append(flags, "--proxy-lost", dur(proxyLost))
 		}
 		switch {
 		case budget < time.Second:

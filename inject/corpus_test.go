@@ -121,6 +121,9 @@ func TestCorpusInjected(t *testing.T) {
 					if f.Level == check.Warning {
 						t.Logf("%s", f)
 					}
+					if f.Rule == "proxy-loss-hangs" && !skipped[filepath.Join(dir, rel)+" "+f.Kind+"/"+f.Name] {
+						t.Errorf("--inject left a Job that hangs when its proxy dies: %s", f)
+					}
 					if f.Level == check.Error && !skipped[filepath.Join(dir, rel)+" "+f.Kind+"/"+f.Name] {
 						t.Errorf("%s", f)
 					}
