@@ -16,6 +16,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 )
 
 // trace is what one rollout saw, every time on the shared clock: each
@@ -91,15 +93,38 @@ type watcher struct {
 	events []sliceEvent
 }
 
+// watch begins to follow the namespace's pods and EndpointSlices: what they
+// are now, then every change until stop.
 func (k *kube) watch(ns string) (*watcher, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &watcher{cancel: cancel, pods: map[string]*podLife{}, slices: map[string][]string{}}
-	pods, err := k.api.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	podList, err := k.api.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	slices, err := k.api.DiscoveryV1().EndpointSlices(ns).Watch(ctx, metav1.ListOptions{})
+	for i := range podList.Items {
+		w.pod(watch.Added, &podList.Items[i])
+	}
+	pods, err := follow(ctx, podList.ResourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return k.api.CoreV1().Pods(ns).Watch(ctx, o)
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	sliceList, err := k.api.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		pods.Stop()
+		cancel()
+		return nil, err
+	}
+	for i := range sliceList.Items {
+		w.slice(watch.Added, &sliceList.Items[i])
+	}
+	slices, err := follow(ctx, sliceList.ResourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return k.api.DiscoveryV1().EndpointSlices(ns).Watch(ctx, o)
+	})
 	if err != nil {
 		pods.Stop()
 		cancel()
@@ -125,6 +150,13 @@ func (k *kube) watch(ns string) (*watcher, error) {
 		}
 	}()
 	return w, nil
+}
+
+// follow watches from resourceVersion on and, when the API server ends a
+// watch (as it may on a loaded machine), watches again from the last event
+// seen: no event of the rollout is lost to a closed stream.
+func follow(ctx context.Context, resourceVersion string, open func(context.Context, metav1.ListOptions) (watch.Interface, error)) (watch.Interface, error) {
+	return watchtools.NewRetryWatcherWithContext(ctx, resourceVersion, &cache.ListWatch{WatchFuncWithContext: open})
 }
 
 func (w *watcher) pod(t watch.EventType, p *corev1.Pod) {
