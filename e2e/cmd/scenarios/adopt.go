@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -318,5 +319,45 @@ func (k *kube) injectedJob(pa, ns string) (string, error) {
 	if !strings.Contains(strings.Join(app.Command, " "), "--proxy linkerd -S ") {
 		return "", fmt.Errorf("--inject did not adopt the Job's app with -S: %q", app.Command)
 	}
-	return checkJob(k, ns, "migrate", "/ready", "/shutdown", batchv1.JobComplete, 0, 1)
+	if _, err := k.waitJob(ns, "migrate", batchv1.JobComplete, 120*time.Second); err != nil {
+		return "", err
+	}
+	name, err := k.jobPod(ns, "migrate")
+	if err != nil {
+		return "", err
+	}
+	done, err := k.waitPod(ns, name, 30*time.Second, "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	if err != nil {
+		return "", err
+	}
+	if code, _ := exited(done, "app"); code != 0 {
+		return "", fmt.Errorf("%s: app exit %d, want 0", name, code)
+	}
+	// The app started after the proxy's first 200; --proxy-lost, which
+	// --inject gives a Job with restartPolicy Never, keeps probing while
+	// it runs; one shutdown POST came after it ended, none before.
+	record := k.out(ns, name, "app")
+	s, _ := field(record, "start")
+	e, _ := field(record, "end")
+	start, err1 := strconv.Atoi(s)
+	end, err2 := strconv.Atoi(e)
+	entries := proxyLog(k.out(ns, name, "proxy.log"))
+	if err1 != nil || err2 != nil || start > end || end > len(entries) {
+		return "", fmt.Errorf("%s: app recorded %q against a proxy log of %d entries", name, record, len(entries))
+	}
+	if count(entries[:start], "GET", "/ready", 200) < 1 {
+		return "", fmt.Errorf("%s: the app started before the proxy answered 200", name)
+	}
+	if n := count(entries[:end], "POST", "/shutdown", 0); n != 0 {
+		return "", fmt.Errorf("%s: %d POST /shutdown before the app ended", name, n)
+	}
+	if all, ok := count(entries[end:], "POST", "/shutdown", 0), count(entries[end:], "POST", "/shutdown", 200); all != 1 || ok != 1 {
+		return "", fmt.Errorf("%s: %d POST /shutdown after the app ended (%d answered 200), want 1", name, all, ok)
+	}
+	flags := app.Command[1:]
+	if i := slices.Index(flags, "--"); i >= 0 {
+		flags = flags[:i]
+	}
+	return fmt.Sprintf("its app (%s) started after %d×503 and a 200, and one POST /shutdown came after it ended",
+		strings.Join(flags, " "), count(entries[:start], "GET", "/ready", 503)), nil
 }
