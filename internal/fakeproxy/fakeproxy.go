@@ -50,11 +50,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 type proxy struct {
@@ -70,14 +73,20 @@ type proxy struct {
 	stopOnce         sync.Once
 }
 
+// defaultAddr is where the real proxy serves e, by the proxy table: the
+// fake listens where proxy-await's presets look.
+func defaultAddr(e proxies.Endpoint) string {
+	return net.JoinHostPort(proxies.Host, strconv.Itoa(e.Port))
+}
+
 // Main is the fakeproxy command: it reads its flags from os.Args and runs
 // until a shutdown it answers, SIGTERM or SIGINT.
 func Main() {
 	flags := flag.NewFlagSet("fakeproxy", flag.ExitOnError)
 	flavor := flags.String("flavor", "linkerd", "linkerd, istio, envoy, cloudsql, dapr or consul")
-	addr := flags.String("addr", "127.0.0.1:4191", "admin listener (shutdown; readiness too for linkerd, envoy, dapr and consul)")
-	readyAddr := flags.String("ready-addr", "127.0.0.1:15021", "readiness listener of istio and cloudsql")
-	lifecycleAddr := flags.String("lifecycle-addr", "127.0.0.1:20600", "consul-dataplane's lifecycle (shutdown) listener")
+	addr := flags.String("addr", defaultAddr(proxies.Lookup("linkerd").Ready), "admin listener (shutdown; readiness too for linkerd, envoy, dapr and consul)")
+	readyAddr := flags.String("ready-addr", defaultAddr(proxies.Lookup("istio").Ready), "readiness listener of istio and cloudsql")
+	lifecycleAddr := flags.String("lifecycle-addr", defaultAddr(proxies.Lookup("consul").Shutdown), "consul-dataplane's lifecycle (shutdown) listener")
 	quitquitquit := flags.Bool("quitquitquit", true, "cloudsql: serve /quitquitquit on the admin listener; false opens no admin listener")
 	shutdownDisabled := flags.Bool("shutdown-disabled", false, "linkerd: answer 404, the shutdown endpoint is not enabled")
 	readyAfter := flags.String("ready-after", "0s", `turn ready after this long; "never" waits for SIGUSR1`)
