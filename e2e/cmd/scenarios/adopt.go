@@ -17,7 +17,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // policyLabel is the label of the namespaces scenario 14's binding
@@ -258,11 +257,7 @@ func (k *kube) injectedDeployment(pa, ns string) (string, error) {
 		return "", fmt.Errorf("--inject wrote no -- in %q", app.Command)
 	}
 	flags := strings.Join(app.Command[1:end], " ")
-	svc, err := k.api.CoreV1().Services(ns).Create(bg, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: rolloutApp},
-		Spec: corev1.ServiceSpec{Selector: labels,
-			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt(8080)}}},
-	}, metav1.CreateOptions{})
+	svc, err := k.rolloutService(ns, labels)
 	if err != nil {
 		return "", err
 	}

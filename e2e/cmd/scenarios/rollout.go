@@ -124,6 +124,16 @@ func (r rolloutResult) failures() string {
 // connections, and as many again on a kept-alive pool.
 const rolloutLoad = 50
 
+// rolloutService is the ClusterIP Service of a rollout's app in ns: port
+// 80 to the app's 8080 on the pods labels select.
+func (k *kube) rolloutService(ns string, labels map[string]string) (*corev1.Service, error) {
+	return k.api.CoreV1().Services(ns).Create(bg, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: rolloutApp},
+		Spec: corev1.ServiceSpec{Selector: labels,
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt(8080)}}},
+	}, metav1.CreateOptions{})
+}
+
 // deploy makes, in ns, a ClusterIP Service in front of a Deployment of the
 // variant's pods, and returns the Service's URL once every pod answers
 // through it.
@@ -132,11 +142,7 @@ func deploy(k *kube, ns string, v rolloutVariant) (string, error) {
 		return "", err
 	}
 	labels := map[string]string{"app": rolloutApp}
-	svc, err := k.api.CoreV1().Services(ns).Create(bg, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: rolloutApp},
-		Spec: corev1.ServiceSpec{Selector: labels,
-			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt(8080)}}},
-	}, metav1.CreateOptions{})
+	svc, err := k.rolloutService(ns, labels)
 	if err != nil {
 		return "", err
 	}
