@@ -151,7 +151,7 @@ func Main() {
 		if err != nil {
 			fatal(err)
 		}
-		srv := &http.Server{Handler: p.mux(name)}
+		srv := &http.Server{Handler: p.mux(name, listeners)}
 		servers = append(servers, srv)
 		go srv.Serve(ln)
 		fmt.Printf("listening %s %s\n", name, ln.Addr())
@@ -188,33 +188,21 @@ func (p *proxy) close(servers []*http.Server) {
 	}
 }
 
-func (p *proxy) mux(listener string) http.Handler {
+func (p *proxy) mux(listener string, listeners map[string]string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		p.answer(w, r, http.StatusNotFound, "not found\n")
 	})
-	switch {
-	case p.flavor == "linkerd":
-		mux.HandleFunc("/ready", p.readyHandler)
-		mux.HandleFunc("/shutdown", p.shutdownHandler)
-	case p.flavor == "envoy":
-		mux.HandleFunc("/ready", p.readyHandler)
-		mux.HandleFunc("/quitquitquit", p.shutdownHandler)
-	case p.flavor == "istio" && listener == "ready":
-		mux.HandleFunc("/healthz/ready", p.readyHandler)
-	case p.flavor == "istio":
-		mux.HandleFunc("/quitquitquit", p.shutdownHandler)
-	case p.flavor == "cloudsql" && listener == "ready":
-		mux.HandleFunc("/startup", p.readyHandler)
-	case p.flavor == "cloudsql":
-		mux.HandleFunc("/quitquitquit", p.shutdownHandler)
-	case p.flavor == "dapr":
-		mux.HandleFunc("/v1.0/healthz/outbound", p.readyHandler)
-		mux.HandleFunc("/v1.0/shutdown", p.shutdownHandler)
-	case p.flavor == "consul" && listener == "lifecycle":
-		mux.HandleFunc("/graceful_shutdown", p.shutdownHandler)
-	case p.flavor == "consul":
-		mux.HandleFunc("/ready", p.readyHandler)
+	// Each endpoint where the proxy table says the flavor serves it: on a
+	// listener of its own, or else on the admin listener.
+	px := proxies.Lookup(p.flavor)
+	_, ownReady := listeners["ready"]
+	_, ownLifecycle := listeners["lifecycle"]
+	if listener == "ready" || listener == "admin" && !ownReady {
+		mux.HandleFunc(px.Ready.Path, p.readyHandler)
+	}
+	if listener == "lifecycle" || listener == "admin" && !ownLifecycle {
+		mux.HandleFunc(px.Shutdown.Path, p.shutdownHandler)
 	}
 	return mux
 }
