@@ -38,17 +38,21 @@ export PATH := $(PATH):/usr/local/sbin:/usr/sbin:/sbin
 
 all: build
 
-build: $(BIN)/proxy-await $(BIN)/fakeproxy
+build: $(BIN)/proxy-await $(BIN)/proxy-awaitctl $(BIN)/fakeproxy
 
 # Built every time: a new commit changes the stamp and no source file, and
 # go build's cache makes a build with nothing changed cheap.
 $(BIN)/proxy-await: FORCE
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $@ .
 
+# The platform tool (check, inject, policy), from the same module and stamp.
+$(BIN)/proxy-awaitctl: FORCE
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/proxy-awaitctl
+
 $(BIN)/fakeproxy: $(wildcard testdata/fakeproxy/*.go internal/fakeproxy/*.go)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./testdata/fakeproxy
 
-# examples/cloudsql-job.yaml played on this machine: proxy-await --check
+# examples/cloudsql-job.yaml played on this machine: proxy-awaitctl check
 # finds nothing in the manifest; a stand-in Cloud SQL Auth Proxy turns ready
 # after 1.5 s; proxy-await waits for it, runs a short job that exits 3, POSTs
 # /quitquitquit, and exits with the job's status; then every request the

@@ -3,6 +3,10 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -47,4 +51,30 @@ func TestMainExitsWithTheLifecyclesCode(t *testing.T) {
 			assert.Equal(t, tc.want, code, "output:\n%s", out)
 		})
 	}
+}
+
+// proxy-await is what every pod runs, so it links only what a pod needs:
+// no YAML library, no shell parser, no registry client, no CEL, none of
+// Kubernetes' API types, and none of proxy-awaitctl's packages. go list
+// says what the build of this package links, as the release builds it.
+func TestEntrypointLinksNoTooling(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(goTool, "list", "-deps", "-tags", "nethttpomithttp2", ".")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, "github.com/proxy-await/proxy-await/lifecycle", "go list named not what main links")
+	tooling := regexp.MustCompile(`yaml|^mvdan\.cc/sh|go-containerregistry|cel-go|^cel\.dev|^k8s\.io/|^sigs\.k8s\.io/|` +
+		`^github\.com/proxy-await/proxy-await/(check|inject|policy|ctl|manifest|invocation|sidecar|rules|registry)(/|$)`)
+	var linked []string
+	for _, d := range deps {
+		if tooling.MatchString(d) {
+			linked = append(linked, d)
+		}
+	}
+	assert.Empty(t, linked, "proxy-await links tooling; it belongs in cmd/proxy-awaitctl")
 }

@@ -1,4 +1,4 @@
-// Package check is proxy-await --check: it reads Kubernetes manifests and
+// Package check is proxy-awaitctl check: it reads Kubernetes manifests and
 // reports the mistakes that make a pod running proxy-await hang, drop
 // requests or get killed, before they deploy. It judges each container's
 // proxy-await flags with config's own parser, and what each proxy does from
@@ -210,7 +210,7 @@ func (in *input) namespaceOf(p *pod) {
 		if best.file == p.file {
 			whose = "this file's"
 		}
-		p.nsConflict = fmt.Sprintf("namespace %s is defined with other labels or annotations in %s than in %s:%d: this pod is judged with %s, %s:%d; check what is deployed (kustomize build OVERLAY | proxy-await --check -)",
+		p.nsConflict = fmt.Sprintf("namespace %s is defined with other labels or annotations in %s than in %s:%d: this pod is judged with %s, %s:%d; check what is deployed (kustomize build OVERLAY | proxy-awaitctl check -)",
 			p.namespace, strings.Join(others, ", "), best.file, best.line, whose, best.file, best.line)
 	}
 }

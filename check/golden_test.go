@@ -110,7 +110,7 @@ func lines(t *testing.T, versions string, paths ...string) []string {
 	t.Helper()
 	opt := Options{Versions: map[string]proxies.Version{}}
 	if versions != "" {
-		cfg, err := config.Parse("proxy-await", []string{"--check", "--versions", versions, "x"}, func(string) (string, bool) { return "", false })
+		cfg, err := config.ParseTool([]string{"check", "--versions", versions, "x"}, func(string) (string, bool) { return "", false })
 		require.NoError(t, err)
 		opt.Versions = cfg.Check.Versions
 	}

@@ -139,7 +139,7 @@ func onlyNamed(cmd []word, w word) string {
 		return fmt.Sprintf("; the script calls it in a trap on %s, which runs only when the shell gets that signal, not when the application exits: add EXIT to the trap's conditions",
 			shownWord(cmd[len(cmd)-1]))
 	}
-	return fmt.Sprintf("; the command gives %s to %s, which --check cannot see call it", shownWord(w), program)
+	return fmt.Sprintf("; the command gives %s to %s, which check cannot see call it", shownWord(w), program)
 }
 
 // firstLine is the line of a container's command, else its args, else the

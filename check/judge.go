@@ -79,7 +79,7 @@ var readyFlags, shutdownFlags = []string{"proxy", "port", "ready-url"}, []string
 func (j *judge) run() {
 	j.flags()
 	j.shellForm()
-	if j.cfg != nil && j.cfg.Check == nil && j.cfg.Install == nil {
+	if j.cfg != nil && j.cfg.Install == nil {
 		j.presetMismatch()
 		if len(j.cfg.Command) > 0 {
 			j.shutdownDisabled()
@@ -144,7 +144,7 @@ func (j *judge) shellForm() {
 	if j.inv.shell == "" || j.inv.exec && j.inv.sub == "" {
 		return
 	}
-	if j.cfg != nil && (j.cfg.Install != nil || j.cfg.Check != nil || len(j.cfg.Command) == 0) {
+	if j.cfg != nil && (j.cfg.Install != nil || len(j.cfg.Command) == 0) {
 		return
 	}
 	if j.cfg == nil && !j.runsCommand() {

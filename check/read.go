@@ -288,12 +288,12 @@ func goAction(rest []byte) bool {
 // helmFinding says that a file is a Helm template, which is YAML only once
 // rendered, and how to give what it renders to mode (--check by default).
 func helmFinding(file string, line int, mode string) Finding {
-	if mode == "--inject" {
+	if mode == "inject" {
 		return inputFinding(file, line,
-			"a Helm template ({{ ... }}), not a manifest: render it first and adopt proxy-await in what it renders, helm template CHART | proxy-await --inject -")
+			"a Helm template ({{ ... }}), not a manifest: render it first and adopt proxy-await in what it renders, helm template CHART | proxy-awaitctl inject -")
 	}
 	return inputFinding(file, line,
-		"a Helm template ({{ ... }}), not a manifest: render it first and check what it renders, helm template CHART | proxy-await --check -")
+		"a Helm template ({{ ... }}), not a manifest: render it first and check what it renders, helm template CHART | proxy-awaitctl check -")
 }
 
 // fileLines is a file's text, for the lines inside a multi-line scalar.

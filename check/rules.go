@@ -39,7 +39,7 @@ const (
 var Rules = []Rule{
 	{ruleInput, Error,
 		"a file cannot be read or parsed, is past a bound on what is read, is a Helm template (`{{ ... }}`), or has a Kubernetes object (`apiVersion` and `kind`) with a mapping that has a key twice, which the API server's strict field validation refuses",
-		"as the message says: render a chart first (`helm template CHART | proxy-await --check -`), keep one of the two keys, split what is too large"},
+		"as the message says: render a chart first (`helm template CHART | proxy-awaitctl check -`), keep one of the two keys, split what is too large"},
 	{ruleSkipped, Warning,
 		"a document that is no Kubernetes object (it has no `kind`: an OpenAPI document, a JSON Schema, a Helm values file) is not checked; a key given twice in it is no error, as it is none of the API server's business (one warning a file; a Helm chart's own files, beside its `Chart.yaml`, get none)",
 		"nothing, if the file is no manifest; else its `apiVersion` and `kind`"},
@@ -87,7 +87,7 @@ var Rules = []Rule{
 		"the spelling the message gives"},
 	{ruleNamespaceConflict, Warning,
 		"the input defines the pod's Namespace more than once with different labels or annotations (a kustomize base and an overlay): the pod is judged with its own file's definition, else the one in the nearest directory",
-		"check what is deployed: `kustomize build overlay | proxy-await --check -`"},
+		"check what is deployed: `kustomize build overlay | proxy-awaitctl check -`"},
 }
 
 // levelOf is a rule's level.

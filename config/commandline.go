@@ -15,11 +15,12 @@ import (
 // commandLine is args as pflag reads them into c: the flags up to the
 // first word that is not one (or "--"), then COMMAND.
 type commandLine struct {
-	c        *Config
-	fs       *pflag.FlagSet
-	args     []string
-	badValue error // the first value a flag refused
-	parsed   bool  // the flags were read to their end, and COMMAND is known
+	given     map[string]given // by long flag name: how each flag was set
+	logFormat *string          // --log-format's value, once parsed
+	fs        *pflag.FlagSet
+	args      []string
+	badValue  error // the first value a flag refused
+	parsed    bool  // the flags were read to their end, and COMMAND is known
 }
 
 // parse reads the flags. pflag is the parser; set and boolTrap refuse what
@@ -51,7 +52,7 @@ func (cl *commandLine) set(f *pflag.Flag, value string) error {
 	if cl.isFlag(value) && slices.Contains(cl.args, value) {
 		return usagef(fmt.Sprintf("write --%s=%s", f.Name, example(f)), "--%s needs a value", f.Name)
 	}
-	cl.c.given[f.Name] = given{value: shownValue(f, value, false)}
+	cl.given[f.Name] = given{value: shownValue(f, value, false)}
 	err := cl.fs.Set(f.Name, value)
 	if err == nil {
 		return nil
@@ -92,7 +93,46 @@ func (cl *commandLine) boolTrap() error {
 	if f == nil {
 		return nil
 	}
-	return usagef(fmt.Sprintf("write --%s=%s, or put -- before a command named %s", f.Name, strings.ToLower(w), w),
+	return boolValueError(f, w, "a command named")
+}
+
+// boolTrapAnywhere is boolTrap for a command line whose flags and other
+// words mix (proxy-awaitctl's): the word true or false right after a
+// boolean flag, up to "--", would be read as a path.
+func (cl *commandLine) boolTrapAnywhere() error {
+	for i := 0; i < len(cl.args)-1; i++ {
+		a, w := cl.args[i], cl.args[i+1]
+		switch f := cl.endsInBool(a); {
+		case a == "--":
+			return nil
+		case f != nil && (strings.EqualFold(w, "true") || strings.EqualFold(w, "false")):
+			return boolValueError(f, w, "a path named")
+		case f == nil && cl.takesNextWord(a):
+			i++ // the flag's value, whatever it says
+		}
+	}
+	return nil
+}
+
+// takesNextWord says whether the word a is a flag that takes the next word
+// as its value: --name or -n without a value of its own, for a flag that
+// is not a boolean.
+func (cl *commandLine) takesNextWord(a string) bool {
+	var f *pflag.Flag
+	switch {
+	case strings.HasPrefix(a, "--") && !strings.Contains(a, "="):
+		f = cl.fs.Lookup(a[2:])
+	case len(a) == 2 && a[0] == '-':
+		f = cl.fs.ShorthandLookup(a[1:])
+	}
+	return f != nil && f.NoOptDefVal == ""
+}
+
+// boolValueError is the error for the word w after the boolean flag f: a
+// boolean takes its value only after "=". what is what w would otherwise
+// be read as.
+func boolValueError(f *pflag.Flag, w, what string) error {
+	return usagef(fmt.Sprintf("write --%s=%s, or put -- before %s %s", f.Name, strings.ToLower(w), what, w),
 		"invalid value %q for --%s: a boolean flag takes its value only after =", w, f.Name)
 }
 
@@ -188,7 +228,7 @@ func (cl *commandLine) oneDash(a string) error {
 // too: where the flags end is then unknown, and a log pipeline that reads
 // JSON gets JSON whatever the order of the flags.
 func (cl *commandLine) format(getenv func(string) (string, bool)) string {
-	v, given := cl.c.LogFormat, cl.fs.Changed("log-format")
+	v, given := *cl.logFormat, cl.fs.Changed("log-format")
 	if !cl.parsed {
 		for i := 0; i < len(cl.args) && cl.args[i] != "--"; i++ {
 			if value, ok := strings.CutPrefix(cl.args[i], "--log-format="); ok {

@@ -19,14 +19,10 @@ import (
 )
 
 // Config is everything the command line and the environment say: the
-// settings of a run, or of the one mode chosen (Check, Inject, Policy,
-// Install), which runs
+// settings of a run, or of --install, which runs
 // nothing and reads only its own; and how to log.
 type Config struct {
 	Run
-	Check   *Check   // --check; nil when not chosen
-	Inject  *Inject  // --inject; nil when not chosen
-	Policy  *Policy  // --policy; nil when not chosen
 	Install *Install // --install; nil when not chosen
 
 	Verbose   bool

@@ -37,10 +37,10 @@ func envOf(name string) string {
 }
 
 // commandLineOnly says whether the flag called name is read from the
-// command line only: the commands (--help, --version) and the modes
-// (--check, --inject, --policy, --install, and the flags only they take).
-// A variable left in a pod's environment must never turn the application's
-// start into a help text, a check of its own words, manifests or a copy.
+// command line only: the commands (--help, --version), --install, and the
+// flags that are proxy-awaitctl's now. A variable left in a pod's
+// environment must never turn the application's start into a help text, a
+// copy, or a usage error.
 func commandLineOnly(name string) bool {
 	switch name {
 	case "help", "version", "check", "inject", "image", "container", "policy", "install", "versions":
@@ -103,7 +103,12 @@ func unknownVariables(vars map[string]string) []*hint.Error {
 			continue
 		}
 		if flag, ok := commandLine[name]; ok {
-			if strings.TrimSpace(vars[name]) != "" {
+			switch i := slices.IndexFunc(movedFlags, func(m movedFlag) bool { return m.name == flag }); {
+			case strings.TrimSpace(vars[name]) == "":
+			case i >= 0:
+				out = append(out, warnf("unset it: "+ToolName+" "+movedFlags[i].sub+" reads manifests, on a laptop or in CI",
+					"variable $%s: ignored, --%s is %s's, and proxy-await reads no manifests", name, flag, ToolName))
+			default:
 				out = append(out, warnf("unset it, and give --"+flag+" on the command line where it is meant",
 					"variable $%s: ignored, --%s is read from the command line only", name, flag))
 			}

@@ -12,12 +12,15 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/proxy-await/proxy-await/internal/hint"
+	"github.com/proxy-await/proxy-await/internal/logging"
 	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
@@ -33,6 +36,20 @@ type UsageError struct {
 func (e *UsageError) Error() string { return e.Err.Error() }
 
 func (e *UsageError) Unwrap() error { return e.Err }
+
+// Report prints e to w: under --log-format json one record with the event
+// usage_error, else the message and a hint line, each after prefix
+// ("proxy-await: ").
+func (e *UsageError) Report(w io.Writer, prefix string) {
+	if e.Format == "json" {
+		logging.NewNamed(prefix, w, "json", slog.LevelError).Error(e.Error(), hint.Attrs([]any{"event", "usage_error"}, hint.Of(e))...)
+		return
+	}
+	fmt.Fprintf(w, "%s%s\n", prefix, e.Error())
+	if h := hint.Of(e); h != "" {
+		fmt.Fprintf(w, "%shint: %s\n", prefix, h)
+	}
+}
 
 func usagef(h, format string, args ...any) error {
 	return &UsageError{Err: hint.New(fmt.Errorf(format, args...), h)}

@@ -14,10 +14,14 @@ type FlagInfo struct {
 	Example              string
 }
 
-// Flags are proxy-await's flags, in --help's order.
+// Flags are proxy-await's flags, in --help's order; not the flags that are
+// proxy-awaitctl's now, which proxy-await only names in a usage error.
 func Flags() []FlagInfo {
 	var out []FlagInfo
 	flagSet(&Config{}).VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
 		out = append(out, FlagInfo{Name: f.Name, Shorthand: f.Shorthand, Env: envName(f),
 			Bool: f.Value.Type() == "bool", Example: example(f)})
 	})

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-
-	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // flagSet declares proxy-await's flags on a new FlagSet bound to c.
@@ -27,7 +25,6 @@ func flagSet(c *Config) *pflag.FlagSet {
 	c.ShutdownTimeout = 5 * time.Second
 	c.Rewrite = map[syscall.Signal]syscall.Signal{}
 	c.ExitCodes = map[int]int{}
-	c.modes.versions = map[string]proxies.Version{}
 
 	c.Proxies = []string{defaultPreset}
 	fs.Var(&proxyList{names: &c.Proxies}, "proxy", "presets for readiness and shutdown URLs, comma-separated: "+orList(presetNames()))
@@ -53,12 +50,13 @@ func flagSet(c *Config) *pflag.FlagSet {
 	fs.Var((*duration)(&c.WaitAll), "wait-all", "when the command exits, SIGTERM what it left running and wait this long before SIGKILL; 0 does not wait")
 	fs.Var((*duration)(&c.ProxyLost), "proxy-lost", "while the command runs, stop it and exit 69 once a proxy's readiness has failed this long; 0 never")
 	fs.Var(&exitCodeMap{codes: c.ExitCodes, rules: map[int]string{}}, "exit-code-map", "exit with TO where the code would be FROM (0-255), repeatable, e.g. 143:0")
-	boolFlag(fs, &c.modes.check, "check", "", "check the Kubernetes manifests in the files and directories given as arguments (- for stdin), then exit")
-	boolFlag(fs, &c.modes.inject, "inject", "", "adopt proxy-await in every pod template of the manifests given as arguments (- for stdin), write them to stdout, then exit")
-	fs.Var((*imageValue)(&c.modes.image), "image", "with --inject: the image of the proxy-await-install init container (default: this release's, "+ImageRepository+":vVERSION)")
-	fs.Var(nameList{&c.modes.containers}, "container", "with --inject: adopt only the containers called `NAME`, repeatable (default: every one that is no proxy)")
-	boolFlag(fs, &c.modes.policy, "policy", "", "write a ValidatingAdmissionPolicy and its binding that refuse what --check finds in an object alone, then exit")
-	fs.Var(versionList(c.modes.versions), "versions", "with --check, --inject or --policy: the cluster's releases, e.g. linkerd=2.20,istio=1.27,kubernetes=1.33")
+	for _, m := range movedFlags {
+		f := fs.VarPF(&movedValue{m, &c.modes.moved}, m.name, "", "")
+		if m.isBool {
+			f.NoOptDefVal = "true"
+		}
+		f.Hidden = true
+	}
 	fs.Var((*dirValue)(&c.modes.install), "install", "copy proxy-await into `DIR` as DIR/proxy-await, then exit")
 	boolFlag(fs, &c.Verbose, "verbose", "v", "debug logging")
 	boolFlag(fs, &c.Quiet, "quiet", "q", "log errors only")
@@ -88,7 +86,7 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 	getenv = trimmed(getenv)
 	c := &Config{given: map[string]given{}, owner: map[string]string{}}
 	fs := flagSet(c)
-	cl := &commandLine{c: c, fs: fs, args: args}
+	cl := &commandLine{given: c.given, logFormat: &c.LogFormat, fs: fs, args: args}
 	fail := func(err error) (*Config, error) {
 		var u *UsageError
 		if errors.As(err, &u) {
@@ -101,6 +99,9 @@ func Parse(name string, args []string, getenv func(string) (string, bool)) (*Con
 	}
 	if c.Help || c.Version {
 		return c, nil
+	}
+	if err := c.modes.movedToTool(fs.Args()); err != nil {
+		return fail(err)
 	}
 	if err := c.fromEnv(fs, getenv); err != nil {
 		return fail(err)

@@ -26,10 +26,9 @@ proxy to shut down when COMMAND exits. Without COMMAND it only waits, and exits
 0 once the proxy is ready (for init containers and postStart hooks).
 
 usage: proxy-await [FLAGS] [--] [COMMAND [ARG...]]
-       proxy-await --check [--versions NAME=V,...] PATH...
-       proxy-await --inject [--versions NAME=V,...] [--image IMAGE] [--container NAME] PATH...
-       proxy-await --policy [--versions NAME=V,...]
        proxy-await --install DIR
+
+Manifests are proxy-awaitctl's (check, inject, policy), the platform tool.
 
 Flags stop at COMMAND, so its own flags pass through. A boolean flag takes a
 value only after "=" (--timeout-fatal=false). Each flag can also be set from
@@ -63,7 +62,6 @@ decimal too.
 
 exit codes:
   0        without COMMAND: the proxy is ready
-  1        --check found an error; --inject skipped a container or refused an input
   N        the command exited with N
   128+N    the command was killed by signal N, or signal N ended the wait
   2        usage error

@@ -37,10 +37,7 @@ func TestMissingValueHintIsAValue(t *testing.T) {
 		"wait-all":         "30s",
 		"proxy-lost":       "30s",
 		"exit-code-map":    "143:0",
-		"versions":         "linkerd=2.20",
 		"install":          "/pa",
-		"image":            "ghcr.io/proxy-await/proxy-await:v1.2.3",
-		"container":        "app",
 		"log-format":       "text",
 	}
 	// What each flag needs beside it to be accepted at all.
@@ -48,17 +45,14 @@ func TestMissingValueHintIsAValue(t *testing.T) {
 		"port":        {"--proxy", "linkerd", "--", "true"},
 		"drain-quiet": {"--term-delay", "1m", "--", "true"},
 		"drain-ports": {"--drain-quiet", "1s", "--term-delay", "30s", "--", "true"},
-		"versions":    {"--check", "x.yaml"},
 		"probe-port":  {"--", "true"},
 		"app-probe":   {"--probe-port", "8081", "--", "true"},
 		"install":     {},
-		"image":       {"--inject", "x.yaml"},
-		"container":   {"--inject", "x.yaml"},
 	}
 	none := testutil.Getenv(nil)
 	flagSet(&Config{}).VisitAll(func(f *pflag.Flag) {
-		if f.NoOptDefVal != "" {
-			return // a boolean: no value needed
+		if f.NoOptDefVal != "" || f.Hidden {
+			return // a boolean: no value needed; or proxy-awaitctl's
 		}
 		t.Run(f.Name, func(t *testing.T) {
 			_, err := Parse("proxy-await", []string{"--" + f.Name}, none)
@@ -77,4 +71,37 @@ func TestMissingValueHintIsAValue(t *testing.T) {
 			assert.NoError(t, err, "following the hint %q", hint.Of(u))
 		})
 	})
+}
+
+// The same holds for proxy-awaitctl's flags, in each command that has them.
+func TestToolMissingValueHintIsAValue(t *testing.T) {
+	want := map[string]string{
+		"versions":   "linkerd=2.20",
+		"image":      "ghcr.io/proxy-await/proxy-await:v1.2.3",
+		"container":  "app",
+		"log-format": "text",
+	}
+	none := testutil.Getenv(nil)
+	for _, sub := range subcommands {
+		toolFlagSet(&sub, &Tool{}, &toolFlags{}).VisitAll(func(f *pflag.Flag) {
+			if f.NoOptDefVal != "" {
+				return
+			}
+			t.Run(sub.name+"/"+f.Name, func(t *testing.T) {
+				_, err := ParseTool([]string{sub.name, "x", "--" + f.Name}, none)
+				var u *UsageError
+				require.True(t, errors.As(err, &u), "%v", err)
+				require.Equal(t, "--"+f.Name+" needs a value", u.Error())
+				require.Contains(t, want, f.Name, "a flag this test does not know")
+				assert.Equal(t, "write --"+f.Name+"="+want[f.Name], hint.Of(u))
+				value, _ := strings.CutPrefix(hint.Of(u), "write --"+f.Name+"=")
+				args := []string{sub.name, "--" + f.Name + "=" + value}
+				if sub.takesPaths {
+					args = append(args, "x")
+				}
+				_, err = ParseTool(args, none)
+				assert.NoError(t, err, "following the hint %q", hint.Of(u))
+			})
+		})
+	}
 }

@@ -1,44 +1,15 @@
-// modes.go: --check, --inject, --policy and --install, the modes that run
-// no command, the values only they take, and the settings each mode gets.
+// modes.go: --install, the one mode of proxy-await's that runs no command,
+// and the flags that became proxy-awaitctl's (tool.go).
 
 package config
 
 import (
-	"cmp"
 	"errors"
-	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/redact"
-	"github.com/proxy-await/proxy-await/proxies"
 )
-
-// Check is what --check reads: the manifests' paths, the cluster's
-// releases, and how to print the findings.
-type Check struct {
-	Paths    []string                   // files and directories of manifests, - for stdin
-	Versions map[string]proxies.Version // --versions: the cluster's releases, by name
-	JSON     bool                       // --log-format json: one object per finding
-}
-
-// Inject is what --inject reads: the manifests' paths, the cluster's
-// releases, the image its init container runs, the containers to adopt,
-// and how to print what it skips.
-type Inject struct {
-	Paths      []string                   // files and directories of manifests, - for stdin
-	Versions   map[string]proxies.Version // --versions: the cluster's releases, by name
-	Image      string                     // --image: the proxy-await-install init container's
-	Containers []string                   // --container: the containers to adopt, by name; nil for every one
-	JSON       bool                       // --log-format json: one object per container skipped
-}
-
-// Policy is what --policy reads: the cluster's releases.
-type Policy struct {
-	Versions map[string]proxies.Version
-}
 
 // Install is what --install reads: the directory to copy proxy-await into.
 type Install struct {
@@ -47,66 +18,82 @@ type Install struct {
 
 // modeFlags are the modes' flags as the command line gives them.
 type modeFlags struct {
-	check      bool
-	inject     bool
-	policy     bool
-	versions   map[string]proxies.Version
-	image      string
-	containers []string
-	install    string
+	install string
+	moved   []movedUse // proxy-awaitctl's flags, in the order given
 }
 
-// versionList is the --versions flag: NAME=V items, comma-separated on the
-// command line too; the names are those whose releases the proxy table
-// knows to differ (proxies.ReleaseNames).
-type versionList map[string]proxies.Version
-
-func (l versionList) Type() string    { return "NAME=V[,...]" }
-func (l versionList) example() string { return "linkerd=2.20" }
-func (l versionList) String() string {
-	var items []string
-	for name, v := range l {
-		items = append(items, name+"="+v.String())
-	}
-	slices.Sort(items)
-	return strings.Join(items, ",")
+// movedFlag is a flag that proxy-await took before its tooling became
+// proxy-awaitctl's: given to proxy-await, it is a usage error whose hint is
+// the proxy-awaitctl line that does what was asked.
+type movedFlag struct {
+	name   string
+	isBool bool   // a subcommand's name, as --check was
+	sub    string // the subcommand the flag belongs with
 }
-func (l versionList) Set(s string) error        { return addItems(l, s, l.splitsOnCommandLine()) }
-func (l versionList) splitsOnCommandLine() bool { return true }
-func (l versionList) add(item string) error {
-	name, v, ok := strings.Cut(item, "=")
-	if !ok {
-		return hint.New(fmt.Errorf("want NAME=VERSION, as in linkerd=2.20, not %s", shown(item)),
-			"write FLAG linkerd=2.20,istio=1.27,kubernetes=1.33")
+
+var movedFlags = []movedFlag{
+	{"check", true, "check"},
+	{"inject", true, "inject"},
+	{"policy", true, "policy"},
+	{"versions", false, "check"},
+	{"image", false, "inject"},
+	{"container", false, "inject"},
+}
+
+// movedUse is one use of a moved flag, and its value as written.
+type movedUse struct {
+	flag  movedFlag
+	value string
+}
+
+// movedValue is a moved flag's value: it takes any word, and keeps it.
+type movedValue struct {
+	flag movedFlag
+	uses *[]movedUse
+}
+
+func (v *movedValue) String() string { return "" }
+func (v *movedValue) Type() string {
+	if v.flag.isBool {
+		return "bool"
 	}
-	name = strings.ToLower(strings.TrimSpace(name))
-	if names := proxies.ReleaseNames(); !slices.Contains(names, name) {
-		return hint.New(fmt.Errorf("unknown name %s", shown(name)), "name one of "+strings.Join(names, ", "))
-	}
-	ver, err := parseVersion(strings.TrimSpace(v))
-	if err != nil {
-		return err
-	}
-	l[name] = ver
+	return "string"
+}
+func (v *movedValue) Set(s string) error {
+	*v.uses = append(*v.uses, movedUse{v.flag, s})
 	return nil
 }
 
-// parseVersion reads MAJOR.MINOR, with an optional leading v and an
-// optional .PATCH that makes no difference to --check.
-func parseVersion(s string) (proxies.Version, error) {
-	parts := strings.Split(strings.TrimPrefix(s, "v"), ".")
-	if len(parts) < 2 || len(parts) > 3 {
-		return proxies.Version{}, fmt.Errorf("version %s is not MAJOR.MINOR, as in 2.20", shown(s))
+// movedToTool is the usage error for proxy-awaitctl's flags given to
+// proxy-await, with the line that does what they ask; nil when none was.
+// rest is what follows the flags: the paths, as --check and --inject read
+// them.
+func (m *modeFlags) movedToTool(rest []string) error {
+	if len(m.moved) == 0 {
+		return nil
 	}
-	var n [3]int
-	for i, p := range parts {
-		v, err := strconv.Atoi(p)
-		if err != nil || v < 0 || !isDigits(p) {
-			return proxies.Version{}, fmt.Errorf("version %s is not MAJOR.MINOR, as in 2.20", shown(s))
+	first := m.moved[0].flag
+	sub, explicit := first.sub, false
+	if i := slices.IndexFunc(m.moved, func(u movedUse) bool { return u.flag.isBool }); i >= 0 {
+		sub, explicit = m.moved[i].flag.name, true
+	}
+	line := []string{ToolName, sub}
+	for _, u := range m.moved {
+		if !u.flag.isBool {
+			line = append(line, "--"+u.flag.name, redact.Word(u.value))
 		}
-		n[i] = v
 	}
-	return proxies.Version{Major: n[0], Minor: n[1]}, nil
+	switch {
+	case sub == "policy":
+	case explicit && len(rest) > 0:
+		for _, p := range rest {
+			line = append(line, redact.Word(p))
+		}
+	default:
+		line = append(line, "PATH...")
+	}
+	return usagef("run "+strings.Join(line, " "),
+		"--%s is %s's now: proxy-await, the pod's entrypoint, reads no manifests", first.name, ToolName)
 }
 
 // dirValue is a directory name: not empty.
@@ -123,81 +110,17 @@ func (d *dirValue) Set(s string) error {
 	return nil
 }
 
-// imageValue is an image reference: not empty, no white space.
-type imageValue string
-
-func (v *imageValue) String() string  { return string(*v) }
-func (v *imageValue) Type() string    { return "IMAGE" }
-func (v *imageValue) example() string { return ImageRepository + ":v1.2.3" }
-func (v *imageValue) Set(s string) error {
-	if s == "" || strings.ContainsAny(s, " \t\n") {
-		return fmt.Errorf("not an image reference, as in %s", v.example())
-	}
-	*v = imageValue(s)
-	return nil
-}
-
-// nameList is --container: a container's name a use, repeatable.
-type nameList struct{ names *[]string }
-
-func (l nameList) String() string  { return strings.Join(*l.names, ",") }
-func (l nameList) Type() string    { return "NAME" }
-func (l nameList) example() string { return "app" }
-func (l nameList) Set(s string) error {
-	if s == "" || strings.ContainsAny(s, " \t\n,") {
-		return fmt.Errorf("not a container's name")
-	}
-	*l.names = append(*l.names, s)
-	return nil
-}
-
-// chooseMode checks the modes' flags (--check, --inject, --policy,
-// --install, and --versions, --image and --container, which only some take)
-// against each other and the arguments, which --check and --inject read as
-// their paths. It says whether a mode is on: the checks that concern a
-// command are then beside the point.
+// chooseMode checks --install against the arguments. It says whether a
+// mode is on: the checks that concern a command are then beside the point.
 func (c *Config) chooseMode() (bool, error) {
-	m := c.modes
-	var on []string
-	for _, mode := range []struct {
-		name string
-		on   bool
-	}{{"--check", m.check}, {"--inject", m.inject}, {"--policy", m.policy}, {"--install", m.install != ""}} {
-		if mode.on {
-			on = append(on, mode.name)
-		}
-	}
+	dir := c.modes.install
 	switch {
-	case len(on) > 1:
-		return true, usagef("run proxy-await once for each", "%s and %s cannot be used together", on[0], on[1])
-	case m.install != "" && len(c.Command) > 0:
-		return true, c.invalid("install", m.install, "drop "+shown(redact.Word(c.Command[0]))+" and what follows it",
+	case dir == "":
+		return false, nil
+	case len(c.Command) > 0:
+		return true, c.invalid("install", dir, "drop "+shown(redact.Word(c.Command[0]))+" and what follows it",
 			"it copies proxy-await and runs no command")
-	case m.policy && len(c.Command) > 0:
-		return true, usagef("drop "+shown(redact.Word(c.Command[0]))+" and what follows it",
-			"--policy reads no PATH and runs no command: it writes the policy to stdout")
-	case len(m.versions) > 0 && !m.check && !m.inject && !m.policy:
-		return false, c.invalid("versions", versionList(m.versions).String(), "add --check and the manifests to check",
-			"it applies only with --check, --inject or --policy")
-	case m.image != "" && !m.inject:
-		return len(on) > 0, c.invalid("image", m.image, "add --inject and the manifests to adopt proxy-await in",
-			"it applies only with --inject")
-	case len(m.containers) > 0 && !m.inject:
-		return len(on) > 0, c.invalid("container", nameList{&m.containers}.String(), "add --inject and the manifests to adopt proxy-await in",
-			"it applies only with --inject")
-	case (m.check || m.inject) && len(c.Command) == 0:
-		return true, usagef("give files or directories of manifests, or - for stdin", "%s needs a PATH to read", on[0])
-	case m.check:
-		c.Check = &Check{Paths: c.Command, Versions: m.versions, JSON: c.LogFormat == "json"}
-		c.Command = nil
-	case m.inject:
-		c.Inject = &Inject{Paths: c.Command, Versions: m.versions, Image: cmp.Or(m.image, ReleaseImage()),
-			Containers: m.containers, JSON: c.LogFormat == "json"}
-		c.Command = nil
-	case m.policy:
-		c.Policy = &Policy{Versions: m.versions}
-	case m.install != "":
-		c.Install = &Install{Dir: m.install}
 	}
-	return len(on) > 0, nil
+	c.Install = &Install{Dir: dir}
+	return true, nil
 }

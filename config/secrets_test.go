@@ -179,7 +179,7 @@ func TestWordsHoldingAURLHideThePassword(t *testing.T) {
 		{[]string{"--proxy=http://u:pa55,w0rd@127.0.0.1/", "app"}, nil, `invalid value "http://u:xxxxx@127.0.0.1/" for --proxy: ` + atInListReason, presetHint()},
 		{[]string{"-r" + u, "app"}, nil, `invalid value "` + shown + `" for --rewrite: ` + atInListReason, ""},
 		{[]string{"--exit-code-map", "1:2,http://u:pa55,w0rd@h", "app"}, nil, `invalid value "xxxxx@h" for --exit-code-map: ` + atInListReason, ""},
-		{[]string{"--check", "--versions=" + u, "x"}, nil, `invalid value "` + shown + `" for --versions: ` + atInListReason, "write --versions linkerd=2.20,istio=1.27,kubernetes=1.33"},
+		{[]string{"--check", "--versions=" + u, "x"}, nil, "--check is proxy-awaitctl's now: proxy-await, the pod's entrypoint, reads no manifests", "run proxy-awaitctl check --versions " + shown + " x"},
 		{[]string{"--install=" + u, "app"}, nil, `invalid value "` + shown + `" for --install: it copies proxy-await and runs no command`, "drop app and what follows it"},
 		{[]string{"--install", "/pa", u}, nil, `invalid value "/pa" for --install: it copies proxy-await and runs no command`, "drop " + shown + " and what follows it"},
 		// The same from variables.

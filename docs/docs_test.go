@@ -41,6 +41,25 @@ func TestReferenceUsageIsHelp(t *testing.T) {
 	assert.Equal(t, help.String(), block, "update docs/reference.md's usage block from `proxy-await --help`")
 }
 
+// docs/reference.md's proxy-awaitctl blocks are its --help and each
+// command's.
+func TestReferenceToolUsageIsHelp(t *testing.T) {
+	page := readDoc(t, "docs/reference.md")
+	for _, name := range []string{"", "check", "inject", "policy"} {
+		what := "proxy-awaitctl --help"
+		if name != "" {
+			what = "proxy-awaitctl help " + name
+		}
+		_, after, ok := strings.Cut(page, "<!-- usage: this block is `"+what+"`; a test keeps them equal -->\n```text\n")
+		require.True(t, ok, "docs/reference.md has no block of %s", what)
+		block, _, ok := strings.Cut(after, "```\n")
+		require.True(t, ok)
+		var help bytes.Buffer
+		config.PrintToolHelp(&help, name)
+		assert.Equal(t, help.String(), block, "update docs/reference.md's block from `%s`", what)
+	}
+}
+
 // readDoc is the text of a documentation file, by its path from the root.
 func readDoc(t *testing.T, name string) string {
 	t.Helper()

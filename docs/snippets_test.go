@@ -98,15 +98,15 @@ func TestDocsCheckExample(t *testing.T) {
 	require.True(t, ok)
 	lines := strings.Split(strings.TrimSuffix(session, "\n"), "\n")
 	require.Len(t, lines, 4, "a command, its finding, echo $? and the code")
-	args, ok := strings.CutPrefix(lines[0], "$ proxy-await ")
+	args, ok := strings.CutPrefix(lines[0], "$ proxy-awaitctl ")
 	require.True(t, ok, lines[0])
 	require.Equal(t, "$ echo $?", lines[2])
 
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(manifest), 0o644))
-	// As proxy-await runs --check (lifecycle.Main), in the manifest's directory.
+	// As proxy-awaitctl runs check (ctl.Main), in the manifest's directory.
 	t.Chdir(dir)
-	cfg, err := config.ParseEnviron("proxy-await", strings.Fields(args), nil)
+	cfg, err := config.ParseTool(strings.Fields(args), func(string) (string, bool) { return "", false })
 	require.NoError(t, err)
 	require.NotNil(t, cfg.Check, lines[0])
 	var stdout bytes.Buffer

@@ -6,7 +6,7 @@ package examples_test
 // every pod passes the Pod Security Standards' "restricted" level as
 // Kubernetes' own admission library judges it and has memory limits, every
 // proxy-await command line in them is one proxy-await accepts, with
-// timings that fit the pod's grace period, and proxy-await --check finds
+// timings that fit the pod's grace period, and proxy-awaitctl check finds
 // no error in them.
 
 import (

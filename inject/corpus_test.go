@@ -24,7 +24,7 @@ func versions(t *testing.T, s string) map[string]proxies.Version {
 	if s == "" {
 		return nil
 	}
-	cfg, err := config.Parse("proxy-await", []string{"--check", "--versions", s, "x"}, func(string) (string, bool) { return "", false })
+	cfg, err := config.ParseTool([]string{"check", "--versions", s, "x"}, func(string) (string, bool) { return "", false })
 	require.NoError(t, err)
 	return cfg.Check.Versions
 }

@@ -106,7 +106,7 @@ func fileIndex(ar *txtar.Archive, name string) int {
 // options are --inject's, as config parses them from args.
 func options(t *testing.T, args []string) Options {
 	t.Helper()
-	cfg, err := config.Parse("proxy-await", append(append([]string{"--inject"}, args...), "x"), func(string) (string, bool) { return "", false })
+	cfg, err := config.ParseTool(append(append([]string{"inject"}, args...), "x"), func(string) (string, bool) { return "", false })
 	require.NoError(t, err)
 	c := cfg.Inject
 	return Options{Options: check.Options{Versions: c.Versions}, Image: c.Image, Containers: c.Containers}

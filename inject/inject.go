@@ -1,4 +1,4 @@
-// Package inject is proxy-await --inject: it reads manifests as --check
+// Package inject is proxy-awaitctl inject: it reads manifests as --check
 // does and writes them to stdout with proxy-await adopted in every pod
 // template, the way linkerd inject adds its proxy. What to change comes
 // from package check, which knows the sidecars a pod shows and the flags
@@ -77,7 +77,7 @@ type Options struct {
 // Paths injects proxy-await into the manifests at paths.
 func Paths(paths []string, opt Options) *Result {
 	r := &Result{nameSeen: map[string]bool{}}
-	opt.Options.Mode = "--inject"
+	opt.Options.Mode = "inject"
 	for _, f := range check.Read(paths, opt.Options) {
 		if out, ok := r.file(f, opt); ok {
 			r.write(out, f)
@@ -124,7 +124,7 @@ func (r *Result) file(f *check.File, opt Options) ([]byte, bool) {
 		return nil, false // the chart's templates say to render it
 	case f.NotObject > 0:
 		r.line(Line{Event: "refused", File: f.Name, Line: f.NotObject,
-			Message: "not a Kubernetes object (it has no kind), which --inject writes out only beside the objects of a manifest: nothing of this file is written"})
+			Message: "not a Kubernetes object (it has no kind), which inject writes out only beside the objects of a manifest: nothing of this file is written"})
 		return nil, false
 	}
 	choose := func(name string) bool {

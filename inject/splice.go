@@ -48,7 +48,7 @@ type edit struct {
 
 // errLayout is an edit that the document's layout does not allow: a
 // multi-line plain scalar to replace, an alias to follow.
-var errLayout = errors.New("written in a way --inject does not edit")
+var errLayout = errors.New("written in a way inject does not edit")
 
 func newDoc(data []byte, starts []int, root *yaml.Node, start int) *doc {
 	d := &doc{data: data, starts: starts, indent: 2, dash: 2, ends: map[*yaml.Node]int{}}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/proxy-await/proxy-await/ctl"
 	"github.com/proxy-await/proxy-await/internal/fakeproxy"
 	"github.com/proxy-await/proxy-await/internal/testchild"
 	"github.com/proxy-await/proxy-await/lifecycle"
@@ -19,7 +20,7 @@ func proxyAwait() { os.Exit(lifecycle.Main(os.Args, os.Environ())) }
 
 // commands are the programs this test binary is, by the name it runs
 // under: proxy-await, under its own name and the drop-in names it answers
-// to, and the fake proxy. TestMain puts each on PATH (testscript.Main), so
+// to, the fake proxy, and proxy-awaitctl. TestMain puts each on PATH (testscript.Main), so
 // that the tests run proxy-await's own code, with -race and -cover as the
 // tests have them, and build nothing.
 var commands = map[string]func(){
@@ -27,6 +28,9 @@ var commands = map[string]func(){
 	"linkerd-await": proxyAwait,
 	"scuttle":       proxyAwait,
 	"fakeproxy":     fakeproxy.Main,
+	// The platform tool, for the scenarios that show its line doing
+	// what a usage error of proxy-await's hints at.
+	"proxy-awaitctl": func() { os.Exit(ctl.Main(os.Args, os.Environ())) },
 }
 
 // TestMain runs a command when this binary is started under its name; a

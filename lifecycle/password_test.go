@@ -154,7 +154,7 @@ func usageError(t *testing.T, out *testutil.Buffer, name string, args []string, 
 	_, err := config.Parse(name, args, testutil.Getenv(env))
 	var u *config.UsageError
 	if errors.As(err, &u) {
-		reportUsage(out, u)
+		u.Report(out, logging.Prefix)
 	} else {
 		require.NoError(t, err)
 	}

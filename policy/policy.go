@@ -1,4 +1,4 @@
-// Package policy is proxy-await --policy: a ValidatingAdmissionPolicy and
+// Package policy is proxy-awaitctl policy: a ValidatingAdmissionPolicy and
 // its binding, by which the API server refuses a Pod, Deployment,
 // StatefulSet, DaemonSet, ReplicaSet, Job or CronJob that one of --check's
 // errors shows by itself. Its CEL is written from the proxy table and
@@ -44,9 +44,9 @@ func Description() string {
 	for _, u := range NotCovered {
 		not = append(not, u.Rule)
 	}
-	return "Refuses a pod template that one of proxy-await --check's errors shows by itself: " + strings.Join(Covered, ", ") +
+	return "Refuses a pod template that one of proxy-awaitctl check's errors shows by itself: " + strings.Join(Covered, ", ") +
 		", where the object alone decides (proxy-await plainly first in a container's command, its flags written out, the sidecars the pod shows by itself). " +
-		"Not covered: " + strings.Join(not, ", ") + ", nor what a Namespace or the rest of the input decides: run proxy-await --check on the manifests for those."
+		"Not covered: " + strings.Join(not, ", ") + ", nor what a Namespace or the rest of the input decides: run proxy-awaitctl check on the manifests for those."
 }
 
 // YAML is the policy and its binding as two YAML documents.

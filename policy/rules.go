@@ -200,7 +200,7 @@ func (x *writer) validations() []Validation {
 	// --shutdown-timeout with -S) past the grace period.
 	e, m := both("V.overGrace[k]")
 	out = append(out, Validation{"grace-period", e,
-		`'grace-period: container ' + ` + m + ` + ': its preStop + --term-delay + --kill-after (+ --shutdown-timeout with -S) add up to more than terminationGracePeriodSeconds (' + string(variables.grace) + '): the kubelet\'s SIGKILL comes first; raise terminationGracePeriodSeconds, or shorten them (proxy-await --check says by how much)'`})
+		`'grace-period: container ' + ` + m + ` + ': its preStop + --term-delay + --kill-after (+ --shutdown-timeout with -S) add up to more than terminationGracePeriodSeconds (' + string(variables.grace) + '): the kubelet\'s SIGKILL comes first; raise terminationGracePeriodSeconds, or shorten them (proxy-awaitctl check says by how much)'`})
 
 	// job-never-completes: a Job's classic sidecar that nothing stops.
 	anyClassic := "variables.classic.exists(p, variables.classic[p])"
@@ -219,7 +219,7 @@ func (x *writer) validations() []Validation {
 	noPA := fmt.Sprintf("variables.job && size(variables.containers) > 0 && !variables.all.exists(c, (has(c.image) && c.image.contains('proxy-await')) || %s.exists(w, w.contains('proxy-await') || w.contains('$')))", argv("c"))
 	e2 := fmt.Sprintf("!(%s && (%s))", noPA, strings.Join(unstopped, " || "))
 	out = append(out, Validation{"job-never-completes", e1 + " && " + e2,
-		fmt.Sprintf(`'job-never-completes: the classic sidecar (' + variables.classic.filter(p, variables.classic[p]).join(', ') + ') keeps running after the application exits, so the ' + object.kind + ' never completes: ' + (%[1]s != '' ? 'add -S (--shutdown) to proxy-await in container ' + %[1]s : 'run the application under proxy-await -S with that sidecar\'s --proxy preset (proxy-await --inject does it)')`, m1)})
+		fmt.Sprintf(`'job-never-completes: the classic sidecar (' + variables.classic.filter(p, variables.classic[p]).join(', ') + ') keeps running after the application exits, so the ' + object.kind + ' never completes: ' + (%[1]s != '' ? 'add -S (--shutdown) to proxy-await in container ' + %[1]s : 'run the application under proxy-await -S with that sidecar\'s --proxy preset (proxy-awaitctl inject does it)')`, m1)})
 
 	// retry-loses-proxy: -S without --keep-proxy-on-failure, where the
 	// kubelet restarts the application in the same pod.

@@ -1,11 +1,11 @@
 #!/bin/sh
 # proxy-await's main job, end to end, on this machine, as the README
 # recommends it for a Job with the Cloud SQL Auth Proxy as a classic sidecar
-# (examples/cloudsql-job.yaml): --check finds nothing wrong in the manifest;
-# a stand-in proxy serves /startup on 127.0.0.1:9090, ready after 1.5s, and
-# /quitquitquit on 127.0.0.1:9091; proxy-await waits for it, runs a short
-# "job", POSTs /quitquitquit when the job exits, and exits with the job's
-# status.
+# (examples/cloudsql-job.yaml): proxy-awaitctl check finds nothing wrong in
+# the manifest; a stand-in proxy serves /startup on 127.0.0.1:9090, ready
+# after 1.5s, and /quitquitquit on 127.0.0.1:9091; proxy-await waits for it,
+# runs a short "job", POSTs /quitquitquit when the job exits, and exits with
+# the job's status.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 bin=bin
@@ -16,8 +16,8 @@ trap 'kill $proxy $guard 2>/dev/null; rm -rf "$tmp"' EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "proxy-await --check examples/cloudsql-job.yaml"
-$bin/proxy-await --check examples/cloudsql-job.yaml || exit 1
+step "proxy-awaitctl check examples/cloudsql-job.yaml"
+$bin/proxy-awaitctl check examples/cloudsql-job.yaml || exit 1
 
 step "starting a stand-in Cloud SQL Auth Proxy: /startup on 127.0.0.1:9090 (ready after 1.5s), /quitquitquit on 127.0.0.1:9091"
 # It says "serving" once it listens, or exits if it cannot.

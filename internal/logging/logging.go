@@ -43,13 +43,19 @@ func Level(verbose, quiet bool) slog.Level {
 
 // New returns a logger writing to w in format "text" or "json".
 func New(w io.Writer, format string, level slog.Level) *slog.Logger {
+	return NewNamed(Prefix, w, format, level)
+}
+
+// NewNamed is New for a program whose text lines start with prefix
+// (proxy-awaitctl's "proxy-awaitctl: ").
+func NewNamed(prefix string, w io.Writer, format string, level slog.Level) *slog.Logger {
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{
 			Level:       level,
 			ReplaceAttr: jsonAttr,
 		}))
 	}
-	return slog.New(&textHandler{out: &lockedWriter{w: w}, level: level})
+	return slog.New(&textHandler{prefix: prefix, out: &lockedWriter{w: w}, level: level})
 }
 
 // Discard is a logger that writes nothing, for tests and library callers.
@@ -78,9 +84,10 @@ type lockedWriter struct {
 }
 
 type textHandler struct {
-	out   *lockedWriter
-	level slog.Level
-	attrs []slog.Attr
+	prefix string
+	out    *lockedWriter
+	level  slog.Level
+	attrs  []slog.Attr
 }
 
 func (h *textHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
@@ -96,7 +103,7 @@ func (h *textHandler) WithGroup(string) slog.Handler { return h }
 
 func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
-	b.WriteString(Prefix)
+	b.WriteString(h.prefix)
 	switch {
 	case r.Level >= slog.LevelError:
 		b.WriteString("error: ")

@@ -52,11 +52,11 @@ var wrongManifests = map[string]string{
   "command": ["sh", "-c", "proxy-await --proxy none -- /tool --all"]}]}}}}`,
 }
 
-// 14. Adoption guarded by the cluster: proxy-await --policy applied to the
+// 14. Adoption guarded by the cluster: proxy-awaitctl policy applied to the
 // API server (its binding limited to this scenario's namespaces) admits
 // every file of examples/ (a server-side dry run, under Pod Security
 // restricted) and refuses one wrong manifest for each rule it covers,
-// with the rule's name; proxy-await --inject of a Deployment and a Job
+// with the rule's name; proxy-awaitctl inject of a Deployment and a Job
 // that have no proxy-await gives manifests the policy admits, and they do
 // their job: the Deployment serves through its Service and rolls out with
 // no request failed, the Job completes with one shutdown POST after its
@@ -117,25 +117,25 @@ func adopt(k *kube, examplesDir string) (string, error) {
 		len(rules), strings.Join(rules, ", "), objects, serving, job), nil
 }
 
-// applyPolicy applies proxy-await --policy's policy, with a binding that
+// applyPolicy applies proxy-awaitctl policy's policy, with a binding that
 // applies it to the namespaces labelled policyLabel only, and returns the
 // rules it covers, in its order, and how to remove it.
 func (k *kube) applyPolicy(pa string) ([]string, func(), error) {
 	none := func() {}
 	out, err := exec.Command(pa, "--policy", "--versions", "kubernetes=1.33").Output()
 	if err != nil {
-		return nil, none, fmt.Errorf("proxy-await --policy: %v", err)
+		return nil, none, fmt.Errorf("proxy-awaitctl policy: %v", err)
 	}
 	policy, binding, ok := strings.Cut(string(out), "\n---\n")
 	if !ok || !strings.Contains(binding, "kind: ValidatingAdmissionPolicyBinding") || !regexp.MustCompile(`(?m)^  validationActions:\n    - Deny$`).MatchString(binding) {
-		return nil, none, fmt.Errorf("proxy-await --policy wrote no binding with validationActions [Deny]:\n%s", binding)
+		return nil, none, fmt.Errorf("proxy-awaitctl policy wrote no binding with validationActions [Deny]:\n%s", binding)
 	}
 	var rules []string
 	for _, m := range regexp.MustCompile(`messageExpression: >-\n\s+'([a-z-]+): `).FindAllStringSubmatch(policy, -1) {
 		rules = append(rules, m[1])
 	}
 	if len(rules) == 0 {
-		return nil, none, fmt.Errorf("proxy-await --policy wrote no validation")
+		return nil, none, fmt.Errorf("proxy-awaitctl policy wrote no validation")
 	}
 	ours := policy + "\n---\n" + `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
@@ -196,7 +196,7 @@ func (k *kube) admitted(ns, dir string) (string, error) {
 	return fmt.Sprintf("%d files, %d objects", len(files), objects), nil
 }
 
-// inject runs proxy-await --inject on obj, as JSON, with args, and applies
+// inject runs proxy-awaitctl inject on obj, as JSON, with args, and applies
 // what it wrote to ns; it returns what it wrote.
 func (k *kube) inject(pa, ns, name string, obj any, args ...string) (string, error) {
 	in, err := json.MarshalIndent(obj, "", "    ")
@@ -209,10 +209,10 @@ func (k *kube) inject(pa, ns, name string, obj any, args ...string) (string, err
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("proxy-await --inject of %s: %v: %s", name, err, stderr.String())
+		return "", fmt.Errorf("proxy-awaitctl inject of %s: %v: %s", name, err, stderr.String())
 	}
 	if !json.Valid(out) {
-		return "", fmt.Errorf("proxy-await --inject of %s wrote no JSON:\n%s", name, out)
+		return "", fmt.Errorf("proxy-awaitctl inject of %s wrote no JSON:\n%s", name, out)
 	}
 	file := filepath.Join(k.run, "out", ns, name+".json")
 	if err := os.WriteFile(file, out, 0o644); err != nil {
@@ -272,7 +272,7 @@ func (k *kube) injectedDeployment(pa, ns string) (string, error) {
 	if err := answeredByAll(url, pods); err != nil {
 		return "", err
 	}
-	v := rolloutVariant{key: "injected", name: "proxy-await --inject's flags: " + flags}
+	v := rolloutVariant{key: "injected", name: "proxy-awaitctl inject's flags: " + flags}
 	r, err := rolloutOnce(k, ns, v, url)
 	if err != nil {
 		return "", err

@@ -1,0 +1,157 @@
+package config
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/hint"
+	"github.com/proxy-await/proxy-await/internal/testutil"
+	"github.com/proxy-await/proxy-await/proxies"
+)
+
+// check takes its other words as paths, --versions its releases, wherever
+// each is on the line.
+func TestToolCheck(t *testing.T) {
+	c, err := ParseTool([]string{"check", "a.yaml", "--versions", "linkerd=2.20,istio=v1.27.3", "-", "--versions=Kubernetes=1.33", "dir"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	require.NotNil(t, c.Check)
+	assert.Nil(t, c.Inject)
+	assert.Nil(t, c.Policy)
+	assert.Equal(t, "check", c.Command)
+	assert.Equal(t, &Check{Paths: []string{"a.yaml", "-", "dir"}, Versions: map[string]proxies.Version{
+		"linkerd": {Major: 2, Minor: 20}, "istio": {Major: 1, Minor: 27}, "kubernetes": {Major: 1, Minor: 33}}}, c.Check)
+
+	// -- ends the flags: a path may start with a dash.
+	c, err = ParseTool([]string{"check", "-q", "--", "--versions", "-"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"--versions", "-"}, c.Check.Paths)
+	assert.True(t, c.Quiet)
+
+	// The log format comes from the command line, else the variable, as
+	// proxy-await's; run settings in the environment are none of its
+	// business.
+	c, err = ParseTool([]string{"check", "k8s/"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json", "PROXY_AWAIT_SHUTDOWN": "maybe", "PROXY_AWAIT_VERSIONS": "linkerd=2.19"}))
+	require.NoError(t, err)
+	assert.True(t, c.Check.JSON)
+	assert.Empty(t, c.Check.Versions)
+	c, err = ParseTool([]string{"check", "--log-format", "text", "k8s/"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json"}))
+	require.NoError(t, err)
+	assert.False(t, c.Check.JSON)
+}
+
+// inject takes --image (this release's by default) and --container.
+func TestToolInject(t *testing.T) {
+	c, err := ParseTool([]string{"inject", "a.yaml", "--versions", "istio=1.26", "--image", "registry.example.com/pa:1", "--container", "web", "-", "--container=worker"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	require.NotNil(t, c.Inject)
+	assert.Equal(t, &Inject{Paths: []string{"a.yaml", "-"}, Versions: map[string]proxies.Version{"istio": {Major: 1, Minor: 26}},
+		Image: "registry.example.com/pa:1", Containers: []string{"web", "worker"}}, c.Inject)
+
+	c, err = ParseTool([]string{"inject", "-"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json"}))
+	require.NoError(t, err)
+	assert.Equal(t, ReleaseImage(), c.Inject.Image)
+	assert.Nil(t, c.Inject.Containers)
+	assert.True(t, c.Inject.JSON)
+}
+
+// policy takes --versions and no path.
+func TestToolPolicy(t *testing.T) {
+	c, err := ParseTool([]string{"policy", "--versions", "istio=1.27,kubernetes=1.33"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	require.NotNil(t, c.Policy)
+	assert.Equal(t, map[string]proxies.Version{"istio": {Major: 1, Minor: 27}, "kubernetes": {Major: 1, Minor: 33}}, c.Policy.Versions)
+}
+
+// --help and --version, alone or for a command.
+func TestToolHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		command string
+		help    bool
+		version bool
+	}{
+		{[]string{"--help"}, "", true, false},
+		{[]string{"-h"}, "", true, false},
+		{[]string{"help"}, "", true, false},
+		{[]string{"help", "inject"}, "inject", true, false},
+		{[]string{"inject", "--help"}, "inject", true, false},
+		{[]string{"check", "x", "-h", "--bogus"}, "", false, false}, // the flags' shape comes first
+		{[]string{"--version"}, "", false, true},
+		{[]string{"version"}, "", false, true},
+	} {
+		c, err := ParseTool(tc.args, testutil.Getenv(nil))
+		if !tc.help && !tc.version {
+			assert.Error(t, err, "%q", tc.args)
+			continue
+		}
+		require.NoError(t, err, "%q", tc.args)
+		assert.Equal(t, tc.command, c.Command, "%q", tc.args)
+		assert.Equal(t, tc.help, c.Help, "%q", tc.args)
+		assert.Equal(t, tc.version, c.Version, "%q", tc.args)
+	}
+}
+
+// Each mistake is one usage error that names it, with the fix.
+func TestToolUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		msg  string
+		hint string
+	}{
+		{nil, nil, "no command: give one of check, inject or policy", "run proxy-awaitctl check PATH..., or proxy-awaitctl --help"},
+		{[]string{"chek", "x"}, nil, "unknown command chek: give one of check, inject or policy", "did you mean check?"},
+		{[]string{"k8s/"}, nil, "unknown command k8s/: give one of check, inject or policy", "to check the manifests at k8s/: proxy-awaitctl check k8s/"},
+		{[]string{"--versions", "linkerd=2.20", "check", "x"}, nil, "proxy-awaitctl needs a command before its flags, not --versions", "put the command first: proxy-awaitctl check|inject|policy [FLAGS] [PATH...]"},
+		{[]string{"help", "lint"}, nil, "unknown command lint: give one of check, inject or policy", "run proxy-awaitctl --help for the commands"},
+		{[]string{"check"}, nil, "check needs a PATH to read", "give files or directories of manifests, or - for stdin"},
+		{[]string{"check", "--versions", "linkerd=2.20"}, nil, "check needs a PATH to read", "give files or directories of manifests, or - for stdin"},
+		{[]string{"inject", "-q"}, nil, "inject needs a PATH to read", "give files or directories of manifests, or - for stdin"},
+		{[]string{"policy", "k8s/"}, nil, "policy reads no PATH: it writes the policy to stdout", "drop k8s/ and what follows it"},
+		{[]string{"check", "--versions", "cilium=1.16", "x"}, nil, `invalid value "cilium=1.16" for --versions: unknown name cilium`, "name one of kubernetes, linkerd, istio"},
+		{[]string{"check", "x", "--versions", "linkerd"}, nil, `invalid value "linkerd" for --versions: want NAME=VERSION, as in linkerd=2.20, not linkerd`, "write --versions linkerd=2.20,istio=1.27,kubernetes=1.33"},
+		{[]string{"check", "--versions", "linkerd=edge-25.1.1", "x"}, nil, `invalid value "linkerd=edge-25.1.1" for --versions: version edge-25.1.1 is not MAJOR.MINOR, as in 2.20`, ""},
+		{[]string{"check", "--versions", "linkerd=2", "x"}, nil, `invalid value "linkerd=2" for --versions: version 2 is not MAJOR.MINOR, as in 2.20`, ""},
+		{[]string{"check", "x", "--versions"}, nil, "--versions needs a value", "write --versions=linkerd=2.20"},
+		{[]string{"check", "-q", "false", "x"}, nil, `invalid value "false" for --quiet: a boolean flag takes its value only after =`, "write --quiet=false, or put -- before a path named false"},
+		{[]string{"check", "x", "--verions", "linkerd=2.20"}, nil, "unknown flag --verions", "did you mean --versions?"},
+		{[]string{"check", "--image", "pa:1", "x"}, nil, "unknown flag --image", "see --help for the flags"},
+		{[]string{"inject", "--image", "", "x"}, nil, `invalid value "" for --image: not an image reference, as in ghcr.io/proxy-await/proxy-await:v1.2.3`, ""},
+		{[]string{"inject", "--container", "a,b", "x"}, nil, `invalid value "a,b" for --container: not a container's name`, ""},
+		{[]string{"check", "--log-format", "yaml", "x"}, nil, `invalid value "yaml" for --log-format: choose text or json`, ""},
+		{[]string{"check", "x"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "yaml"}, `invalid value "yaml" for $PROXY_AWAIT_LOG_FORMAT (--log-format): choose text or json`, ""},
+		{[]string{"check", "--versions=http://u:pa55w0rd@127.0.0.1:1/x", "x"}, nil, `invalid value "http://u:xxxxx@127.0.0.1:1/x" for --versions: no item of this flag has an @: is it a URL meant for another flag?`, "write --versions linkerd=2.20,istio=1.27,kubernetes=1.33"},
+		{[]string{"http://u:pa55w0rd@127.0.0.1:1/x"}, nil, "unknown command http://u:xxxxx@127.0.0.1:1/x: give one of check, inject or policy", "to check the manifests at http://u:xxxxx@127.0.0.1:1/x: proxy-awaitctl check http://u:xxxxx@127.0.0.1:1/x"},
+		{[]string{"check", "x"}, map[string]string{"PROXY_AWAIT_QUIET": "sometimes"}, `invalid value "sometimes" for $PROXY_AWAIT_QUIET (--quiet): must be true or false`, ""},
+	} {
+		_, err := ParseTool(tc.args, testutil.Getenv(tc.env))
+		var u *UsageError
+		if assert.True(t, errors.As(err, &u), "%q: %v", tc.args, err) {
+			assert.Equal(t, tc.msg, u.Error(), "%q", tc.args)
+			assert.Equal(t, tc.hint, hint.Of(u), "%q", tc.args)
+		}
+	}
+}
+
+// A usage error is JSON under --log-format json wherever it is on the
+// line, or in the variable.
+func TestToolUsageErrorFormat(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"check", "--bogus", "--log-format", "json"}, nil, "json"},
+		{[]string{"check", "--log-format=json", "--versions", "x=1"}, nil, "json"},
+		{[]string{"chek"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json"}, "json"},
+		{[]string{"check", "--versions", "x=1", "y"}, nil, "text"},
+	} {
+		_, err := ParseTool(tc.args, testutil.Getenv(tc.env))
+		var u *UsageError
+		require.True(t, errors.As(err, &u), "%q", tc.args)
+		assert.Equal(t, tc.want, u.Format, "%q", tc.args)
+	}
+}
