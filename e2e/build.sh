@@ -2,8 +2,8 @@
 # Builds what the end-to-end run needs into $CACHE/bin: the cluster's
 # binaries (once per e2e/go.mod and go.sum: 8 to 15 minutes cold on 2
 # cores), the CRI client, the pause program, the certificate maker, the
-# image builder, the scenario runner, its HTTP server, proxy-await and the
-# stand-in proxy; then the pause and busybox images, and proxy-await's own.
+# image builder, the scenario runner, its HTTP server, proxy-await, the
+# platform tool proxy-awaitctl (check, inject, policy) and the stand-in proxy; then the pause and busybox images, and proxy-await's own.
 set -eu
 . "$(dirname "$0")/env.sh"
 mkdir -p "$BIN"
@@ -46,6 +46,7 @@ done
 # The project's own module, with the user's caches.
 cd "$REPO"
 env -u GOMODCACHE -u GOCACHE CGO_ENABLED=0 nice -n 10 go build -trimpath -tags nethttpomithttp2 -o "$BIN/proxy-await" .
+env -u GOMODCACHE -u GOCACHE CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$BIN/proxy-awaitctl" ./cmd/proxy-awaitctl
 env -u GOMODCACHE -u GOCACHE CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$BIN/fakeproxy" ./testdata/fakeproxy
 # proxy-await's own image, as the release writes it (scripts/ociimage), for
 # the --install scenario; containerd imports the layout as a tarball.

@@ -6,8 +6,9 @@
 # namespace of its own, runs the scenarios there, and tears it all down
 # whatever happened: on success, failure, INT, TERM or HUP. A run killed
 # outright is cleared by the next one, or by `e2e/stack.sh down`.
-# E2E_ONLY=1,3 runs some scenarios; E2E_PROXY_AWAIT=PATH tests another build
-# of proxy-await; E2E_BENCH_ROLLOUT=N runs no scenario but the rollout's
+# E2E_ONLY=1,3 runs some scenarios; E2E_PROXY_AWAIT=PATH and
+# E2E_PROXY_AWAITCTL=PATH test other builds of proxy-await and
+# proxy-awaitctl; E2E_BENCH_ROLLOUT=N runs no scenario but the rollout's
 # variants (E2E_ROLLOUT_VARIANTS, default all) N times each, saving their
 # traces in E2E_ROLLOUT_TRACES (e2e/bench-rollout.sh, make bench-rollout).
 # Needs root. See docs/e2e.md.

@@ -37,8 +37,10 @@ up() {
 	mkdir -p "$RUN"/etc/cni "$RUN"/var/containerd "$RUN"/var/kubelet "$RUN"/var/log \
 		"$RUN"/var/lib "$RUN"/var/cni "$RUN"/var/kubectl "$RUN"/run "$RUN"/opt "$RUN"/tmp \
 		"$RUN"/fakesys "$RUN"/logs "$RUN"/out "$RUN"/bin "$RUN"/ns
-	# E2E_PROXY_AWAIT runs the scenarios against another build.
+	# E2E_PROXY_AWAIT and E2E_PROXY_AWAITCTL run the scenarios against
+	# another build.
 	cp "${E2E_PROXY_AWAIT:-$BIN/proxy-await}" "$RUN/bin/proxy-await"
+	cp "${E2E_PROXY_AWAITCTL:-$BIN/proxy-awaitctl}" "$RUN/bin/proxy-awaitctl"
 	cp "$BIN/fakeproxy" "$BIN/httpapp" "$RUN/bin/"
 	"$BIN/pki" -dir "$PKI" -node "$NODE_NAME" -node-ip "$NODE_IP" -service-ip "$SERVICE_IP"
 

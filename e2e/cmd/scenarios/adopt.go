@@ -13,10 +13,12 @@ import (
 	"strings"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // policyLabel is the label of the namespaces scenario 14's binding
@@ -64,8 +66,8 @@ var wrongManifests = map[string]string{
 func adopt(k *kube, examplesDir string) (string, error) {
 	const ns, work = "s14", "s14-work"
 	defer k.clear(work)
-	pa := filepath.Join(k.run, "bin", "proxy-await")
-	rules, cleanup, err := k.applyPolicy(pa)
+	ctl := filepath.Join(k.run, "bin", "proxy-awaitctl")
+	rules, actions, cleanup, err := k.applyPolicy(ctl)
 	defer cleanup()
 	if err != nil {
 		return "", err
@@ -101,41 +103,65 @@ func adopt(k *kube, examplesDir string) (string, error) {
 		return "", err
 	}
 
-	// What --inject makes of a Deployment and a Job without proxy-await.
+	// What inject makes of a Deployment and a Job without proxy-await.
 	if err := k.namespace(work, map[string]string{policyLabel: "on"}); err != nil {
 		return "", err
 	}
-	serving, err := k.injectedDeployment(pa, work)
+	serving, err := k.injectedDeployment(ctl, work)
 	if err != nil {
 		return "", err
 	}
-	job, err := k.injectedJob(pa, work)
+	job, err := k.injectedJob(ctl, work)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("the policy refuses %d wrong manifests, one for each rule it covers (%s); admits examples/ (%s) under enforce=restricted; an injected Deployment %s; an injected Job: Complete, %s",
-		len(rules), strings.Join(rules, ", "), objects, serving, job), nil
+	return fmt.Sprintf("proxy-awaitctl policy (its binding: %s) refuses %d wrong manifests, one for each rule it covers (%s); admits examples/ (%s) under enforce=restricted; an injected Deployment %s; an injected Job: Complete, %s",
+		actions, len(rules), strings.Join(rules, ", "), objects, serving, job), nil
 }
 
 // applyPolicy applies proxy-awaitctl policy's policy, with a binding that
-// applies it to the namespaces labelled policyLabel only, and returns the
-// rules it covers, in its order, and how to remove it.
-func (k *kube) applyPolicy(pa string) ([]string, func(), error) {
+// applies it to the namespaces labelled policyLabel only and denies what it
+// finds, and returns the rules it covers, in its order, the validation
+// actions of the binding proxy-awaitctl wrote, and how to remove it. Where
+// proxy-awaitctl policy has --action, the scenario asks for deny, as a user
+// who wants refusals would, and the binding it writes must say [Deny];
+// where it has not, the binding it writes is taken as it is.
+func (k *kube) applyPolicy(ctl string) ([]string, string, func(), error) {
 	none := func() {}
-	out, err := exec.Command(pa, "--policy", "--versions", "kubernetes=1.33").Output()
+	args := []string{"policy", "--versions", "kubernetes=1.33"}
+	help, _ := exec.Command(ctl, "policy", "--help").CombinedOutput()
+	asked := regexp.MustCompile(`(?m)^\s+--action\b`).Match(help)
+	if asked {
+		args = append(args, "--action", "deny")
+	}
+	out, err := exec.Command(ctl, args...).Output()
 	if err != nil {
-		return nil, none, fmt.Errorf("proxy-awaitctl policy: %v", err)
+		return nil, "", none, fmt.Errorf("proxy-awaitctl %s: %v", strings.Join(args, " "), err)
 	}
 	policy, binding, ok := strings.Cut(string(out), "\n---\n")
-	if !ok || !strings.Contains(binding, "kind: ValidatingAdmissionPolicyBinding") || !regexp.MustCompile(`(?m)^  validationActions:\n    - Deny$`).MatchString(binding) {
-		return nil, none, fmt.Errorf("proxy-awaitctl policy wrote no binding with validationActions [Deny]:\n%s", binding)
+	var vap admissionv1.ValidatingAdmissionPolicy
+	var vapb admissionv1.ValidatingAdmissionPolicyBinding
+	if !ok || decodeYAML(policy, &vap) != nil || decodeYAML(binding, &vapb) != nil ||
+		vap.Kind != "ValidatingAdmissionPolicy" || vapb.Kind != "ValidatingAdmissionPolicyBinding" || len(vapb.Spec.ValidationActions) == 0 {
+		return nil, "", none, fmt.Errorf("proxy-awaitctl %s wrote no policy and binding with validationActions:\n%s", strings.Join(args, " "), out)
 	}
+	var written []string
+	for _, a := range vapb.Spec.ValidationActions {
+		written = append(written, string(a))
+	}
+	actions := "[" + strings.Join(written, ", ") + "]"
+	if asked && actions != "[Deny]" {
+		return nil, "", none, fmt.Errorf("proxy-awaitctl %s wrote a binding with validationActions %s, want [Deny]", strings.Join(args, " "), actions)
+	}
+	// Each validation's message begins with its rule's name: 'grace-period: ...
 	var rules []string
-	for _, m := range regexp.MustCompile(`messageExpression: >-\n\s+'([a-z-]+): `).FindAllStringSubmatch(policy, -1) {
-		rules = append(rules, m[1])
+	for _, v := range vap.Spec.Validations {
+		if m := regexp.MustCompile(`^\s*'([a-z-]+): `).FindStringSubmatch(v.MessageExpression); m != nil {
+			rules = append(rules, m[1])
+		}
 	}
-	if len(rules) == 0 {
-		return nil, none, fmt.Errorf("proxy-awaitctl policy wrote no validation")
+	if len(rules) == 0 || len(rules) != len(vap.Spec.Validations) {
+		return nil, "", none, fmt.Errorf("proxy-awaitctl policy wrote %d validations, %d naming their rule", len(vap.Spec.Validations), len(rules))
 	}
 	ours := policy + "\n---\n" + `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
@@ -150,15 +176,20 @@ spec:
 `
 	file := filepath.Join(k.run, "out", "policy.yaml")
 	if err := os.WriteFile(file, []byte(ours), 0o644); err != nil {
-		return nil, none, err
+		return nil, "", none, err
 	}
 	cleanup := func() {
 		_, _, _ = k.ctl("delete", "--ignore-not-found", "-f", file)
 	}
 	if _, stderr, err := k.ctl("apply", "-f", file); err != nil {
-		return nil, cleanup, fmt.Errorf("kubectl apply of the policy: %v: %s", err, stderr)
+		return nil, "", cleanup, fmt.Errorf("kubectl apply of the policy: %v: %s", err, stderr)
 	}
-	return rules, cleanup, nil
+	return rules, actions, cleanup, nil
+}
+
+// decodeYAML reads one YAML document into obj.
+func decodeYAML(doc string, obj any) error {
+	return yaml.NewYAMLOrJSONDecoder(strings.NewReader(doc), 4096).Decode(obj)
 }
 
 // dryRun applies a manifest to ns with a server-side dry run.
@@ -198,12 +229,12 @@ func (k *kube) admitted(ns, dir string) (string, error) {
 
 // inject runs proxy-awaitctl inject on obj, as JSON, with args, and applies
 // what it wrote to ns; it returns what it wrote.
-func (k *kube) inject(pa, ns, name string, obj any, args ...string) (string, error) {
+func (k *kube) inject(ctl, ns, name string, obj any, args ...string) (string, error) {
 	in, err := json.MarshalIndent(obj, "", "    ")
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command(pa, append(append([]string{"--inject", "--image", proxyAwaitImage}, args...), "-")...)
+	cmd := exec.Command(ctl, append(append([]string{"inject", "--image", proxyAwaitImage}, args...), "-")...)
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -225,9 +256,9 @@ func (k *kube) inject(pa, ns, name string, obj any, args ...string) (string, err
 }
 
 // injectedDeployment: three replicas of httpapp behind a Service, a
-// readiness probe on the app's port, no proxy-await; --inject adopts it,
+// readiness probe on the app's port, no proxy-await; proxy-awaitctl inject adopts it,
 // and it rolls out under load with no request failed.
-func (k *kube) injectedDeployment(pa, ns string) (string, error) {
+func (k *kube) injectedDeployment(ctl, ns string) (string, error) {
 	labels := map[string]string{"app": rolloutApp}
 	server := []string{"/opt/e2e/httpapp", "-serve", ":8080", "-out", "/out/app"}
 	p := pod{Grace: 45, Labels: labels, RestartPolicy: corev1.RestartPolicyAlways,
@@ -239,7 +270,7 @@ func (k *kube) injectedDeployment(pa, ns string) (string, error) {
 		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: p.template(k, ns)},
 	}
-	out, err := k.inject(pa, ns, "deployment", d)
+	out, err := k.inject(ctl, ns, "deployment", d)
 	if err != nil {
 		return "", err
 	}
@@ -250,11 +281,11 @@ func (k *kube) injectedDeployment(pa, ns string) (string, error) {
 	app := injected.Spec.Template.Spec.Containers[0]
 	if len(injected.Spec.Template.Spec.InitContainers) != 1 || app.Command[0] != "/proxy-await/proxy-await" ||
 		app.ReadinessProbe == nil || app.ReadinessProbe.HTTPGet == nil || app.ReadinessProbe.HTTPGet.Path != "/ready" {
-		return "", fmt.Errorf("--inject did not adopt the Deployment: %s", out)
+		return "", fmt.Errorf("inject did not adopt the Deployment: %s", out)
 	}
 	end := slices.Index(app.Command, "--")
 	if end < 0 {
-		return "", fmt.Errorf("--inject wrote no -- in %q", app.Command)
+		return "", fmt.Errorf("inject wrote no -- in %q", app.Command)
 	}
 	flags := strings.Join(app.Command[1:end], " ")
 	svc, err := k.rolloutService(ns, labels)
@@ -285,9 +316,9 @@ func (k *kube) injectedDeployment(pa, ns string) (string, error) {
 }
 
 // injectedJob: a Job whose pod Linkerd would mesh, with a stand-in proxy
-// as a classic sidecar and an app without proxy-await; --inject adopts the
+// as a classic sidecar and an app without proxy-await; proxy-awaitctl inject adopts the
 // app (--container app) with -S, and the Job completes.
-func (k *kube) injectedJob(pa, ns string) (string, error) {
+func (k *kube) injectedJob(ctl, ns string) (string, error) {
 	p := pod{Containers: []ctr{linkerdProxy("-ready-after", "2s"), {Name: "app", Command: jobScript(0)}}}
 	tpl := p.template(k, ns)
 	tpl.Annotations = map[string]string{"linkerd.io/inject": "enabled"}
@@ -297,7 +328,7 @@ func (k *kube) injectedJob(pa, ns string) (string, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: "migrate"},
 		Spec:       batchv1.JobSpec{BackoffLimit: &zero, Template: tpl},
 	}
-	out, err := k.inject(pa, ns, "job", j, "--container", "app")
+	out, err := k.inject(ctl, ns, "job", j, "--container", "app")
 	if err != nil {
 		return "", err
 	}
@@ -312,7 +343,7 @@ func (k *kube) injectedJob(pa, ns string) (string, error) {
 		}
 	}
 	if !strings.Contains(strings.Join(app.Command, " "), "--proxy linkerd -S ") {
-		return "", fmt.Errorf("--inject did not adopt the Job's app with -S: %q", app.Command)
+		return "", fmt.Errorf("inject did not adopt the Job's app with -S: %q", app.Command)
 	}
 	if _, err := k.waitJob(ns, "migrate", batchv1.JobComplete, 120*time.Second); err != nil {
 		return "", err
@@ -329,7 +360,7 @@ func (k *kube) injectedJob(pa, ns string) (string, error) {
 		return "", fmt.Errorf("%s: app exit %d, want 0", name, code)
 	}
 	// The app started after the proxy's first 200; --proxy-lost, which
-	// --inject gives a Job with restartPolicy Never, keeps probing while
+	// inject gives a Job with restartPolicy Never, keeps probing while
 	// it runs; one shutdown POST came after it ended, none before.
 	record := k.out(ns, name, "app")
 	s, _ := field(record, "start")

@@ -107,7 +107,7 @@ func main() {
 		}},
 		{"12", "rolling update through a Service under load: the drain with --probe-port against no delay and a preStop sleep", rollout},
 		{"13", "Job whose classic sidecar is killed mid-run, with and without --proxy-lost", proxyLost},
-		{"14", "--policy in the API server, and what --inject adopts doing its job", func(k *kube) (string, error) {
+		{"14", "proxy-awaitctl policy in the API server, and what proxy-awaitctl inject adopts doing its job", func(k *kube) (string, error) {
 			return adopt(k, *examplesDir)
 		}},
 	}
