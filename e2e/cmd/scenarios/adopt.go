@@ -261,7 +261,7 @@ func (k *kube) inject(ctl, ns, name string, obj any, args ...string) (string, er
 func (k *kube) injectedDeployment(ctl, ns string) (string, error) {
 	labels := map[string]string{"app": rolloutApp}
 	server := []string{"/opt/e2e/httpapp", "-serve", ":8080", "-out", "/out/app"}
-	p := pod{Grace: 45, Labels: labels, RestartPolicy: corev1.RestartPolicyAlways,
+	p := pod{Grace: 45, Labels: labels, Spread: true, RestartPolicy: corev1.RestartPolicyAlways,
 		Containers: []ctr{{Name: "app", ReadyPort: 8080, Command: server}}}
 	replicas := int32(3)
 	d := &appsv1.Deployment{
@@ -296,11 +296,11 @@ func (k *kube) injectedDeployment(ctl, ns string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := programmed(svc.Spec.ClusterIP, 80); err != nil {
+	if err := k.programmed(svc.Spec.ClusterIP, 80); err != nil {
 		return "", err
 	}
 	url := "http://" + svc.Spec.ClusterIP + ":80/"
-	if err := answeredByAll(url, pods); err != nil {
+	if err := k.answeredByAll(url, pods); err != nil {
 		return "", err
 	}
 	v := rolloutVariant{key: "injected", name: "proxy-awaitctl inject's flags: " + flags}

@@ -12,7 +12,10 @@
 // that every container and this runner share (busybox's date has no
 // sub-second format).
 //
-//	scenarios -run $RUN -kubectl PATH -examples DIR [-only 1,3]
+//	scenarios -run $RUN -kubectl PATH -examples DIR [-only 1,3] [-again]
+//
+// -again runs only the scenarios that go through kube-proxy's rules, for a
+// further pass in another kube-proxy mode.
 //
 // With -bench-rollout N it runs no scenario but each variant of scenario
 // 12's rollout (-variants, default all) N times, saving each run's trace in
@@ -48,6 +51,7 @@ func main() {
 	traces := flag.String("traces", "", "with -bench-rollout: the directory each run's trace is saved in")
 	reportDir := flag.String("report", "", "print a table of the rollout traces in this directory instead, and draw them")
 	picturePath := flag.String("picture", "", "with -report: the SVG file to draw the rollouts in")
+	again := flag.Bool("again", false, "run only the scenarios that go through kube-proxy's rules (8, 12), again in another kube-proxy mode")
 	flag.Parse()
 	if *reportDir != "" {
 		if err := report(os.Stdout, *reportDir, *picturePath); err != nil {
@@ -77,7 +81,12 @@ func main() {
 		}
 		return
 	}
-	selected := func(num string) bool { return *only == "" || strings.Contains(","+*only+",", ","+num+",") }
+	selected := func(num string) bool {
+		if *again && !proxied[num] {
+			return false
+		}
+		return *only == "" || strings.Contains(","+*only+",", ","+num+",")
+	}
 
 	// The CronJob's runs are a minute apart: it is made first, and its
 	// scenario, the last, checks them when its turn comes.
@@ -124,7 +133,12 @@ func main() {
 			verdict, figures = "FAIL", err.Error()
 			failed++
 		}
-		fmt.Printf("%s %s %s (%.0fs): %s\n", verdict, s.num, s.name, time.Since(start).Seconds(), figures)
+		name := s.name
+		if proxied[s.num] {
+			mode, _ := k.nodes[0].proxyConfig()
+			name += " [kube-proxy " + mode + "]"
+		}
+		fmt.Printf("%s %s %s (%.0fs): %s\n", verdict, s.num, name, time.Since(start).Seconds(), figures)
 		k.clear("s" + s.num)
 	}
 	if failed > 0 {
@@ -132,6 +146,10 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// proxied are the scenarios that go through kube-proxy's rules, which make
+// e2e runs again in each further kube-proxy mode.
+var proxied = map[string]bool{"8": true, "12": true}
 
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "scenarios:", err)

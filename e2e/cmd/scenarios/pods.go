@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -18,10 +19,13 @@ type pod struct {
 	Grace         int64                // terminationGracePeriodSeconds; 0: 30
 	RestartPolicy corev1.RestartPolicy // "": Never
 	Labels        map[string]string
-	Inits         []ctr // init containers that run to completion, first
-	Sidecars      []ctr // init containers with restartPolicy Always
-	Containers    []ctr
-	EmptyDirs     []string // emptyDir volumes, by name
+	// Spread: the pods that Labels select, each revision of a Deployment
+	// apart, are spread over the nodes, one more on one node at most.
+	Spread     bool
+	Inits      []ctr // init containers that run to completion, first
+	Sidecars   []ctr // init containers with restartPolicy Always
+	Containers []ctr
+	EmptyDirs  []string // emptyDir volumes, by name
 }
 
 type ctr struct {
@@ -65,6 +69,15 @@ func (p pod) spec(k *kube, ns string) corev1.PodSpec {
 			{Name: "out", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 				Path: filepath.Join(k.run, "out", ns), Type: &dir}}},
 		},
+	}
+	if p.Spread {
+		spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+			MaxSkew:           1,
+			TopologyKey:       corev1.LabelHostname,
+			WhenUnsatisfiable: corev1.DoNotSchedule,
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: p.Labels},
+			MatchLabelKeys:    []string{appsv1.DefaultDeploymentUniqueLabelKey},
+		}}
 	}
 	for _, name := range p.EmptyDirs {
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: name,

@@ -7,7 +7,6 @@ import (
 	"net/http/httptrace"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -55,7 +54,9 @@ const sidecarFor = 5 * time.Second
 // proxy-await beside a sidecar that sends on its pooled loopback
 // connection after the TERM; then the control, the preStop sleep and the
 // drain again for a quiet service (2 requests a second on new connections
-// and 2 on the pool) and for six replicas.
+// and 2 on the pool from each node), the drain given the preStop sleep's
+// 15 s as its --term-delay, so that it is never slower than the sleep it
+// replaces, and for six replicas.
 func rolloutVariants() []rolloutVariant {
 	server := []string{"/opt/e2e/httpapp", "-serve", ":8080", "-out", "/out/app"}
 	// proxy-await's JSON log goes to /out too, for the rollout's trace.
@@ -66,6 +67,8 @@ func rolloutVariants() []rolloutVariant {
 	drain := []string{"--term-delay", "30s", "--drain-quiet", "1s"}
 	probes := []string{"--probe-port", "8081", "--app-probe", "http://127.0.0.1:8080/"}
 	onProbePort := ctr{Name: "app", ReadyPort: 8081, ReadyPath: "/ready", Command: under(append(probes, drain...)...)}
+	atSleep := ctr{Name: "app", ReadyPort: 8081, ReadyPath: "/ready",
+		Command: under(append(probes, "--term-delay", "15s", "--drain-quiet", "1s")...)}
 	sidecar := ctr{Name: "sidecar", Command: []string{"/opt/e2e/httpapp", "-keepalive", "http://127.0.0.1:8080/",
 		"-for", sidecarFor.String(), "-out", "/out/sidecar"}}
 	none := []ctr{{Name: "app", ReadyPort: 8080, Command: server}}
@@ -80,12 +83,18 @@ func rolloutVariants() []rolloutVariant {
 		{key: "drain-sidecar", name: "the drain, a sidecar sending for 5 s after TERM", containers: []ctr{sidecar, onProbePort}},
 		{key: "none-quiet", name: "no delay, 2+2 requests a second", containers: none, rate: quiet},
 		{key: "prestop-quiet", name: "preStop `sleep 15`, 2+2 requests a second", containers: prestop, rate: quiet},
-		{key: "drain-quiet", name: "the drain, 2+2 requests a second", containers: []ctr{onProbePort}, rate: quiet},
+		{key: "drain-quiet", name: "the drain at the preStop sleep's `--term-delay 15s`, 2+2 requests a second", containers: []ctr{atSleep}, rate: quiet},
+		{key: "drain-quiet-30s", name: "the drain, `--term-delay 30s`, 2+2 requests a second", containers: []ctr{onProbePort}, rate: quiet},
 		{key: "none-6", name: "no delay, 6 replicas", containers: none, replicas: many},
 		{key: "prestop-6", name: "preStop `sleep 15`, 6 replicas", containers: prestop, replicas: many},
 		{key: "drain-6", name: "the drain, 6 replicas", containers: []ctr{onProbePort}, replicas: many},
 	}
 }
+
+// benchVariants are the variants make bench-rollout runs unless told
+// others: the control, the preStop sleep and the drain, under load and for
+// a quiet service.
+var benchVariants = []string{"none", "prestop", "drain", "none-quiet", "prestop-quiet", "drain-quiet"}
 
 func rolloutVariantByKey(key string) (rolloutVariant, bool) {
 	for _, v := range rolloutVariants() {
@@ -120,8 +129,8 @@ func (r rolloutResult) failures() string {
 	return s
 }
 
-// rolloutLoad is how many requests a second the client sends on new
-// connections, and as many again on a kept-alive pool.
+// rolloutLoad is how many requests a second the client on each node sends
+// on new connections, and as many again on a kept-alive pool.
 const rolloutLoad = 50
 
 // rolloutService is the ClusterIP Service of a rollout's app in ns: port
@@ -135,8 +144,8 @@ func (k *kube) rolloutService(ns string, labels map[string]string) (*corev1.Serv
 }
 
 // deploy makes, in ns, a ClusterIP Service in front of a Deployment of the
-// variant's pods, and returns the Service's URL once every pod answers
-// through it.
+// variant's pods, spread over the nodes, and returns the Service's URL once
+// every pod answers through it from every node.
 func deploy(k *kube, ns string, v rolloutVariant) (string, error) {
 	if err := k.namespace(ns, nil); err != nil {
 		return "", err
@@ -146,7 +155,7 @@ func deploy(k *kube, ns string, v rolloutVariant) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := k.createDeployment(ns, rolloutApp, int32(v.pods()), pod{Grace: 45, Labels: labels, Containers: v.containers}); err != nil {
+	if err := k.createDeployment(ns, rolloutApp, int32(v.pods()), pod{Grace: 45, Labels: labels, Spread: true, Containers: v.containers}); err != nil {
 		return "", err
 	}
 	pods, err := k.waitAvailable(ns, rolloutApp, 120*time.Second)
@@ -156,36 +165,46 @@ func deploy(k *kube, ns string, v rolloutVariant) (string, error) {
 	if len(pods) != v.pods() {
 		return "", fmt.Errorf("Deployment available with %d pods, want %d", len(pods), v.pods())
 	}
-	if err := programmed(svc.Spec.ClusterIP, 80); err != nil {
+	if err := spread(pods, len(k.nodes)); err != nil {
+		return "", err
+	}
+	if err := k.programmed(svc.Spec.ClusterIP, 80); err != nil {
 		return "", err
 	}
 	url := "http://" + svc.Spec.ClusterIP + ":80/"
-	return url, answeredByAll(url, pods)
+	return url, k.answeredByAll(url, pods)
 }
 
 // rolloutApp names the Deployment, its Service and its pods' label.
 const rolloutApp = "web"
 
-// answeredByAll waits until each of pods has answered through url.
-func answeredByAll(url string, pods []corev1.Pod) error {
-	seen := map[string]bool{}
-	return poll(60*time.Second, "answer from every pod through "+url, func() (bool, error) {
-		if b, err := get(url); err == nil {
-			seen[b] = true
-		}
-		for _, p := range pods {
-			if !seen[p.Name] {
-				return false, nil
+// answeredByAll waits until each of pods has answered through url from each
+// node: every node's kube-proxy has every one of them in its rules.
+func (k *kube) answeredByAll(url string, pods []corev1.Pod) error {
+	for _, n := range k.nodes {
+		seen := map[string]bool{}
+		c := n.client(false)
+		if err := poll(60*time.Second, "answer from every pod through "+url+" from "+n.name, func() (bool, error) {
+			if b, err := getWith(c, url); err == nil {
+				seen[b] = true
 			}
+			for _, p := range pods {
+				if !seen[p.Name] {
+					return false, nil
+				}
+			}
+			return true, nil
+		}); err != nil {
+			return err
 		}
-		return true, nil
-	})
+	}
+	return nil
 }
 
-// rolloutOnce sends the variant's load through url from this runner (the
-// cluster's network namespace), runs `kubectl rollout restart` on the
-// Deployment in ns, and times it until every old pod is gone and the new
-// ones are available and answer. The run's trace is saved beside the
+// rolloutOnce sends the variant's load through url from each node, through
+// that node's kube-proxy, runs `kubectl rollout restart` on the Deployment
+// in ns, and times it until every old pod is gone and the new ones are
+// available and answer from every node. The run's trace is saved beside the
 // cluster's logs.
 func rolloutOnce(k *kube, ns string, v rolloutVariant, url string) (r rolloutResult, err error) {
 	old, err := k.waitAvailable(ns, rolloutApp, 120*time.Second)
@@ -196,14 +215,28 @@ func rolloutOnce(k *kube, ns string, v rolloutVariant, url string) (r rolloutRes
 	if err != nil {
 		return r, err
 	}
-	r.trace = &trace{Variant: v.key, Name: v.name, Replicas: v.pods(), Rate: v.load(), MinSyncPeriod: k.minSyncPeriod()}
+	r.trace = &trace{Variant: v.key, Name: v.name, Replicas: v.pods(), Rate: v.load()}
+	for _, n := range k.nodes {
+		mode, sync := n.proxyConfig()
+		r.trace.Mode = mode
+		r.trace.Nodes = append(r.trace.Nodes, traceNode{Name: n.name, MinSyncPeriod: sync})
+	}
 	defer func() {
 		r.trace.Pods, r.trace.Slices = w.stop()
 		k.finish(ns, r, old)
 	}()
 
-	l := startLoad(url, v.load())
-	time.Sleep(2 * time.Second) // the pool's connections open and settle on the old pods
+	// The load runs for 2 s before the restart, and until every node's
+	// clients have had answers on new connections and on the pool: the
+	// pool's connections are open and settled on the old pods.
+	l := startLoad(k.nodes, url, v.load())
+	settled := time.Now().Add(2 * time.Second)
+	if err := poll(30*time.Second, "answers to the load from every node", func() (bool, error) {
+		return time.Now().After(settled) && l.answeredEverywhere(), nil
+	}); err != nil {
+		l.end()
+		return r, err
+	}
 	start := time.Now()
 	r.trace.Restart = uptime()
 	if _, stderr, err := k.ctl("rollout", "restart", "-n", ns, "deployment/"+rolloutApp); err != nil {
@@ -224,7 +257,7 @@ func rolloutOnce(k *kube, ns string, v rolloutVariant, url string) (r rolloutRes
 	if err == nil {
 		var pods []corev1.Pod
 		if pods, err = k.waitAvailable(ns, rolloutApp, 60*time.Second); err == nil {
-			err = answeredByAll(url, pods)
+			err = k.answeredByAll(url, pods)
 		}
 	}
 	r.trace.Requests = l.end()
@@ -256,12 +289,12 @@ func (k *kube) finish(ns string, r rolloutResult, old []corev1.Pod) {
 		fmt.Fprintf(os.Stderr, "rollout %s: trace not saved: %v\n", ns, err)
 	}
 	if r.failed > 0 {
-		fmt.Fprintf(os.Stderr, "rollout %s: %s (trace: %s), on the clock of kubectl rollout restart:\n%s", ns, r.failures(), path, r.trace.timeline())
+		fmt.Fprintf(os.Stderr, "rollout %s: %s (trace: %s), on the clock of kubectl rollout restart:\n%s", ns, r.failures(), path, r.trace.timeline(3))
 	}
 }
 
-// load sends GETs through a URL at a steady rate, on new connections and on
-// a kept-alive pool, and records each.
+// load sends GETs through a URL at a steady rate from each node, on new
+// connections and on a kept-alive pool, and records each.
 type load struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -270,35 +303,60 @@ type load struct {
 	requests []request
 }
 
-func startLoad(url string, perSecond int) *load {
+func startLoad(nodes []*node, url string, perSecond int) *load {
 	l := &load{stop: make(chan struct{})}
-	fresh := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	pooled := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-	for _, c := range []*http.Client{fresh, pooled} {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			tick := time.NewTicker(time.Second / time.Duration(perSecond))
-			defer tick.Stop()
-			for {
-				select {
-				case <-l.stop:
-					return
-				case <-tick.C:
+	for _, n := range nodes {
+		for _, pooled := range []bool{false, true} {
+			c := n.client(pooled)
+			l.wg.Add(1)
+			go func() {
+				defer l.wg.Done()
+				tick := time.NewTicker(time.Second / time.Duration(perSecond))
+				defer tick.Stop()
+				for {
+					select {
+					case <-l.stop:
+						return
+					case <-tick.C:
+					}
+					l.wg.Add(1)
+					go func() {
+						defer l.wg.Done()
+						r := send(c, url)
+						r.Pool, r.Node = pooled, n.name
+						l.mu.Lock()
+						l.requests = append(l.requests, r)
+						l.mu.Unlock()
+					}()
 				}
-				l.wg.Add(1)
-				go func() {
-					defer l.wg.Done()
-					r := send(c, url)
-					r.Pool = c == pooled
-					l.mu.Lock()
-					l.requests = append(l.requests, r)
-					l.mu.Unlock()
-				}()
-			}
-		}()
+			}()
+		}
 	}
 	return l
+}
+
+// answeredEverywhere says whether each node's client has had an answer on
+// a new connection and one on the pool.
+func (l *load) answeredEverywhere() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	answered := map[string]map[bool]bool{}
+	var nodes []string
+	for _, r := range l.requests {
+		if answered[r.Node] == nil {
+			answered[r.Node] = map[bool]bool{}
+			nodes = append(nodes, r.Node)
+		}
+		if r.Err == "" {
+			answered[r.Node][r.Pool] = true
+		}
+	}
+	for _, n := range nodes {
+		if !answered[n][false] || !answered[n][true] {
+			return false
+		}
+	}
+	return len(nodes) > 0
 }
 
 // send sends one GET and records it: its connection, the pod that answered
@@ -361,16 +419,6 @@ func (l *load) end() []request {
 	return l.requests
 }
 
-// minSyncPeriod is kube-proxy's iptables.minSyncPeriod, from the
-// configuration e2e/stack.sh wrote.
-func (k *kube) minSyncPeriod() string {
-	b, _ := os.ReadFile(filepath.Join(k.run, "etc", "kube-proxy.yaml"))
-	if m := regexp.MustCompile(`minSyncPeriod: *([^,} ]+)`).FindSubmatch(b); m != nil {
-		return string(m[1])
-	}
-	return "unknown"
-}
-
 // 12. A rolling update of three replicas behind a ClusterIP Service, under
 // load on new connections and on a kept-alive pool: the drain with its
 // probes on --probe-port fails no request, and each old pod's hold ends
@@ -396,9 +444,9 @@ func rollout(k *kube) (string, error) {
 	}
 	none, prestop, drain := results["none"], results["prestop"], results["drain"]
 	holds := drain.trace.holds()
-	figures := fmt.Sprintf("kube-proxy minSyncPeriod %s; no delay: %s, rollout %.1fs; preStop sleep 15: %s, %.1fs; drain with --probe-port: %s, %.1fs (%.0f%% of the preStop sleep's), each old pod held %s",
-		k.minSyncPeriod(), none.failures(), none.seconds, prestop.failures(), prestop.seconds, drain.failures(), drain.seconds,
-		100*drain.seconds/prestop.seconds, seconds(holds))
+	figures := fmt.Sprintf("kube-proxy %s; no delay: %s, rollout %.1fs; preStop sleep 15: %s, %.1fs; drain with --probe-port: %s, %.1fs (%.0f%% of the preStop sleep's), each old pod held %s, its last new connection %s",
+		k.proxyModes(), none.failures(), none.seconds, prestop.failures(), prestop.seconds, drain.failures(), drain.seconds,
+		100*drain.seconds/prestop.seconds, seconds(holds), drain.trace.lastConnectionsText())
 	if drain.failed != 0 || none.failed == 0 || len(holds) != 3 || slices.Max(holds) >= prestopSleep {
 		return "", fmt.Errorf("%s (want the drain to fail none and hold each of the 3 old pods less than the preStop sleep's %.0f s, and the control to fail some)", figures, prestopSleep)
 	}
@@ -416,7 +464,7 @@ func seconds(xs []float64) string {
 	return strings.Join(s, ", ")
 }
 
-// benchRollout runs each variant named in keys (all when empty) runs times,
+// benchRollout runs each variant named in keys (benchVariants when empty) runs times,
 // one rollout after another of one Deployment, and saves each run's trace
 // in dir, for report (make bench-rollout).
 func benchRollout(k *kube, runs int, keys []string, dir string) error {
@@ -429,7 +477,10 @@ func benchRollout(k *kube, runs int, keys []string, dir string) error {
 		variants = append(variants, v)
 	}
 	if len(keys) == 0 {
-		variants = rolloutVariants()
+		for _, key := range benchVariants {
+			v, _ := rolloutVariantByKey(key)
+			variants = append(variants, v)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -447,12 +498,12 @@ func benchRollout(k *kube, runs int, keys []string, dir string) error {
 				k.clear(ns)
 				return fmt.Errorf("%s, run %d: %v", v.name, i+1, err)
 			}
-			name := fmt.Sprintf("%s-minsync%s-%02d.json", v.key, r.trace.MinSyncPeriod, i+1)
+			name := fmt.Sprintf("%s-%s-%02d.json", r.trace.Mode, v.key, i+1)
 			if err := r.trace.saveAs(filepath.Join(dir, name)); err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "bench-rollout: %s (minSyncPeriod %s), run %d: %s, %.1fs, holds %s\n",
-				v.name, r.trace.MinSyncPeriod, i+1, r.failures(), r.seconds, seconds(r.trace.holds()))
+			fmt.Fprintf(os.Stderr, "bench-rollout: %s (kube-proxy %s), run %d: %s, %.1fs, holds %s, last new connections %s\n",
+				v.name, k.proxyModes(), i+1, r.failures(), r.seconds, seconds(r.trace.holds()), r.trace.lastConnectionsText())
 		}
 		k.clear(ns)
 	}
