@@ -15,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -75,7 +76,9 @@ var bg = context.Background()
 
 // namespace makes the scenario's namespace, with labels, and its /out
 // directory, and waits for its default ServiceAccount, without which the
-// API server admits no pod.
+// API server admits no pod, and for its kube-root-ca.crt ConfigMap, which
+// every pod's service-account volume holds: a pod made before it has to
+// wait for the kubelet's next try to mount the volume, an uneven delay.
 func (k *kube) namespace(ns string, labels map[string]string) error {
 	out := filepath.Join(k.run, "out", ns)
 	if err := os.MkdirAll(out, 0o777); err != nil {
@@ -106,8 +109,14 @@ func (k *kube) namespace(ns string, labels map[string]string) error {
 	if err != nil {
 		return err
 	}
-	return poll(60*time.Second, "the default ServiceAccount of "+ns, func() (bool, error) {
+	if err := poll(60*time.Second, "the default ServiceAccount of "+ns, func() (bool, error) {
 		_, err := k.api.CoreV1().ServiceAccounts(ns).Get(bg, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return err
+	}
+	return poll(60*time.Second, "the kube-root-ca.crt ConfigMap of "+ns, func() (bool, error) {
+		_, err := k.api.CoreV1().ConfigMaps(ns).Get(bg, "kube-root-ca.crt", metav1.GetOptions{})
 		return err == nil, nil
 	})
 }
@@ -215,7 +224,7 @@ func (k *kube) waitPod(ns, name string, timeout time.Duration, what string, cond
 		return k.api.CoreV1().Pods(ns).List(ctx, o)
 	}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		return k.api.CoreV1().Pods(ns).Watch(ctx, o)
-	}), &corev1.Pod{}, func(obj runtime.Object) bool {
+	}), func(obj runtime.Object) bool {
 		last = obj.(*corev1.Pod)
 		return cond(last)
 	})
@@ -247,17 +256,48 @@ func one(name string, list func(context.Context, metav1.ListOptions) (runtime.Ob
 
 // until lists and then watches what lw gives, until an object of it is one
 // that cond accepts, or timeout passes: the state is seen as the API server
-// tells each change of it, not sampled.
-func until(timeout time.Duration, lw *cache.ListWatch, obj runtime.Object, cond func(runtime.Object) bool) error {
+// tells each change of it, not sampled. The watch resumes where a closed
+// stream left off.
+func until(timeout time.Duration, lw *cache.ListWatch, cond func(runtime.Object) bool) error {
 	ctx, cancel := context.WithTimeout(bg, timeout)
 	defer cancel()
-	_, err := watchtools.UntilWithSync(ctx, lw, obj, nil, func(ev watch.Event) (bool, error) {
-		if ev.Type == watch.Deleted || ev.Type == watch.Error {
-			return false, nil
+	list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	for _, obj := range items {
+		if cond(obj) {
+			return nil
 		}
-		return cond(ev.Object), nil
-	})
-	return err
+	}
+	rv, err := meta.NewAccessor().ResourceVersion(list)
+	if err != nil {
+		return err
+	}
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, rv, lw)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return fmt.Errorf("the watch ended")
+			}
+			if ev.Type == watch.Added || ev.Type == watch.Modified {
+				if cond(ev.Object) {
+					return nil
+				}
+			}
+		}
+	}
 }
 
 // jobPod waits for the Job's pod to exist and returns its name.
@@ -282,7 +322,7 @@ func (k *kube) waitJob(ns, name string, cond batchv1.JobConditionType, timeout t
 		return k.api.BatchV1().Jobs(ns).List(ctx, o)
 	}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		return k.api.BatchV1().Jobs(ns).Watch(ctx, o)
-	}), &batchv1.Job{}, func(obj runtime.Object) bool {
+	}), func(obj runtime.Object) bool {
 		job = obj.(*batchv1.Job)
 		return jobHas(job, cond)
 	})
