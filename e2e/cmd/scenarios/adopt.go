@@ -296,15 +296,13 @@ func (k *kube) injectedDeployment(ctl, ns string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := k.programmed(svc.Spec.ClusterIP, 80); err != nil {
-		return "", err
-	}
-	url := "http://" + svc.Spec.ClusterIP + ":80/"
-	if err := k.answeredByAll(url, pods); err != nil {
+	if err := k.programmed(svc.Spec.ClusterIP, 80, endpointsOf(pods, 8080)); err != nil {
 		return "", err
 	}
 	v := rolloutVariant{key: "injected", name: "proxy-awaitctl inject's flags: " + flags}
-	r, err := rolloutOnce(k, ns, v, url)
+	l := startLoad(k.nodes, serviceURL(svc), v.load())
+	r, err := rolloutOnce(k, ns, v, svc, l)
+	l.end()
 	if err != nil {
 		return "", err
 	}

@@ -71,6 +71,28 @@ func (k *kube) close() {
 	}
 }
 
+// exited names the cluster's components that are no longer running, from
+// the pid files e2e/stack.sh keeps in the run's directory: "kube-apiserver
+// has exited (see its log in $CACHE/logs)", or "".
+func (k *kube) exited() string {
+	files, _ := filepath.Glob(filepath.Join(k.run, "*.pid"))
+	var dead []string
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".pid")
+		b, err := os.ReadFile(f)
+		if err != nil || name == "up" {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + strings.TrimSpace(string(b))); err != nil {
+			dead = append(dead, name)
+		}
+	}
+	if len(dead) == 0 {
+		return ""
+	}
+	return strings.Join(dead, ", ") + " exited: see its log in the cache's logs/"
+}
+
 // bg is the context of API calls; the client's Timeout bounds each one.
 var bg = context.Background()
 

@@ -131,6 +131,9 @@ func main() {
 		verdict := "PASS"
 		if err != nil {
 			verdict, figures = "FAIL", err.Error()
+			if dead := k.exited(); dead != "" {
+				figures += " (" + dead + ")"
+			}
 			failed++
 		}
 		name := s.name

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -32,6 +34,7 @@ type node struct {
 	ip    string
 	dir   string // $RUN/nodes/NAME
 	netns string // the path of its network namespace
+	here  bool   // this runner runs in it
 	conn  *grpc.ClientConn
 	cri   runtimeapi.RuntimeServiceClient
 }
@@ -52,6 +55,11 @@ func loadNodes(run string) ([]*node, error) {
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("%s does not describe a node: %v %v", dir, err1, err2)
 		}
+		path := strings.TrimSpace(string(netns))
+		here, err := sameFile(path, "/proc/self/ns/net")
+		if err != nil {
+			return nil, err
+		}
 		conn, err := grpc.NewClient("unix://"+filepath.Join(dir, "run", "containerd.sock"),
 			grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
@@ -61,7 +69,8 @@ func loadNodes(run string) ([]*node, error) {
 			name:  filepath.Base(dir),
 			ip:    strings.TrimSpace(string(ip)),
 			dir:   dir,
-			netns: strings.TrimSpace(string(netns)),
+			netns: path,
+			here:  here,
 			conn:  conn,
 			cri:   runtimeapi.NewRuntimeServiceClient(conn),
 		})
@@ -72,13 +81,31 @@ func loadNodes(run string) ([]*node, error) {
 	return nodes, nil
 }
 
+// sameFile says whether two paths name the same file (two namespace files,
+// the same namespace).
+func sameFile(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fa, fb), nil
+}
+
 // dial opens a connection from the node: its socket is made in the node's
 // network namespace, so that the node's routes and kube-proxy's rules take
 // it, as they take a client running there. The socket is made by a thread
 // that has entered the namespace and that ends with the dial: a socket
 // stays in the namespace it was made in, and no other goroutine ever runs
-// on that thread.
+// on that thread. In the runner's own namespace it is an ordinary dial.
 func (n *node) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if n.here {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
 	type result struct {
 		conn net.Conn
 		err  error
@@ -141,82 +168,162 @@ func (n *node) inNode(args ...string) ([]byte, error) {
 	return exec.Command("nsenter", ns...).Output()
 }
 
-// programmed says whether the node's kube-proxy has the rules that take a
-// new connection to the Service at ip:port on to its endpoints, as its mode
-// writes them: a KUBE-SERVICES rule jumping to the Service's chain
-// (iptables), an element of the service-ips map going to the Service's
-// chain (nftables), a virtual server with a real server (IPVS).
-func (n *node) programmed(ip string, port int) (bool, error) {
+// endpoints reads, from the node's kube-proxy rules, where they take a new
+// connection to the Service at ip:port: each endpoint as IP:PORT, sorted,
+// or none while the Service has no rules there. The rules are as the
+// node's mode writes them: a KUBE-SERVICES rule jumping to the Service's
+// chain, whose KUBE-SEP chains DNAT to the endpoints (iptables); an element
+// of the service-ips map going to the Service's chain, whose numgen map
+// goes to one chain an endpoint (nftables); a virtual server and its real
+// servers (IPVS).
+func (n *node) endpoints(ip string, port int) ([]string, error) {
 	mode, _ := n.proxyConfig()
+	var eps []string
 	switch mode {
 	case "iptables":
-		out, err := n.inNode("iptables", "-w", "-t", "nat", "-S", "KUBE-SERVICES")
+		out, err := n.inNode("iptables-save", "-t", "nat")
 		if err != nil {
-			return false, nil
+			return nil, nil
 		}
-		want := []string{"-d " + ip + "/32", "--dport " + strconv.Itoa(port) + " ", "-j KUBE-SVC-"}
-		for _, rule := range strings.Split(string(out), "\n") {
-			if all(rule, want) {
-				return true, nil
-			}
-		}
-		return false, nil
+		eps = iptablesEndpoints(string(out), ip, port)
 	case "nftables":
 		out, err := n.inNode("nft", "list", "map", "ip", "kube-proxy", "service-ips")
 		if err != nil {
-			return false, nil
+			return nil, nil
 		}
-		elem := regexp.MustCompile(regexp.QuoteMeta(ip+" . tcp . "+strconv.Itoa(port)) + `\s*:\s*goto service-`)
-		return elem.Match(out), nil
+		m := regexp.MustCompile(regexp.QuoteMeta(ip+" . tcp . "+strconv.Itoa(port)) + `\s*:\s*goto (service-\S+?)\s*[,}]`).FindSubmatch(out)
+		if m == nil {
+			return nil, nil
+		}
+		chain, err := n.inNode("nft", "list", "chain", "ip", "kube-proxy", string(m[1]))
+		if err != nil {
+			return nil, nil
+		}
+		for _, e := range regexp.MustCompile(`goto endpoint-\S+?__([0-9.]+)/([0-9]+)`).FindAllSubmatch(chain, -1) {
+			eps = append(eps, string(e[1])+":"+string(e[2]))
+		}
 	case "ipvs":
 		out, err := exec.Command("nsenter", "--net="+n.netns, "cat", "/proc/net/ip_vs").Output()
 		if err != nil {
-			return false, nil
+			return nil, nil
 		}
-		return ipvsHasReal(string(out), ip, port), nil
+		eps = ipvsEndpoints(string(out), ip, port)
+	default:
+		return nil, fmt.Errorf("%s: kube-proxy mode %q", n.name, mode)
 	}
-	return false, fmt.Errorf("%s: kube-proxy mode %q", n.name, mode)
+	sort.Strings(eps)
+	return slices.Compact(eps), nil
 }
 
-// ipvsHasReal says whether /proc/net/ip_vs lists the virtual server ip:port
-// (TCP) with at least one real server behind it.
-func ipvsHasReal(table, ip string, port int) bool {
-	addr := net.ParseIP(ip).To4()
-	if addr == nil {
-		return false
+// iptablesEndpoints reads iptables-save's nat table: the chain
+// KUBE-SERVICES sends ip:port to, the KUBE-SEP chains it jumps to, and the
+// address each of those DNATs to.
+func iptablesEndpoints(nat, ip string, port int) []string {
+	var rules [][]string
+	for _, line := range strings.Split(nat, "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == "-A" {
+			rules = append(rules, f[1:])
+		}
 	}
-	vs := fmt.Sprintf("TCP  %02X%02X%02X%02X:%04X", addr[0], addr[1], addr[2], addr[3], port)
+	arg := func(rule []string, flag string) string {
+		if i := slices.Index(rule, flag); i >= 0 && i+1 < len(rule) {
+			return rule[i+1]
+		}
+		return ""
+	}
+	svc := ""
+	for _, r := range rules {
+		if r[0] == "KUBE-SERVICES" && arg(r, "-d") == ip+"/32" && arg(r, "--dport") == strconv.Itoa(port) &&
+			strings.HasPrefix(arg(r, "-j"), "KUBE-SVC-") {
+			svc = arg(r, "-j")
+		}
+	}
+	seps := map[string]bool{}
+	for _, r := range rules {
+		if r[0] == svc && strings.HasPrefix(arg(r, "-j"), "KUBE-SEP-") {
+			seps[arg(r, "-j")] = true
+		}
+	}
+	var eps []string
+	for _, r := range rules {
+		if seps[r[0]] && arg(r, "-j") == "DNAT" {
+			eps = append(eps, arg(r, "--to-destination"))
+		}
+	}
+	return eps
+}
+
+// ipvsEndpoints reads /proc/net/ip_vs: the real servers of the virtual
+// server ip:port (TCP), each as IP:PORT.
+func ipvsEndpoints(table, ip string, port int) []string {
+	hex := func(addr net.IP, port int) string {
+		a := addr.To4()
+		return fmt.Sprintf("%02X%02X%02X%02X:%04X", a[0], a[1], a[2], a[3], port)
+	}
+	addr := net.ParseIP(ip)
+	if addr == nil || addr.To4() == nil {
+		return nil
+	}
+	vs := "TCP  " + hex(addr, port) + " "
+	var eps []string
 	in := false
 	sc := bufio.NewScanner(strings.NewReader(table))
 	for sc.Scan() {
 		line := sc.Text()
+		f := strings.Fields(line)
 		switch {
 		case strings.HasPrefix(line, "TCP") || strings.HasPrefix(line, "UDP") || strings.HasPrefix(line, "FWM"):
-			in = strings.HasPrefix(line, vs+" ")
-		case in && strings.HasPrefix(strings.TrimSpace(line), "->"):
-			return true
+			in = strings.HasPrefix(line, vs)
+		case in && len(f) > 1 && f[0] == "->":
+			a, p, ok := strings.Cut(f[1], ":")
+			b, err1 := strconv.ParseUint(a, 16, 32)
+			q, err2 := strconv.ParseUint(p, 16, 16)
+			if ok && err1 == nil && err2 == nil {
+				eps = append(eps, fmt.Sprintf("%d.%d.%d.%d:%d", byte(b>>24), byte(b>>16), byte(b>>8), byte(b), q))
+			}
 		}
 	}
-	return false
+	return eps
 }
 
 // programmed waits until every node's kube-proxy takes new connections to
-// the Service at ip:port on to its endpoints. Nothing may be sent to a
+// the Service at ip:port on to endpoints: to exactly want (IP:PORT each)
+// when it is not empty, to any otherwise. Nothing may be sent to a
 // ClusterIP from a node before then: the kernel tracks a connection sent to
 // it while no rule translates its address as one to the ClusterIP itself,
 // and keeps that entry (SYN_SENT, two minutes); a later connection from the
 // same source port, which the runner's load reuses within seconds, is taken
 // for a retransmission of it, goes untranslated to an address nothing
-// answers, and fails with "no route to host", whatever the pods do.
-func (k *kube) programmed(ip string, port int) error {
+// answers, and fails with "no route to host", whatever the pods do. The
+// rules are read, not tried: a request would be traffic the pods count.
+func (k *kube) programmed(ip string, port int, want []string) error {
+	want = slices.Sorted(slices.Values(want))
 	for _, n := range k.nodes {
-		if err := poll(60*time.Second, "kube-proxy rule for "+ip+" on "+n.name, func() (bool, error) {
-			return n.programmed(ip, port)
+		var got []string
+		if err := poll(90*time.Second, "", func() (bool, error) {
+			var err error
+			if got, err = n.endpoints(ip, port); err != nil {
+				return false, err
+			}
+			if len(want) == 0 {
+				return len(got) > 0, nil
+			}
+			return slices.Equal(got, want), nil
 		}); err != nil {
-			return err
+			return fmt.Errorf("%s's kube-proxy rules for %s:%d lead to %v, want %v", n.name, ip, port, got, want)
 		}
 	}
 	return nil
+}
+
+// endpointsOf is the pods' addresses on port, as kube-proxy's rules give
+// them.
+func endpointsOf(pods []corev1.Pod, port int) []string {
+	var eps []string
+	for _, p := range pods {
+		eps = append(eps, p.Status.PodIP+":"+strconv.Itoa(port))
+	}
+	return eps
 }
 
 // proxyModes says how each node's kube-proxy runs: "iptables, minSyncPeriod

@@ -144,69 +144,56 @@ func (k *kube) rolloutService(ns string, labels map[string]string) (*corev1.Serv
 }
 
 // deploy makes, in ns, a ClusterIP Service in front of a Deployment of the
-// variant's pods, spread over the nodes, and returns the Service's URL once
-// every pod answers through it from every node.
-func deploy(k *kube, ns string, v rolloutVariant) (string, error) {
+// variant's pods, spread over the nodes, and returns the Service once
+// every node's kube-proxy takes its new connections to every pod.
+func deploy(k *kube, ns string, v rolloutVariant) (*corev1.Service, error) {
 	if err := k.namespace(ns, nil); err != nil {
-		return "", err
+		return nil, err
 	}
 	labels := map[string]string{"app": rolloutApp}
 	svc, err := k.rolloutService(ns, labels)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := k.createDeployment(ns, rolloutApp, int32(v.pods()), pod{Grace: 45, Labels: labels, Spread: true, Containers: v.containers}); err != nil {
-		return "", err
+		return nil, err
 	}
 	pods, err := k.waitAvailable(ns, rolloutApp, 120*time.Second)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if len(pods) != v.pods() {
-		return "", fmt.Errorf("Deployment available with %d pods, want %d", len(pods), v.pods())
+		return nil, fmt.Errorf("Deployment available with %d pods, want %d", len(pods), v.pods())
 	}
 	if err := spread(pods, len(k.nodes)); err != nil {
-		return "", err
+		return nil, err
 	}
-	if err := k.programmed(svc.Spec.ClusterIP, 80); err != nil {
-		return "", err
-	}
-	url := "http://" + svc.Spec.ClusterIP + ":80/"
-	return url, k.answeredByAll(url, pods)
+	return svc, k.programmed(svc.Spec.ClusterIP, 80, endpointsOf(pods, 8080))
 }
+
+// serviceURL is the URL of the rollout's Service.
+func serviceURL(svc *corev1.Service) string { return "http://" + svc.Spec.ClusterIP + ":80/" }
 
 // rolloutApp names the Deployment, its Service and its pods' label.
 const rolloutApp = "web"
 
-// answeredByAll waits until each of pods has answered through url from each
-// node: every node's kube-proxy has every one of them in its rules.
-func (k *kube) answeredByAll(url string, pods []corev1.Pod) error {
-	for _, n := range k.nodes {
-		seen := map[string]bool{}
-		c := n.client(false)
-		if err := poll(60*time.Second, "answer from every pod through "+url+" from "+n.name, func() (bool, error) {
-			if b, err := getWith(c, url); err == nil {
-				seen[b] = true
-			}
-			for _, p := range pods {
-				if !seen[p.Name] {
-					return false, nil
-				}
-			}
-			return true, nil
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// warmConns is how many of the load's new connections each old pod has
+// answered before a restart: a drain learns its quiet period from the
+// gaps between them, as a pod that has served a while has, and a quiet
+// service's pods need some 15 s to see that many.
+const warmConns = 20
 
-// rolloutOnce sends the variant's load through url from each node, through
-// that node's kube-proxy, runs `kubectl rollout restart` on the Deployment
-// in ns, and times it until every old pod is gone and the new ones are
-// available and answer from every node. The run's trace is saved beside the
-// cluster's logs.
-func rolloutOnce(k *kube, ns string, v rolloutVariant, url string) (r rolloutResult, err error) {
+// rolloutOnce runs `kubectl rollout restart` on the Deployment in ns, under
+// l, the variant's load from each node through its own kube-proxy, once
+// the load has run for 2 s, each node's clients have had answers on new
+// connections and on the pool (the pool's connections are open, on the old
+// pods), and each old pod has answered warmConns new connections. It times
+// the rollout until every old pod is gone, then waits until the new ones
+// are available, every node's kube-proxy takes new connections to them
+// alone, and each has answered the load from every node. The run's trace,
+// with the load's requests since the previous run ended (or the load
+// began), is saved beside the cluster's logs.
+func rolloutOnce(k *kube, ns string, v rolloutVariant, svc *corev1.Service, l *load) (r rolloutResult, err error) {
 	old, err := k.waitAvailable(ns, rolloutApp, 120*time.Second)
 	if err != nil {
 		return r, err
@@ -223,24 +210,19 @@ func rolloutOnce(k *kube, ns string, v rolloutVariant, url string) (r rolloutRes
 	}
 	defer func() {
 		r.trace.Pods, r.trace.Slices = w.stop()
+		r.trace.Requests = l.take()
+		r.sent, r.failed, r.errs = tally(r.trace.Requests)
 		k.finish(ns, r, old)
 	}()
 
-	// The load runs for 2 s before the restart, and until every node's
-	// clients have had answers on new connections and on the pool: the
-	// pool's connections are open and settled on the old pods.
-	l := startLoad(k.nodes, url, v.load())
-	settled := time.Now().Add(2 * time.Second)
-	if err := poll(30*time.Second, "answers to the load from every node", func() (bool, error) {
-		return time.Now().After(settled) && l.answeredEverywhere(), nil
+	if err := poll(180*time.Second, "", func() (bool, error) {
+		return l.settled(old), nil
 	}); err != nil {
-		l.end()
-		return r, err
+		return r, fmt.Errorf("the load was not answered from every node on both lanes, or an old pod answered fewer than %d new connections (%s)", warmConns, l.counts(old))
 	}
 	start := time.Now()
 	r.trace.Restart = uptime()
 	if _, stderr, err := k.ctl("rollout", "restart", "-n", ns, "deployment/"+rolloutApp); err != nil {
-		l.end()
 		return r, fmt.Errorf("kubectl rollout restart: %v: %s", err, stderr)
 	}
 	err = poll(120*time.Second, "end of every old pod", func() (bool, error) {
@@ -254,16 +236,20 @@ func rolloutOnce(k *kube, ns string, v rolloutVariant, url string) (r rolloutRes
 	})
 	r.seconds = time.Since(start).Seconds()
 	r.trace.End = uptime()
-	if err == nil {
-		var pods []corev1.Pod
-		if pods, err = k.waitAvailable(ns, rolloutApp, 60*time.Second); err == nil {
-			err = k.answeredByAll(url, pods)
-		}
-	}
-	r.trace.Requests = l.end()
-	r.sent, r.failed, r.errs = tally(r.trace.Requests)
 	if err != nil {
 		return r, err
+	}
+	pods, err := k.waitAvailable(ns, rolloutApp, 60*time.Second)
+	if err != nil {
+		return r, err
+	}
+	if err := k.programmed(svc.Spec.ClusterIP, 80, endpointsOf(pods, 8080)); err != nil {
+		return r, err
+	}
+	if err := poll(60*time.Second, "", func() (bool, error) {
+		return l.answeredFromEveryNode(pods), nil
+	}); err != nil {
+		return r, fmt.Errorf("a new pod did not answer the load from every node: %s", l.counts(pods))
 	}
 	for _, p := range old {
 		if last, ok := stamp(k.out(ns, p.Name, "sidecar"), "last"); ok {
@@ -294,18 +280,26 @@ func (k *kube) finish(ns string, r rolloutResult, old []corev1.Pod) {
 }
 
 // load sends GETs through a URL at a steady rate from each node, on new
-// connections and on a kept-alive pool, and records each.
+// connections and on a kept-alive pool, and records each: from before a
+// variant's first rollout until after its last, so that every pod, old or
+// new, has had the load's traffic, and only it, from its start.
 type load struct {
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	began time.Time
 
 	mu       sync.Mutex
-	requests []request
+	requests []request                  // since the last take
+	conns    map[string]int             // by pod: the new connections it answered
+	from     map[string]map[string]bool // by pod: the nodes whose requests it answered
+	lanes    map[string]map[bool]bool   // by node: the lanes (pool or not) answered
 }
 
 func startLoad(nodes []*node, url string, perSecond int) *load {
-	l := &load{stop: make(chan struct{})}
+	l := &load{stop: make(chan struct{}), began: time.Now(), conns: map[string]int{},
+		from: map[string]map[string]bool{}, lanes: map[string]map[bool]bool{}}
 	for _, n := range nodes {
+		l.lanes[n.name] = map[bool]bool{}
 		for _, pooled := range []bool{false, true} {
 			c := n.client(pooled)
 			l.wg.Add(1)
@@ -324,9 +318,7 @@ func startLoad(nodes []*node, url string, perSecond int) *load {
 						defer l.wg.Done()
 						r := send(c, url)
 						r.Pool, r.Node = pooled, n.name
-						l.mu.Lock()
-						l.requests = append(l.requests, r)
-						l.mu.Unlock()
+						l.record(r)
 					}()
 				}
 			}()
@@ -335,28 +327,90 @@ func startLoad(nodes []*node, url string, perSecond int) *load {
 	return l
 }
 
-// answeredEverywhere says whether each node's client has had an answer on
-// a new connection and one on the pool.
-func (l *load) answeredEverywhere() bool {
+func (l *load) record(r request) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	answered := map[string]map[bool]bool{}
-	var nodes []string
-	for _, r := range l.requests {
-		if answered[r.Node] == nil {
-			answered[r.Node] = map[bool]bool{}
-			nodes = append(nodes, r.Node)
-		}
-		if r.Err == "" {
-			answered[r.Node][r.Pool] = true
-		}
+	l.requests = append(l.requests, r)
+	if r.Err != "" {
+		return
 	}
-	for _, n := range nodes {
-		if !answered[n][false] || !answered[n][true] {
+	l.lanes[r.Node][r.Pool] = true
+	if !r.Reused {
+		l.conns[r.Pod]++
+	}
+	if l.from[r.Pod] == nil {
+		l.from[r.Pod] = map[string]bool{}
+	}
+	l.from[r.Pod][r.Node] = true
+}
+
+// settled says whether the load has run for 2 s, each node's clients have
+// had answers on new connections and on the pool, and each of pods has
+// answered warmConns new connections.
+func (l *load) settled(pods []corev1.Pod) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if time.Since(l.began) < 2*time.Second {
+		return false
+	}
+	for _, lanes := range l.lanes {
+		if !lanes[false] || !lanes[true] {
 			return false
 		}
 	}
-	return len(nodes) > 0
+	for _, p := range pods {
+		if l.conns[p.Name] < warmConns {
+			return false
+		}
+	}
+	return true
+}
+
+// answeredFromEveryNode says whether each of pods has answered requests
+// from every node.
+func (l *load) answeredFromEveryNode(pods []corev1.Pod) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, p := range pods {
+		if len(l.from[p.Name]) != len(l.lanes) {
+			return false
+		}
+	}
+	return true
+}
+
+// counts tells, for each of pods, the new connections it answered and the
+// nodes it answered: "web-1 24 (e2e-1, e2e-2), ...".
+func (l *load) counts(pods []corev1.Pod) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var s []string
+	for _, p := range pods {
+		var nodes []string
+		for n := range l.from[p.Name] {
+			nodes = append(nodes, n)
+		}
+		sort.Strings(nodes)
+		s = append(s, fmt.Sprintf("%s %d (%s)", p.Name, l.conns[p.Name], strings.Join(nodes, ", ")))
+	}
+	return strings.Join(s, ", ")
+}
+
+// take returns the requests recorded since the last take, in the order
+// they were sent, and starts a new record.
+func (l *load) take() []request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rs := l.requests
+	l.requests = nil
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Start < rs[j].Start })
+	return rs
+}
+
+// end stops the load and waits for the requests under way.
+func (l *load) end() {
+	close(l.stop)
+	l.wg.Wait()
 }
 
 // send sends one GET and records it: its connection, the pod that answered
@@ -410,15 +464,6 @@ func tally(requests []request) (sent, failed int, errs map[string]int) {
 	return sent, failed, errs
 }
 
-// end stops the load, waits for the requests under way, and returns them
-// in the order they were sent.
-func (l *load) end() []request {
-	close(l.stop)
-	l.wg.Wait()
-	sort.Slice(l.requests, func(i, j int) bool { return l.requests[i].Start < l.requests[j].Start })
-	return l.requests
-}
-
 // 12. A rolling update of three replicas behind a ClusterIP Service, under
 // load on new connections and on a kept-alive pool: the drain with its
 // probes on --probe-port fails no request, and each old pod's hold ends
@@ -431,10 +476,12 @@ func rollout(k *kube) (string, error) {
 	for _, key := range []string{"none", "prestop", "drain"} {
 		v, _ := rolloutVariantByKey(key)
 		ns := "s12-" + key
-		url, err := deploy(k, ns, v)
+		svc, err := deploy(k, ns, v)
 		var r rolloutResult
 		if err == nil {
-			r, err = rolloutOnce(k, ns, v, url)
+			l := startLoad(k.nodes, serviceURL(svc), v.load())
+			r, err = rolloutOnce(k, ns, v, svc, l)
+			l.end()
 		}
 		k.clear(ns)
 		if err != nil {
@@ -487,14 +534,16 @@ func benchRollout(k *kube, runs int, keys []string, dir string) error {
 	}
 	for _, v := range variants {
 		ns := "bench-" + v.key
-		url, err := deploy(k, ns, v)
+		svc, err := deploy(k, ns, v)
 		if err != nil {
 			k.clear(ns)
 			return fmt.Errorf("%s: %v", v.name, err)
 		}
+		l := startLoad(k.nodes, serviceURL(svc), v.load())
 		for i := range runs {
-			r, err := rolloutOnce(k, ns, v, url)
+			r, err := rolloutOnce(k, ns, v, svc, l)
 			if err != nil {
+				l.end()
 				k.clear(ns)
 				return fmt.Errorf("%s, run %d: %v", v.name, i+1, err)
 			}
@@ -505,6 +554,7 @@ func benchRollout(k *kube, runs int, keys []string, dir string) error {
 			fmt.Fprintf(os.Stderr, "bench-rollout: %s (kube-proxy %s), run %d: %s, %.1fs, holds %s, last new connections %s\n",
 				v.name, k.proxyModes(), i+1, r.failures(), r.seconds, seconds(r.trace.holds()), r.trace.lastConnectionsText())
 		}
+		l.end()
 		k.clear(ns)
 	}
 	return nil

@@ -198,7 +198,7 @@ func service(k *kube) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := k.programmed(svc.Spec.ClusterIP, 80); err != nil {
+	if err := k.programmed(svc.Spec.ClusterIP, 80, endpointsOf(pods, 8080)); err != nil {
 		return "", err
 	}
 	url := "http://" + svc.Spec.ClusterIP + ":80/"
