@@ -105,7 +105,7 @@ func picture(w io.Writer, title string, rows []pictureRow) error {
 					x(p.AppTERM-t.Restart), by, html.EscapeString(p.Name), p.AppTERM-t.Restart)
 			}
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="4" height="6" fill="#444"/>`+"\n", x(end-t.Restart)-2, by-3)
-			if l, ok := last[p.Name]; ok {
+			if l, ok := last[p.Name]; ok && l.At-t.Restart >= from {
 				fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"><title>%s: its last new connection %+.2f s, from %s (minSyncPeriod %s)</title></line>`+"\n",
 					x(l.At-t.Restart), by-4, x(l.At-t.Restart), by+4, nodeColour(t, l.Node), html.EscapeString(p.Name), l.At-t.Restart, l.Node, t.minSync(l.Node))
 			}
@@ -113,7 +113,7 @@ func picture(w io.Writer, title string, rows []pictureRow) error {
 
 		// Failed requests, on top.
 		for _, q := range t.Requests {
-			if q.Err == "" {
+			if q.Err == "" || q.Start-t.Restart < from {
 				continue
 			}
 			cy := y - 10

@@ -185,14 +185,14 @@ const warmConns = 20
 
 // rolloutOnce runs `kubectl rollout restart` on the Deployment in ns, under
 // l, the variant's load from each node through its own kube-proxy, once
-// the load has run for 2 s, each node's clients have had answers on new
+// the run's record of it is 2 s long, each node's clients have had answers on new
 // connections and on the pool (the pool's connections are open, on the old
 // pods), and each old pod has answered warmConns new connections. It times
 // the rollout until every old pod is gone, then waits until the new ones
 // are available, every node's kube-proxy takes new connections to them
 // alone, and each has answered the load from every node. The run's trace,
-// with the load's requests since the previous run ended (or the load
-// began), is saved beside the cluster's logs.
+// with the load's requests sent since the previous run ended (or the load
+// began) and until then, is saved beside the cluster's logs.
 func rolloutOnce(k *kube, ns string, v rolloutVariant, svc *corev1.Service, l *load) (r rolloutResult, err error) {
 	old, err := k.waitAvailable(ns, rolloutApp, 120*time.Second)
 	if err != nil {
@@ -284,19 +284,20 @@ func (k *kube) finish(ns string, r rolloutResult, old []corev1.Pod) {
 // variant's first rollout until after its last, so that every pod, old or
 // new, has had the load's traffic, and only it, from its start.
 type load struct {
-	stop  chan struct{}
-	wg    sync.WaitGroup
-	began time.Time
+	stop chan struct{}
+	wg   sync.WaitGroup
 
 	mu       sync.Mutex
-	requests []request                  // since the last take
+	since    float64                    // the start of the current record, on the shared clock
+	pending  map[*request]bool          // sent and not yet answered
+	requests []request                  // answered, sent since the last take
 	conns    map[string]int             // by pod: the new connections it answered
 	from     map[string]map[string]bool // by pod: the nodes whose requests it answered
 	lanes    map[string]map[bool]bool   // by node: the lanes (pool or not) answered
 }
 
 func startLoad(nodes []*node, url string, perSecond int) *load {
-	l := &load{stop: make(chan struct{}), began: time.Now(), conns: map[string]int{},
+	l := &load{stop: make(chan struct{}), since: uptime(), pending: map[*request]bool{}, conns: map[string]int{},
 		from: map[string]map[string]bool{}, lanes: map[string]map[bool]bool{}}
 	for _, n := range nodes {
 		l.lanes[n.name] = map[bool]bool{}
@@ -313,11 +314,14 @@ func startLoad(nodes []*node, url string, perSecond int) *load {
 						return
 					case <-tick.C:
 					}
+					r := &request{Start: uptime(), Pool: pooled, Node: n.name}
+					l.mu.Lock()
+					l.pending[r] = true
+					l.mu.Unlock()
 					l.wg.Add(1)
 					go func() {
 						defer l.wg.Done()
-						r := send(c, url)
-						r.Pool, r.Node = pooled, n.name
+						send(c, url, r)
 						l.record(r)
 					}()
 				}
@@ -327,10 +331,11 @@ func startLoad(nodes []*node, url string, perSecond int) *load {
 	return l
 }
 
-func (l *load) record(r request) {
+func (l *load) record(r *request) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.requests = append(l.requests, r)
+	delete(l.pending, r)
+	l.requests = append(l.requests, *r)
 	if r.Err != "" {
 		return
 	}
@@ -344,13 +349,13 @@ func (l *load) record(r request) {
 	l.from[r.Pod][r.Node] = true
 }
 
-// settled says whether the load has run for 2 s, each node's clients have
-// had answers on new connections and on the pool, and each of pods has
-// answered warmConns new connections.
+// settled says whether the current record is 2 s long, each node's
+// clients have had answers on new connections and on the pool, and each of
+// pods has answered warmConns new connections.
 func (l *load) settled(pods []corev1.Pod) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if time.Since(l.began) < 2*time.Second {
+	if uptime()-l.since < 2 {
 		return false
 	}
 	for _, lanes := range l.lanes {
@@ -396,15 +401,39 @@ func (l *load) counts(pods []corev1.Pod) string {
 	return strings.Join(s, ", ")
 }
 
-// take returns the requests recorded since the last take, in the order
-// they were sent, and starts a new record.
+// take returns the requests sent since the last take (or the load's
+// start) and before now, in the order they were sent, once each has been
+// answered or has failed (within the client's 5 s), and starts a new
+// record: a request belongs to the record of the moment it was sent.
 func (l *load) take() []request {
-	l.mu.Lock()
+	cut := uptime()
+	for {
+		l.mu.Lock()
+		waiting := false
+		for r := range l.pending {
+			if r.Start < cut {
+				waiting = true
+				break
+			}
+		}
+		if !waiting {
+			break
+		}
+		l.mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+	}
 	defer l.mu.Unlock()
-	rs := l.requests
-	l.requests = nil
-	sort.Slice(rs, func(i, j int) bool { return rs[i].Start < rs[j].Start })
-	return rs
+	var taken, kept []request
+	for _, r := range l.requests {
+		if r.Start < cut {
+			taken = append(taken, r)
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	l.requests, l.since = kept, cut
+	sort.Slice(taken, func(i, j int) bool { return taken[i].Start < taken[j].Start })
+	return taken
 }
 
 // end stops the load and waits for the requests under way.
@@ -413,15 +442,15 @@ func (l *load) end() {
 	l.wg.Wait()
 }
 
-// send sends one GET and records it: its connection, the pod that answered
-// (httpapp answers with its host's name), or the error.
-func send(c *http.Client, url string) (r request) {
-	r.Start = uptime()
+// send sends one GET and records it in r: when it ended, its connection,
+// the pod that answered (httpapp answers with its host's name), or the
+// error.
+func send(c *http.Client, url string, r *request) {
 	defer func() { r.End = uptime() }()
 	req, err := http.NewRequest("GET", url, nil)
 	if err != nil {
 		r.Err = err.Error()
-		return r
+		return
 	}
 	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
 		r.Local, r.Reused = i.Conn.LocalAddr().String(), i.Reused
@@ -429,7 +458,7 @@ func send(c *http.Client, url string) (r request) {
 	resp, err := c.Do(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
 	if err != nil {
 		r.Err = err.Error()
-		return r
+		return
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -441,7 +470,6 @@ func send(c *http.Client, url string) (r request) {
 	default:
 		r.Pod = strings.TrimSpace(string(b))
 	}
-	return r
 }
 
 // tally counts the requests and those that failed, by the end of their
