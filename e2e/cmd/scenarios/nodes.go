@@ -326,6 +326,32 @@ func endpointsOf(pods []corev1.Pod, port int) []string {
 	return eps
 }
 
+// conntrack reads the node's connection tracking table and returns the
+// entries whose original destination is ip and whose state is neither
+// ESTABLISHED nor TIME_WAIT: where a connection that failed may have gone.
+func (n *node) conntrack(ip string) []string {
+	out, err := exec.Command("nsenter", "--net="+n.netns, "cat", "/proc/net/nf_conntrack").Output()
+	if err != nil {
+		return []string{"unread: " + err.Error()}
+	}
+	var entries []string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 7 || f[2] != "tcp" {
+			continue
+		}
+		// The first dst= is the original direction's, the second the
+		// reply's.
+		if i := slices.IndexFunc(f, func(s string) bool { return strings.HasPrefix(s, "dst=") }); i < 0 || f[i] != "dst="+ip {
+			continue
+		}
+		if state := f[5]; state != "ESTABLISHED" && state != "TIME_WAIT" {
+			entries = append(entries, strings.Join(f[2:], " "))
+		}
+	}
+	return entries
+}
+
 // proxyModes says how each node's kube-proxy runs: "iptables, minSyncPeriod
 // 1s on e2e-1, 5s on e2e-2".
 func (k *kube) proxyModes() string {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -287,7 +288,10 @@ type load struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
+	vip string // the Service's address
+
 	mu       sync.Mutex
+	looked   int                        // failed requests whose node's conntrack table was read, in this record
 	since    float64                    // the start of the current record, on the shared clock
 	pending  map[*request]bool          // sent and not yet answered
 	requests []request                  // answered, sent since the last take
@@ -297,7 +301,11 @@ type load struct {
 }
 
 func startLoad(nodes []*node, url string, perSecond int) *load {
-	l := &load{stop: make(chan struct{}), since: uptime(), pending: map[*request]bool{}, conns: map[string]int{},
+	vip := url
+	if u, err := neturl.Parse(url); err == nil {
+		vip = u.Hostname()
+	}
+	l := &load{stop: make(chan struct{}), vip: vip, since: uptime(), pending: map[*request]bool{}, conns: map[string]int{},
 		from: map[string]map[string]bool{}, lanes: map[string]map[bool]bool{}}
 	for _, n := range nodes {
 		l.lanes[n.name] = map[bool]bool{}
@@ -322,6 +330,9 @@ func startLoad(nodes []*node, url string, perSecond int) *load {
 					go func() {
 						defer l.wg.Done()
 						send(c, url, r)
+						if r.Err != "" && l.look() {
+							r.Conntrack = n.conntrack(l.vip)
+						}
 						l.record(r)
 					}()
 				}
@@ -329,6 +340,15 @@ func startLoad(nodes []*node, url string, perSecond int) *load {
 		}
 	}
 	return l
+}
+
+// look says whether a failed request's node's conntrack table is to be
+// read: for the first 3 failures of a record.
+func (l *load) look() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.looked++
+	return l.looked <= 3
 }
 
 func (l *load) record(r *request) {
@@ -431,7 +451,7 @@ func (l *load) take() []request {
 			kept = append(kept, r)
 		}
 	}
-	l.requests, l.since = kept, cut
+	l.requests, l.since, l.looked = kept, cut, 0
 	sort.Slice(taken, func(i, j int) bool { return taken[i].Start < taken[j].Start })
 	return taken
 }

@@ -57,6 +57,10 @@ type request struct {
 	Reused bool    `json:"reused,omitempty"` // an idle connection of the pool
 	Pod    string  `json:"pod,omitempty"`    // the pod that answered
 	Err    string  `json:"err,omitempty"`
+	// When it failed: the sending node's conntrack entries for the
+	// Service's address then that were neither ESTABLISHED nor TIME_WAIT
+	// (each failed request's first few in a rollout).
+	Conntrack []string `json:"conntrack,omitempty"`
 }
 
 // podLife is one pod of the Deployment, as the API server and the pod's
@@ -435,6 +439,9 @@ func (t *trace) timeline(max int) string {
 		sort.SliceStable(lines, func(i, j int) bool { return lines[i].at < lines[j].at })
 		for _, l := range lines {
 			fmt.Fprintf(&b, "  %+.3f %s\n", l.at-t.Restart, l.text)
+		}
+		for _, c := range r.Conntrack {
+			fmt.Fprintf(&b, "  conntrack on %s when it failed: %s\n", r.Node, c)
 		}
 	}
 	if failed > told {
