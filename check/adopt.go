@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/proxies"
 )
 
@@ -116,18 +117,18 @@ func probePorts() []int {
 // Adopt says how the pod's application containers adopt proxy-await: each
 // of spec.containers that is not a known proxy and does not run proxy-await
 // already, of those that choose picks by name (it is asked of every one).
-func (p *Pod) Adopt(choose func(name string) bool) Adoption {
+func (p *PodAnalysis) Adopt(choose func(name string) bool) Adoption {
 	a := p.a
 	pd := a.p
 	var out Adoption
-	var apps []*container
-	for _, c := range pd.containers {
-		picked := !c.init && choose(c.name)
+	var apps []*manifest.Container
+	for _, c := range pd.Containers {
+		picked := !c.Init && choose(c.Name)
 		switch {
 		case !picked, a.runs(c), proxyOfContainer(c) != nil:
-		case len(c.command) == 0:
-			out.Skipped = append(out.Skipped, Skip{File: pd.file, Line: c.line, Kind: pd.kind, Name: pd.name, Container: c.name,
-				Message: fmt.Sprintf("it has no command, so it runs its image's ENTRYPOINT, which the manifest does not show: write that ENTRYPOINT and CMD out as its command (crane config %s shows them) and inject again, or choose the other containers with --container", cmp.Or(c.image, "IMAGE"))})
+		case len(c.Command) == 0:
+			out.Skipped = append(out.Skipped, Skip{File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name,
+				Message: fmt.Sprintf("it has no command, so it runs its image's ENTRYPOINT, which the manifest does not show: write that ENTRYPOINT and CMD out as its command (crane config %s shows them) and inject again, or choose the other containers with --container", cmp.Or(c.Image, "IMAGE"))})
 		default:
 			apps = append(apps, c)
 		}
@@ -138,7 +139,7 @@ func (p *Pod) Adopt(choose func(name string) bool) Adoption {
 	ad := &adopter{a: a, out: &out}
 	if ad.sidecars(); out.Refused != "" {
 		for _, c := range apps {
-			out.Skipped = append(out.Skipped, Skip{File: pd.file, Line: c.line, Kind: pd.kind, Name: pd.name, Container: c.name,
+			out.Skipped = append(out.Skipped, Skip{File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name,
 				Message: out.Refused + "; nothing in the pod can turn it on: fix the sidecar, then inject again"})
 		}
 		out.Annotations, out.Sidecars = nil, nil
@@ -147,7 +148,7 @@ func (p *Pod) Adopt(choose func(name string) bool) Adoption {
 	ad.used = ad.portsInUse()
 	for _, c := range apps {
 		if flags, probes, ok := ad.container(c); ok {
-			out.Containers = append(out.Containers, Adopted{Index: c.index, Name: c.name, Flags: flags, Probes: probes})
+			out.Containers = append(out.Containers, Adopted{Index: c.Index, Name: c.Name, Flags: flags, Probes: probes})
 		}
 	}
 	if len(out.Containers) > 0 {
@@ -176,7 +177,7 @@ func (ad *adopter) sidecars() {
 		if !slices.Contains(ad.presets, s.Preset) {
 			ad.presets = append(ad.presets, s.Preset)
 		}
-		if s.native != native && p.job {
+		if s.native != native && p.Job {
 			ad.shutdown = true
 		}
 	}
@@ -211,7 +212,7 @@ func (ad *adopter) turnOn(s *sidecar, e endpoint, what string) bool {
 
 // annotate sets a pod annotation, once.
 func (ad *adopter) annotate(key, value string) {
-	if v, ok := ad.a.p.annotations.get(key); ok && v.s == value {
+	if v, ok := ad.a.p.Annotations.Get(key); ok && v.Text == value {
 		return
 	}
 	for i, s := range ad.out.Annotations {
@@ -224,16 +225,16 @@ func (ad *adopter) annotate(key, value string) {
 }
 
 // sidecarArgs adds a flag to a sidecar container's args, once.
-func (ad *adopter) sidecarArgs(c *container, flag string) {
+func (ad *adopter) sidecarArgs(c *manifest.Container, flag string) {
 	for i, s := range ad.out.Sidecars {
-		if s.Index == c.index && s.Init == c.init {
+		if s.Index == c.Index && s.Init == c.Init {
 			if !slices.Contains(s.Args, flag) {
 				ad.out.Sidecars[i].Args = append(ad.out.Sidecars[i].Args, flag)
 			}
 			return
 		}
 	}
-	ad.out.Sidecars = append(ad.out.Sidecars, SidecarArgs{Index: c.index, Init: c.init, Name: c.name, Args: []string{flag}})
+	ad.out.Sidecars = append(ad.out.Sidecars, SidecarArgs{Index: c.Index, Init: c.Init, Name: c.Name, Args: []string{flag}})
 }
 
 // movedEndpoints gives proxy-await the ports where a sidecar answers
@@ -266,14 +267,14 @@ func (ad *adopter) movedEndpoints() {
 // container is the flags of one application container, and its probes
 // that move to --probe-port; false when it cannot adopt proxy-await, which
 // a Skip says.
-func (ad *adopter) container(c *container) ([]string, []ProbeMove, bool) {
+func (ad *adopter) container(c *manifest.Container) ([]string, []ProbeMove, bool) {
 	p := ad.a.p
 	flags := []string{"--proxy", cmp.Or(strings.Join(ad.presets, ","), "none")}
 	flags = append(flags, ad.urls...)
-	budget := p.grace - c.preStop
+	budget := p.Grace - preStopOf(c)
 	if ad.shutdown {
 		flags = append(flags, "-S")
-		if p.restartPolicy.s == "OnFailure" {
+		if p.RestartPolicy.Text == "OnFailure" {
 			flags = append(flags, "--keep-proxy-on-failure")
 		}
 		if len(proxyLossHangs(p, ad.a.mesh, 0)) > 0 {
@@ -281,8 +282,8 @@ func (ad *adopter) container(c *container) ([]string, []ProbeMove, bool) {
 		}
 		switch {
 		case budget < time.Second:
-			ad.out.Skipped = append(ad.out.Skipped, Skip{File: p.file, Line: cmp.Or(p.graceLine, c.line), Kind: p.kind, Name: p.name, Container: c.name,
-				Message: fmt.Sprintf("%s %ds leaves no time after the preStop (%s) for -S to shut the sidecar down: raise %s", p.graceName, int(p.grace/time.Second), dur(c.preStop), p.graceName)})
+			ad.out.Skipped = append(ad.out.Skipped, Skip{File: p.File, Line: cmp.Or(p.GraceLine, c.Line), Kind: p.Kind, Name: p.Name, Container: c.Name,
+				Message: fmt.Sprintf("%s %ds leaves no time after the preStop (%s) for -S to shut the sidecar down: raise %s", p.GraceField, int(p.Grace/time.Second), dur(preStopOf(c)), p.GraceField)})
 			return nil, nil, false
 		case budget < defaultShutdownMax:
 			d := budget.Truncate(time.Second)
@@ -296,12 +297,12 @@ func (ad *adopter) container(c *container) ([]string, []ProbeMove, bool) {
 	if ad.serving() && budget/2 >= minTermDelay {
 		delay := min(maxTermDelay, (budget / 2).Truncate(time.Second))
 		flags = append(flags, "--term-delay", dur(delay), "--drain-quiet", dur(drainQuiet))
-		ad.hold = max(ad.hold, c.preStop+delay)
+		ad.hold = max(ad.hold, preStopOf(c)+delay)
 		var more []string
 		more, probes = ad.probes(c)
 		flags = append(flags, more...)
 	}
-	if argv := c.argv(nil); len(argv) > 0 {
+	if argv := argvOf(c, nil); len(argv) > 0 {
 		if _, shell := shellScript(argv); shell {
 			flags = append(flags, "-g") // the shell and what it starts: one group
 		}
@@ -313,11 +314,11 @@ func (ad *adopter) container(c *container) ([]string, []ProbeMove, bool) {
 // application containers declares a port.
 func (ad *adopter) serving() bool {
 	p := ad.a.p
-	if slices.Contains(servingKinds, p.kind) {
+	if slices.Contains(servingKinds, p.Kind) {
 		return true
 	}
-	for _, c := range p.containers {
-		if !c.init && proxyOfContainer(c) == nil && len(c.portNumbers) > 0 {
+	for _, c := range p.Containers {
+		if !c.Init && proxyOfContainer(c) == nil && len(c.PortNumbers) > 0 {
 			return true
 		}
 	}
@@ -332,12 +333,12 @@ func (ad *adopter) serving() bool {
 // check would restart a pod that is only not ready. Not a probe with a
 // host (the kubelet's, not the pod's), HTTP headers (--app-probe sends
 // none), gRPC or exec.
-func (ad *adopter) probes(c *container) ([]string, []ProbeMove) {
+func (ad *adopter) probes(c *manifest.Container) ([]string, []ProbeMove) {
 	check := map[string]string{}
-	for _, pr := range c.probes {
+	for _, pr := range c.Probes {
 		if v := appCheck(c, pr); v != "" {
-			if _, ok := check[pr.kind]; !ok {
-				check[pr.kind] = v
+			if _, ok := check[pr.Kind]; !ok {
+				check[pr.Kind] = v
 			}
 		}
 	}
@@ -355,10 +356,10 @@ func (ad *adopter) probes(c *container) ([]string, []ProbeMove) {
 		return nil, nil
 	}
 	var moves []ProbeMove
-	for _, pr := range c.probes {
-		if check[pr.kind] == app && appCheck(c, pr) == app {
-			path := map[string]string{"readinessProbe": "/ready", "livenessProbe": "/live", "startupProbe": "/startup"}[pr.kind]
-			moves = append(moves, ProbeMove{Kind: pr.kind, Handler: pr.handler, Port: port, Path: path})
+	for _, pr := range c.Probes {
+		if check[pr.Kind] == app && appCheck(c, pr) == app {
+			path := map[string]string{"readinessProbe": "/ready", "livenessProbe": "/live", "startupProbe": "/startup"}[pr.Kind]
+			moves = append(moves, ProbeMove{Kind: pr.Kind, Handler: pr.Handler, Port: port, Path: path})
 		}
 	}
 	return []string{"--probe-port", strconv.Itoa(port), "--app-probe", app}, moves
@@ -366,24 +367,24 @@ func (ad *adopter) probes(c *container) ([]string, []ProbeMove) {
 
 // appCheck is what a probe checks, as --app-probe takes it: the URL of an
 // HTTP probe, tcp:PORT of a TCP one; "" for one that cannot move.
-func appCheck(c *container, pr probe) string {
-	if pr.host != "" || pr.headers {
+func appCheck(c *manifest.Container, pr manifest.Probe) string {
+	if pr.Host != "" || pr.Headers {
 		return ""
 	}
-	port, err := strconv.Atoi(pr.port.s)
-	if i := slices.IndexFunc(c.ports, func(p namedPort) bool { return p.name == pr.port.s }); err != nil && i >= 0 {
-		port, err = c.ports[i].port, nil
+	port, err := strconv.Atoi(pr.Port.Text)
+	if i := slices.IndexFunc(c.Ports, func(p manifest.NamedPort) bool { return p.Name == pr.Port.Text }); err != nil && i >= 0 {
+		port, err = c.Ports[i].Port, nil
 	}
 	if err != nil || port <= 0 || port > 65535 {
 		return ""
 	}
-	switch pr.handler {
+	switch pr.Handler {
 	case "httpGet":
 		scheme := "http"
-		if strings.EqualFold(pr.scheme, "HTTPS") {
+		if strings.EqualFold(pr.Scheme, "HTTPS") {
 			scheme = "https"
 		}
-		return fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, port, cmp.Or(pr.path, "/"))
+		return fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, port, cmp.Or(pr.Path, "/"))
 	case "tcpSocket":
 		return fmt.Sprintf("tcp:%d", port)
 	}
@@ -394,12 +395,12 @@ func appCheck(c *container, pr probe) string {
 // pod's containers declare or probe, and those of every proxy.
 func (ad *adopter) portsInUse() map[int]bool {
 	used := map[int]bool{}
-	for _, c := range ad.a.p.containers {
-		for _, n := range c.portNumbers {
+	for _, c := range ad.a.p.Containers {
+		for _, n := range c.PortNumbers {
 			used[n] = true
 		}
-		for _, pr := range c.probes {
-			if n, err := strconv.Atoi(pr.port.s); err == nil {
+		for _, pr := range c.Probes {
+			if n, err := strconv.Atoi(pr.Port.Text); err == nil {
 				used[n] = true
 			}
 		}
@@ -443,7 +444,7 @@ func (ad *adopter) stopAfter() {
 		case st.Seconds:
 			ad.annotate(st.Key, s.stopValue(ad.hold))
 		case st.Field != "":
-			if _, ok := p.annotations.get(st.Key); !ok {
+			if _, ok := p.Annotations.Get(st.Key); !ok {
 				field := st.Field
 				if s.native == native {
 					field = st.NativeField

@@ -18,9 +18,9 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"strings"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/proxies"
 )
@@ -58,10 +58,6 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s: %s: %s: %s/%s container %s: %s", at, f.Level, f.Rule, f.Kind, f.Name, f.Container, f.Message)
 }
 
-func inputFinding(file string, line int, msg string) Finding {
-	return Finding{File: file, Line: line, Level: levelOf(ruleInput), Rule: ruleInput, Message: msg}
-}
-
 // Options are what the checks need beside the manifests.
 type Options struct {
 	// Versions are the cluster's releases, by name (proxies.ReleaseNames).
@@ -75,6 +71,8 @@ type Options struct {
 	// Mode is the mode that reads the manifests, as messages name it:
 	// --check, the default, or --inject.
 	Mode string
+	// Bounds are the bounds of reading; zero: manifest.DefaultBounds.
+	Bounds manifest.Bounds
 }
 
 // Summary counts what a check looked at.
@@ -82,187 +80,68 @@ type Summary struct {
 	Files, Pods, Containers int // Containers: those that run proxy-await
 }
 
-// input is what a check has read: the findings so far, the pod templates,
-// and the Namespaces, ConfigMaps and Secrets that they may read; and, for
-// a mode that rewrites the manifests (Read), each file whole.
-type input struct {
-	opt        Options
-	findings   []Finding
-	pods       []*pod
-	namespaces map[string][]*namespace
-	stores     map[storeKey]*store
-	left       int // bytes that may still be read
-	sum        Summary
-	files      []*File // kept by Read, nil for Paths
-	keepFiles  bool
+// problemFinding is what the rules input and skipped say of a problem met
+// reading the manifests.
+func problemFinding(p manifest.Problem) Finding {
+	rule := ruleInput
+	if p.NotObject {
+		rule = ruleSkipped
+	}
+	return Finding{File: p.File, Line: p.Line, Level: levelOf(rule), Rule: rule, Message: p.Message}
 }
 
-func newInput(opt Options) *input {
-	return &input{opt: opt, namespaces: map[string][]*namespace{}, stores: map[storeKey]*store{}, left: maxInputBytes}
+// read reads the manifests at paths as opt says.
+func read(paths []string, opt Options, keep bool) *manifest.Input {
+	return manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Command: opt.Mode, Keep: keep, Bounds: opt.Bounds})
 }
 
 // Paths checks the manifests at paths and returns the findings, in the
 // order of the files, and of the lines in each.
 func Paths(paths []string, opt Options) ([]Finding, Summary) {
-	in := newInput(opt)
-	rank := in.readSources(paths)
+	in := read(paths, opt, false)
+	var findings []Finding
+	for _, p := range in.Problems {
+		findings = append(findings, problemFinding(p))
+	}
+	sum := Summary{Files: in.Read}
 	flags := newFlagTable()
-	for i, p := range in.pods {
-		in.namespaceOf(p)
-		f, n := checkPod(p, in.stores, flags, opt)
-		in.findings = append(in.findings, f...)
-		in.sum.Pods++
-		in.sum.Containers += n
-		in.pods[i] = nil // judged: what it holds may go
+	for i, p := range in.Pods {
+		in.Link(p)
+		f, n := checkPod(p, flags, opt)
+		findings = append(findings, f...)
+		sum.Pods++
+		sum.Containers += n
+		in.Pods[i] = nil // judged: what it holds may go
 	}
 	// Input findings were found first; each belongs in its file's turn.
-	slices.SortStableFunc(in.findings, func(a, b Finding) int {
-		return cmp.Or(cmp.Compare(rank[a.File], rank[b.File]), cmp.Compare(a.Line, b.Line))
+	slices.SortStableFunc(findings, func(a, b Finding) int {
+		return cmp.Or(cmp.Compare(in.Rank(a.File), in.Rank(b.File)), cmp.Compare(a.Line, b.Line))
 	})
-	return in.findings, in.sum
-}
-
-// readSources reads the files at paths, within the bound on the whole
-// input, and returns each file's rank, the order its findings go in.
-func (in *input) readSources(paths []string) map[string]int {
-	rank := map[string]int{}
-	var bound *Finding // the finding that says the input is past its bound
-	for i, src := range sources(paths) {
-		rank[src.name] = i
-		before, pods := len(in.findings), len(in.pods)
-		if in.left < 0 {
-			in.keepFile(src, nil, []Finding{*bound}, 0, pods)
-			continue // past the bound: said once
-		}
-		data, err := readAll(src, in.opt.Stdin, in.left)
-		if err != nil {
-			f := inputFinding(src.name, 0, reason(err))
-			in.findings = append(in.findings, f)
-			if err == errPastBound {
-				in.left, bound = -1, &f
-			}
-			in.keepFile(src, nil, in.findings[before:], 0, pods)
-			continue
-		}
-		in.left -= len(data)
-		in.sum.Files++
-		line := in.parseFile(src.name, data, src.chart)
-		if line > 0 && !src.own {
-			in.findings = append(in.findings, skippedFinding(src.name, line))
-		}
-		in.keepFile(src, data, in.findings[before:], line, pods)
-	}
-	return rank
-}
-
-// keep reads what the check needs of an object, before its document's
-// node tree is dropped.
-func (in *input) keep(o object, lines *fileLines) []kept {
-	switch o.kind {
-	case "Namespace":
-		return []kept{{ns: namespaceOf(o)}}
-	case "ConfigMap", "Secret":
-		return []kept{{store: storeOf(o)}}
-	}
-	var out []kept
-	for _, p := range podsOf(o, lines) {
-		out = append(out, kept{pod: p})
-	}
-	return out
-}
-
-// add keeps what was read of a file that is no template.
-func (in *input) add(k kept) {
-	switch {
-	case k.pod != nil:
-		in.pods = append(in.pods, k.pod)
-	case k.ns != nil:
-		in.namespaces[k.ns.name] = append(in.namespaces[k.ns.name], k.ns)
-	case k.store != nil:
-		st := k.store
-		in.stores[storeKey{st.kind, st.namespace, st.name}] = st
-	}
-}
-
-// namespaceOf finds p's Namespace in the input. When files define it
-// differently (a kustomize base and an overlay), the pod's own file wins,
-// else the definition in the directory nearest to it, and the pod says so.
-func (in *input) namespaceOf(p *pod) {
-	defs := in.namespaces[p.namespace]
-	if len(defs) == 0 {
-		return
-	}
-	best := defs[0]
-	for _, ns := range defs[1:] {
-		if nearer(p.file, ns.file, best.file) {
-			best = ns
-		}
-	}
-	p.ns = best
-	var others []string
-	for _, ns := range defs {
-		if !ns.sameAs(best) {
-			others = append(others, fmt.Sprintf("%s:%d", ns.file, ns.line))
-		}
-	}
-	if len(others) > 0 {
-		whose := "the nearest"
-		if best.file == p.file {
-			whose = "this file's"
-		}
-		p.nsConflict = fmt.Sprintf("namespace %s is defined with other labels or annotations in %s than in %s:%d: this pod is judged with %s, %s:%d; check what is deployed (kustomize build OVERLAY | proxy-awaitctl check -)",
-			p.namespace, strings.Join(others, ", "), best.file, best.line, whose, best.file, best.line)
-	}
-}
-
-// nearer says whether file a is nearer to the pod's file than file b: the
-// same file, else the longer common directory.
-func nearer(pod, a, b string) bool {
-	switch {
-	case a == pod:
-		return b != pod
-	case b == pod:
-		return false
-	}
-	return commonDir(pod, a) > commonDir(pod, b)
-}
-
-// commonDir is the length of the directory that two paths share.
-func commonDir(a, b string) int {
-	n := 0
-	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {
-		if a[i] == '/' {
-			n = i
-		}
-	}
-	return n
+	return findings, sum
 }
 
 // checkPod judges every container of p that runs proxy-await, and the pod
 // as a whole, and returns the findings and how many such containers there
 // are.
-func checkPod(p *pod, stores map[storeKey]*store, flags *flagTable, opt Options) ([]Finding, int) {
-	a := analyse(p, stores, opt)
+func checkPod(p *manifest.Pod, flags *flagTable, opt Options) ([]Finding, int) {
+	a := analyse(p, opt)
 	return a.judge(flags), len(a.invs)
 }
 
 // analysis is a pod template as the rules judge it: the containers that
 // run proxy-await, with their invocations, and the sidecars the pod shows.
 type analysis struct {
-	p    *pod
-	invs map[*container]invocation
+	p    *manifest.Pod
+	invs map[*manifest.Container]invocation
 	mesh mesh
 	opt  Options
 }
 
-// analyse reads what p's containers run and which sidecars it shows, its
-// Namespace found (namespaceOf) and its variables read from stores.
-func analyse(p *pod, stores map[storeKey]*store, opt Options) *analysis {
-	for _, c := range p.containers {
-		resolve(c, p.namespace, stores)
-	}
-	a := &analysis{p: p, invs: map[*container]invocation{}, opt: opt}
-	for _, c := range p.containers {
+// analyse reads what p's containers run and which sidecars it shows, p
+// linked with the rest of the input (manifest.Input.Link).
+func analyse(p *manifest.Pod, opt Options) *analysis {
+	a := &analysis{p: p, invs: map[*manifest.Container]invocation{}, opt: opt}
+	for _, c := range p.Containers {
 		if inv, ok := invocationOf(c, opt.Entrypoint); ok {
 			a.invs[c] = inv
 		}
@@ -272,7 +151,7 @@ func analyse(p *pod, stores map[storeKey]*store, opt Options) *analysis {
 }
 
 // runs says whether c runs proxy-await.
-func (a *analysis) runs(c *container) bool {
+func (a *analysis) runs(c *manifest.Container) bool {
 	_, ok := a.invs[c]
 	return ok
 }
@@ -281,7 +160,7 @@ func (a *analysis) runs(c *container) bool {
 // pod as a whole.
 func (a *analysis) judge(flags *flagTable) []Finding {
 	var out []Finding
-	for _, c := range a.p.containers {
+	for _, c := range a.p.Containers {
 		if inv, ok := a.invs[c]; ok {
 			j := &judge{p: a.p, c: c, inv: inv, mesh: a.mesh, set: readSettings(inv, c, flags)}
 			j.run()

@@ -6,8 +6,7 @@
 package check
 
 import (
-	"slices"
-
+	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -27,50 +26,43 @@ type File struct {
 	// templates get the finding that says to render them.
 	Chart bool
 	// Pods are its pod templates, in the order of its documents.
-	Pods []*Pod
+	Pods []*PodAnalysis
+
+	file *manifest.File
 }
 
-// Pod is a pod template with what --check knows of it: the containers that
+// PodAnalysis is a pod template with what --check knows of it: the containers that
 // run proxy-await, the sidecars it shows and whether each is native.
-type Pod struct {
+type PodAnalysis struct {
 	a *analysis
 }
 
 // Kind and Name are those of the object that holds the template.
-func (p *Pod) Kind() string { return p.a.p.kind }
-func (p *Pod) Name() string { return p.a.p.name }
+func (p *PodAnalysis) Kind() string { return p.a.p.Kind }
+func (p *PodAnalysis) Name() string { return p.a.p.Name }
 
 // Line is the line of the object that holds the template.
-func (p *Pod) Line() int { return p.a.p.line }
+func (p *PodAnalysis) Line() int { return p.a.p.Line }
 
 // Read reads manifests as --check does (the same sources, bounds and
 // findings about files) and keeps each file whole, with its pod templates
 // judged as --check judges them, their Namespaces, ConfigMaps and Secrets
 // read from the whole input.
 func Read(paths []string, opt Options) []*File {
-	in := newInput(opt)
-	in.keepFiles = true
-	in.readSources(paths)
-	for _, f := range in.files {
-		for _, p := range f.Pods {
-			in.namespaceOf(p.a.p)
-			p.a = analyse(p.a.p, in.stores, opt)
+	in := read(paths, opt, true)
+	var out []*File
+	for _, mf := range in.Files {
+		f := &File{Name: mf.Name, Data: mf.Data, NotObject: mf.NotObject, Chart: mf.Chart, file: mf}
+		for _, p := range mf.Problems {
+			f.Findings = append(f.Findings, problemFinding(p))
 		}
+		for _, p := range mf.Pods {
+			in.Link(p)
+			f.Pods = append(f.Pods, &PodAnalysis{analyse(p, opt)})
+		}
+		out = append(out, f)
 	}
-	return in.files
-}
-
-// keepFile keeps what was read of a file, for Read: its data, the findings
-// about it, and the pods it added to the input from the index pods on.
-func (in *input) keepFile(src source, data []byte, findings []Finding, notObject, pods int) {
-	if !in.keepFiles {
-		return
-	}
-	f := &File{Name: src.name, Data: data, Findings: slices.Clone(findings), NotObject: notObject, Chart: src.own}
-	for _, p := range in.pods[pods:] {
-		f.Pods = append(f.Pods, &Pod{&analysis{p: p}})
-	}
-	in.files = append(in.files, f)
+	return out
 }
 
 // Document is a document of a file: where its text is (Start and End,
@@ -85,7 +77,7 @@ type Document struct {
 // Template is a pod template's node and what --check knows of it.
 type Template struct {
 	Node *yaml.Node // the template: the mapping that has spec.containers
-	Pod  *Pod
+	Pod  *PodAnalysis
 }
 
 // Documents parses f again, with the bounds it was read with, and pairs
@@ -94,20 +86,13 @@ type Template struct {
 func (f *File) Documents() []Document {
 	var out []Document
 	next := 0
-	documents(f.Name, f.Data, func(root *yaml.Node, p piece) {
-		d := Document{Start: p.off, End: p.off + len(p.text), Root: root}
-		for _, o := range objects(f.Name, root) {
-			if o.kind == "Namespace" || o.kind == "ConfigMap" || o.kind == "Secret" {
-				continue
-			}
-			for _, t := range templates(o) {
-				if next < len(f.Pods) {
-					d.Templates = append(d.Templates, Template{Node: deref(t.node), Pod: f.Pods[next]})
-				}
-				next++
-			}
+	for _, d := range f.file.Documents() {
+		doc := Document{Start: d.Start, End: d.End, Root: d.Root}
+		for _, t := range d.Templates {
+			doc.Templates = append(doc.Templates, Template{Node: t.Node, Pod: f.Pods[next]})
+			next++
 		}
-		out = append(out, d)
-	}, func(Finding) {})
+		out = append(out, doc)
+	}
 	return out
 }

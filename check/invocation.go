@@ -8,16 +8,18 @@ package check
 import (
 	"slices"
 	"strings"
+
+	"github.com/proxy-await/proxy-await/ctl/manifest"
 )
 
 // invocation is how a container runs proxy-await.
 type invocation struct {
-	args  []word   // proxy-await's arguments
-	env   []assign // NAME=value that a shell or env(1) puts before it
-	line  int      // the line where proxy-await is named
-	shell string   // the shell whose script runs it, "" when no shell does
-	exec  bool     // the script execs it
-	sub   string   // why it runs in a subshell, whose exec leaves the shell
+	args  []manifest.Word // proxy-await's arguments
+	env   []assign        // NAME=value that a shell or env(1) puts before it
+	line  int             // the line where proxy-await is named
+	shell string          // the shell whose script runs it, "" when no shell does
+	exec  bool            // the script execs it
+	sub   string          // why it runs in a subshell, whose exec leaves the shell
 
 	assigned []string // variables the script sets, whose values are the script's
 }
@@ -26,17 +28,19 @@ type invocation struct {
 // NAME=value before the command.
 type assign struct {
 	name  string
-	value word
+	value manifest.Word
 }
 
 // ownImage says whether image is proxy-await's own, whose entrypoint is
 // proxy-await: a container of it that sets only args runs proxy-await.
-func ownImage(image string) bool { return baseName(repository(image)) == "proxy-await" }
+func ownImage(image string) bool {
+	return manifest.BaseName(manifest.Repository(image)) == "proxy-await"
+}
 
-// repository is an image reference without its digest and tag:
+// Repository is an image reference without its digest and tag:
 // "gcr.io/x/proxy" for "gcr.io/x/proxy:1.2@sha256:...". A registry's port
 // ("localhost:5000/x") is not a tag.
-func repository(image string) string {
+func Repository(image string) string {
 	repo, _, _ := strings.Cut(image, "@")
 	if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
 		repo = repo[:i]
@@ -49,18 +53,18 @@ func repository(image string) string {
 // (an image without an ENTRYPOINT runs them so), or args after the image's
 // entrypoint where the caller knows it, or proxy-await's own image's.
 // entrypoint may be nil; argv is nil when what runs is not shown.
-func (c *container) argv(entrypoint func(image string) []string) []word {
-	cmd, args := c.words(c.command), c.words(c.args)
+func argvOf(c *manifest.Container, entrypoint func(image string) []string) []manifest.Word {
+	cmd, args := c.Words(c.Command), c.Words(c.Args)
 	if len(cmd) == 0 {
 		switch {
-		case entrypoint != nil && entrypoint(c.image) != nil:
-			for _, e := range entrypoint(c.image) {
-				cmd = append(cmd, word{text: e, known: true, line: c.line})
+		case entrypoint != nil && entrypoint(c.Image) != nil:
+			for _, e := range entrypoint(c.Image) {
+				cmd = append(cmd, manifest.Word{Text: e, Known: true, Line: c.Line})
 			}
-		case len(args) > 0 && args[0].known && program(args[0].text):
+		case len(args) > 0 && args[0].Known && program(args[0].Text):
 			return args
-		case ownImage(c.image):
-			cmd = []word{{text: "/proxy-await", known: true, line: c.line}}
+		case ownImage(c.Image):
+			cmd = []manifest.Word{{Text: "/proxy-await", Known: true, Line: c.Line}}
 		default:
 			return nil
 		}
@@ -71,28 +75,28 @@ func (c *container) argv(entrypoint func(image string) []string) []word {
 // program says whether a first word of args names a program rather than
 // an argument of an entrypoint: proxy-await, a shell, or a wrapper.
 func program(w string) bool {
-	return isProxyAwait(w) || isShell(w) || baseName(w) == "busybox" || wrapperOf(baseName(w)) != nil
+	return isProxyAwait(w) || isShell(w) || manifest.BaseName(w) == "busybox" || wrapperOf(manifest.BaseName(w)) != nil
 }
 
 // invocationOf finds proxy-await in what c runs.
-func invocationOf(c *container, entrypoint func(image string) []string) (invocation, bool) {
-	argv := c.argv(entrypoint)
+func invocationOf(c *manifest.Container, entrypoint func(image string) []string) (invocation, bool) {
+	argv := argvOf(c, entrypoint)
 	w, env := unwrap(argv)
-	if len(w) == 0 || !w[0].known {
+	if len(w) == 0 || !w[0].Known {
 		return invocation{}, false
 	}
-	if isProxyAwait(w[0].text) {
-		return invocation{args: w[1:], env: env, line: w[0].line}, true
+	if isProxyAwait(w[0].Text) {
+		return invocation{args: w[1:], env: env, line: w[0].Line}, true
 	}
-	sc := scriptOf(w, c.vars)
+	sc := scriptOf(w, c.Vars)
 	if sc == nil {
 		return invocation{}, false
 	}
 	for _, cmd := range sc.commands() {
 		if inv, ok := commandInvocation(cmd); ok {
-			inv.shell = baseName(w[0].text)
+			inv.shell = manifest.BaseName(w[0].Text)
 			if inv.shell == "busybox" {
-				inv.shell = "busybox " + baseName(w[1].text)
+				inv.shell = "busybox " + manifest.BaseName(w[1].Text)
 			}
 			for name := range sc.assigned {
 				inv.assigned = append(inv.assigned, name)
@@ -107,7 +111,7 @@ func invocationOf(c *container, entrypoint func(image string) []string) (invocat
 // scriptOf is the script of "sh [OPTIONS] -c [OPTIONS] [--] SCRIPT [NAME
 // [ARG...]]", which sees the ARGs as its positional parameters; nil for
 // anything else (a script file is not visible here). busybox sh is sh.
-func scriptOf(w []word, vars *environment) *script {
+func scriptOf(w []manifest.Word, vars *manifest.Variables) *script {
 	i, ok := shellScript(w)
 	if !ok {
 		return nil
@@ -115,11 +119,11 @@ func scriptOf(w []word, vars *environment) *script {
 	// The script is read even where it holds a $(VAR) whose value is not
 	// known: the words that hold it are unknown.
 	a := w[i]
-	var positional []word
+	var positional []manifest.Word
 	if i+2 < len(w) {
 		positional = w[i+2:]
 	}
-	return newScript(scalar{s: a.text, line: a.line, breaks: a.breaks, folded: a.folded}, vars, positional)
+	return newScript(manifest.Scalar{Text: a.Text, Line: a.Line, Breaks: a.Breaks, Folded: a.Folded}, vars, positional)
 }
 
 // shellScript is where the script string of a shell's command line is:
@@ -128,18 +132,18 @@ func scriptOf(w []word, vars *environment) *script {
 // clusters after - or + (-euo, +x), where o and O take the next word
 // (-o pipefail), bash's long options (--rcfile FILE), and -- or - to end
 // them. "busybox sh" is sh.
-func shellScript(w []word) (int, bool) {
+func shellScript(w []manifest.Word) (int, bool) {
 	i := 0
-	if len(w) > 1 && w[0].known && baseName(w[0].text) == "busybox" {
+	if len(w) > 1 && w[0].Known && manifest.BaseName(w[0].Text) == "busybox" {
 		i = 1
 	}
-	if i >= len(w) || !w[i].known || !isShell(w[i].text) {
+	if i >= len(w) || !w[i].Known || !isShell(w[i].Text) {
 		return 0, false
 	}
 	c := false
 	for i++; i < len(w); i++ {
-		t := w[i].text
-		if !w[i].known || len(t) < 2 || t[0] != '-' && t[0] != '+' {
+		t := w[i].Text
+		if !w[i].Known || len(t) < 2 || t[0] != '-' && t[0] != '+' {
 			break
 		}
 		if t == "--" {
@@ -173,26 +177,26 @@ func commandInvocation(c command) (invocation, bool) {
 	cmd := c.words
 	inv := invocation{sub: c.sub}
 	i := 0
-	for ; i < len(cmd) && isAssignment(cmd[i].text); i++ {
-		name, v, _ := strings.Cut(cmd[i].text, "=")
+	for ; i < len(cmd) && isAssignment(cmd[i].Text); i++ {
+		name, v, _ := strings.Cut(cmd[i].Text, "=")
 		w := cmd[i]
-		w.text = v
+		w.Text = v
 		inv.env = append(inv.env, assign{name, w})
 	}
-	if i < len(cmd) && cmd[i].text == "exec" {
+	if i < len(cmd) && cmd[i].Text == "exec" {
 		inv.exec = true
-		for i++; i < len(cmd) && strings.HasPrefix(cmd[i].text, "-"); i++ {
-			if cmd[i].text == "-a" {
+		for i++; i < len(cmd) && strings.HasPrefix(cmd[i].Text, "-"); i++ {
+			if cmd[i].Text == "-a" {
 				i++ // bash's exec -a NAME
 			}
 		}
 	}
 	w, env := unwrap(cmd[min(i, len(cmd)):])
-	if len(w) == 0 || !w[0].known || !isProxyAwait(w[0].text) {
+	if len(w) == 0 || !w[0].Known || !isProxyAwait(w[0].Text) {
 		return invocation{}, false
 	}
 	inv.env = append(inv.env, env...)
-	inv.args, inv.line = w[1:], w[0].line
+	inv.args, inv.line = w[1:], w[0].Line
 	return inv, true
 }
 
@@ -231,16 +235,16 @@ func wrapperOf(name string) *wrapper {
 
 // unwrap strips the wrappers at the start of a command line, and returns
 // the command they run and the variables env(1) sets for it.
-func unwrap(w []word) ([]word, []assign) {
+func unwrap(w []manifest.Word) ([]manifest.Word, []assign) {
 	var env []assign
-	for len(w) > 0 && w[0].known {
-		wr := wrapperOf(baseName(w[0].text))
+	for len(w) > 0 && w[0].Known {
+		wr := wrapperOf(manifest.BaseName(w[0].Text))
 		if wr == nil {
 			break
 		}
 		w = w[1:]
-		for len(w) > 0 && strings.HasPrefix(w[0].text, "-") && len(w[0].text) > 1 {
-			opt := w[0].text
+		for len(w) > 0 && strings.HasPrefix(w[0].Text, "-") && len(w[0].Text) > 1 {
+			opt := w[0].Text
 			w = w[1:]
 			if opt == "--" {
 				break
@@ -254,10 +258,10 @@ func unwrap(w []word) ([]word, []assign) {
 				}
 			}
 		}
-		for wr.assigns && len(w) > 0 && isAssignment(w[0].text) {
-			name, v, _ := strings.Cut(w[0].text, "=")
+		for wr.assigns && len(w) > 0 && isAssignment(w[0].Text) {
+			name, v, _ := strings.Cut(w[0].Text, "=")
 			a := assign{name, w[0]}
-			a.value.text = v
+			a.value.Text = v
 			env = append(env, a)
 			w = w[1:]
 		}
@@ -266,10 +270,10 @@ func unwrap(w []word) ([]word, []assign) {
 	return w, env
 }
 
-func isProxyAwait(arg0 string) bool { return baseName(arg0) == "proxy-await" }
+func isProxyAwait(arg0 string) bool { return manifest.BaseName(arg0) == "proxy-await" }
 
 func isShell(arg0 string) bool {
-	switch baseName(arg0) {
+	switch manifest.BaseName(arg0) {
 	case "sh", "bash", "ash", "dash", "ksh", "zsh":
 		return true
 	}
@@ -278,30 +282,30 @@ func isShell(arg0 string) bool {
 
 // commandsOf are the commands a container runs, each as its words behind
 // its wrappers: its argv, or what its shell script runs.
-func commandsOf(c *container, entrypoint func(image string) []string) [][]word {
-	argv := c.argv(entrypoint)
+func commandsOf(c *manifest.Container, entrypoint func(image string) []string) [][]manifest.Word {
+	argv := argvOf(c, entrypoint)
 	w, _ := unwrap(argv)
-	if sc := scriptOf(w, c.vars); sc != nil {
+	if sc := scriptOf(w, c.Vars); sc != nil {
 		return sc.runs(0)
 	}
 	if len(w) == 0 {
 		return nil
 	}
 	markCredentials(w)
-	return [][]word{w}
+	return [][]manifest.Word{w}
 }
 
 // runs are the commands a script runs, each as its words behind
 // assignments, exec and wrappers: its statements, and what the shell runs
 // for them: a trap's action when it exits, eval's words, the script of a
 // shell it starts.
-func (sc *script) runs(depth int) [][]word {
-	var out [][]word
+func (sc *script) runs(depth int) [][]manifest.Word {
+	var out [][]manifest.Word
 	for _, c := range sc.commands() {
 		cmd := c.words
 		markCredentials(cmd)
 		i := 0
-		for i < len(cmd) && (isAssignment(cmd[i].text) || cmd[i].text == "exec") {
+		for i < len(cmd) && (isAssignment(cmd[i].Text) || cmd[i].Text == "exec") {
 			i++
 		}
 		rest, _ := unwrap(cmd[i:])
@@ -319,11 +323,11 @@ func (sc *script) runs(depth int) [][]word {
 // inner is the script that a command has the shell run: the action of a
 // trap that runs when the shell exits, eval's words, a shell's -c script;
 // nil for any other command.
-func (sc *script) inner(cmd []word) *script {
-	if !cmd[0].known {
+func (sc *script) inner(cmd []manifest.Word) *script {
+	if !cmd[0].Known {
 		return nil
 	}
-	switch cmd[0].text {
+	switch cmd[0].Text {
 	case "trap":
 		if action, ok := exitTrap(cmd[1:]); ok {
 			return sc.child(action)
@@ -332,20 +336,20 @@ func (sc *script) inner(cmd []word) *script {
 	case "eval":
 		var words []string
 		for _, w := range cmd[1:] {
-			words = append(words, w.text)
+			words = append(words, w.Text)
 		}
 		if len(words) == 0 {
 			return nil
 		}
-		return sc.child(word{text: strings.Join(words, " "), known: true, line: cmd[1].line})
+		return sc.child(manifest.Word{Text: strings.Join(words, " "), Known: true, Line: cmd[1].Line})
 	}
 	return scriptOf(cmd, sc.vars)
 }
 
 // child is the script in w that the shell runs itself, with the script's
 // variables and parameters.
-func (sc *script) child(w word) *script {
-	return &script{src: scalar{s: w.text, line: w.line}, cmds: lexScript(w.text), assigned: sc.assigned,
+func (sc *script) child(w manifest.Word) *script {
+	return &script{src: manifest.Scalar{Text: w.Text, Line: w.Line}, cmds: lexScript(w.Text), assigned: sc.assigned,
 		positional: sc.positional, shifted: sc.shifted, vars: sc.vars}
 }
 
@@ -353,18 +357,18 @@ func (sc *script) child(w word) *script {
 // its conditions is the shell's exit (EXIT, 0, SIGEXIT, in any case), as
 // the quit call of a Job's script often is; false for any other trap, a
 // trap that resets (-) or ignores ("") its conditions, and trap -p or -l.
-func exitTrap(args []word) (word, bool) {
-	if len(args) > 0 && args[0].text == "--" {
+func exitTrap(args []manifest.Word) (manifest.Word, bool) {
+	if len(args) > 0 && args[0].Text == "--" {
 		args = args[1:]
 	}
-	if len(args) < 2 || args[0].text == "-" || args[0].text == "" || strings.HasPrefix(args[0].text, "-") {
-		return word{}, false
+	if len(args) < 2 || args[0].Text == "-" || args[0].Text == "" || strings.HasPrefix(args[0].Text, "-") {
+		return manifest.Word{}, false
 	}
 	for _, c := range args[1:] {
-		switch strings.ToUpper(c.text) {
+		switch strings.ToUpper(c.Text) {
 		case "EXIT", "0", "SIGEXIT":
 			return args[0], true
 		}
 	}
-	return word{}, false
+	return manifest.Word{}, false
 }

@@ -10,60 +10,61 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/internal/editdistance"
 	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // podReport is a finding about the pod as a whole, at the container that
 // runs proxy-await, else its first application container.
-func podReport(p *pod, c *container, rule string, line int, format string, args ...any) Finding {
+func podReport(p *manifest.Pod, c *manifest.Container, rule string, line int, format string, args ...any) Finding {
 	if line == 0 {
-		line = c.line
+		line = c.Line
 	}
-	return Finding{File: p.file, Line: line, Level: levelOf(rule), Rule: rule,
-		Kind: p.kind, Name: p.name, Container: c.name, Message: fmt.Sprintf(format, args...)}
+	return Finding{File: p.File, Line: line, Level: levelOf(rule), Rule: rule,
+		Kind: p.Kind, Name: p.Name, Container: c.Name, Message: fmt.Sprintf(format, args...)}
 }
 
 // mainContainer is the container a finding about the pod names: the first
 // that runs proxy-await, else the first application container.
-func mainContainer(p *pod, m mesh, runs func(*container) bool) *container {
-	for _, c := range p.containers {
+func mainContainer(p *manifest.Pod, m mesh, runs func(*manifest.Container) bool) *manifest.Container {
+	for _, c := range p.Containers {
 		if runs(c) {
 			return c
 		}
 	}
-	for _, c := range p.containers {
-		if !c.init && !slices.ContainsFunc(m.sidecars, func(s *sidecar) bool { return s.container == c }) {
+	for _, c := range p.Containers {
+		if !c.Init && !slices.ContainsFunc(m.sidecars, func(s *sidecar) bool { return s.container == c }) {
 			return c
 		}
 	}
-	return p.containers[0]
+	return p.Containers[0]
 }
 
 // podFindings judges what p shows as a whole.
-func podFindings(p *pod, m mesh, runs func(*container) bool, entrypoint func(string) []string) []Finding {
-	if len(p.containers) == 0 {
+func podFindings(p *manifest.Pod, m mesh, runs func(*manifest.Container) bool, entrypoint func(string) []string) []Finding {
+	if len(p.Containers) == 0 {
 		return nil
 	}
 	c := mainContainer(p, m, runs)
 	var out []Finding
-	if p.nsConflict != "" && (p.job || slices.ContainsFunc(p.containers, runs)) {
-		line := p.nsLine
+	if p.NSConflict != "" && (p.Job || slices.ContainsFunc(p.Containers, runs)) {
+		line := p.NamespaceLine
 		if line == 0 {
-			line = p.line
+			line = p.Line
 		}
-		out = append(out, podReport(p, c, ruleNamespaceConflict, line, "%s", p.nsConflict))
+		out = append(out, podReport(p, c, ruleNamespaceConflict, line, "%s", p.NSConflict))
 	}
 	known := knownKeys()
-	for _, m := range []meta{p.labels, p.annotations} {
-		for _, key := range m.keys() {
+	for _, m := range []manifest.Meta{p.Labels, p.Annotations} {
+		for _, key := range m.Keys() {
 			if right := misspelt(key, known); right != "" {
-				out = append(out, podReport(p, c, ruleMisspeltKey, m.at(key).line, "%s is not a key any proxy reads; %s is: the proxy never sees this one, so write %s",
+				out = append(out, podReport(p, c, ruleMisspeltKey, m.At(key).Line, "%s is not a key any proxy reads; %s is: the proxy never sees this one, so write %s",
 					key, right, right))
 			}
 		}
 	}
-	if p.job && !slices.ContainsFunc(p.containers, runs) {
+	if p.Job && !slices.ContainsFunc(p.Containers, runs) {
 		out = append(out, unstopped(p, m, c, entrypoint)...)
 	}
 	return out
@@ -71,7 +72,7 @@ func podFindings(p *pod, m mesh, runs func(*container) bool, entrypoint func(str
 
 // unstopped: a Job's pod without proxy-await whose classic sidecar no
 // statement of the application's command stops.
-func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string) []Finding {
+func unstopped(p *manifest.Pod, m mesh, app *manifest.Container, entrypoint func(string) []string) []Finding {
 	var classics []*sidecar
 	for _, s := range m.sidecars {
 		if s.native != native {
@@ -81,9 +82,9 @@ func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string)
 	if len(classics) == 0 {
 		return nil
 	}
-	var cmds [][]word
-	for _, c := range p.containers {
-		if !c.init && !slices.ContainsFunc(m.sidecars, func(s *sidecar) bool { return s.container == c }) {
+	var cmds [][]manifest.Word
+	for _, c := range p.Containers {
+		if !c.Init && !slices.ContainsFunc(m.sidecars, func(s *sidecar) bool { return s.container == c }) {
 			cmds = append(cmds, commandsOf(c, entrypoint)...)
 		}
 	}
@@ -105,8 +106,8 @@ func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string)
 		line, named := 0, ""
 		for _, cmd := range cmds {
 			for _, w := range cmd[1:] {
-				if strings.Contains(w.text, s.shutdown.path) && named == "" {
-					line, named = w.line, onlyNamed(cmd, w)
+				if strings.Contains(w.Text, s.shutdown.path) && named == "" {
+					line, named = w.Line, onlyNamed(cmd, w)
 				}
 			}
 		}
@@ -119,7 +120,7 @@ func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string)
 		}
 		out = append(out, podReport(p, app, ruleJobNeverCompletes, line,
 			"the classic %s sidecar (%s) keeps running after the application exits and nothing here stops it, so the %s never completes: run the application under proxy-await -S --proxy %s, or POST %s when it ends%s%s%s",
-			s.Name, s.from, p.jobName(), strings.Join(presets, ","), quit, off, named, s.whenClassic()))
+			s.Name, s.from, p.JobName(), strings.Join(presets, ","), quit, off, named, s.whenClassic()))
 	}
 	return out
 }
@@ -129,45 +130,45 @@ func unstopped(p *pod, m mesh, app *container, entrypoint func(string) []string)
 // line that calls it to the command before; a trap runs it only on a
 // signal; or the endpoint is an argument of a program that is no HTTP
 // client, which may or may not call it.
-func onlyNamed(cmd []word, w word) string {
-	program := shownWord(word{text: baseName(cmd[0].text), secret: cmd[0].secret, written: cmd[0].written})
+func onlyNamed(cmd []manifest.Word, w manifest.Word) string {
+	program := manifest.Shown(manifest.Word{Text: manifest.BaseName(cmd[0].Text), Secret: cmd[0].Secret, Written: cmd[0].Written})
 	switch {
-	case w.folded && w.line > cmd[0].line:
+	case w.Folded && w.Line > cmd[0].Line:
 		return fmt.Sprintf("; the command names %s only as an argument of %s, on a later line of a folded scalar (- >), which joins the script's lines into one command: write the script as a literal block (- |), or join the commands with &&",
-			shownWord(w), program)
-	case cmd[0].text == "trap":
+			manifest.Shown(w), program)
+	case cmd[0].Text == "trap":
 		return fmt.Sprintf("; the script calls it in a trap on %s, which runs only when the shell gets that signal, not when the application exits: add EXIT to the trap's conditions",
-			shownWord(cmd[len(cmd)-1]))
+			manifest.Shown(cmd[len(cmd)-1]))
 	}
-	return fmt.Sprintf("; the command gives %s to %s, which check cannot see call it", shownWord(w), program)
+	return fmt.Sprintf("; the command gives %s to %s, which check cannot see call it", manifest.Shown(w), program)
 }
 
 // firstLine is the line of a container's command, else its args, else the
 // container's.
-func firstLine(c *container) int {
+func firstLine(c *manifest.Container) int {
 	switch {
-	case len(c.command) > 0:
-		return c.command[0].line
-	case len(c.args) > 0:
-		return c.args[0].line
+	case len(c.Command) > 0:
+		return c.Command[0].Line
+	case len(c.Args) > 0:
+		return c.Args[0].Line
 	}
-	return c.line
+	return c.Line
 }
 
 // stops says whether a command visibly stops sidecar s: an HTTP client
 // that calls its quit endpoint, or a command that the proxy table says
 // stops it (pilot-agent's request for Istio's, linkerd-await --shutdown for
 // Linkerd's, scuttle for an Envoy's).
-func stops(cmds [][]word, s *sidecar) bool {
+func stops(cmds [][]manifest.Word, s *sidecar) bool {
 	for _, cmd := range cmds {
-		if len(cmd) == 0 || !cmd[0].known {
+		if len(cmd) == 0 || !cmd[0].Known {
 			continue
 		}
 		args := make([]string, len(cmd)-1)
 		for i, w := range cmd[1:] {
-			args[i] = w.text
+			args[i] = w.Text
 		}
-		switch program := baseName(cmd[0].text); program {
+		switch program := manifest.BaseName(cmd[0].Text); program {
 		case "curl", "wget", "http", "https", "xh":
 			if slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, s.shutdown.path) }) {
 				return true
@@ -216,10 +217,10 @@ func misspelt(key string, known []string) string {
 }
 
 // nearMiss is a key of the pod's that is a near miss of key, "" if none.
-func (p *pod) nearMiss(key string) string {
+func nearMiss(p *manifest.Pod, key string) string {
 	known := knownKeys()
-	for _, m := range []meta{p.labels, p.annotations} {
-		for _, k := range m.keys() {
+	for _, m := range []manifest.Meta{p.Labels, p.Annotations} {
+		for _, k := range m.Keys() {
 			if misspelt(k, known) == key {
 				return k
 			}

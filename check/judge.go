@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/internal/urlport"
@@ -25,8 +26,8 @@ import (
 
 // judge judges one container that runs proxy-await.
 type judge struct {
-	p        *pod
-	c        *container
+	p        *manifest.Pod
+	c        *manifest.Container
 	inv      invocation
 	mesh     mesh
 	set      settings
@@ -41,8 +42,8 @@ func (j *judge) report(rule string, line int, format string, args ...any) {
 		line = j.inv.line
 	}
 	j.out = append(j.out, Finding{
-		File: j.p.file, Line: line, Level: levelOf(rule), Rule: rule,
-		Kind: j.p.kind, Name: j.p.name, Container: j.c.name,
+		File: j.p.File, Line: line, Level: levelOf(rule), Rule: rule,
+		Kind: j.p.Kind, Name: j.p.Name, Container: j.c.Name,
 		Message: fmt.Sprintf(format, args...),
 	})
 }
@@ -111,14 +112,14 @@ func (j *judge) flags() {
 		msg, h := usage(j.set.err)
 		line := j.set.errLine
 		if w := j.set.split; w != nil {
-			fields := strings.Fields(w.text)
+			fields := strings.Fields(w.Text)
 			value := redact.Word(strings.Join(fields[1:], " ")) // as proxy-await's own messages show a value
-			if w.secret {
+			if w.Secret {
 				value = redact.Mask
 			}
 			h = fmt.Sprintf("%q is one element of the list: a flag and its value are two, so split it: %q, %q (or write %s=%s)",
 				fields[0]+" "+value, fields[0], value, fields[0], value)
-			line = w.line
+			line = w.Line
 		}
 		j.report(ruleFlags, line, "%s", hint.Text(msg, h))
 		return
@@ -163,10 +164,10 @@ func (j *judge) shellForm() {
 // command to run: words after "--", and no --install.
 func (j *judge) runsCommand() bool {
 	for i, w := range j.inv.args {
-		if strings.HasPrefix(w.text, "--install") {
+		if strings.HasPrefix(w.Text, "--install") {
 			return false
 		}
-		if w.text == "--" {
+		if w.Text == "--" {
 			return i+1 < len(j.inv.args)
 		}
 	}
@@ -335,12 +336,12 @@ func portFix(px *proxies.Proxy, e endpoint) string {
 // pod's other containers start; a sidecar that is one of those, or a
 // native sidecar listed after it, is not there yet.
 func (j *judge) startsFirst(s *sidecar) {
-	if !j.c.init || j.c.restartAlways {
+	if !j.c.Init || j.c.RestartAlways {
 		return
 	}
 	line := j.set.lineOf("ready-url", "port", "proxy")
 	switch {
-	case s.native == native && s.container != nil && slices.Index(j.p.containers, s.container) > slices.Index(j.p.containers, j.c):
+	case s.native == native && s.container != nil && slices.Index(j.p.Containers, s.container) > slices.Index(j.p.Containers, j.c):
 		j.report(rulePresetMismatch, line, "this init container waits for the %s sidecar, which is native but listed after it: init containers start in order, so it waits forever; list the sidecar first",
 			s.Name)
 	case s.native != native:
@@ -401,7 +402,7 @@ func (j *judge) shutdownTargets() []*sidecar {
 // jobNeverCompletes: a classic sidecar outlives the application unless -S
 // tells it to stop, and the Job's pod never completes.
 func (j *judge) jobNeverCompletes() {
-	if !j.p.job || j.c.init || !j.needs(ruleJobNeverCompletes, shutdownFlags...) {
+	if !j.p.Job || j.c.Init || !j.needs(ruleJobNeverCompletes, shutdownFlags...) {
 		return
 	}
 	shut := j.shutdownTargets()
@@ -410,10 +411,10 @@ func (j *judge) jobNeverCompletes() {
 		case s.native == native:
 		case !j.cfg.Shutdown:
 			j.report(ruleJobNeverCompletes, j.inv.line, "the classic %s sidecar (%s) keeps running after the application exits, so the %s never completes: add -S (--shutdown)%s",
-				s.Name, s.from, j.p.jobName(), s.whenClassic())
+				s.Name, s.from, j.p.JobName(), s.whenClassic())
 		case !slices.Contains(shut, s):
 			j.report(ruleJobNeverCompletes, j.set.lineOf("proxy", "shutdown-url", "shutdown"), "-S does not stop the classic %s sidecar (%s), so the %s never completes: add %s to --proxy (--proxy %s)%s",
-				s.Name, s.from, j.p.jobName(), s.Preset, j.suggest(func(s *sidecar) bool { return s.native != native }), s.whenClassic())
+				s.Name, s.from, j.p.JobName(), s.Preset, j.suggest(func(s *sidecar) bool { return s.native != native }), s.whenClassic())
 		}
 	}
 }
@@ -423,7 +424,7 @@ func (j *judge) jobNeverCompletes() {
 // classic sidecar down by then, and a sidecar that exited 0 is not
 // restarted.
 func (j *judge) retryLosesProxy() {
-	if !j.p.job || j.c.init || j.p.restartPolicy.s != "OnFailure" || !j.needs(ruleRetryLosesProxy, append(shutdownFlags, "keep-proxy-on-failure")...) {
+	if !j.p.Job || j.c.Init || j.p.RestartPolicy.Text != "OnFailure" || !j.needs(ruleRetryLosesProxy, append(shutdownFlags, "keep-proxy-on-failure")...) {
 		return
 	}
 	if !j.cfg.Shutdown || j.cfg.KeepProxy {
@@ -440,7 +441,7 @@ func (j *judge) retryLosesProxy() {
 	if len(names) == 0 {
 		return
 	}
-	j.report(ruleRetryLosesProxy, j.p.restartPolicy.line, "restartPolicy: OnFailure restarts the application's container in the same pod after a failure, but -S has shut the classic %s sidecar down by then, and a sidecar that exited 0 is not restarted: the restarted application waits for it forever; add --keep-proxy-on-failure, or set restartPolicy: Never%s",
+	j.report(ruleRetryLosesProxy, j.p.RestartPolicy.Line, "restartPolicy: OnFailure restarts the application's container in the same pod after a failure, but -S has shut the classic %s sidecar down by then, and a sidecar that exited 0 is not restarted: the restarted application waits for it forever; add --keep-proxy-on-failure, or set restartPolicy: Never%s",
 		strings.Join(names, " and "), when)
 }
 
@@ -468,29 +469,29 @@ func (j *judge) gracePeriod() {
 	if !j.needs(ruleGracePeriod, "term-delay", "kill-after", "shutdown", "shutdown-timeout") {
 		return
 	}
-	parts := []string{"preStop " + dur(j.c.preStop), "term-delay " + dur(j.cfg.TermDelay), "kill-after " + dur(j.cfg.KillAfter)}
-	total := j.c.preStop + j.cfg.TermDelay + j.cfg.KillAfter
+	parts := []string{"preStop " + dur(preStopOf(j.c)), "term-delay " + dur(j.cfg.TermDelay), "kill-after " + dur(j.cfg.KillAfter)}
+	total := preStopOf(j.c) + j.cfg.TermDelay + j.cfg.KillAfter
 	if j.cfg.Shutdown {
 		parts = append(parts, "shutdown-timeout "+dur(j.cfg.ShutdownTimeout))
 		total += j.cfg.ShutdownTimeout
 	}
-	if total <= j.p.grace {
+	if total <= j.p.Grace {
 		return
 	}
-	line := j.p.graceLine
+	line := j.p.GraceLine
 	if line == 0 {
 		line = j.set.lineOf("term-delay", "kill-after", "shutdown-timeout")
 	}
 	j.report(ruleGracePeriod, line, "%s = %s > %s %ds%s: the kubelet's SIGKILL comes first; raise %s to %d, or shorten them",
-		strings.Join(parts, " + "), dur(total), j.p.graceName, int(j.p.grace/time.Second), j.p.graceWhy, j.p.graceName, int((total+time.Second-1)/time.Second))
+		strings.Join(parts, " + "), dur(total), j.p.GraceField, int(j.p.Grace/time.Second), j.p.GraceWhy, j.p.GraceField, int((total+time.Second-1)/time.Second))
 }
 
 // proxyStopsFirst: a sidecar that stops taking new connections before
 // proxy-await delivers the stop signal drops the requests the application
 // was kept up to serve.
 func (j *judge) proxyStopsFirst() {
-	hold := j.c.preStop + j.cfg.TermDelay
-	if j.c.init || !j.needs(ruleProxyStopsFirst, "term-delay") || hold == 0 {
+	hold := preStopOf(j.c) + j.cfg.TermDelay
+	if j.c.Init || !j.needs(ruleProxyStopsFirst, "term-delay") || hold == 0 {
 		return
 	}
 	for _, s := range j.mesh.sidecars {
@@ -515,7 +516,7 @@ func (j *judge) proxyStopsFirst() {
 			line = j.set.lineOf("term-delay")
 		}
 		j.report(ruleProxyStopsFirst, line, "%s %s after the pod is deleted (%s), but proxy-await holds the stop signal for preStop %s + term-delay %s = %s: raise %s to %s or more%s",
-			what, dur(s.stop), s.stopWhy, dur(j.c.preStop), dur(j.cfg.TermDelay), dur(hold), s.stopFix, s.stopValue(hold), s.whenClassic())
+			what, dur(s.stop), s.stopWhy, dur(preStopOf(j.c)), dur(j.cfg.TermDelay), dur(hold), s.stopFix, s.stopValue(hold), s.whenClassic())
 	}
 }
 
@@ -528,48 +529,48 @@ func (j *judge) probesKeepDrainBusy() {
 	if !j.needs(ruleProbesBusy, "drain-quiet", "drain-ports", "probe-port") || j.cfg.DrainQuiet == 0 {
 		return
 	}
-	for _, pr := range j.c.probes {
-		if pr.kind == "startupProbe" {
+	for _, pr := range j.c.Probes {
+		if pr.Kind == "startupProbe" {
 			continue
 		}
-		port, err := strconv.Atoi(pr.port.s)
-		if i := slices.IndexFunc(j.c.ports, func(p namedPort) bool { return p.name == pr.port.s }); err != nil && i >= 0 {
-			port = j.c.ports[i].port
+		port, err := strconv.Atoi(pr.Port.Text)
+		if i := slices.IndexFunc(j.c.Ports, func(p manifest.NamedPort) bool { return p.Name == pr.Port.Text }); err != nil && i >= 0 {
+			port = j.c.Ports[i].Port
 		}
-		if port == 0 || pr.host != "" && !config.IsLoopback(pr.host) || port == j.cfg.ProbePort {
+		if port == 0 || pr.Host != "" && !config.IsLoopback(pr.Host) || port == j.cfg.ProbePort {
 			continue
 		}
 		if len(j.cfg.DrainPorts) > 0 && !slices.Contains(j.cfg.DrainPorts, uint16(port)) {
 			continue
 		}
-		period := time.Duration(pr.period) * time.Second
+		period := time.Duration(pr.Period) * time.Second
 		if period > j.cfg.DrainQuiet {
 			continue
 		}
-		j.report(ruleProbesBusy, pr.port.line, "the kubelet's %s reaches port %d, which the drain watches, every %s (periodSeconds), no longer apart than --drain-quiet %s: the drain never sees a quiet period and holds the stop signal for the whole --term-delay %s; %s",
-			pr.kind, port, dur(period), dur(j.cfg.DrainQuiet), dur(j.cfg.TermDelay), j.probeFix(pr, port))
+		j.report(ruleProbesBusy, pr.Port.Line, "the kubelet's %s reaches port %d, which the drain watches, every %s (periodSeconds), no longer apart than --drain-quiet %s: the drain never sees a quiet period and holds the stop signal for the whole --term-delay %s; %s",
+			pr.Kind, port, dur(period), dur(j.cfg.DrainQuiet), dur(j.cfg.TermDelay), j.probeFix(pr, port))
 	}
 }
 
 // probeFix is how to move a probe that reaches port onto --probe-port,
 // keeping what it checks: an HTTP probe's path becomes --app-probe's URL,
 // never a weaker tcp:PORT.
-func (j *judge) probeFix(pr probe, port int) string {
-	ours := map[string]string{"readinessProbe": "/ready", "livenessProbe": "/live"}[pr.kind]
+func (j *judge) probeFix(pr manifest.Probe, port int) string {
+	ours := map[string]string{"readinessProbe": "/ready", "livenessProbe": "/live"}[pr.Kind]
 	if j.cfg.ProbePort != 0 {
-		if pr.handler == "httpGet" {
+		if pr.Handler == "httpGet" {
 			return fmt.Sprintf("point it at --probe-port %d, path %s", j.cfg.ProbePort, ours)
 		}
 		return fmt.Sprintf("make it an httpGet of --probe-port %d, path %s", j.cfg.ProbePort, ours)
 	}
 	check := fmt.Sprintf("tcp:%d", port)
-	switch pr.handler {
+	switch pr.Handler {
 	case "httpGet":
 		scheme := "http"
-		if strings.EqualFold(pr.scheme, "HTTPS") {
+		if strings.EqualFold(pr.Scheme, "HTTPS") {
 			scheme = "https"
 		}
-		check = fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, port, cmp.Or(pr.path, "/"))
+		check = fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, port, cmp.Or(pr.Path, "/"))
 	case "grpc":
 		return fmt.Sprintf("serve the probes with --probe-port on a free port (e.g. --probe-port 8081) and point this one at it, path %s; --app-probe has no gRPC check: tcp:%d checks only that the port takes connections, an HTTP health endpoint of the app keeps more", ours, port)
 	}

@@ -7,6 +7,8 @@ import (
 	"cmp"
 	"strings"
 	"time"
+
+	"github.com/proxy-await/proxy-await/ctl/manifest"
 )
 
 // SuggestedProxyLost is the --proxy-lost that proxy-loss-hangs suggests:
@@ -21,8 +23,8 @@ const SuggestedProxyLost = 10 * time.Second
 // off) would leave the Job hanging when one of them dies mid-run; none
 // when it would not. Under restartPolicy: Never the kubelet restarts no
 // container, a classic sidecar included, and nothing else ends the pod.
-func proxyLossHangs(p *pod, m mesh, proxyLost time.Duration) []*sidecar {
-	if !p.job || p.restartPolicy.s != "Never" || p.deadline.s != "" || proxyLost > 0 {
+func proxyLossHangs(p *manifest.Pod, m mesh, proxyLost time.Duration) []*sidecar {
+	if !p.Job || p.RestartPolicy.Text != "Never" || p.Deadline.Text != "" || proxyLost > 0 {
 		return nil
 	}
 	var classics []*sidecar
@@ -38,7 +40,7 @@ func proxyLossHangs(p *pod, m mesh, proxyLost time.Duration) []*sidecar {
 // at proxy-await. A --proxy-lost that the input does not hold is not
 // judged only where the pod would need one.
 func (j *judge) proxyLossHangs() {
-	if j.c.init || len(proxyLossHangs(j.p, j.mesh, 0)) == 0 || !j.needs(ruleProxyLossHangs, "proxy-lost", "proxy", "ready-url") {
+	if j.c.Init || len(proxyLossHangs(j.p, j.mesh, 0)) == 0 || !j.needs(ruleProxyLossHangs, "proxy-lost", "proxy", "ready-url") {
 		return
 	}
 	if len(j.cfg.ReadyURLs) == 0 || j.cfg.Disabled {
@@ -60,5 +62,5 @@ func (j *judge) proxyLossHangs() {
 	}
 	j.report(ruleProxyLossHangs, j.set.lineOf("proxy-lost"),
 		"%s %s while the application runs (restartPolicy: Never), and nothing ends the %s then: it hangs; add --proxy-lost %s, so that proxy-await stops the application and exits 69, and the %s retries in a new pod; or set activeDeadlineSeconds%s",
-		strings.Join(names, " and "), dies, j.p.jobName(), SuggestedProxyLost, j.p.jobName(), when)
+		strings.Join(names, " and "), dies, j.p.JobName(), SuggestedProxyLost, j.p.JobName(), when)
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
@@ -39,7 +40,7 @@ type settings struct {
 	all     *unknownValue           // a word where flags go that the input does not hold: no flag is known
 	lines   map[string]int          // by flag name: the line that sets it
 	vars    map[string]int          // by variable: the line that sets it
-	split   *word                   // a flag and its value written as one word ("--timeout 60s")
+	split   *manifest.Word          // a flag and its value written as one word ("--timeout 60s")
 }
 
 // flagTable is proxy-await's flags, by long name, by shorthand and by
@@ -95,7 +96,7 @@ type reader struct {
 }
 
 // readSettings reads the settings of inv in container c.
-func readSettings(inv invocation, c *container, flags *flagTable) settings {
+func readSettings(inv invocation, c *manifest.Container, flags *flagTable) settings {
 	r := &reader{
 		s:     settings{unknown: map[string]unknownValue{}, lines: map[string]int{}, vars: map[string]int{}},
 		flags: flags, given: map[string]bool{}, seen: map[string]bool{},
@@ -118,16 +119,16 @@ func readSettings(inv invocation, c *container, flags *flagTable) settings {
 // readArgs reads proxy-await's words, each value the input does not hold
 // replaced by one its flag accepts; false when a word where a flag may go
 // is not known, which leaves no flag known.
-func (r *reader) readArgs(words []word) bool {
+func (r *reader) readArgs(words []manifest.Word) bool {
 	for i := 0; i < len(words); i++ {
 		w := words[i]
-		if w.known && (w.text == "--" || w.text == "-" || !strings.HasPrefix(w.text, "-")) {
+		if w.Known && (w.Text == "--" || w.Text == "-" || !strings.HasPrefix(w.Text, "-")) {
 			for _, rest := range words[i:] {
 				r.args = append(r.args, textOr(rest, "x")) // the command: no rule reads it
 			}
 			return true
 		}
-		if fields := strings.Fields(w.text); w.known && len(fields) > 1 && r.s.split == nil {
+		if fields := strings.Fields(w.Text); w.Known && len(fields) > 1 && r.s.split == nil {
 			if _, ok := flagOf(r.flags, fields[0]); ok {
 				split := w
 				r.s.split = &split
@@ -135,29 +136,29 @@ func (r *reader) readArgs(words []word) bool {
 		}
 		f, written, inWord, ok := r.flagIn(w)
 		switch {
-		case !ok && !w.known:
-			r.s.all = &unknownValue{what: "proxy-await's flags", from: w.from, line: w.line}
+		case !ok && !w.Known:
+			r.s.all = &unknownValue{what: "proxy-await's flags", from: w.From, line: w.Line}
 			return false
 		case !ok:
-			r.args = append(r.args, w.text) // the parser names it
+			r.args = append(r.args, w.Text) // the parser names it
 			continue
 		}
 		r.given[f.Name] = true
-		r.s.lines[f.Name] = w.line
+		r.s.lines[f.Name] = w.Line
 		switch {
-		case f.Bool || inWord && w.known:
-			r.args = append(r.args, w.text)
+		case f.Bool || inWord && w.Known:
+			r.args = append(r.args, w.Text)
 		case inWord:
 			r.unknown(f, written, w)
 			r.args = append(r.args, written+"="+f.Example)
 		case i+1 < len(words):
 			i++
-			if !words[i].known {
+			if !words[i].Known {
 				r.unknown(f, written, words[i])
 			}
-			r.args = append(r.args, w.text, textOr(words[i], f.Example))
+			r.args = append(r.args, w.Text, textOr(words[i], f.Example))
 		default:
-			r.args = append(r.args, w.text) // the parser says it needs a value
+			r.args = append(r.args, w.Text) // the parser says it needs a value
 		}
 	}
 	return true
@@ -166,13 +167,13 @@ func (r *reader) readArgs(words []word) bool {
 // flagIn is the flag a word sets that takes a value, or else its last
 // boolean: --name[=V], or a cluster of shorthands (-Sb 1s, -t5s); written
 // is the flag as written, and inWord says the value is in the word.
-func (r *reader) flagIn(w word) (f config.FlagInfo, written string, inWord, ok bool) {
-	if long, isLong := strings.CutPrefix(w.text, "--"); isLong {
+func (r *reader) flagIn(w manifest.Word) (f config.FlagInfo, written string, inWord, ok bool) {
+	if long, isLong := strings.CutPrefix(w.Text, "--"); isLong {
 		name, _, hasValue := strings.Cut(long, "=")
 		f, ok = r.flags.long[name]
 		return f, "--" + name, hasValue, ok
 	}
-	cluster := w.text[1:]
+	cluster := w.Text[1:]
 	for j := 0; j < len(cluster); j++ {
 		f, ok = r.flags.short[cluster[j:j+1]]
 		if !ok {
@@ -182,46 +183,46 @@ func (r *reader) flagIn(w word) (f config.FlagInfo, written string, inWord, ok b
 			return f, "-" + f.Shorthand, j+1 < len(cluster), true
 		}
 		r.given[f.Name] = true
-		r.s.lines[f.Name] = w.line
+		r.s.lines[f.Name] = w.Line
 	}
 	return f, "-" + f.Shorthand, false, ok
 }
 
 // unknown notes that a flag's value, in word w, is not in the input.
-func (r *reader) unknown(f config.FlagInfo, written string, w word) {
-	r.s.unknown[f.Name] = unknownValue{what: written, from: w.from, line: w.line}
+func (r *reader) unknown(f config.FlagInfo, written string, w manifest.Word) {
+	r.s.unknown[f.Name] = unknownValue{what: written, from: w.From, line: w.Line}
 }
 
 // readVariables reads the variables proxy-await would see: the shell's or
 // env(1)'s assignments first, as the first of a name wins; then the
 // container's. A variable the input does not hold stands for its flag's
 // value, unless the command line sets the flag.
-func (r *reader) readVariables(inv invocation, c *container) {
+func (r *reader) readVariables(inv invocation, c *manifest.Container) {
 	for _, a := range inv.env {
-		r.variable(a.name, value{text: a.value.text, known: a.value.known, from: a.value.from}, a.value.line)
+		r.variable(a.name, manifest.Value{Text: a.value.Text, Known: a.value.Known, From: a.value.From}, a.value.Line)
 	}
-	for _, ev := range c.env {
-		if v, ok := c.vars.vars[ev.name]; ok {
-			r.variable(ev.name, v.value, v.line)
+	for _, ev := range c.Env {
+		if v, ok := c.Vars.Set[ev.Name]; ok {
+			r.variable(ev.Name, v.Value, v.Line)
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(c.vars.vars)) {
-		v := c.vars.vars[name]
-		r.variable(name, v.value, v.line) // from an envFrom of the input
+	for _, name := range slices.Sorted(maps.Keys(c.Vars.Set)) {
+		v := c.Vars.Set[name]
+		r.variable(name, v.Value, v.Line) // from an envFrom of the input
 	}
 	for _, name := range inv.assigned {
 		if f, ok := r.flags.env[name]; ok && !r.given[f.Name] && !r.seen[name] {
 			r.s.unknown[f.Name] = unknownValue{what: "$" + name, from: "the script, which sets it", line: inv.line}
 		}
 	}
-	if c.vars.open == "" {
+	if c.Vars.Open == "" {
 		return
 	}
 	// An envFrom that the input does not hold may set any variable that
 	// env does not.
 	may := func(flag, name string) {
 		if _, ok := r.s.unknown[flag]; !ok && !r.seen[name] {
-			r.s.unknown[flag] = unknownValue{what: "$" + name, from: c.vars.open, line: c.vars.openLine, may: true}
+			r.s.unknown[flag] = unknownValue{what: "$" + name, from: c.Vars.Open, line: c.Vars.OpenLine, may: true}
 		}
 	}
 	for _, f := range config.Flags() {
@@ -235,7 +236,7 @@ func (r *reader) readVariables(inv invocation, c *container) {
 }
 
 // variable reads one variable, once.
-func (r *reader) variable(name string, v value, line int) {
+func (r *reader) variable(name string, v manifest.Value, line int) {
 	if r.seen[name] {
 		return
 	}
@@ -247,13 +248,13 @@ func (r *reader) variable(name string, v value, line int) {
 	}
 	r.s.vars[name] = line
 	switch {
-	case v.known:
-		r.environ = append(r.environ, name+"="+v.text)
+	case v.Known:
+		r.environ = append(r.environ, name+"="+v.Text)
 	case isFlag:
-		r.s.unknown[f.Name] = unknownValue{what: "$" + name, from: v.from, line: line}
+		r.s.unknown[f.Name] = unknownValue{what: "$" + name, from: v.From, line: line}
 		r.environ = append(r.environ, name+"="+f.Example)
 	case isDisableVar(name):
-		r.s.unknown[disabledFlag] = unknownValue{what: "$" + name, from: v.from, line: line}
+		r.s.unknown[disabledFlag] = unknownValue{what: "$" + name, from: v.From, line: line}
 	}
 }
 
@@ -271,9 +272,9 @@ func (r *reader) mentionsUnknown(err error) bool {
 }
 
 // textOr is a word's text, or in place of an unknown word, alt.
-func textOr(w word, alt string) string {
-	if w.known {
-		return w.text
+func textOr(w manifest.Word, alt string) string {
+	if w.Known {
+		return w.Text
 	}
 	return alt
 }
@@ -326,12 +327,12 @@ func (s *settings) lineOfError(msg string, inv invocation) int {
 	}
 	best, bestLen := 0, 0
 	for _, w := range inv.args {
-		if !w.known || !strings.HasPrefix(w.text, "-") || w.text == "--" {
+		if !w.Known || !strings.HasPrefix(w.Text, "-") || w.Text == "--" {
 			continue
 		}
-		name, _, _ := strings.Cut(w.text, "=")
-		if (mentions(msg, name) || strings.Contains(msg, `"`+w.text+`"`)) && len(name) > bestLen {
-			best, bestLen = w.line, len(name)
+		name, _, _ := strings.Cut(w.Text, "=")
+		if (mentions(msg, name) || strings.Contains(msg, `"`+w.Text+`"`)) && len(name) > bestLen {
+			best, bestLen = w.Line, len(name)
 		}
 	}
 	if best > 0 {

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/internal/redact"
 )
 
@@ -525,18 +526,18 @@ func isDigits(s string) bool {
 // script is a shell script of a container, ready to expand: its commands,
 // the variables it sets itself, and the positional parameters it gets.
 type script struct {
-	src        scalar
+	src        manifest.Scalar
 	cmds       []rawCommand
 	assigned   map[string]bool // variables the script sets: their values are not in the manifest
-	positional []word
+	positional []manifest.Word
 	shifted    bool // set -- or shift change the positional parameters
-	vars       *environment
+	vars       *manifest.Variables
 }
 
 // newScript reads a script that the container's shell runs with the
 // positional parameters positional.
-func newScript(src scalar, vars *environment, positional []word) *script {
-	sc := &script{src: src, cmds: lexScript(src.s), assigned: map[string]bool{}, positional: positional, vars: vars}
+func newScript(src manifest.Scalar, vars *manifest.Variables, positional []manifest.Word) *script {
+	sc := &script{src: src, cmds: lexScript(src.Text), assigned: map[string]bool{}, positional: positional, vars: vars}
 	for _, c := range sc.cmds {
 		cmd := c.words
 		i := 0
@@ -590,7 +591,7 @@ func nameOf(w string) string {
 // command is a simple command of a script with its words expanded, and
 // why it runs in a subshell, if it does.
 type command struct {
-	words []word
+	words []manifest.Word
 	sub   string
 }
 
@@ -598,7 +599,7 @@ type command struct {
 func (sc *script) commands() []command {
 	var out []command
 	for _, cmd := range sc.cmds {
-		var words []word
+		var words []manifest.Word
 		for _, w := range cmd.words {
 			words = append(words, sc.expand(w)...)
 		}
@@ -612,16 +613,16 @@ func (sc *script) commands() []command {
 // expand is a word as the shell makes it: quotes removed, parameters
 // expanded; an unquoted word that is one parameter is split into fields,
 // and "$@" is one word for each positional parameter.
-func (sc *script) expand(w rawWord) []word {
-	line := sc.src.lineAt(w.at)
+func (sc *script) expand(w rawWord) []manifest.Word {
+	line := sc.src.LineAt(w.at)
 	if len(w.parts) == 1 && w.parts[0].param == "@" && !sc.shifted {
-		var out []word
+		var out []manifest.Word
 		for _, p := range sc.positional {
-			out = append(out, word{text: p.text, known: p.known, from: p.from, line: line, secret: p.secret, written: p.written})
+			out = append(out, manifest.Word{Text: p.Text, Known: p.Known, From: p.From, Line: line, Secret: p.Secret, Written: p.Written})
 		}
 		return out
 	}
-	out := word{known: true, line: line, folded: sc.src.folded}
+	out := manifest.Word{Known: true, Line: line, Folded: sc.src.Folded}
 	var text, raw strings.Builder
 	split := len(w.parts) == 1 && w.parts[0].param != "" && !w.parts[0].quoted
 	for _, p := range w.parts {
@@ -631,70 +632,70 @@ func (sc *script) expand(w rawWord) []word {
 			continue
 		}
 		v := sc.param(p)
-		out.secret = out.secret || v.secret
-		if !v.known {
-			out.known = false
-			if out.from == "" {
-				out.from = v.from
+		out.Secret = out.Secret || v.Secret
+		if !v.Known {
+			out.Known = false
+			if out.From == "" {
+				out.From = v.From
 			}
 		}
-		text.WriteString(v.text)
+		text.WriteString(v.Text)
 	}
-	if !out.known {
-		out.text = raw.String() // as written, for messages
-		return []word{out}
+	if !out.Known {
+		out.Text = raw.String() // as written, for messages
+		return []manifest.Word{out}
 	}
-	out.text = text.String()
-	if out.secret {
-		out.written = raw.String()
+	out.Text = text.String()
+	if out.Secret {
+		out.Written = raw.String()
 	}
 	if split {
-		var fields []word
-		for _, f := range strings.Fields(out.text) {
-			fields = append(fields, word{text: f, known: true, line: line, folded: sc.src.folded, secret: out.secret, written: out.written})
+		var fields []manifest.Word
+		for _, f := range strings.Fields(out.Text) {
+			fields = append(fields, manifest.Word{Text: f, Known: true, Line: line, Folded: sc.src.Folded, Secret: out.Secret, Written: out.Written})
 		}
 		return fields
 	}
-	return []word{out}
+	return []manifest.Word{out}
 }
 
 // param is the value of one expansion.
-func (sc *script) param(p part) value {
+func (sc *script) param(p part) manifest.Value {
 	switch {
 	case p.unknown:
-		return value{from: shownRaw(p) + ", which the shell computes when the pod starts"}
+		return manifest.Value{From: shownRaw(p) + ", which the shell computes when the pod starts"}
 	case positionalName(p.param):
 		n := int(p.param[0] - '1')
 		switch {
 		case sc.shifted:
-			return value{from: shownRaw(p) + ", after the script changes its positional parameters"}
+			return manifest.Value{From: shownRaw(p) + ", after the script changes its positional parameters"}
 		case p.param == "@":
 			var parts []string
 			for _, w := range sc.positional {
-				if !w.known {
-					return value{from: w.from}
+				if !w.Known {
+					return manifest.Value{From: w.From}
 				}
-				parts = append(parts, w.text)
+				parts = append(parts, w.Text)
 			}
-			return value{text: strings.Join(parts, " "), known: true}
+			return manifest.Value{Text: strings.Join(parts, " "), Known: true}
 		case n < len(sc.positional):
 			w := sc.positional[n]
-			return value{text: w.text, known: w.known, from: w.from, secret: w.secret}
+			return manifest.Value{Text: w.Text, Known: w.Known, From: w.From, Secret: w.Secret}
 		}
-		return value{known: true} // not given
+		return manifest.Value{Known: true} // not given
 	case sc.assigned[p.param]:
-		return value{from: "the shell variable $" + p.param + ", which the script sets"}
+		return manifest.Value{From: "the shell variable $" + p.param + ", which the script sets"}
 	}
-	v, set := sc.vars.get(p.param)
+	v, set := sc.vars.Get(p.param)
 	switch {
-	case !v.known:
-		return value{from: "the shell variable $" + p.param + ", which comes from " + v.from}
+	case !v.Known:
+		return manifest.Value{From: "the shell variable $" + p.param + ", which comes from " + v.From}
 	case !set:
-		return value{from: "the shell variable $" + p.param + ", which the manifest does not set (the image may)"}
-	case p.op == ":-" && v.text == "":
-		return value{text: p.def, known: true, secret: secretName(p.param)}
+		return manifest.Value{From: "the shell variable $" + p.param + ", which the manifest does not set (the image may)"}
+	case p.op == ":-" && v.Text == "":
+		return manifest.Value{Text: p.def, Known: true, Secret: manifest.SecretName(p.param)}
 	}
-	v.secret = v.secret || secretName(p.param)
+	v.Secret = v.Secret || manifest.SecretName(p.param)
 	return v
 }
 
@@ -720,7 +721,7 @@ func shownRaw(p part) string {
 	case p.def != "":
 		def := redact.Word(p.def)
 		switch {
-		case secretName(p.param):
+		case manifest.SecretName(p.param):
 			def = redact.Mask
 		case strings.ContainsAny(p.def, "$`"):
 			def = "..."

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/proxies"
 )
@@ -38,7 +39,7 @@ type sidecar struct {
 	classicWhen string // when it depends: the releases with which it is classic, and why
 	flip        string // when it depends: the --versions that would settle it
 	ignored     string // a spelling that the stated release does not read, for messages
-	container   *container
+	container   *manifest.Container
 	ready       endpoint
 	shutdown    endpoint
 	stop        time.Duration // how long it takes new connections once the pod is deleted
@@ -106,15 +107,15 @@ type mesh struct {
 
 // meshOf finds the sidecars of p. runsProxyAwait tells the containers that
 // run proxy-await, which are not sidecars whatever their image.
-func meshOf(p *pod, versions map[string]proxies.Version, runsProxyAwait func(*container) bool) mesh {
+func meshOf(p *manifest.Pod, versions map[string]proxies.Version, runsProxyAwait func(*manifest.Container) bool) mesh {
 	var m mesh
-	for _, c := range p.containers {
+	for _, c := range p.Containers {
 		if runsProxyAwait(c) {
 			continue
 		}
 		if px := proxyOfContainer(c); px != nil {
-			s := &sidecar{Proxy: px, from: "container " + c.name, container: c}
-			if c.init && c.restartAlways {
+			s := &sidecar{Proxy: px, from: "container " + c.Name, container: c}
+			if c.Init && c.RestartAlways {
 				s.native, s.nativeWhy = native, "an init container with restartPolicy: Always"
 			}
 			m.sidecars = append(m.sidecars, s)
@@ -153,8 +154,8 @@ func meshOf(p *pod, versions map[string]proxies.Version, runsProxyAwait func(*co
 
 // proxyOfContainer is the proxy a container of the manifest is, by its
 // image (a retired release's first) or its injector's name for it.
-func proxyOfContainer(c *container) *proxies.Proxy {
-	repo := repository(c.image)
+func proxyOfContainer(c *manifest.Container) *proxies.Proxy {
+	repo := manifest.Repository(c.Image)
 	for _, px := range proxies.InPods {
 		for _, r := range px.Retired {
 			if strings.HasSuffix(repo, r.Image) {
@@ -168,7 +169,7 @@ func proxyOfContainer(c *container) *proxies.Proxy {
 				return px
 			}
 		}
-		if slices.Contains(px.Containers, c.name) {
+		if slices.Contains(px.Containers, c.Name) {
 			return px
 		}
 	}
@@ -180,19 +181,19 @@ func proxyOfContainer(c *container) *proxies.Proxy {
 // Namespace: its value, how messages name where it is (`KEY: "V"`, or
 // `namespace NS has KEY: "V"`), and its line when that is in the pod's
 // file.
-func (p *pod) setting(px *proxies.Proxy, key string) (scalar, string, bool) {
-	if v, ok := p.annotations.get(key); ok {
-		return v, fmt.Sprintf("%s: %q", key, v.s), true
+func setting(p *manifest.Pod, px *proxies.Proxy, key string) (manifest.Scalar, string, bool) {
+	if v, ok := p.Annotations.Get(key); ok {
+		return v, fmt.Sprintf("%s: %q", key, v.Text), true
 	}
-	if p.ns != nil && px.ReadsFromNamespace(key) {
-		if v, ok := p.ns.annotations.get(key); ok {
-			if p.ns.file != p.file {
-				v.line = 0
+	if p.NS != nil && px.ReadsFromNamespace(key) {
+		if v, ok := p.NS.Annotations.Get(key); ok {
+			if p.NS.File != p.File {
+				v.Line = 0
 			}
-			return v, fmt.Sprintf("namespace %s has %s: %q", p.ns.name, key, v.s), true
+			return v, fmt.Sprintf("namespace %s has %s: %q", p.NS.Name, key, v.Text), true
 		}
 	}
-	return scalar{}, "", false
+	return manifest.Scalar{}, "", false
 }
 
 // onPod is where a pod's own setting is, for messages.
@@ -206,45 +207,45 @@ func onPod(where string) string {
 // injected says whether px's injector adds its sidecar to p, and from what
 // ("linkerd.io/inject: enabled"); or, if the pod is known to have none,
 // why.
-func injected(p *pod, px *proxies.Proxy) (from, why string) {
+func injected(p *manifest.Pod, px *proxies.Proxy) (from, why string) {
 	in := px.Inject
-	if v, ok := p.label(in.Key); ok {
+	if v, ok := p.Label(in.Key); ok {
 		switch {
-		case slices.Contains(in.On, v.s):
-			return fmt.Sprintf("%s: %q", in.Key, v.s), ""
-		case slices.Contains(in.Off, v.s):
-			return "", fmt.Sprintf("%s: %q", in.Key, v.s)
+		case slices.Contains(in.On, v.Text):
+			return fmt.Sprintf("%s: %q", in.Key, v.Text), ""
+		case slices.Contains(in.Off, v.Text):
+			return "", fmt.Sprintf("%s: %q", in.Key, v.Text)
 		}
 	}
 	mode := in.Sidecarless
-	if v, ok := p.label(mode.Key); mode.Key != "" && ok && v.s == mode.Value {
+	if v, ok := p.Label(mode.Key); mode.Key != "" && ok && v.Text == mode.Value {
 		return "", fmt.Sprintf("%s: %s, %s", mode.Key, mode.Value, mode.Why)
 	}
 	if in.PodOnly {
 		why := fmt.Sprintf("no %s: %q on the pod, which its injector needs", in.Key, in.On[0])
-		if near := p.nearMiss(in.Key); near != "" {
+		if near := nearMiss(p, in.Key); near != "" {
 			why += fmt.Sprintf("; the pod has %s, which is not it", near)
 		}
 		return "", why
 	}
-	if p.ns == nil {
+	if p.NS == nil {
 		return "", ""
 	}
-	if v, ok := p.ns.meta(mode.Key); mode.Key != "" && ok && v.s == mode.Value {
-		return "", fmt.Sprintf("namespace %s has %s: %s, %s", p.ns.name, mode.Key, mode.Value, mode.Why)
+	if v, ok := p.NS.Meta(mode.Key); mode.Key != "" && ok && v.Text == mode.Value {
+		return "", fmt.Sprintf("namespace %s has %s: %s, %s", p.NS.Name, mode.Key, mode.Value, mode.Why)
 	}
 	for _, l := range in.Namespace {
-		switch v, ok := p.ns.meta(l.Key); {
+		switch v, ok := p.NS.Meta(l.Key); {
 		case ok && l.On == "":
-			return fmt.Sprintf("namespace %s has %s", p.ns.name, l.Key), ""
-		case ok && v.s == l.On:
-			return fmt.Sprintf("namespace %s has %s: %s", p.ns.name, l.Key, v.s), ""
-		case ok && l.Off != "" && v.s == l.Off:
-			return "", fmt.Sprintf("namespace %s has %s: %s", p.ns.name, l.Key, v.s)
+			return fmt.Sprintf("namespace %s has %s", p.NS.Name, l.Key), ""
+		case ok && v.Text == l.On:
+			return fmt.Sprintf("namespace %s has %s: %s", p.NS.Name, l.Key, v.Text), ""
+		case ok && l.Off != "" && v.Text == l.Off:
+			return "", fmt.Sprintf("namespace %s has %s: %s", p.NS.Name, l.Key, v.Text)
 		}
 	}
-	if v, ok := p.ns.meta(in.Key); in.FromNamespace && ok && slices.Contains(in.On, v.s) {
-		return fmt.Sprintf("namespace %s has %s: %s", p.ns.name, in.Key, v.s), ""
+	if v, ok := p.NS.Meta(in.Key); in.FromNamespace && ok && slices.Contains(in.On, v.Text) {
+		return fmt.Sprintf("namespace %s has %s: %s", p.NS.Name, in.Key, v.Text), ""
 	}
 	return "", ""
 }
@@ -253,7 +254,7 @@ func injected(p *pod, px *proxies.Proxy) (from, why string) {
 // that the release reads decide, else the proxy's default in the releases
 // stated. Without the proxy's release, it is native or classic if every
 // release agrees, and depends otherwise.
-func nativeOf(p *pod, s *sidecar, versions map[string]proxies.Version) {
+func nativeOf(p *manifest.Pod, s *sidecar, versions map[string]proxies.Version) {
 	px := s.Proxy
 	rel, stated := versions[px.Preset]
 	// Annotations that every release reads decide alone.
@@ -272,7 +273,7 @@ func nativeOf(p *pod, s *sidecar, versions map[string]proxies.Version) {
 	}
 	// Without the release, a spelling that some releases read decides if
 	// every release agrees.
-	if !stated && slices.ContainsFunc(px.Native.Keys, func(k proxies.NativeKey) bool { _, _, ok := p.setting(px, k.Key); return len(k.Reads) > 0 && ok }) {
+	if !stated && slices.ContainsFunc(px.Native.Keys, func(k proxies.NativeKey) bool { _, _, ok := setting(p, px, k.Key); return len(k.Reads) > 0 && ok }) {
 		releasesDecide(p, s)
 		return
 	}
@@ -282,13 +283,13 @@ func nativeOf(p *pod, s *sidecar, versions map[string]proxies.Version) {
 // annotated is what the annotations of p that release r reads say about
 // px's sidecar (the first that holds a boolean, the most binding first),
 // and where; or, with every, what those that every release reads say.
-func annotated(p *pod, px *proxies.Proxy, r proxies.Version, every bool) (bool, string, bool) {
+func annotated(p *manifest.Pod, px *proxies.Proxy, r proxies.Version, every bool) (bool, string, bool) {
 	for _, k := range px.Native.Keys {
-		v, where, ok := p.setting(px, k.Key)
+		v, where, ok := setting(p, px, k.Key)
 		if !ok || !every && !k.ReadBy(r) || every && len(k.Reads) > 0 {
 			continue
 		}
-		if b, err := strconv.ParseBool(v.s); err == nil {
+		if b, err := strconv.ParseBool(v.Text); err == nil {
 			return b, where, true
 		}
 	}
@@ -355,11 +356,11 @@ func (s *sidecar) dependsOnDefault(flip string) {
 
 // unread says which of the pod's spellings release rel does not read, and
 // which it reads instead.
-func unread(p *pod, px *proxies.Proxy, rel proxies.Version) string {
+func unread(p *manifest.Pod, px *proxies.Proxy, rel proxies.Version) string {
 	var present, reads []string
 	for _, k := range px.Native.Keys {
-		if v, _, ok := p.setting(px, k.Key); ok && !k.ReadBy(rel) {
-			if b, err := strconv.ParseBool(v.s); err == nil && b {
+		if v, _, ok := setting(p, px, k.Key); ok && !k.ReadBy(rel) {
+			if b, err := strconv.ParseBool(v.Text); err == nil && b {
 				present = append(present, k.Key) // it would make the sidecar native
 			}
 		}
@@ -379,7 +380,7 @@ func unread(p *pod, px *proxies.Proxy, rel proxies.Version) string {
 // releasesDecide settles a sidecar whose annotations some releases read
 // and others do not: it is native or classic if every release agrees, and
 // depends otherwise, classic with the releases it names.
-func releasesDecide(p *pod, s *sidecar) {
+func releasesDecide(p *manifest.Pod, s *sidecar) {
 	px := s.Proxy
 	v := verdictsAt(p, px, releaseBounds(px))
 	switch {
@@ -437,7 +438,7 @@ type verdicts struct {
 // annotations that the release reads decide, else the proxy's default in
 // it. The why is the last annotation that makes it native, else the
 // default.
-func verdictsAt(p *pod, px *proxies.Proxy, at []proxies.Version) verdicts {
+func verdictsAt(p *manifest.Pod, px *proxies.Proxy, at []proxies.Version) verdicts {
 	v := verdicts{px: px, at: at, native: make([]bool, len(at)), refused: make([]string, len(at))}
 	for i, r := range at {
 		if b, w, ok := annotated(p, px, r, false); ok {
@@ -523,10 +524,10 @@ func (v verdicts) lastNative() proxies.Version {
 
 // nativeKeysOn are the spellings of px's native annotations that p has,
 // which the releases that classicWith names do not read.
-func nativeKeysOn(p *pod, px *proxies.Proxy) []string {
+func nativeKeysOn(p *manifest.Pod, px *proxies.Proxy) []string {
 	var present []string
 	for _, k := range px.Native.Keys {
-		if _, _, ok := p.setting(px, k.Key); ok {
+		if _, _, ok := setting(p, px, k.Key); ok {
 			present = append(present, k.Key)
 		}
 	}
@@ -535,7 +536,7 @@ func nativeKeysOn(p *pod, px *proxies.Proxy) []string {
 
 // endpoints fills in where s answers, as the pod's annotations or the
 // sidecar's own settings move it or switch it off.
-func endpoints(p *pod, s *sidecar, versions map[string]proxies.Version) {
+func endpoints(p *manifest.Pod, s *sidecar, versions map[string]proxies.Version) {
 	s.ready = endpoint{port: s.Ready.Port, path: s.Ready.Path}
 	s.shutdown = endpoint{port: s.Shutdown.Port, path: s.Shutdown.Path}
 	if s.PortInConfig {
@@ -553,8 +554,8 @@ func endpoints(p *pod, s *sidecar, versions map[string]proxies.Version) {
 		}
 	}
 	if s.ShutdownPathKey != "" {
-		if v := p.annotations.at(s.ShutdownPathKey); v.s != "" {
-			s.shutdown.path = v.s
+		if v := p.Annotations.At(s.ShutdownPathKey); v.Text != "" {
+			s.shutdown.path = v.Text
 		}
 	}
 	if s.ShutdownSwitch.Key != "" {
@@ -567,13 +568,13 @@ func endpoints(p *pod, s *sidecar, versions map[string]proxies.Version) {
 
 // switchedOff fills in whether the pod's annotation, or the proxy's default
 // in the release --versions states, switches s's shutdown endpoint off.
-func switchedOff(p *pod, s *sidecar, versions map[string]proxies.Version) {
+func switchedOff(p *manifest.Pod, s *sidecar, versions map[string]proxies.Version) {
 	sw := s.ShutdownSwitch
-	v, where, set := p.setting(s.Proxy, sw.Key)
+	v, where, set := setting(p, s.Proxy, sw.Key)
 	if sw.On == "" { // a boolean, on unless false
-		if b, err := strconv.ParseBool(v.s); set && err == nil && !b {
+		if b, err := strconv.ParseBool(v.Text); set && err == nil && !b {
 			s.shutdown.off = fmt.Sprintf("%s, which turns %s off", onPod(where), sw.Turns)
-			s.shutdown.offLine = v.line
+			s.shutdown.offLine = v.Line
 			s.shutdown.fix = &fixup{annotation: sw.Key, value: "true"}
 		}
 		return
@@ -585,9 +586,9 @@ func switchedOff(p *pod, s *sidecar, versions map[string]proxies.Version) {
 	}()
 	rel := versions[s.Preset] // a zero release is none stated
 	switch {
-	case set && v.s == sw.On:
+	case set && v.Text == sw.On:
 	case set:
-		s.shutdown.off, s.shutdown.offLine = onPod(where), v.line
+		s.shutdown.off, s.shutdown.offLine = onPod(where), v.Line
 	case sw.OffSince == (proxies.Version{}) || rel != (proxies.Version{}) && !rel.AtLeast(sw.OffSince):
 	default:
 		s.shutdown.off = fmt.Sprintf("%s answers it with %d unless the pod has %s: %s (off by default since %s %s)",
@@ -595,9 +596,9 @@ func switchedOff(p *pod, s *sidecar, versions map[string]proxies.Version) {
 	}
 }
 
-func portSetting(p *pod, px *proxies.Proxy, key string) (int, string, bool) {
-	v, where, ok := p.setting(px, key)
-	n, err := strconv.Atoi(v.s)
+func portSetting(p *manifest.Pod, px *proxies.Proxy, key string) (int, string, bool) {
+	v, where, ok := setting(p, px, key)
+	n, err := strconv.Atoi(v.Text)
 	return n, where, ok && err == nil && n > 0 && n < 65536
 }
 
@@ -613,23 +614,23 @@ type ownSetting struct {
 // (how says where besides its flags): its flag in command or args
 // (--name=V, --name V, a boolean's --name alone), else its variable, else
 // its configuration file, which the input does not show.
-func settingOf(c *container, how proxies.Settings, name string, boolean bool) ownSetting {
+func settingOf(c *manifest.Container, how proxies.Settings, name string, boolean bool) ownSetting {
 	var out ownSetting
-	words := append(c.words(c.command), c.words(c.args)...)
+	words := append(c.Words(c.Command), c.Words(c.Args)...)
 	for i, w := range words {
 		switch {
-		case !w.known && strings.HasPrefix(w.text, "--"+name):
-			out = ownSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: w.from, line: w.line}}
-		case !w.known:
-		case strings.HasPrefix(w.text, "--"+name+"="):
-			out = ownSetting{text: w.text[len(name)+3:], set: true, where: shownWord(w)}
-		case w.text == "--"+name && boolean:
-			out = ownSetting{text: "true", set: true, where: shownWord(w)}
-		case w.text == "--"+name && i+1 < len(words):
+		case !w.Known && strings.HasPrefix(w.Text, "--"+name):
+			out = ownSetting{unknown: &unknownValue{what: c.Name + "'s --" + name, from: w.From, line: w.Line}}
+		case !w.Known:
+		case strings.HasPrefix(w.Text, "--"+name+"="):
+			out = ownSetting{text: w.Text[len(name)+3:], set: true, where: manifest.Shown(w)}
+		case w.Text == "--"+name && boolean:
+			out = ownSetting{text: "true", set: true, where: manifest.Shown(w)}
+		case w.Text == "--"+name && i+1 < len(words):
 			next := words[i+1]
-			out = ownSetting{text: next.text, set: true, where: w.text + " " + shownWord(next)}
-			if !next.known {
-				out = ownSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: next.from, line: next.line}}
+			out = ownSetting{text: next.Text, set: true, where: w.Text + " " + manifest.Shown(next)}
+			if !next.Known {
+				out = ownSetting{unknown: &unknownValue{what: c.Name + "'s --" + name, from: next.From, line: next.Line}}
 			}
 		}
 	}
@@ -637,15 +638,15 @@ func settingOf(c *container, how proxies.Settings, name string, boolean bool) ow
 		return out
 	}
 	env := how.EnvPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-	switch v, set := c.vars.get(env); {
-	case !v.known:
-		return ownSetting{unknown: &unknownValue{what: c.name + "'s $" + env, from: v.from, line: c.varLine(env), may: v.may}}
+	switch v, set := c.Vars.Get(env); {
+	case !v.Known:
+		return ownSetting{unknown: &unknownValue{what: c.Name + "'s $" + env, from: v.From, line: c.Vars.Line(env, c.Line), may: v.May}}
 	case set:
-		shown := redact.Word(v.text)
-		if v.secret {
+		shown := redact.Word(v.Text)
+		if v.Secret {
 			shown = redact.Mask
 		}
-		return ownSetting{text: strings.TrimSpace(v.text), set: true, where: fmt.Sprintf("%s: %q", env, shown)}
+		return ownSetting{text: strings.TrimSpace(v.Text), set: true, where: fmt.Sprintf("%s: %q", env, shown)}
 	}
 	if how.ConfigFile != "" && name != how.ConfigFile {
 		if f := settingOf(c, how, how.ConfigFile, false); f.set || f.unknown != nil {
@@ -653,7 +654,7 @@ func settingOf(c *container, how proxies.Settings, name string, boolean bool) ow
 			if f.unknown != nil {
 				from = f.unknown.from
 			}
-			return ownSetting{unknown: &unknownValue{what: c.name + "'s --" + name, from: from, line: c.line}}
+			return ownSetting{unknown: &unknownValue{what: c.Name + "'s --" + name, from: from, line: c.Line}}
 		}
 	}
 	return out
@@ -665,18 +666,6 @@ func (s ownSetting) on() bool {
 	return s.set && err == nil && b
 }
 
-// varLine is the line of the env entry that sets a variable, else of the
-// envFrom that may.
-func (c *container) varLine(name string) int {
-	if v, ok := c.vars.vars[name]; ok {
-		return v.line
-	}
-	if c.vars.openLine > 0 {
-		return c.vars.openLine
-	}
-	return c.line
-}
-
 // ownEndpoints reads what a sidecar container's own settings say of its
 // endpoints: an image of a retired release serves neither, an endpoint
 // with a flag of its own answers only when started with it, on the port
@@ -684,7 +673,7 @@ func (c *container) varLine(name string) int {
 func ownEndpoints(s *sidecar) {
 	c := s.container
 	for _, r := range s.Retired {
-		if strings.Contains(c.image, r.Image) {
+		if strings.Contains(c.Image, r.Image) {
 			s.ready.off, s.shutdown.off = r.Why, r.Why
 			return
 		}
@@ -720,7 +709,7 @@ func ownEndpoints(s *sidecar) {
 // stopTime fills in how long s keeps taking new connections after the pod
 // is deleted, where the facts say: its preStop, then what its own setting
 // adds.
-func stopTime(p *pod, s *sidecar) {
+func stopTime(p *manifest.Pod, s *sidecar) {
 	switch st := s.Stop; {
 	case st.ByInjector && s.container != nil:
 		// The setting asks the injector for a preStop sleep: a sidecar
@@ -744,27 +733,27 @@ func (s *sidecar) preStop() time.Duration {
 	if s.container == nil {
 		return 0
 	}
-	return s.container.preStop
+	return preStopOf(s.container)
 }
 
 // secondsStop is the stop time that an annotation sets in whole seconds,
 // else its default: after the preStop, and after the duration of the
 // annotation that comes before it when the pod has one.
-func secondsStop(p *pod, s *sidecar) {
+func secondsStop(p *manifest.Pod, s *sidecar) {
 	st := s.Stop
 	grace := st.Default
-	v, where, ok := p.setting(s.Proxy, st.Key)
-	if n, err := strconv.Atoi(v.s); ok && err == nil && n >= 0 {
+	v, where, ok := setting(p, s.Proxy, st.Key)
+	if n, err := strconv.Atoi(v.Text); ok && err == nil && n >= 0 {
 		grace = time.Duration(n) * time.Second
-		s.stopWhy, s.stopLine = where, v.line
+		s.stopWhy, s.stopLine = where, v.Line
 	} else {
 		s.stopWhy = fmt.Sprintf("%s, default %d", st.Key, int(grace/time.Second))
 	}
 	s.stopBesides = s.preStop()
-	if b := p.annotations.at(st.After); st.After != "" && b.s != "" {
-		if d, err := time.ParseDuration(b.s); err == nil && d > 0 {
+	if b := p.Annotations.At(st.After); st.After != "" && b.Text != "" {
+		if d, err := time.ParseDuration(b.Text); err == nil && d > 0 {
 			s.stopBesides += d
-			s.stopWhy += fmt.Sprintf(", after %s: %q", st.After, b.s)
+			s.stopWhy += fmt.Sprintf(", after %s: %q", st.After, b.Text)
 		}
 	}
 	s.stop, s.stopFix, s.stopInt = s.stopBesides+grace, st.Key, true
@@ -773,20 +762,20 @@ func secondsStop(p *pod, s *sidecar) {
 // proxyConfigStop is the stop time that a field of the pod's ProxyConfig
 // annotation sets (a native sidecar's field of its own), else the field's
 // default, after the preStop.
-func proxyConfigStop(p *pod, s *sidecar) {
+func proxyConfigStop(p *manifest.Pod, s *sidecar) {
 	st := s.Stop
 	field, d := st.Field, st.Default
 	if s.native == native {
 		field, d = st.NativeField, st.NativeDefault
 	}
-	a := p.annotations.at(st.Key)
-	switch v, ok, err := proxyConfigField(a.s, field); {
-	case err == errNestedBound:
-		s.stopUnknown = &unknownValue{what: field, from: st.Key + ", which is " + err.Error(), line: a.line}
+	a := p.Annotations.At(st.Key)
+	switch v, ok, err := proxyConfigField(p, a.Text, field); {
+	case manifest.ErrPastBound(err):
+		s.stopUnknown = &unknownValue{what: field, from: st.Key + ", which is " + err.Error(), line: a.Line}
 		s.stopWhy = field + " in " + st.Key
 	case ok:
 		d = v
-		s.stopWhy, s.stopLine = fmt.Sprintf("%s %s in %s", field, v, st.Key), a.line
+		s.stopWhy, s.stopLine = fmt.Sprintf("%s %s in %s", field, v, st.Key), a.Line
 	default:
 		s.stopWhy = fmt.Sprintf("%s in %s, default %s", field, st.Key, d)
 	}
@@ -811,17 +800,17 @@ func flagStop(s *sidecar) {
 	s.stopFix, s.stopBesides = "its --"+flag, preStop
 }
 
-// proxyConfigField reads one duration field of an annotation that holds
+// proxyConfigField reads one duration field of p's annotation that holds
 // YAML (or JSON) of Istio's ProxyConfig, within the bounds of a nested
-// parse (errNestedBound past them).
-func proxyConfigField(annotation, field string) (time.Duration, bool, error) {
+// parse (an error that manifest.ErrPastBound tells past them).
+func proxyConfigField(p *manifest.Pod, annotation, field string) (time.Duration, bool, error) {
 	if annotation == "" {
 		return 0, false, nil
 	}
-	root, err := parseNested(annotation)
+	text, _, err := p.Nested(annotation, field)
 	if err != nil {
 		return 0, false, err
 	}
-	d, err := time.ParseDuration(str(get(root, field)))
+	d, err := time.ParseDuration(text)
 	return d, err == nil, nil
 }

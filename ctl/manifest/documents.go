@@ -1,238 +1,19 @@
-// read.go: files, directories and stdin in, YAML documents out, with every
-// bound that keeps a hostile or huge input from costing more than a
-// refusal: the input as a whole, each document, its nodes and its aliases.
+// documents.go: a file's text in, its YAML documents out, each parsed
+// alone within the bounds, with what stops one from being read; and what
+// makes a file a Helm template rather than a manifest.
 
-package check
+package manifest
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
-
-// Bounds on what a manifest may cost. All the input together is read up
-// to maxInputBytes; past that it is refused, having cost only its reading.
-// Each document is parsed alone, and its node tree dropped once the
-// objects in it are read, so memory follows the largest document, not the
-// input. A parsed document takes some 250 bytes a node, so a document is
-// parsed only when a look at its text says it has at most maxNodes (the
-// lines of a block scalar are no nodes); the size bound stops what is
-// plainly too large before that. A document is an object, or a List of
-// them as kubectl prints a whole namespace; Kubernetes stores no object
-// over 1.5 MiB (etcd's bound). Aliases are never expanded: a document whose
-// aliases would expand it by more than maxExpansion nodes (a "billion
-// laughs") is refused, as is an alias that contains itself.
-const (
-	maxInputBytes = 64 << 20
-	maxDocBytes   = 16 << 20
-	maxNodes      = 1_000_000
-	maxExpansion  = 1_000_000
-)
-
-// Bounds on a setting that holds YAML or JSON of its own (Istio's
-// proxy.istio.io/config), which is parsed again for each pod that has it:
-// the API server takes at most 256 KiB of a pod's annotations in all
-// (apimachinery's TotalAnnotationSizeLimitB), and the settings read from
-// one are a handful of fields, so a few thousand nodes are plenty. Past
-// either bound the setting is not read, at the cost of a look at its
-// text.
-const (
-	maxNestedBytes = 256 << 10
-	maxNestedNodes = 10_000
-)
-
-// errNestedBound is a nested setting past its bounds, as unknown-value
-// names where the value it holds would come from.
-const errNestedBound = pastBound("larger than is read of an annotation (256 KiB, the most the API server takes of a pod's annotations, or about 10000 YAML nodes)")
-
-// parseNested parses a setting that holds YAML or JSON, within the bounds
-// above: its root node, or an error.
-func parseNested(text string) (*yaml.Node, error) {
-	if len(text) > maxNestedBytes || nodesAtMost([]byte(text)) > maxNestedNodes {
-		return nil, errNestedBound
-	}
-	var n yaml.Node
-	if err := yaml.Unmarshal([]byte(text), &n); err != nil {
-		return nil, err
-	}
-	if len(n.Content) == 0 {
-		return nil, errors.New("empty")
-	}
-	if err := checkAliases(&n); err != nil {
-		return nil, err
-	}
-	return n.Content[0], nil
-}
-
-// source is a file to read: a path, or stdin; or a path that cannot be
-// read, and why.
-type source struct {
-	name  string // as findings name it
-	path  string // "" for stdin
-	chart bool   // a file of a Helm chart's templates directory
-	own   bool   // a chart's own file beside its Chart.yaml (values.yaml), or Chart.yaml
-	err   error
-}
-
-// stdinName is how findings name standard input.
-const stdinName = "<stdin>"
-
-// sources expands the command line's paths: a directory into its *.yaml,
-// *.yml and *.json files (recursively, in lexical order, skipping hidden
-// directories such as .git; a FIFO or device so named is a source with its
-// error), "-" into stdin. A path named on the command line is read whatever
-// it is: <(kubectl get ...) is a pipe. A path that cannot be read is
-// a source with its error, in its place.
-func sources(paths []string) []source {
-	var out []source
-	charts := map[string]bool{}
-	for _, p := range paths {
-		// A finding's file is read in its turn, by its order in out.
-		bad := func(path string, err error) {
-			out = append(out, source{name: path, err: err})
-		}
-		if p == "-" {
-			out = append(out, source{name: stdinName})
-			continue
-		}
-		st, err := os.Stat(p)
-		if err != nil {
-			bad(p, err)
-			continue
-		}
-		if !st.IsDir() {
-			out = append(out, source{name: p, path: p, chart: inChart(p, charts), own: chartsOwn(p)})
-			continue
-		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			switch {
-			case err != nil:
-				bad(path, err)
-				return nil
-			case d.IsDir() && path != p && strings.HasPrefix(d.Name(), "."):
-				return filepath.SkipDir
-			case d.IsDir() || !manifestName(d.Name()):
-			case !regular(path, d):
-				// Opening a FIFO would wait for a writer for ever.
-				bad(path, errors.New("not a regular file"))
-			default:
-				out = append(out, source{name: path, path: path, chart: inChart(path, charts), own: chartsOwn(path)})
-			}
-			return nil
-		})
-		if err != nil {
-			bad(p, err)
-		}
-	}
-	return out
-}
-
-// inChart says whether a file is in a Helm chart's templates directory
-// (below a directory "templates" beside a Chart.yaml), where every file is
-// a template to render, not a manifest. known caches the directories seen.
-func inChart(file string, known map[string]bool) bool {
-	for dir := filepath.Dir(file); ; {
-		if filepath.Base(dir) == "templates" {
-			chart, seen := known[dir]
-			if !seen {
-				_, err := os.Stat(filepath.Join(filepath.Dir(dir), "Chart.yaml"))
-				chart = err == nil
-				known[dir] = chart
-			}
-			if chart {
-				return true
-			}
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return false
-		}
-		dir = up
-	}
-}
-
-// chartsOwn says whether a file is a Helm chart's own, beside its
-// Chart.yaml: no manifest, and not worth a warning that it was skipped,
-// since the chart's templates get a finding that says to render them.
-func chartsOwn(file string) bool {
-	_, err := os.Stat(filepath.Join(filepath.Dir(file), "Chart.yaml"))
-	return err == nil
-}
-
-// regular says whether a directory's entry is a file, itself or through a
-// link, rather than a FIFO, a socket or a device.
-func regular(path string, d fs.DirEntry) bool {
-	if d.Type()&fs.ModeSymlink == 0 {
-		return d.Type().IsRegular()
-	}
-	st, err := os.Stat(path)
-	return err != nil || st.Mode().IsRegular() // a broken link is reported when it is opened
-}
-
-func manifestName(name string) bool {
-	switch strings.ToLower(filepath.Ext(name)) {
-	case ".yaml", ".yml", ".json":
-		return true
-	}
-	return false
-}
-
-// reason is err without the file name that findings already show.
-func reason(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
-// errPastBound is a source that would take the input past maxInputBytes.
-// A constant, so that nothing of the check runs when proxy-await starts.
-const errPastBound = pastBound("past 64 MiB of manifests in all, the most that is read: this and what follows is not read; check it in parts")
-
-type pastBound string
-
-func (e pastBound) Error() string { return string(e) }
-
-// readAll reads a source, up to limit bytes: past that it is refused,
-// having read limit+1 bytes of it.
-func readAll(src source, stdin io.Reader, limit int) ([]byte, error) {
-	if src.err != nil {
-		return nil, src.err
-	}
-	r := stdin
-	if r == nil && src.path == "" {
-		return nil, errors.New("no standard input to read")
-	}
-	if src.path != "" {
-		f, err := os.Open(src.path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > int64(limit) {
-			return nil, errPastBound // refused unread
-		}
-		r = f
-	}
-	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > limit {
-		return nil, errPastBound
-	}
-	return data, nil
-}
 
 // helmAction is the line of data's first Helm template action, {{ ... }}
 // on one line, as Go's templates write them; 0 when it has none. Other
@@ -285,98 +66,15 @@ func goAction(rest []byte) bool {
 	return validName(string(rest[:end]))
 }
 
-// helmFinding says that a file is a Helm template, which is YAML only once
-// rendered, and how to give what it renders to mode (--check by default).
-func helmFinding(file string, line int, mode string) Finding {
-	if mode == "inject" {
-		return inputFinding(file, line,
-			"a Helm template ({{ ... }}), not a manifest: render it first and adopt proxy-await in what it renders, helm template CHART | proxy-awaitctl inject -")
+// helmProblem says that a file is a Helm template, which is YAML only once
+// rendered, and how to give what it renders to the command that reads.
+func (in *Input) helmProblem(file string, line int) Problem {
+	if in.opt.Command == "inject" {
+		return Problem{File: file, Line: line,
+			Message: "a Helm template ({{ ... }}), not a manifest: render it first and adopt proxy-await in what it renders, helm template CHART | proxy-awaitctl inject -"}
 	}
-	return inputFinding(file, line,
-		"a Helm template ({{ ... }}), not a manifest: render it first and check what it renders, helm template CHART | proxy-awaitctl check -")
-}
-
-// fileLines is a file's text, for the lines inside a multi-line scalar.
-type fileLines struct {
-	data   []byte
-	starts []int // the offset of each line, from line 1; made when first needed
-}
-
-// text is line n of the file (from 1), without its line break.
-func (f *fileLines) text(n int) string {
-	if f.starts == nil {
-		f.starts = append(f.starts, 0)
-		for i, c := range f.data {
-			if c == '\n' {
-				f.starts = append(f.starts, i+1)
-			}
-		}
-	}
-	if n < 1 || n > len(f.starts) {
-		return ""
-	}
-	end := len(f.data)
-	if n < len(f.starts) {
-		end = f.starts[n] - 1
-	}
-	return strings.TrimRight(string(f.data[f.starts[n-1]:end]), "\r")
-}
-
-// scalar is a node's text with the line of each of its lines: a literal
-// block keeps the file's lines; a folded block or a flow scalar over
-// several lines joins them, and each of its lines is found again from the
-// file's text.
-func (f *fileLines) scalar(n *yaml.Node) scalar {
-	v := scalarOf(n)
-	n = deref(n)
-	if n == nil || n.Kind != yaml.ScalarNode || f == nil {
-		return v
-	}
-	switch n.Style {
-	case yaml.LiteralStyle:
-		v.line++
-		for i := 0; i < len(v.s)-1; i++ {
-			if v.s[i] == '\n' {
-				v.breaks = append(v.breaks, i+1)
-			}
-		}
-		return v
-	case yaml.FoldedStyle:
-		v.line++
-		v.folded = true
-	default:
-		if !strings.ContainsAny(v.s, " \t\n") {
-			return v // one word: on one line
-		}
-	}
-	// Each line of the file gives the value its text, without the white
-	// space around it, and one character that joins it to the next.
-	at, empty := 0, false
-	for ln := v.line; at < len(v.s); ln++ {
-		raw := f.text(ln)
-		if ln == v.line && n.Style != yaml.FoldedStyle && n.Column-1 <= len(raw) {
-			raw = raw[n.Column-1:]
-			if n.Style == yaml.DoubleQuotedStyle || n.Style == yaml.SingleQuotedStyle {
-				raw = raw[min(1, len(raw)):]
-			}
-		}
-		if ln > v.line {
-			if ln > len(f.starts) {
-				break
-			}
-			v.breaks = append(v.breaks, at)
-		}
-		switch t := strings.TrimSpace(raw); {
-		case t != "":
-			at += len(t) + 1
-			empty = false
-		case empty || ln == v.line:
-			at++
-		default:
-			empty = true // a first empty line turns the join into a line break
-		}
-	}
-	return v
+	return Problem{File: file, Line: line,
+		Message: "a Helm template ({{ ... }}), not a manifest: render it first and check what it renders, helm template CHART | proxy-awaitctl check -"}
 }
 
 // parseFile reads the documents of a file into the input: its pod
@@ -387,18 +85,18 @@ func (f *fileLines) scalar(n *yaml.Node) scalar {
 // one when a document does not parse, or parses with a {{ ... }} where a
 // value goes. {{ ... }} inside a string (a ConfigMap's alerting template)
 // is text.
-func (in *input) parseFile(name string, data []byte, chart bool) int {
+func (in *Input) parseFile(name string, data []byte, chart bool) int {
 	action := helmAction(data)
 	if chart && action > 0 {
-		in.findings = append(in.findings, helmFinding(name, action, in.opt.Mode))
+		in.Problems = append(in.Problems, in.helmProblem(name, action))
 		return 0
 	}
 	notObject := 0
 	lines := &fileLines{data: data}
 	var held []kept
-	var bad []Finding
+	var bad []Problem
 	helm := false // a {{ ... }} that YAML took for a mapping's key
-	documents(name, data, func(root *yaml.Node, _ piece) {
+	documents(name, data, in.opt.Bounds, func(root *yaml.Node, _ piece) {
 		helm = helm || action > 0 && mappingKey(root)
 		if notObject == 0 && str(get(root, "kind")) == "" && root.ShortTag() != "!!null" {
 			notObject = root.Line
@@ -412,23 +110,16 @@ func (in *input) parseFile(name string, data []byte, chart bool) int {
 				}
 			}
 		}
-	}, func(f Finding) { bad = append(bad, f) })
+	}, func(p Problem) { bad = append(bad, p) })
 	if action > 0 && (len(bad) > 0 || helm) {
-		in.findings = append(in.findings, helmFinding(name, action, in.opt.Mode))
+		in.Problems = append(in.Problems, in.helmProblem(name, action))
 		return 0
 	}
-	in.findings = append(in.findings, bad...)
+	in.Problems = append(in.Problems, bad...)
 	for _, k := range held {
 		in.add(k)
 	}
 	return notObject
-}
-
-// skippedFinding says that a document is no Kubernetes object, and so
-// was not checked.
-func skippedFinding(file string, line int) Finding {
-	return Finding{File: file, Line: line, Level: levelOf(ruleSkipped), Rule: ruleSkipped,
-		Message: "not a Kubernetes object (it has no kind): nothing in this document is checked"}
 }
 
 // documents parses each document of a file and passes its root and its
@@ -436,19 +127,19 @@ func skippedFinding(file string, line int) Finding {
 // which costs far less than a parser for each document when the documents
 // are many and small; a document over a bound, or one the parser refuses,
 // is read alone, as every document after it.
-func documents(name string, data []byte, doc func(*yaml.Node, piece), bad func(Finding)) {
+func documents(name string, data []byte, b Bounds, doc func(*yaml.Node, piece), bad func(Problem)) {
 	pieces := splitDocuments(data)
 	// whole reads a parsed document: its aliases and keys within bounds.
 	whole := func(root *yaml.Node, p piece) {
 		if bytes.IndexByte(p.text, '*') >= 0 {
-			if err := checkAliases(root); err != nil {
-				bad(inputFinding(name, root.Line, err.Error()))
+			if err := checkAliases(root, b); err != nil {
+				bad(Problem{File: name, Line: root.Line, Message: err.Error()})
 				return
 			}
 		}
 		// Only an object is the API server's to refuse.
 		if key, first, again := duplicateKey(root); key != "" && kubernetesObject(root) {
-			bad(inputFinding(name, again, fmt.Sprintf("the key %s is given twice in one mapping (lines %d and %d), which the API server's strict field validation refuses: keep one", strconv.Quote(key), first, again)))
+			bad(Problem{File: name, Line: again, Message: fmt.Sprintf("the key %s is given twice in one mapping (lines %d and %d), which the API server's strict field validation refuses: keep one", strconv.Quote(key), first, again)})
 			return
 		}
 		doc(root, p)
@@ -456,7 +147,7 @@ func documents(name string, data []byte, doc func(*yaml.Node, piece), bad func(F
 	next := 0 // the first piece not read yet
 	admitted := true
 	for _, p := range pieces {
-		admitted = admitted && admit(p.text) == nil
+		admitted = admitted && admit(p.text, b) == nil
 	}
 	if admitted {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -479,7 +170,7 @@ func documents(name string, data []byte, doc func(*yaml.Node, piece), bad func(F
 		}
 	}
 	for _, p := range pieces[next:] {
-		root, f := parseDocument(name, p)
+		root, f := parseDocument(name, p, b)
 		switch {
 		case f != nil:
 			bad(*f)
@@ -513,22 +204,21 @@ func mappingKey(n *yaml.Node) bool {
 	return false
 }
 
-// kept is what the check keeps of an object of a file: a pod template,
-// a Namespace, a ConfigMap or a Secret.
+// kept is what is kept of an object of a file: a pod template, a
+// Namespace, a ConfigMap or a Secret.
 type kept struct {
-	pod   *pod
-	ns    *namespace
+	pod   *Pod
+	ns    *Namespace
 	store *store
 }
 
 // parseDocument parses one document, within the bounds; nil and no
 // finding for a document of comments only.
-func parseDocument(name string, piece piece) (*yaml.Node, *Finding) {
-	fail := func(line int, msg string) (*yaml.Node, *Finding) {
-		f := inputFinding(name, line, msg)
-		return nil, &f
+func parseDocument(name string, piece piece, b Bounds) (*yaml.Node, *Problem) {
+	fail := func(line int, msg string) (*yaml.Node, *Problem) {
+		return nil, &Problem{File: name, Line: line, Message: msg}
 	}
-	if err := admit(piece.text); err != nil {
+	if err := admit(piece.text, b); err != nil {
 		return fail(piece.line+1, err.Error())
 	}
 	var n yaml.Node
@@ -549,17 +239,17 @@ func parseDocument(name string, piece piece) (*yaml.Node, *Finding) {
 // so a document that has too many nodes unless its block scalars are left
 // out is parsed once with each of their lines shrunk to one character, and
 // admitted only if that parse shows those lines to be block scalars.
-func admit(text []byte) error {
-	tooLarge := fmt.Errorf("a document of %d bytes, more than is read at once (%d MiB, or about %d nodes): split it, a List into its items",
-		len(text), maxDocBytes>>20, maxNodes)
-	if len(text) > maxDocBytes {
+func admit(text []byte, b Bounds) error {
+	tooLarge := fmt.Errorf("a document of %d bytes, more than is read at once (%s, or about %d nodes): split it, a List into its items",
+		len(text), size(b.Document), b.Nodes)
+	if len(text) > b.Document {
 		return tooLarge
 	}
-	if nodesAtMost(text) <= maxNodes {
+	if nodesAtMost(text) <= b.Nodes {
 		return nil
 	}
 	shrunk, bodies := shrinkBlockScalars(text)
-	if len(bodies) == 0 || nodesAtMost(shrunk) > maxNodes {
+	if len(bodies) == 0 || nodesAtMost(shrunk) > b.Nodes {
 		return tooLarge
 	}
 	var n yaml.Node
@@ -848,24 +538,24 @@ func zeroBased(problem string) bool {
 }
 
 // checkAliases refuses a document whose aliases would expand it by more
-// than maxExpansion nodes, or whose alias contains itself: what every walk
+// than b.Expansion nodes, or whose alias contains itself: what every walk
 // of the document, following aliases, can cost is then bounded.
-func checkAliases(doc *yaml.Node) error {
+func checkAliases(doc *yaml.Node, b Bounds) error {
 	// Sizes stop growing here, so that exponential aliases cannot overflow
-	// them; a document read has fewer than 2*maxNodes nodes, so a size this
+	// them; a document read has fewer than 2*b.Nodes nodes, so a size this
 	// large is past the bound whatever the document.
-	const expansionCap = maxExpansion + 2*maxNodes + 1
-	size := map[*yaml.Node]int{}
+	expansionCap := b.Expansion + 2*b.Nodes + 1
+	sizes := map[*yaml.Node]int{}
 	const visiting = -1
 	var expand func(n *yaml.Node) (int, error)
 	expand = func(n *yaml.Node) (int, error) {
-		switch s, ok := size[n]; {
+		switch s, ok := sizes[n]; {
 		case ok && s == visiting:
 			return 0, errors.New("an alias refers to a node that contains it")
 		case ok:
 			return s, nil
 		}
-		size[n] = visiting
+		sizes[n] = visiting
 		total := 1
 		add := func(s int) { total = min(total+s, expansionCap) }
 		if n.Kind == yaml.AliasNode && n.Alias != nil {
@@ -885,15 +575,15 @@ func checkAliases(doc *yaml.Node) error {
 			}
 			add(s)
 		}
-		size[n] = total
+		sizes[n] = total
 		return total, nil
 	}
 	expanded, err := expand(doc)
 	if err != nil {
 		return err
 	}
-	if plain := len(size); expanded-plain > maxExpansion {
-		return fmt.Errorf("its aliases expand it by more than %d nodes: refused unread", maxExpansion)
+	if plain := len(sizes); expanded-plain > b.Expansion {
+		return fmt.Errorf("its aliases expand it by more than %d nodes: refused unread", b.Expansion)
 	}
 	return nil
 }
