@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/proxies"
 )
@@ -271,7 +272,7 @@ func (ad *adopter) container(c *manifest.Container) ([]string, []ProbeMove, bool
 	p := ad.a.p
 	flags := []string{"--proxy", cmp.Or(strings.Join(ad.presets, ","), "none")}
 	flags = append(flags, ad.urls...)
-	budget := p.Grace - preStopOf(c)
+	budget := p.Grace - invocation.PreStop(c)
 	if ad.shutdown {
 		flags = append(flags, "-S")
 		if p.RestartPolicy.Text == "OnFailure" {
@@ -283,7 +284,7 @@ func (ad *adopter) container(c *manifest.Container) ([]string, []ProbeMove, bool
 		switch {
 		case budget < time.Second:
 			ad.out.Skipped = append(ad.out.Skipped, Skip{File: p.File, Line: cmp.Or(p.GraceLine, c.Line), Kind: p.Kind, Name: p.Name, Container: c.Name,
-				Message: fmt.Sprintf("%s %ds leaves no time after the preStop (%s) for -S to shut the sidecar down: raise %s", p.GraceField, int(p.Grace/time.Second), dur(preStopOf(c)), p.GraceField)})
+				Message: fmt.Sprintf("%s %ds leaves no time after the preStop (%s) for -S to shut the sidecar down: raise %s", p.GraceField, int(p.Grace/time.Second), dur(invocation.PreStop(c)), p.GraceField)})
 			return nil, nil, false
 		case budget < defaultShutdownMax:
 			d := budget.Truncate(time.Second)
@@ -297,13 +298,13 @@ func (ad *adopter) container(c *manifest.Container) ([]string, []ProbeMove, bool
 	if ad.serving() && budget/2 >= minTermDelay {
 		delay := min(maxTermDelay, (budget / 2).Truncate(time.Second))
 		flags = append(flags, "--term-delay", dur(delay), "--drain-quiet", dur(drainQuiet))
-		ad.hold = max(ad.hold, preStopOf(c)+delay)
+		ad.hold = max(ad.hold, invocation.PreStop(c)+delay)
 		var more []string
 		more, probes = ad.probes(c)
 		flags = append(flags, more...)
 	}
-	if argv := argvOf(c, nil); len(argv) > 0 {
-		if _, shell := shellScript(argv); shell {
+	if argv := invocation.Argv(c, nil); len(argv) > 0 {
+		if _, shell := invocation.ShellScript(argv); shell {
 			flags = append(flags, "-g") // the shell and what it starts: one group
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/proxies"
@@ -64,10 +65,11 @@ type Options struct {
 	Versions map[string]proxies.Version
 	// Stdin is read for the path "-".
 	Stdin io.Reader
-	// Entrypoint is an image's entrypoint where the caller knows it (a
-	// Dockerfile beside the manifests), or nil: a container that sets only
-	// args runs its image's entrypoint, which a manifest does not show.
-	Entrypoint func(image string) []string
+	// Images are what the images run where the caller knows it (a
+	// Dockerfile beside the manifests, a registry), or nil: a container
+	// that sets no command runs its image's ENTRYPOINT, which a manifest
+	// does not show.
+	Images invocation.Images
 	// Mode is the mode that reads the manifests, as messages name it:
 	// --check, the default, or --inject.
 	Mode string
@@ -104,7 +106,7 @@ func Paths(paths []string, opt Options) ([]Finding, Summary) {
 		findings = append(findings, problemFinding(p))
 	}
 	sum := Summary{Files: in.Read}
-	flags := newFlagTable()
+	flags := invocation.NewFlagTable()
 	for i, p := range in.Pods {
 		in.Link(p)
 		f, n := checkPod(p, flags, opt)
@@ -123,7 +125,7 @@ func Paths(paths []string, opt Options) ([]Finding, Summary) {
 // checkPod judges every container of p that runs proxy-await, and the pod
 // as a whole, and returns the findings and how many such containers there
 // are.
-func checkPod(p *manifest.Pod, flags *flagTable, opt Options) ([]Finding, int) {
+func checkPod(p *manifest.Pod, flags *invocation.FlagTable, opt Options) ([]Finding, int) {
 	a := analyse(p, opt)
 	return a.judge(flags), len(a.invs)
 }
@@ -132,7 +134,7 @@ func checkPod(p *manifest.Pod, flags *flagTable, opt Options) ([]Finding, int) {
 // run proxy-await, with their invocations, and the sidecars the pod shows.
 type analysis struct {
 	p    *manifest.Pod
-	invs map[*manifest.Container]invocation
+	invs map[*manifest.Container]*invocation.Invocation
 	mesh mesh
 	opt  Options
 }
@@ -140,9 +142,9 @@ type analysis struct {
 // analyse reads what p's containers run and which sidecars it shows, p
 // linked with the rest of the input (manifest.Input.Link).
 func analyse(p *manifest.Pod, opt Options) *analysis {
-	a := &analysis{p: p, invs: map[*manifest.Container]invocation{}, opt: opt}
+	a := &analysis{p: p, invs: map[*manifest.Container]*invocation.Invocation{}, opt: opt}
 	for _, c := range p.Containers {
-		if inv, ok := invocationOf(c, opt.Entrypoint); ok {
+		if inv, ok := invocation.Of(c, opt.Images); ok {
 			a.invs[c] = inv
 		}
 	}
@@ -158,16 +160,16 @@ func (a *analysis) runs(c *manifest.Container) bool {
 
 // judge judges every container of the pod that runs proxy-await, and the
 // pod as a whole.
-func (a *analysis) judge(flags *flagTable) []Finding {
+func (a *analysis) judge(flags *invocation.FlagTable) []Finding {
 	var out []Finding
 	for _, c := range a.p.Containers {
 		if inv, ok := a.invs[c]; ok {
-			j := &judge{p: a.p, c: c, inv: inv, mesh: a.mesh, set: readSettings(inv, c, flags)}
+			j := &judge{p: a.p, c: c, inv: inv, mesh: a.mesh, set: invocation.ReadSettings(inv, c, flags)}
 			j.run()
 			out = append(out, j.out...)
 		}
 	}
-	return append(out, podFindings(a.p, a.mesh, a.runs, a.opt.Entrypoint)...)
+	return append(out, podFindings(a.p, a.mesh, a.runs, a.opt.Images)...)
 }
 
 // Run is --check: it prints the findings on stdout, one line each (one JSON

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/internal/editdistance"
 	"github.com/proxy-await/proxy-await/proxies"
@@ -42,7 +43,7 @@ func mainContainer(p *manifest.Pod, m mesh, runs func(*manifest.Container) bool)
 }
 
 // podFindings judges what p shows as a whole.
-func podFindings(p *manifest.Pod, m mesh, runs func(*manifest.Container) bool, entrypoint func(string) []string) []Finding {
+func podFindings(p *manifest.Pod, m mesh, runs func(*manifest.Container) bool, images invocation.Images) []Finding {
 	if len(p.Containers) == 0 {
 		return nil
 	}
@@ -65,14 +66,14 @@ func podFindings(p *manifest.Pod, m mesh, runs func(*manifest.Container) bool, e
 		}
 	}
 	if p.Job && !slices.ContainsFunc(p.Containers, runs) {
-		out = append(out, unstopped(p, m, c, entrypoint)...)
+		out = append(out, unstopped(p, m, c, images)...)
 	}
 	return out
 }
 
 // unstopped: a Job's pod without proxy-await whose classic sidecar no
 // statement of the application's command stops.
-func unstopped(p *manifest.Pod, m mesh, app *manifest.Container, entrypoint func(string) []string) []Finding {
+func unstopped(p *manifest.Pod, m mesh, app *manifest.Container, images invocation.Images) []Finding {
 	var classics []*sidecar
 	for _, s := range m.sidecars {
 		if s.native != native {
@@ -85,7 +86,7 @@ func unstopped(p *manifest.Pod, m mesh, app *manifest.Container, entrypoint func
 	var cmds [][]manifest.Word
 	for _, c := range p.Containers {
 		if !c.Init && !slices.ContainsFunc(m.sidecars, func(s *sidecar) bool { return s.container == c }) {
-			cmds = append(cmds, commandsOf(c, entrypoint)...)
+			cmds = append(cmds, invocation.Commands(c, images)...)
 		}
 	}
 	var presets []string

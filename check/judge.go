@@ -8,6 +8,7 @@ package check
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/redact"
@@ -28,18 +30,18 @@ import (
 type judge struct {
 	p        *manifest.Pod
 	c        *manifest.Container
-	inv      invocation
+	inv      *invocation.Invocation
 	mesh     mesh
-	set      settings
+	set      invocation.Settings
 	cfg      *config.Config
 	out      []Finding
-	skipped  []string       // rules not judged
-	unknowns []unknownValue // the values that made them so
+	skipped  []string           // rules not judged
+	unknowns []manifest.Unknown // the values that made them so
 }
 
 func (j *judge) report(rule string, line int, format string, args ...any) {
 	if line == 0 {
-		line = j.inv.line
+		line = j.inv.Line
 	}
 	j.out = append(j.out, Finding{
 		File: j.p.File, Line: line, Level: levelOf(rule), Rule: rule,
@@ -51,12 +53,12 @@ func (j *judge) report(rule string, line int, format string, args ...any) {
 // needs says whether the flags a rule reads are all in the input; when one
 // is not, the rule is not judged, and the unknown-value finding says so.
 func (j *judge) needs(rule string, flags ...string) bool {
-	if j.set.all != nil {
-		j.skip(rule, *j.set.all)
+	if j.set.All != nil {
+		j.skip(rule, *j.set.All)
 		return false
 	}
 	for _, f := range flags {
-		if u, ok := j.set.unknown[f]; ok {
+		if u, ok := j.set.Unknown[f]; ok {
 			j.skip(rule, u)
 			return false
 		}
@@ -65,11 +67,11 @@ func (j *judge) needs(rule string, flags ...string) bool {
 }
 
 // skip notes a rule not judged for want of a value.
-func (j *judge) skip(rule string, u unknownValue) {
+func (j *judge) skip(rule string, u manifest.Unknown) {
 	if !slices.Contains(j.skipped, rule) {
 		j.skipped = append(j.skipped, rule)
 	}
-	if !slices.ContainsFunc(j.unknowns, func(v unknownValue) bool { return v.what == u.what && v.from == u.from }) {
+	if !slices.ContainsFunc(j.unknowns, func(v manifest.Unknown) bool { return v.What == u.What && v.From == u.From }) {
 		j.unknowns = append(j.unknowns, u)
 	}
 }
@@ -100,18 +102,18 @@ func (j *judge) run() {
 // the usage error it would print; ignored-variable: what it would warn of
 // and ignore, a misspelt PROXY_AWAIT_ variable.
 func (j *judge) flags() {
-	if u, ok := j.set.unknown["flags"]; ok {
+	if u, ok := j.set.Unknown["flags"]; ok {
 		j.skip(ruleFlags, u)
 		return
 	}
-	if j.set.all != nil {
-		j.skip(ruleFlags, *j.set.all)
+	if j.set.All != nil {
+		j.skip(ruleFlags, *j.set.All)
 		return
 	}
-	if j.set.err != nil {
-		msg, h := usage(j.set.err)
-		line := j.set.errLine
-		if w := j.set.split; w != nil {
+	if j.set.Err != nil {
+		msg, h := usage(j.set.Err)
+		line := j.set.ErrLine
+		if w := j.set.Split; w != nil {
 			fields := strings.Fields(w.Text)
 			value := redact.Word(strings.Join(fields[1:], " ")) // as proxy-await's own messages show a value
 			if w.Secret {
@@ -124,13 +126,13 @@ func (j *judge) flags() {
 		j.report(ruleFlags, line, "%s", hint.Text(msg, h))
 		return
 	}
-	j.cfg = j.set.cfg
+	j.cfg = j.set.Config
 	for _, w := range j.cfg.Warnings {
 		msg := hint.Text(w.Error(), w.Hint)
 		line := 0
-		for _, name := range slices.Sorted(maps.Keys(j.set.vars)) {
-			if mentions(w.Error(), "$"+name) {
-				line = j.set.vars[name]
+		for _, name := range slices.Sorted(maps.Keys(j.set.Vars)) {
+			if invocation.Mentions(w.Error(), "$"+name) {
+				line = j.set.Vars[name]
 			}
 		}
 		j.report(ruleIgnoredVariable, line, "%s", msg)
@@ -142,7 +144,7 @@ func (j *judge) flags() {
 // only when proxy-await runs a command: --install, and a wait without
 // COMMAND, end before any signal.
 func (j *judge) shellForm() {
-	if j.inv.shell == "" || j.inv.exec && j.inv.sub == "" {
+	if j.inv.Shell == "" || j.inv.Exec && j.inv.Sub == "" {
 		return
 	}
 	if j.cfg != nil && (j.cfg.Install != nil || len(j.cfg.Command) == 0) {
@@ -151,24 +153,24 @@ func (j *judge) shellForm() {
 	if j.cfg == nil && !j.runsCommand() {
 		return
 	}
-	if j.inv.exec {
-		j.report(ruleShellForm, j.inv.line, "exec proxy-await runs %s under %s -c, where exec replaces only that subshell: the shell stays PID 1 and gets the kubelet's SIGTERM, not proxy-await; make exec proxy-await ... a statement of the script itself, outside any pipe, ( ... ) or &",
-			j.inv.sub, j.inv.shell)
+	if j.inv.Exec {
+		j.report(ruleShellForm, j.inv.Line, "exec proxy-await runs %s under %s -c, where exec replaces only that subshell: the shell stays PID 1 and gets the kubelet's SIGTERM, not proxy-await; make exec proxy-await ... a statement of the script itself, outside any pipe, ( ... ) or &",
+			j.inv.Sub, j.inv.Shell)
 		return
 	}
-	j.report(ruleShellForm, j.inv.line, "proxy-await runs under %s -c without exec: the shell gets the kubelet's SIGTERM, not proxy-await; write exec proxy-await ... in the script, or drop the shell",
-		j.inv.shell)
+	j.report(ruleShellForm, j.inv.Line, "proxy-await runs under %s -c without exec: the shell gets the kubelet's SIGTERM, not proxy-await; write exec proxy-await ... in the script, or drop the shell",
+		j.inv.Shell)
 }
 
 // runsCommand says, from its words alone, whether proxy-await is given a
 // command to run: words after "--", and no --install.
 func (j *judge) runsCommand() bool {
-	for i, w := range j.inv.args {
+	for i, w := range j.inv.Args {
 		if strings.HasPrefix(w.Text, "--install") {
 			return false
 		}
 		if w.Text == "--" {
-			return i+1 < len(j.inv.args)
+			return i+1 < len(j.inv.Args)
 		}
 	}
 	return false
@@ -272,10 +274,10 @@ func (j *judge) suggest(only func(*sidecar) bool) string {
 // presetMismatch: proxy-await would wait for a proxy the pod does not run,
 // or that does not answer where it waits, or that starts only after it.
 func (j *judge) presetMismatch() {
-	if !j.needs(rulePresetMismatch, append(readyFlags, disabledFlag)...) || j.cfg.Disabled {
+	if !j.needs(rulePresetMismatch, append(readyFlags, invocation.DisabledFlag)...) || j.cfg.Disabled {
 		return
 	}
-	line := j.set.lineOf("ready-url", "port", "proxy")
+	line := j.set.LineOf("ready-url", "port", "proxy")
 	for _, t := range targets(j.cfg, j.cfg.ReadyURLs) {
 		if s := j.mesh.at(t, func(s *sidecar) endpoint { return s.ready }); s != nil {
 			switch {
@@ -339,7 +341,7 @@ func (j *judge) startsFirst(s *sidecar) {
 	if !j.c.Init || j.c.RestartAlways {
 		return
 	}
-	line := j.set.lineOf("ready-url", "port", "proxy")
+	line := j.set.LineOf("ready-url", "port", "proxy")
 	switch {
 	case s.native == native && s.container != nil && slices.Index(j.p.Containers, s.container) > slices.Index(j.p.Containers, j.c):
 		j.report(rulePresetMismatch, line, "this init container waits for the %s sidecar, which is native but listed after it: init containers start in order, so it waits forever; list the sidecar first",
@@ -356,7 +358,7 @@ func (j *judge) shutdownDisabled() {
 	if !j.needs(ruleShutdownDisabled, shutdownFlags...) || !j.cfg.Shutdown {
 		return
 	}
-	line := j.set.lineOf("shutdown-url", "shutdown")
+	line := j.set.LineOf("shutdown-url", "shutdown")
 	for _, t := range targets(j.cfg, j.cfg.ShutdownURLs) {
 		if s := j.mesh.at(t, func(s *sidecar) endpoint { return s.shutdown }); s != nil {
 			switch {
@@ -410,10 +412,10 @@ func (j *judge) jobNeverCompletes() {
 		switch {
 		case s.native == native:
 		case !j.cfg.Shutdown:
-			j.report(ruleJobNeverCompletes, j.inv.line, "the classic %s sidecar (%s) keeps running after the application exits, so the %s never completes: add -S (--shutdown)%s",
+			j.report(ruleJobNeverCompletes, j.inv.Line, "the classic %s sidecar (%s) keeps running after the application exits, so the %s never completes: add -S (--shutdown)%s",
 				s.Name, s.from, j.p.JobName(), s.whenClassic())
 		case !slices.Contains(shut, s):
-			j.report(ruleJobNeverCompletes, j.set.lineOf("proxy", "shutdown-url", "shutdown"), "-S does not stop the classic %s sidecar (%s), so the %s never completes: add %s to --proxy (--proxy %s)%s",
+			j.report(ruleJobNeverCompletes, j.set.LineOf("proxy", "shutdown-url", "shutdown"), "-S does not stop the classic %s sidecar (%s), so the %s never completes: add %s to --proxy (--proxy %s)%s",
 				s.Name, s.from, j.p.JobName(), s.Preset, j.suggest(func(s *sidecar) bool { return s.native != native }), s.whenClassic())
 		}
 	}
@@ -459,7 +461,7 @@ func (j *judge) shutdownNotNeeded() {
 	for _, s := range shut {
 		names = append(names, fmt.Sprintf("the %s sidecar is native here (%s)", s.Name, s.nativeWhy))
 	}
-	j.report(ruleShutdownNotNeeded, j.set.lineOf("shutdown"), "%s: the kubelet stops it once the application has exited; drop -S",
+	j.report(ruleShutdownNotNeeded, j.set.LineOf("shutdown"), "%s: the kubelet stops it once the application has exited; drop -S",
 		strings.Join(names, ", and "))
 }
 
@@ -469,8 +471,8 @@ func (j *judge) gracePeriod() {
 	if !j.needs(ruleGracePeriod, "term-delay", "kill-after", "shutdown", "shutdown-timeout") {
 		return
 	}
-	parts := []string{"preStop " + dur(preStopOf(j.c)), "term-delay " + dur(j.cfg.TermDelay), "kill-after " + dur(j.cfg.KillAfter)}
-	total := preStopOf(j.c) + j.cfg.TermDelay + j.cfg.KillAfter
+	parts := []string{"preStop " + dur(invocation.PreStop(j.c)), "term-delay " + dur(j.cfg.TermDelay), "kill-after " + dur(j.cfg.KillAfter)}
+	total := invocation.PreStop(j.c) + j.cfg.TermDelay + j.cfg.KillAfter
 	if j.cfg.Shutdown {
 		parts = append(parts, "shutdown-timeout "+dur(j.cfg.ShutdownTimeout))
 		total += j.cfg.ShutdownTimeout
@@ -480,7 +482,7 @@ func (j *judge) gracePeriod() {
 	}
 	line := j.p.GraceLine
 	if line == 0 {
-		line = j.set.lineOf("term-delay", "kill-after", "shutdown-timeout")
+		line = j.set.LineOf("term-delay", "kill-after", "shutdown-timeout")
 	}
 	j.report(ruleGracePeriod, line, "%s = %s > %s %ds%s: the kubelet's SIGKILL comes first; raise %s to %d, or shorten them",
 		strings.Join(parts, " + "), dur(total), j.p.GraceField, int(j.p.Grace/time.Second), j.p.GraceWhy, j.p.GraceField, int((total+time.Second-1)/time.Second))
@@ -490,7 +492,7 @@ func (j *judge) gracePeriod() {
 // proxy-await delivers the stop signal drops the requests the application
 // was kept up to serve.
 func (j *judge) proxyStopsFirst() {
-	hold := preStopOf(j.c) + j.cfg.TermDelay
+	hold := invocation.PreStop(j.c) + j.cfg.TermDelay
 	if j.c.Init || !j.needs(ruleProxyStopsFirst, "term-delay") || hold == 0 {
 		return
 	}
@@ -513,10 +515,10 @@ func (j *judge) proxyStopsFirst() {
 		}
 		line := s.stopLine
 		if line == 0 {
-			line = j.set.lineOf("term-delay")
+			line = j.set.LineOf("term-delay")
 		}
 		j.report(ruleProxyStopsFirst, line, "%s %s after the pod is deleted (%s), but proxy-await holds the stop signal for preStop %s + term-delay %s = %s: raise %s to %s or more%s",
-			what, dur(s.stop), s.stopWhy, dur(preStopOf(j.c)), dur(j.cfg.TermDelay), dur(hold), s.stopFix, s.stopValue(hold), s.whenClassic())
+			what, dur(s.stop), s.stopWhy, dur(invocation.PreStop(j.c)), dur(j.cfg.TermDelay), dur(hold), s.stopFix, s.stopValue(hold), s.whenClassic())
 	}
 }
 
@@ -584,31 +586,40 @@ func (j *judge) unknownValue() {
 		return
 	}
 	rules := strings.Join(j.skipped, ", ") + " not judged"
-	if j.set.all != nil {
+	if j.set.All != nil {
 		rules = "no rule judged"
 	}
 	// Values from one source are named together.
 	var whats []string
 	for i, u := range j.unknowns {
-		if slices.ContainsFunc(j.unknowns[:i], func(v unknownValue) bool { return v.from == u.from && v.may == u.may }) {
+		if slices.ContainsFunc(j.unknowns[:i], func(v manifest.Unknown) bool { return v.From == u.From && v.May == u.May }) {
 			continue
 		}
 		var names []string
 		for _, v := range j.unknowns[i:] {
-			if v.from == u.from && v.may == u.may {
-				names = append(names, v.what)
+			if v.From == u.From && v.May == u.May {
+				names = append(names, v.What)
 			}
 		}
 		verb := "comes from"
-		if len(names) > 1 || strings.HasSuffix(u.what, "flags") {
+		if len(names) > 1 || strings.HasSuffix(u.What, "flags") {
 			verb = "come from"
 		}
-		if u.may {
+		if u.May {
 			verb = "may come from"
 		}
-		whats = append(whats, list(names)+" "+verb+" "+u.from)
+		whats = append(whats, list(names)+" "+verb+" "+u.From)
 	}
-	j.report(ruleUnknownValue, j.unknowns[0].line, "%s: %s", rules, strings.Join(whats, "; "))
+	j.report(ruleUnknownValue, j.unknowns[0].Line, "%s: %s", rules, strings.Join(whats, "; "))
+}
+
+// usage is a usage error as a finding's message: its text and its hint.
+func usage(err error) (string, string) {
+	var u *config.UsageError
+	if errors.As(err, &u) {
+		return u.Error(), hint.Of(u)
+	}
+	return err.Error(), ""
 }
 
 // list is names in English: "a", "a and b", "a, b and c".

@@ -60,7 +60,7 @@ func (j *judge) proxyLossHangs() {
 	if len(names) > 1 {
 		dies = "are not restarted if one dies"
 	}
-	j.report(ruleProxyLossHangs, j.set.lineOf("proxy-lost"),
+	j.report(ruleProxyLossHangs, j.set.LineOf("proxy-lost"),
 		"%s %s while the application runs (restartPolicy: Never), and nothing ends the %s then: it hangs; add --proxy-lost %s, so that proxy-await stops the application and exits 69, and the %s retries in a new pod; or set activeDeadlineSeconds%s",
 		strings.Join(names, " and "), dies, j.p.JobName(), SuggestedProxyLost, j.p.JobName(), when)
 }

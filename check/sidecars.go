@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/proxies"
@@ -42,13 +43,13 @@ type sidecar struct {
 	container   *manifest.Container
 	ready       endpoint
 	shutdown    endpoint
-	stop        time.Duration // how long it takes new connections once the pod is deleted
-	stopWhy     string        // what sets stop, for messages; "" when not known
-	stopFix     string        // what to raise to lengthen it
-	stopBesides time.Duration // the part of stop that stopFix does not set: a preStop, Dapr's block
-	stopInt     bool          // stopFix takes whole seconds, not a duration
-	stopLine    int           // the line of the pod's setting that sets stop, 0 if none
-	stopUnknown *unknownValue // a setting of stop that the input does not hold
+	stop        time.Duration     // how long it takes new connections once the pod is deleted
+	stopWhy     string            // what sets stop, for messages; "" when not known
+	stopFix     string            // what to raise to lengthen it
+	stopBesides time.Duration     // the part of stop that stopFix does not set: a preStop, Dapr's block
+	stopInt     bool              // stopFix takes whole seconds, not a duration
+	stopLine    int               // the line of the pod's setting that sets stop, 0 if none
+	stopUnknown *manifest.Unknown // a setting of stop that the input does not hold
 }
 
 // stopValue is what stopFix must be for s to stop after hold, as stopFix
@@ -80,10 +81,10 @@ type endpoint struct {
 	port    int
 	path    string
 	off     string
-	offLine int           // the line of the pod's annotation that turns it off, 0 if none
-	moved   string        // what moved its port, for messages
-	unknown *unknownValue // a setting that decides it is not in the input
-	fix     *fixup        // what turns it on where it is off, nil when nothing in the pod can
+	offLine int               // the line of the pod's annotation that turns it off, 0 if none
+	moved   string            // what moved its port, for messages
+	unknown *manifest.Unknown // a setting that decides it is not in the input
+	fix     *fixup            // what turns it on where it is off, nil when nothing in the pod can
 }
 
 // fixup is what turns a sidecar's endpoint on: a pod annotation and its
@@ -606,8 +607,8 @@ func portSetting(p *manifest.Pod, px *proxies.Proxy, key string) (int, string, b
 type ownSetting struct {
 	text    string
 	set     bool
-	where   string        // how messages name it: --http-port=9190, CSQL_PROXY_HTTP_PORT: "9190"
-	unknown *unknownValue // when the input does not hold it
+	where   string            // how messages name it: --http-port=9190, CSQL_PROXY_HTTP_PORT: "9190"
+	unknown *manifest.Unknown // when the input does not hold it
 }
 
 // settingOf reads a setting of the sidecar container c as the proxy does
@@ -620,7 +621,7 @@ func settingOf(c *manifest.Container, how proxies.Settings, name string, boolean
 	for i, w := range words {
 		switch {
 		case !w.Known && strings.HasPrefix(w.Text, "--"+name):
-			out = ownSetting{unknown: &unknownValue{what: c.Name + "'s --" + name, from: w.From, line: w.Line}}
+			out = ownSetting{unknown: &manifest.Unknown{What: c.Name + "'s --" + name, From: w.From, Line: w.Line}}
 		case !w.Known:
 		case strings.HasPrefix(w.Text, "--"+name+"="):
 			out = ownSetting{text: w.Text[len(name)+3:], set: true, where: manifest.Shown(w)}
@@ -630,7 +631,7 @@ func settingOf(c *manifest.Container, how proxies.Settings, name string, boolean
 			next := words[i+1]
 			out = ownSetting{text: next.Text, set: true, where: w.Text + " " + manifest.Shown(next)}
 			if !next.Known {
-				out = ownSetting{unknown: &unknownValue{what: c.Name + "'s --" + name, from: next.From, line: next.Line}}
+				out = ownSetting{unknown: &manifest.Unknown{What: c.Name + "'s --" + name, From: next.From, Line: next.Line}}
 			}
 		}
 	}
@@ -640,7 +641,7 @@ func settingOf(c *manifest.Container, how proxies.Settings, name string, boolean
 	env := how.EnvPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 	switch v, set := c.Vars.Get(env); {
 	case !v.Known:
-		return ownSetting{unknown: &unknownValue{what: c.Name + "'s $" + env, from: v.From, line: c.Vars.Line(env, c.Line), may: v.May}}
+		return ownSetting{unknown: &manifest.Unknown{What: c.Name + "'s $" + env, From: v.From, Line: c.Vars.Line(env, c.Line), May: v.May}}
 	case set:
 		shown := redact.Word(v.Text)
 		if v.Secret {
@@ -652,9 +653,9 @@ func settingOf(c *manifest.Container, how proxies.Settings, name string, boolean
 		if f := settingOf(c, how, how.ConfigFile, false); f.set || f.unknown != nil {
 			from := "its configuration file, which the input does not show"
 			if f.unknown != nil {
-				from = f.unknown.from
+				from = f.unknown.From
 			}
-			return ownSetting{unknown: &unknownValue{what: c.Name + "'s --" + name, from: from, line: c.Line}}
+			return ownSetting{unknown: &manifest.Unknown{What: c.Name + "'s --" + name, From: from, Line: c.Line}}
 		}
 	}
 	return out
@@ -733,7 +734,7 @@ func (s *sidecar) preStop() time.Duration {
 	if s.container == nil {
 		return 0
 	}
-	return preStopOf(s.container)
+	return invocation.PreStop(s.container)
 }
 
 // secondsStop is the stop time that an annotation sets in whole seconds,
@@ -771,7 +772,7 @@ func proxyConfigStop(p *manifest.Pod, s *sidecar) {
 	a := p.Annotations.At(st.Key)
 	switch v, ok, err := proxyConfigField(p, a.Text, field); {
 	case manifest.ErrPastBound(err):
-		s.stopUnknown = &unknownValue{what: field, from: st.Key + ", which is " + err.Error(), line: a.Line}
+		s.stopUnknown = &manifest.Unknown{What: field, From: st.Key + ", which is " + err.Error(), Line: a.Line}
 		s.stopWhy = field + " in " + st.Key
 	case ok:
 		d = v

@@ -29,6 +29,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/internal/manifesttest"
 )
 
@@ -169,7 +170,7 @@ func TestExamples(t *testing.T) {
 			// --check sees every container that runs proxy-await (the
 			// Dockerfile says which image's entrypoint is proxy-await) and
 			// finds no error.
-			findings, sum := check.Paths([]string{f}, check.Options{Entrypoint: func(string) []string { return entrypoint }})
+			findings, sum := check.Paths([]string{f}, check.Options{Images: dockerfileImage(t, f)})
 			// It also knows that proxy-await's own image runs proxy-await.
 			assert.GreaterOrEqual(t, sum.Containers, runs, "containers that --check sees run proxy-await")
 			for _, finding := range findings {
@@ -177,6 +178,33 @@ func TestExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dockerfileImage is what the image that a Dockerfile beside file builds
+// runs, by the reference its "docker build -t" line gives it; nil without
+// a Dockerfile.
+func dockerfileImage(t *testing.T, file string) invocation.Images {
+	df := filepath.Join(filepath.Dir(file), "Dockerfile")
+	if !fileExists(df) {
+		return nil
+	}
+	data, err := os.ReadFile(df)
+	require.NoError(t, err)
+	var ref string
+	var img invocation.Image
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if _, rest, ok := strings.Cut(line, "docker build -t "); ok {
+			ref, _, _ = strings.Cut(rest, " ")
+		}
+		for prefix, list := range map[string]*[]string{"ENTRYPOINT ": &img.Entrypoint, "CMD ": &img.Cmd} {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				require.NoError(t, json.Unmarshal([]byte(rest), list), "%s: %s is not in exec form", df, line)
+			}
+		}
+	}
+	require.NotEmpty(t, ref, "%s says not which image it builds (docker build -t IMAGE)", df)
+	return invocation.ImageTable{ref: img}
 }
 
 func fileExists(name string) bool {

@@ -44,6 +44,15 @@ type Word struct {
 // Known is a word whose text the manifest holds, at line.
 func Known(text string, line int) Word { return Word{Text: text, Known: true, Line: line} }
 
+// Unknown is a value that the input does not hold: what it is (a flag, a
+// variable, a sidecar's setting), where it comes from, and the line that
+// names it. What needs it is not judged.
+type Unknown struct {
+	What, From string
+	Line       int
+	May        bool // it may come from there (an envFrom), or not at all
+}
+
 // Variable is a container's variable: its value and the line that sets it.
 type Variable struct {
 	Value

@@ -1,6 +1,6 @@
 // prestop.go: how long a container's preStop hook takes, where it says.
 
-package check
+package invocation
 
 import (
 	"strconv"
@@ -10,23 +10,27 @@ import (
 	"github.com/proxy-await/proxy-await/ctl/manifest"
 )
 
-// preStopOf is how long c's preStop hook takes when it says so: a sleep
-// action, or an exec of sleep (also under sh -c). Anything else counts 0.
-func preStopOf(c *manifest.Container) time.Duration {
+// PreStop is how long c's preStop hook takes when it says so: a sleep
+// action, or an exec of sleep, also as the first statement of a shell
+// script ("sleep 5 && nginx -s quit" sleeps 5s at least). Anything else
+// counts 0.
+func PreStop(c *manifest.Container) time.Duration {
 	h := c.PreStop
 	if h.Sleep > 0 {
 		return h.Sleep
 	}
-	argv := h.Exec
-	var words []manifest.Word
-	for _, it := range argv {
-		words = append(words, manifest.Word{Text: it, Known: true})
+	var argv []manifest.Word
+	for _, it := range h.Exec {
+		argv = append(argv, manifest.Known(it, 0))
 	}
-	if i, ok := shellScript(words); ok {
-		argv = strings.Fields(argv[i]) // "sleep 5 && nginx -s quit" sleeps 5s at least
+	if i, ok := ShellScript(argv); ok {
+		argv = nil
+		if cmds := newScript(manifest.Scalar{Text: h.Exec[i]}, &manifest.Variables{}, nil).commands(); len(cmds) > 0 {
+			argv = cmds[0].words
+		}
 	}
-	if len(argv) >= 2 && manifest.BaseName(argv[0]) == "sleep" {
-		return sleepTime(strings.TrimRight(argv[1], ";&|"))
+	if len(argv) >= 2 && argv[0].Known && argv[1].Known && manifest.BaseName(argv[0].Text) == "sleep" {
+		return sleepTime(argv[1].Text)
 	}
 	return 0
 }

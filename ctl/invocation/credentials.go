@@ -1,7 +1,7 @@
 // credentials.go: the words of a command that are credentials, which
 // findings never show.
 
-package check
+package invocation
 
 import (
 	"slices"

@@ -1,9 +1,12 @@
-// invocation.go: whether a container runs proxy-await, and with which
-// arguments: as its command, as the first word of args on an image without
-// an entrypoint, after an image's entrypoint, behind exec, env, tini,
-// dumb-init, gosu or su-exec, or in any statement of a shell script.
-
-package check
+// Package invocation reads what a container runs, as far as its manifest
+// shows it: its command and args as the kubelet passes them, or an image's
+// ENTRYPOINT and CMD where the caller knows them; the wrappers in front
+// (exec, env, tini, dumb-init, gosu, timeout...); and every statement of a
+// shell script, read by mvdan.cc/sh's parser. It finds proxy-await in
+// them, and reads its settings with config's own parser (settings.go). What
+// the manifest does not hold (a variable the script or the image sets, a
+// command substitution) leaves its word unknown, never guessed.
+package invocation
 
 import (
 	"slices"
@@ -12,23 +15,45 @@ import (
 	"github.com/proxy-await/proxy-await/ctl/manifest"
 )
 
-// invocation is how a container runs proxy-await.
-type invocation struct {
-	args  []manifest.Word // proxy-await's arguments
-	env   []assign        // NAME=value that a shell or env(1) puts before it
-	line  int             // the line where proxy-await is named
-	shell string          // the shell whose script runs it, "" when no shell does
-	exec  bool            // the script execs it
-	sub   string          // why it runs in a subshell, whose exec leaves the shell
+// Invocation is how a container runs proxy-await.
+type Invocation struct {
+	Args  []manifest.Word // proxy-await's arguments
+	Env   []Assign        // NAME=value that a shell or env(1) puts before it
+	Line  int             // the line where proxy-await is named
+	Shell string          // the shell whose script runs it, "" when no shell does
+	Exec  bool            // the script execs it
+	Sub   string          // why it runs in a subshell, whose exec leaves the shell
 
-	assigned []string // variables the script sets, whose values are the script's
+	Assigned []string // variables the script sets, whose values are the script's
 }
 
-// assign is a variable set on a command line: env NAME=value, or a shell's
+// Assign is a variable set on a command line: env NAME=value, or a shell's
 // NAME=value before the command.
-type assign struct {
-	name  string
-	value manifest.Word
+type Assign struct {
+	Name  string
+	Value manifest.Word
+}
+
+// Image is what an image runs when a container does not say: the
+// ENTRYPOINT and CMD of the image's configuration.
+type Image struct {
+	Entrypoint, Cmd []string
+}
+
+// Images tell what an image runs: a file of entrypoints, or what its
+// registry answered. Config is the image's, by its reference as a
+// container names it, and false when it is not known.
+type Images interface {
+	Config(ref string) (Image, bool)
+}
+
+// ImageTable is Images from a table, by image reference.
+type ImageTable map[string]Image
+
+// Config is the table's entry for ref.
+func (t ImageTable) Config(ref string) (Image, bool) {
+	img, ok := t[ref]
+	return img, ok
 }
 
 // ownImage says whether image is proxy-await's own, whose entrypoint is
@@ -37,37 +62,39 @@ func ownImage(image string) bool {
 	return manifest.BaseName(manifest.Repository(image)) == "proxy-await"
 }
 
-// Repository is an image reference without its digest and tag:
-// "gcr.io/x/proxy" for "gcr.io/x/proxy:1.2@sha256:...". A registry's port
-// ("localhost:5000/x") is not a tag.
-func Repository(image string) string {
-	repo, _, _ := strings.Cut(image, "@")
-	if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
-		repo = repo[:i]
-	}
-	return repo
-}
-
-// argv is what a container runs, as far as the manifest shows: command and
-// args; without command, args alone when its first word is a program
-// (an image without an ENTRYPOINT runs them so), or args after the image's
-// entrypoint where the caller knows it, or proxy-await's own image's.
-// entrypoint may be nil; argv is nil when what runs is not shown.
-func argvOf(c *manifest.Container, entrypoint func(image string) []string) []manifest.Word {
+// Argv is what a container runs, as far as the manifest and images show,
+// by Kubernetes' rule: command and args; without command, the image's
+// ENTRYPOINT and then args, or the image's CMD when there are no args.
+// When images does not know the image (it may be nil): args alone when its
+// first word is a program (an image without an ENTRYPOINT runs them so),
+// or args after proxy-await when the image is proxy-await's own. Nil when
+// what runs is not shown.
+func Argv(c *manifest.Container, images Images) []manifest.Word {
 	cmd, args := c.Words(c.Command), c.Words(c.Args)
-	if len(cmd) == 0 {
-		switch {
-		case entrypoint != nil && entrypoint(c.Image) != nil:
-			for _, e := range entrypoint(c.Image) {
-				cmd = append(cmd, manifest.Word{Text: e, Known: true, Line: c.Line})
-			}
-		case len(args) > 0 && args[0].Known && program(args[0].Text):
-			return args
-		case ownImage(c.Image):
-			cmd = []manifest.Word{{Text: "/proxy-await", Known: true, Line: c.Line}}
-		default:
-			return nil
+	if len(cmd) > 0 {
+		return append(cmd, args...)
+	}
+	var img Image
+	known := false
+	if images != nil {
+		img, known = images.Config(c.Image)
+	}
+	switch {
+	case known:
+		for _, e := range img.Entrypoint {
+			cmd = append(cmd, manifest.Known(e, c.Line))
 		}
+		if len(args) == 0 {
+			for _, a := range img.Cmd {
+				args = append(args, manifest.Known(a, c.Line))
+			}
+		}
+	case len(args) > 0 && args[0].Known && program(args[0].Text):
+		return args
+	case ownImage(c.Image):
+		cmd = []manifest.Word{manifest.Known("/proxy-await", c.Line)}
+	default:
+		return nil
 	}
 	return append(cmd, args...)
 }
@@ -75,44 +102,44 @@ func argvOf(c *manifest.Container, entrypoint func(image string) []string) []man
 // program says whether a first word of args names a program rather than
 // an argument of an entrypoint: proxy-await, a shell, or a wrapper.
 func program(w string) bool {
-	return isProxyAwait(w) || isShell(w) || manifest.BaseName(w) == "busybox" || wrapperOf(manifest.BaseName(w)) != nil
+	return IsProxyAwait(w) || IsShell(w) || manifest.BaseName(w) == "busybox" || wrapperOf(manifest.BaseName(w)) != nil
 }
 
-// invocationOf finds proxy-await in what c runs.
-func invocationOf(c *manifest.Container, entrypoint func(image string) []string) (invocation, bool) {
-	argv := argvOf(c, entrypoint)
-	w, env := unwrap(argv)
+// Of finds proxy-await in what c runs: its argv behind wrappers, or a
+// statement of its shell script.
+func Of(c *manifest.Container, images Images) (*Invocation, bool) {
+	w, env := unwrap(Argv(c, images))
 	if len(w) == 0 || !w[0].Known {
-		return invocation{}, false
+		return nil, false
 	}
-	if isProxyAwait(w[0].Text) {
-		return invocation{args: w[1:], env: env, line: w[0].Line}, true
+	if IsProxyAwait(w[0].Text) {
+		return &Invocation{Args: w[1:], Env: env, Line: w[0].Line}, true
 	}
 	sc := scriptOf(w, c.Vars)
 	if sc == nil {
-		return invocation{}, false
+		return nil, false
 	}
 	for _, cmd := range sc.commands() {
 		if inv, ok := commandInvocation(cmd); ok {
-			inv.shell = manifest.BaseName(w[0].Text)
-			if inv.shell == "busybox" {
-				inv.shell = "busybox " + manifest.BaseName(w[1].Text)
+			inv.Shell = manifest.BaseName(w[0].Text)
+			if inv.Shell == "busybox" {
+				inv.Shell = "busybox " + manifest.BaseName(w[1].Text)
 			}
 			for name := range sc.assigned {
-				inv.assigned = append(inv.assigned, name)
+				inv.Assigned = append(inv.Assigned, name)
 			}
-			slices.Sort(inv.assigned)
+			slices.Sort(inv.Assigned)
 			return inv, true
 		}
 	}
-	return invocation{}, false
+	return nil, false
 }
 
 // scriptOf is the script of "sh [OPTIONS] -c [OPTIONS] [--] SCRIPT [NAME
 // [ARG...]]", which sees the ARGs as its positional parameters; nil for
 // anything else (a script file is not visible here). busybox sh is sh.
 func scriptOf(w []manifest.Word, vars *manifest.Variables) *script {
-	i, ok := shellScript(w)
+	i, ok := ShellScript(w)
 	if !ok {
 		return nil
 	}
@@ -126,18 +153,18 @@ func scriptOf(w []manifest.Word, vars *manifest.Variables) *script {
 	return newScript(manifest.Scalar{Text: a.Text, Line: a.Line, Breaks: a.Breaks, Folded: a.Folded}, vars, positional)
 }
 
-// shellScript is where the script string of a shell's command line is:
+// ShellScript is where the script string of a shell's command line is:
 // the first word after the shell's options, when one of them is -c. The
 // options are read as sh, bash, dash, ash and zsh read them: letters in
 // clusters after - or + (-euo, +x), where o and O take the next word
 // (-o pipefail), bash's long options (--rcfile FILE), and -- or - to end
 // them. "busybox sh" is sh.
-func shellScript(w []manifest.Word) (int, bool) {
+func ShellScript(w []manifest.Word) (int, bool) {
 	i := 0
 	if len(w) > 1 && w[0].Known && manifest.BaseName(w[0].Text) == "busybox" {
 		i = 1
 	}
-	if i >= len(w) || !w[i].Known || !isShell(w[i].Text) {
+	if i >= len(w) || !w[i].Known || !IsShell(w[i].Text) {
 		return 0, false
 	}
 	c := false
@@ -173,18 +200,18 @@ func shellScript(w []manifest.Word) (int, bool) {
 
 // commandInvocation reads a simple command of a script as proxy-await's,
 // if it is: [NAME=value...] [exec [-options]] [wrappers] proxy-await ARG...
-func commandInvocation(c command) (invocation, bool) {
+func commandInvocation(c command) (*Invocation, bool) {
 	cmd := c.words
-	inv := invocation{sub: c.sub}
+	inv := &Invocation{Sub: c.sub}
 	i := 0
 	for ; i < len(cmd) && isAssignment(cmd[i].Text); i++ {
 		name, v, _ := strings.Cut(cmd[i].Text, "=")
 		w := cmd[i]
 		w.Text = v
-		inv.env = append(inv.env, assign{name, w})
+		inv.Env = append(inv.Env, Assign{name, w})
 	}
 	if i < len(cmd) && cmd[i].Text == "exec" {
-		inv.exec = true
+		inv.Exec = true
 		for i++; i < len(cmd) && strings.HasPrefix(cmd[i].Text, "-"); i++ {
 			if cmd[i].Text == "-a" {
 				i++ // bash's exec -a NAME
@@ -192,11 +219,11 @@ func commandInvocation(c command) (invocation, bool) {
 		}
 	}
 	w, env := unwrap(cmd[min(i, len(cmd)):])
-	if len(w) == 0 || !w[0].Known || !isProxyAwait(w[0].Text) {
-		return invocation{}, false
+	if len(w) == 0 || !w[0].Known || !IsProxyAwait(w[0].Text) {
+		return nil, false
 	}
-	inv.env = append(inv.env, env...)
-	inv.args, inv.line = w[1:], w[0].Line
+	inv.Env = append(inv.Env, env...)
+	inv.Args, inv.Line = w[1:], w[0].Line
 	return inv, true
 }
 
@@ -209,8 +236,7 @@ type wrapper struct {
 	queries  []string // options with which it runs nothing (command -v)
 }
 
-// wrapperOf is the wrapper a program's name is, nil for none. A function,
-// not a map: nothing of the check runs when proxy-await starts.
+// wrapperOf is the wrapper a program's name is, nil for none.
 func wrapperOf(name string) *wrapper {
 	switch name {
 	case "env":
@@ -235,8 +261,8 @@ func wrapperOf(name string) *wrapper {
 
 // unwrap strips the wrappers at the start of a command line, and returns
 // the command they run and the variables env(1) sets for it.
-func unwrap(w []manifest.Word) ([]manifest.Word, []assign) {
-	var env []assign
+func unwrap(w []manifest.Word) ([]manifest.Word, []Assign) {
+	var env []Assign
 	for len(w) > 0 && w[0].Known {
 		wr := wrapperOf(manifest.BaseName(w[0].Text))
 		if wr == nil {
@@ -260,8 +286,8 @@ func unwrap(w []manifest.Word) ([]manifest.Word, []assign) {
 		}
 		for wr.assigns && len(w) > 0 && isAssignment(w[0].Text) {
 			name, v, _ := strings.Cut(w[0].Text, "=")
-			a := assign{name, w[0]}
-			a.value.Text = v
+			a := Assign{name, w[0]}
+			a.Value.Text = v
 			env = append(env, a)
 			w = w[1:]
 		}
@@ -270,21 +296,19 @@ func unwrap(w []manifest.Word) ([]manifest.Word, []assign) {
 	return w, env
 }
 
-func isProxyAwait(arg0 string) bool { return manifest.BaseName(arg0) == "proxy-await" }
+// IsProxyAwait says whether a program's name is proxy-await's.
+func IsProxyAwait(arg0 string) bool { return manifest.BaseName(arg0) == "proxy-await" }
 
-func isShell(arg0 string) bool {
-	switch manifest.BaseName(arg0) {
-	case "sh", "bash", "ash", "dash", "ksh", "zsh":
-		return true
-	}
-	return false
-}
+// Shells are the programs whose -c runs a script.
+var Shells = []string{"sh", "bash", "ash", "dash", "ksh", "zsh"}
 
-// commandsOf are the commands a container runs, each as its words behind
+// IsShell says whether a program's name is a shell's.
+func IsShell(arg0 string) bool { return slices.Contains(Shells, manifest.BaseName(arg0)) }
+
+// Commands are the commands a container runs, each as its words behind
 // its wrappers: its argv, or what its shell script runs.
-func commandsOf(c *manifest.Container, entrypoint func(image string) []string) [][]manifest.Word {
-	argv := argvOf(c, entrypoint)
-	w, _ := unwrap(argv)
+func Commands(c *manifest.Container, images Images) [][]manifest.Word {
+	w, _ := unwrap(Argv(c, images))
 	if sc := scriptOf(w, c.Vars); sc != nil {
 		return sc.runs(0)
 	}
@@ -298,7 +322,7 @@ func commandsOf(c *manifest.Container, entrypoint func(image string) []string) [
 // runs are the commands a script runs, each as its words behind
 // assignments, exec and wrappers: its statements, and what the shell runs
 // for them: a trap's action when it exits, eval's words, the script of a
-// shell it starts.
+// shell it starts, maxNesting deep.
 func (sc *script) runs(depth int) [][]manifest.Word {
 	var out [][]manifest.Word
 	for _, c := range sc.commands() {
@@ -313,8 +337,10 @@ func (sc *script) runs(depth int) [][]manifest.Word {
 			continue
 		}
 		out = append(out, rest)
-		if inner := sc.inner(rest); inner != nil && depth < maxNesting {
-			out = append(out, inner.runs(depth+1)...)
+		if depth < maxNesting {
+			if inner := sc.inner(rest); inner != nil {
+				out = append(out, inner.runs(depth+1)...)
+			}
 		}
 	}
 	return out
@@ -341,16 +367,9 @@ func (sc *script) inner(cmd []manifest.Word) *script {
 		if len(words) == 0 {
 			return nil
 		}
-		return sc.child(manifest.Word{Text: strings.Join(words, " "), Known: true, Line: cmd[1].Line})
+		return sc.child(manifest.Known(strings.Join(words, " "), cmd[1].Line))
 	}
 	return scriptOf(cmd, sc.vars)
-}
-
-// child is the script in w that the shell runs itself, with the script's
-// variables and parameters.
-func (sc *script) child(w manifest.Word) *script {
-	return &script{src: manifest.Scalar{Text: w.Text, Line: w.Line}, cmds: lexScript(w.Text), assigned: sc.assigned,
-		positional: sc.positional, shifted: sc.shifted, vars: sc.vars}
 }
 
 // exitTrap is the action of "trap [--] ACTION CONDITION..." when one of
