@@ -17,6 +17,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
+	"github.com/proxy-await/proxy-await/ctl/sidecar"
 	"github.com/proxy-await/proxy-await/proxies"
 )
 
@@ -126,7 +127,7 @@ func (p *PodAnalysis) Adopt(choose func(name string) bool) Adoption {
 	for _, c := range pd.Containers {
 		picked := !c.Init && choose(c.Name)
 		switch {
-		case !picked, a.runs(c), proxyOfContainer(c) != nil:
+		case !picked, a.runs(c), sidecar.ProxyOf(c) != nil:
 		case len(c.Command) == 0:
 			out.Skipped = append(out.Skipped, Skip{File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name,
 				Message: fmt.Sprintf("it has no command, so it runs its image's ENTRYPOINT, which the manifest does not show: write that ENTRYPOINT and CMD out as its command (crane config %s shows them) and inject again, or choose the other containers with --container", cmp.Or(c.Image, "IMAGE"))})
@@ -174,19 +175,19 @@ type adopter struct {
 // answer.
 func (ad *adopter) sidecars() {
 	m, p := ad.a.mesh, ad.a.p
-	for _, s := range m.sidecars {
+	for _, s := range m.Sidecars {
 		if !slices.Contains(ad.presets, s.Preset) {
 			ad.presets = append(ad.presets, s.Preset)
 		}
-		if s.native != native && p.Job {
+		if s.Nativeness != sidecar.Native && p.Job {
 			ad.shutdown = true
 		}
 	}
-	for _, s := range m.sidecars {
-		if !ad.turnOn(s, s.ready, "the "+s.Name+" sidecar never answers proxy-await's readiness probe") {
+	for _, s := range m.Sidecars {
+		if !ad.turnOn(s, s.ReadyAt, "the "+s.Name+" sidecar never answers proxy-await's readiness probe") {
 			return
 		}
-		if ad.shutdown && s.native != native && !ad.turnOn(s, s.shutdown, "the "+s.Name+" sidecar would not take -S's shutdown") {
+		if ad.shutdown && s.Nativeness != sidecar.Native && !ad.turnOn(s, s.ShutdownAt, "the "+s.Name+" sidecar would not take -S's shutdown") {
 			return
 		}
 	}
@@ -195,18 +196,18 @@ func (ad *adopter) sidecars() {
 
 // turnOn sets what turns a sidecar's endpoint on where it is off, or
 // refuses the pod when nothing in it can.
-func (ad *adopter) turnOn(s *sidecar, e endpoint, what string) bool {
-	if e.unknown != nil || e.off == "" {
+func (ad *adopter) turnOn(s *sidecar.Sidecar, e sidecar.Endpoint, what string) bool {
+	if e.Unknown != nil || e.Off == "" {
 		return true
 	}
-	switch f := e.fix; {
+	switch f := e.Fix; {
 	case f == nil:
-		ad.out.Refused = what + ": " + e.off
+		ad.out.Refused = what + ": " + e.Off
 		return false
-	case f.annotation != "":
-		ad.annotate(f.annotation, f.value)
-	case s.container != nil:
-		ad.sidecarArgs(s.container, f.flag)
+	case f.Annotation != "":
+		ad.annotate(f.Annotation, f.Value)
+	case s.Container != nil:
+		ad.sidecarArgs(s.Container, f.Flag)
 	}
 	return true
 }
@@ -242,25 +243,25 @@ func (ad *adopter) sidecarArgs(c *manifest.Container, flag string) {
 // elsewhere than its preset says: --port for the one preset that has an
 // admin port, else each URL.
 func (ad *adopter) movedEndpoints() {
-	sidecars := ad.a.mesh.sidecars
+	sidecars := ad.a.mesh.Sidecars
 	moved := false
 	for _, s := range sidecars {
-		moved = moved || s.ready.port != 0 && s.ready.port != s.Ready.Port ||
-			ad.shutdown && s.shutdown.port != 0 && s.shutdown.port != s.Shutdown.Port
+		moved = moved || s.ReadyAt.Port != 0 && s.ReadyAt.Port != s.Ready.Port ||
+			ad.shutdown && s.ShutdownAt.Port != 0 && s.ShutdownAt.Port != s.Shutdown.Port
 	}
 	if !moved {
 		return
 	}
-	if s := sidecars[0]; len(sidecars) == 1 && s.AdminPort && s.ready.port == s.shutdown.port {
-		ad.urls = []string{"--port", strconv.Itoa(s.ready.port)}
+	if s := sidecars[0]; len(sidecars) == 1 && s.AdminPort && s.ReadyAt.Port == s.ShutdownAt.Port {
+		ad.urls = []string{"--port", strconv.Itoa(s.ReadyAt.Port)}
 		return
 	}
 	for _, s := range sidecars {
-		ad.urls = append(ad.urls, "--ready-url", s.Ready.URL(cmp.Or(s.ready.port, s.Ready.Port)))
+		ad.urls = append(ad.urls, "--ready-url", s.Ready.URL(cmp.Or(s.ReadyAt.Port, s.Ready.Port)))
 	}
 	if ad.shutdown {
 		for _, s := range sidecars {
-			ad.urls = append(ad.urls, "--shutdown-url", s.Shutdown.URL(cmp.Or(s.shutdown.port, s.Shutdown.Port)))
+			ad.urls = append(ad.urls, "--shutdown-url", s.Shutdown.URL(cmp.Or(s.ShutdownAt.Port, s.Shutdown.Port)))
 		}
 	}
 }
@@ -279,16 +280,16 @@ func (ad *adopter) container(c *manifest.Container) ([]string, []ProbeMove, bool
 			flags = append(flags, "--keep-proxy-on-failure")
 		}
 		if len(proxyLossHangs(p, ad.a.mesh, 0)) > 0 {
-			flags = append(flags, "--proxy-lost", dur(proxyLost))
+			flags = append(flags, "--proxy-lost", proxyLost.String())
 		}
 		switch {
 		case budget < time.Second:
 			ad.out.Skipped = append(ad.out.Skipped, Skip{File: p.File, Line: cmp.Or(p.GraceLine, c.Line), Kind: p.Kind, Name: p.Name, Container: c.Name,
-				Message: fmt.Sprintf("%s %ds leaves no time after the preStop (%s) for -S to shut the sidecar down: raise %s", p.GraceField, int(p.Grace/time.Second), dur(invocation.PreStop(c)), p.GraceField)})
+				Message: fmt.Sprintf("%s %ds leaves no time after the preStop (%s) for -S to shut the sidecar down: raise %s", p.GraceField, int(p.Grace/time.Second), (invocation.PreStop(c)).String(), p.GraceField)})
 			return nil, nil, false
 		case budget < defaultShutdownMax:
 			d := budget.Truncate(time.Second)
-			flags = append(flags, "--shutdown-timeout", dur(d))
+			flags = append(flags, "--shutdown-timeout", d.String())
 			budget -= d
 		default:
 			budget -= defaultShutdownMax
@@ -297,7 +298,7 @@ func (ad *adopter) container(c *manifest.Container) ([]string, []ProbeMove, bool
 	var probes []ProbeMove
 	if ad.serving() && budget/2 >= minTermDelay {
 		delay := min(maxTermDelay, (budget / 2).Truncate(time.Second))
-		flags = append(flags, "--term-delay", dur(delay), "--drain-quiet", dur(drainQuiet))
+		flags = append(flags, "--term-delay", delay.String(), "--drain-quiet", drainQuiet.String())
 		ad.hold = max(ad.hold, invocation.PreStop(c)+delay)
 		var more []string
 		more, probes = ad.probes(c)
@@ -319,7 +320,7 @@ func (ad *adopter) serving() bool {
 		return true
 	}
 	for _, c := range p.Containers {
-		if !c.Init && proxyOfContainer(c) == nil && len(c.PortNumbers) > 0 {
+		if !c.Init && sidecar.ProxyOf(c) == nil && len(c.PortNumbers) > 0 {
 			return true
 		}
 	}
@@ -435,25 +436,25 @@ func (ad *adopter) stopAfter() {
 	if ad.hold == 0 {
 		return
 	}
-	for _, s := range ad.a.mesh.sidecars {
+	for _, s := range ad.a.mesh.Sidecars {
 		st := s.Stop
 		switch {
-		case s.stopWhy == "" || s.stopUnknown != nil || s.stop >= ad.hold:
-		case s.native == native && st.NativeField == "":
-		case s.native == depends && len(nativeKeysOn(p, s.Proxy)) > 0:
-		case st.ByInjector && s.container != nil:
+		case s.StopWhy == "" || s.StopUnknown != nil || s.StopAfter >= ad.hold:
+		case s.Nativeness == sidecar.Native && st.NativeField == "":
+		case s.Nativeness == sidecar.Depends && len(sidecar.NativeKeysOn(p, s.Proxy)) > 0:
+		case st.ByInjector && s.Container != nil:
 		case st.Seconds:
-			ad.annotate(st.Key, s.stopValue(ad.hold))
+			ad.annotate(st.Key, s.StopValue(ad.hold))
 		case st.Field != "":
 			if _, ok := p.Annotations.Get(st.Key); !ok {
 				field := st.Field
-				if s.native == native {
+				if s.Nativeness == sidecar.Native {
 					field = st.NativeField
 				}
-				ad.annotate(st.Key, field+": "+s.stopValue(ad.hold))
+				ad.annotate(st.Key, field+": "+s.StopValue(ad.hold))
 			}
-		case st.Flag != "" && s.container != nil:
-			ad.sidecarArgs(s.container, "--"+st.Flag+"="+s.stopValue(ad.hold))
+		case st.Flag != "" && s.Container != nil:
+			ad.sidecarArgs(s.Container, "--"+st.Flag+"="+s.StopValue(ad.hold))
 		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
+	"github.com/proxy-await/proxy-await/ctl/sidecar"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/proxies"
 )
@@ -135,7 +136,7 @@ func checkPod(p *manifest.Pod, flags *invocation.FlagTable, opt Options) ([]Find
 type analysis struct {
 	p    *manifest.Pod
 	invs map[*manifest.Container]*invocation.Invocation
-	mesh mesh
+	mesh sidecar.Set
 	opt  Options
 }
 
@@ -148,7 +149,7 @@ func analyse(p *manifest.Pod, opt Options) *analysis {
 			a.invs[c] = inv
 		}
 	}
-	a.mesh = meshOf(p, opt.Versions, a.runs)
+	a.mesh = sidecar.Find(p, opt.Versions, a.runs)
 	return a
 }
 

@@ -12,8 +12,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
-	"github.com/proxy-await/proxy-await/internal/editdistance"
-	"github.com/proxy-await/proxy-await/proxies"
+	"github.com/proxy-await/proxy-await/ctl/sidecar"
 )
 
 // podReport is a finding about the pod as a whole, at the container that
@@ -28,14 +27,14 @@ func podReport(p *manifest.Pod, c *manifest.Container, rule string, line int, fo
 
 // mainContainer is the container a finding about the pod names: the first
 // that runs proxy-await, else the first application container.
-func mainContainer(p *manifest.Pod, m mesh, runs func(*manifest.Container) bool) *manifest.Container {
+func mainContainer(p *manifest.Pod, m sidecar.Set, runs func(*manifest.Container) bool) *manifest.Container {
 	for _, c := range p.Containers {
 		if runs(c) {
 			return c
 		}
 	}
 	for _, c := range p.Containers {
-		if !c.Init && !slices.ContainsFunc(m.sidecars, func(s *sidecar) bool { return s.container == c }) {
+		if !c.Init && !slices.ContainsFunc(m.Sidecars, func(s *sidecar.Sidecar) bool { return s.Container == c }) {
 			return c
 		}
 	}
@@ -43,7 +42,7 @@ func mainContainer(p *manifest.Pod, m mesh, runs func(*manifest.Container) bool)
 }
 
 // podFindings judges what p shows as a whole.
-func podFindings(p *manifest.Pod, m mesh, runs func(*manifest.Container) bool, images invocation.Images) []Finding {
+func podFindings(p *manifest.Pod, m sidecar.Set, runs func(*manifest.Container) bool, images invocation.Images) []Finding {
 	if len(p.Containers) == 0 {
 		return nil
 	}
@@ -56,10 +55,9 @@ func podFindings(p *manifest.Pod, m mesh, runs func(*manifest.Container) bool, i
 		}
 		out = append(out, podReport(p, c, ruleNamespaceConflict, line, "%s", p.NSConflict))
 	}
-	known := knownKeys()
 	for _, m := range []manifest.Meta{p.Labels, p.Annotations} {
 		for _, key := range m.Keys() {
-			if right := misspelt(key, known); right != "" {
+			if right := sidecar.NearMiss(key); right != "" {
 				out = append(out, podReport(p, c, ruleMisspeltKey, m.At(key).Line, "%s is not a key any proxy reads; %s is: the proxy never sees this one, so write %s",
 					key, right, right))
 			}
@@ -73,10 +71,10 @@ func podFindings(p *manifest.Pod, m mesh, runs func(*manifest.Container) bool, i
 
 // unstopped: a Job's pod without proxy-await whose classic sidecar no
 // statement of the application's command stops.
-func unstopped(p *manifest.Pod, m mesh, app *manifest.Container, images invocation.Images) []Finding {
-	var classics []*sidecar
-	for _, s := range m.sidecars {
-		if s.native != native {
+func unstopped(p *manifest.Pod, m sidecar.Set, app *manifest.Container, images invocation.Images) []Finding {
+	var classics []*sidecar.Sidecar
+	for _, s := range m.Sidecars {
+		if s.Nativeness != sidecar.Native {
 			classics = append(classics, s)
 		}
 	}
@@ -85,7 +83,7 @@ func unstopped(p *manifest.Pod, m mesh, app *manifest.Container, images invocati
 	}
 	var cmds [][]manifest.Word
 	for _, c := range p.Containers {
-		if !c.Init && !slices.ContainsFunc(m.sidecars, func(s *sidecar) bool { return s.container == c }) {
+		if !c.Init && !slices.ContainsFunc(m.Sidecars, func(s *sidecar.Sidecar) bool { return s.Container == c }) {
 			cmds = append(cmds, invocation.Commands(c, images)...)
 		}
 	}
@@ -100,14 +98,14 @@ func unstopped(p *manifest.Pod, m mesh, app *manifest.Container, images invocati
 		if stops(cmds, s) {
 			continue
 		}
-		quit := s.shutdown.path
-		if s.shutdown.port != 0 {
-			quit = fmt.Sprintf("http://127.0.0.1:%d%s", s.shutdown.port, s.shutdown.path)
+		quit := s.ShutdownAt.Path
+		if s.ShutdownAt.Port != 0 {
+			quit = fmt.Sprintf("http://127.0.0.1:%d%s", s.ShutdownAt.Port, s.ShutdownAt.Path)
 		}
 		line, named := 0, ""
 		for _, cmd := range cmds {
 			for _, w := range cmd[1:] {
-				if strings.Contains(w.Text, s.shutdown.path) && named == "" {
+				if strings.Contains(w.Text, s.ShutdownAt.Path) && named == "" {
 					line, named = w.Line, onlyNamed(cmd, w)
 				}
 			}
@@ -116,12 +114,12 @@ func unstopped(p *manifest.Pod, m mesh, app *manifest.Container, images invocati
 			line = firstLine(app)
 		}
 		off := ""
-		if s.shutdown.off != "" {
-			off = " (" + s.shutdown.off + ")"
+		if s.ShutdownAt.Off != "" {
+			off = " (" + s.ShutdownAt.Off + ")"
 		}
 		out = append(out, podReport(p, app, ruleJobNeverCompletes, line,
 			"the classic %s sidecar (%s) keeps running after the application exits and nothing here stops it, so the %s never completes: run the application under proxy-await -S --proxy %s, or POST %s when it ends%s%s%s",
-			s.Name, s.from, p.JobName(), strings.Join(presets, ","), quit, off, named, s.whenClassic()))
+			s.Name, s.From, p.JobName(), strings.Join(presets, ","), quit, off, named, s.WhenClassic()))
 	}
 	return out
 }
@@ -160,7 +158,7 @@ func firstLine(c *manifest.Container) int {
 // that calls its quit endpoint, or a command that the proxy table says
 // stops it (pilot-agent's request for Istio's, linkerd-await --shutdown for
 // Linkerd's, scuttle for an Envoy's).
-func stops(cmds [][]manifest.Word, s *sidecar) bool {
+func stops(cmds [][]manifest.Word, s *sidecar.Sidecar) bool {
 	for _, cmd := range cmds {
 		if len(cmd) == 0 || !cmd[0].Known {
 			continue
@@ -171,7 +169,7 @@ func stops(cmds [][]manifest.Word, s *sidecar) bool {
 		}
 		switch program := manifest.BaseName(cmd[0].Text); program {
 		case "curl", "wget", "http", "https", "xh":
-			if slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, s.shutdown.path) }) {
+			if slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, s.ShutdownAt.Path) }) {
 				return true
 			}
 		default:
@@ -181,51 +179,4 @@ func stops(cmds [][]manifest.Word, s *sidecar) bool {
 		}
 	}
 	return false
-}
-
-// knownKeys are the labels and annotations that the proxies read.
-func knownKeys() []string {
-	var keys []string
-	for _, px := range proxies.InPods {
-		keys = append(keys, px.Keys()...)
-	}
-	return keys
-}
-
-// misspelt is the key of known that key is a near miss of, "" when it is
-// none: the same but for case, or in the same domain and one or two
-// letters off.
-func misspelt(key string, known []string) string {
-	if slices.Contains(known, key) {
-		return ""
-	}
-	domain, _, ok := strings.Cut(key, "/")
-	if !ok {
-		domain = key[:min(len(key), 4)]
-	}
-	for _, k := range known {
-		if strings.EqualFold(k, key) {
-			return k
-		}
-		if d := len(k) - len(key); d < -2 || d > 2 || len(key) < 8 || !strings.HasPrefix(k, domain) {
-			continue
-		}
-		if editdistance.Of(k, key) <= 2 {
-			return k
-		}
-	}
-	return ""
-}
-
-// nearMiss is a key of the pod's that is a near miss of key, "" if none.
-func nearMiss(p *manifest.Pod, key string) string {
-	known := knownKeys()
-	for _, m := range []manifest.Meta{p.Labels, p.Annotations} {
-		for _, k := range m.Keys() {
-			if misspelt(k, known) == key {
-				return k
-			}
-		}
-	}
-	return ""
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
+	"github.com/proxy-await/proxy-await/ctl/sidecar"
 	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/internal/urlport"
@@ -31,7 +32,7 @@ type judge struct {
 	p        *manifest.Pod
 	c        *manifest.Container
 	inv      *invocation.Invocation
-	mesh     mesh
+	mesh     sidecar.Set
 	set      invocation.Settings
 	cfg      *config.Config
 	out      []Finding
@@ -199,63 +200,15 @@ func targets(cfg *config.Config, urls []string) []target {
 	return out
 }
 
-// at is the sidecar that answers e's path on t's port.
-func (m mesh) at(t target, e func(*sidecar) endpoint) *sidecar {
-	for _, s := range m.sidecars {
-		if ep := e(s); ep.path == t.path && (ep.port == t.port || ep.port == 0) {
-			return s
-		}
-	}
-	return nil
-}
-
-// covers says whether preset waits for and shuts down s: the proxy itself,
-// or one that its proxy reaches (the envoy preset, any Envoy-based proxy,
-// whose admin port is not in the manifest).
-func covers(preset string, s *sidecar) bool {
-	if s.Preset == preset {
-		return true
-	}
-	px := proxies.Lookup(preset)
-	return px != nil && slices.Contains(px.Reaches, s.Proxy)
-}
-
-// of is the pod's sidecar that preset waits for.
-func (m mesh) of(preset string) *sidecar {
-	for _, s := range m.sidecars {
-		if covers(preset, s) {
-			return s
-		}
-	}
-	return nil
-}
-
-// otherMesh is the pod's service mesh when preset names another one: a pod
-// has one mesh, so the preset's proxy is not there. Other sidecars (Dapr,
-// the Cloud SQL Auth Proxy) say nothing of a mesh that a namespace may
-// inject unseen.
-func (m mesh) otherMesh(preset string) *sidecar {
-	px := proxies.Lookup(preset)
-	if px == nil || !px.Mesh {
-		return nil
-	}
-	for _, s := range m.sidecars {
-		if s.Mesh && s.Proxy != px {
-			return s
-		}
-	}
-	return nil
-}
-
 // suggest is the --proxy that waits for and shuts down what the pod
 // shows: the presets given that reach one of its sidecars, then one for
 // each sidecar they miss. A preset the pod does not show is never in it.
-func (j *judge) suggest(only func(*sidecar) bool) string {
+func (j *judge) suggest(only func(*sidecar.Sidecar) bool) string {
 	var out []string
-	var covered []*sidecar
+	var covered []*sidecar.Sidecar
 	for _, p := range j.cfg.Proxies {
-		for _, s := range j.mesh.sidecars {
-			if covers(p, s) && (only == nil || only(s)) {
+		for _, s := range j.mesh.Sidecars {
+			if sidecar.Covers(p, s) && (only == nil || only(s)) {
 				if !slices.Contains(out, p) {
 					out = append(out, p)
 				}
@@ -263,7 +216,7 @@ func (j *judge) suggest(only func(*sidecar) bool) string {
 			}
 		}
 	}
-	for _, s := range j.mesh.sidecars {
+	for _, s := range j.mesh.Sidecars {
 		if !slices.Contains(covered, s) && (only == nil || only(s)) && !slices.Contains(out, s.Preset) {
 			out = append(out, s.Preset)
 		}
@@ -279,13 +232,13 @@ func (j *judge) presetMismatch() {
 	}
 	line := j.set.LineOf("ready-url", "port", "proxy")
 	for _, t := range targets(j.cfg, j.cfg.ReadyURLs) {
-		if s := j.mesh.at(t, func(s *sidecar) endpoint { return s.ready }); s != nil {
+		if s := j.mesh.At(t.port, t.path, func(s *sidecar.Sidecar) sidecar.Endpoint { return s.ReadyAt }); s != nil {
 			switch {
-			case s.ready.unknown != nil:
-				j.skip(rulePresetMismatch, *s.ready.unknown)
-			case s.ready.off != "":
+			case s.ReadyAt.Unknown != nil:
+				j.skip(rulePresetMismatch, *s.ReadyAt.Unknown)
+			case s.ReadyAt.Off != "":
 				j.report(rulePresetMismatch, line, "proxy-await waits for %s, which the %s sidecar never answers, so it would wait forever: %s",
-					t.url, s.Name, s.ready.off)
+					t.url, s.Name, s.ReadyAt.Off)
 			}
 			j.startsFirst(s)
 			continue
@@ -294,25 +247,25 @@ func (j *judge) presetMismatch() {
 			continue // a URL of the user's own: nothing to compare it with
 		}
 		px := proxies.Lookup(t.preset)
-		if s := j.mesh.of(t.preset); s != nil {
+		if s := j.mesh.ForPreset(t.preset); s != nil {
 			switch {
-			case s.ready.unknown != nil:
-				j.skip(rulePresetMismatch, *s.ready.unknown)
+			case s.ReadyAt.Unknown != nil:
+				j.skip(rulePresetMismatch, *s.ReadyAt.Unknown)
 			case s.Proxy == px: // not one it reaches, whose port the manifest does not show
 				j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the %s sidecar here answers on port %d%s: %s",
-					t.preset, t.url, s.Name, s.ready.port, s.ready.moved, portFix(px, s.ready))
+					t.preset, t.url, s.Name, s.ReadyAt.Port, s.ReadyAt.Moved, portFix(px, s.ReadyAt))
 			}
 			j.startsFirst(s)
 			continue
 		}
-		if i := slices.IndexFunc(j.mesh.absent, func(a absence) bool { return a.proxy == px }); i >= 0 {
+		if i := slices.IndexFunc(j.mesh.Absent, func(a sidecar.Absence) bool { return a.Proxy == px }); i >= 0 {
 			j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the pod has no %s sidecar (%s): it would wait forever; %s",
-				t.preset, t.url, j.mesh.absent[i].proxy.Name, j.mesh.absent[i].why, j.waitFor())
+				t.preset, t.url, j.mesh.Absent[i].Proxy.Name, j.mesh.Absent[i].Why, j.waitFor())
 			continue
 		}
-		if other := j.mesh.otherMesh(t.preset); other != nil {
+		if other := j.mesh.OtherMesh(t.preset); other != nil {
 			j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the pod's mesh is %s (%s), and a pod has one mesh: it would wait forever; %s",
-				t.preset, t.url, other.Name, other.from, j.waitFor())
+				t.preset, t.url, other.Name, other.From, j.waitFor())
 		}
 	}
 }
@@ -327,28 +280,28 @@ func (j *judge) waitFor() string {
 }
 
 // portFix is how to point px's preset at the port the sidecar answers on.
-func portFix(px *proxies.Proxy, e endpoint) string {
+func portFix(px *proxies.Proxy, e sidecar.Endpoint) string {
 	if px.AdminPort {
-		return fmt.Sprintf("set --port %d", e.port)
+		return fmt.Sprintf("set --port %d", e.Port)
 	}
-	return fmt.Sprintf("set --ready-url http://127.0.0.1:%d%s", e.port, e.path)
+	return fmt.Sprintf("set --ready-url http://127.0.0.1:%d%s", e.Port, e.Path)
 }
 
 // startsFirst: proxy-await in a classic init container waits before the
 // pod's other containers start; a sidecar that is one of those, or a
 // native sidecar listed after it, is not there yet.
-func (j *judge) startsFirst(s *sidecar) {
+func (j *judge) startsFirst(s *sidecar.Sidecar) {
 	if !j.c.Init || j.c.RestartAlways {
 		return
 	}
 	line := j.set.LineOf("ready-url", "port", "proxy")
 	switch {
-	case s.native == native && s.container != nil && slices.Index(j.p.Containers, s.container) > slices.Index(j.p.Containers, j.c):
+	case s.Nativeness == sidecar.Native && s.Container != nil && slices.Index(j.p.Containers, s.Container) > slices.Index(j.p.Containers, j.c):
 		j.report(rulePresetMismatch, line, "this init container waits for the %s sidecar, which is native but listed after it: init containers start in order, so it waits forever; list the sidecar first",
 			s.Name)
-	case s.native != native:
+	case s.Nativeness != sidecar.Native:
 		j.report(rulePresetMismatch, line, "this init container waits for the classic %s sidecar (%s), which starts only after every init container has finished: it waits forever; wait in the application's container (proxy-await -- APP) or use a native sidecar%s",
-			s.Name, s.from, s.whenClassic())
+			s.Name, s.From, s.WhenClassic())
 	}
 }
 
@@ -360,28 +313,28 @@ func (j *judge) shutdownDisabled() {
 	}
 	line := j.set.LineOf("shutdown-url", "shutdown")
 	for _, t := range targets(j.cfg, j.cfg.ShutdownURLs) {
-		if s := j.mesh.at(t, func(s *sidecar) endpoint { return s.shutdown }); s != nil {
+		if s := j.mesh.At(t.port, t.path, func(s *sidecar.Sidecar) sidecar.Endpoint { return s.ShutdownAt }); s != nil {
 			switch {
-			case s.shutdown.unknown != nil:
-				j.skip(ruleShutdownDisabled, *s.shutdown.unknown)
-			case s.shutdown.off != "" && s.native != native:
+			case s.ShutdownAt.Unknown != nil:
+				j.skip(ruleShutdownDisabled, *s.ShutdownAt.Unknown)
+			case s.ShutdownAt.Off != "" && s.Nativeness != sidecar.Native:
 				at := line
-				if s.shutdown.offLine > 0 {
-					at = s.shutdown.offLine
+				if s.ShutdownAt.OffLine > 0 {
+					at = s.ShutdownAt.OffLine
 				}
 				j.report(ruleShutdownDisabled, at, "-S POSTs %s, which the %s sidecar does not serve, so it would keep running: %s%s",
-					t.url, s.Name, s.shutdown.off, s.whenClassic())
+					t.url, s.Name, s.ShutdownAt.Off, s.WhenClassic())
 			}
 			continue
 		}
-		for _, s := range j.mesh.sidecars {
-			if s.shutdown.path == t.path && s.shutdown.port != 0 && s.native != native && (t.preset == "" || t.preset == s.Preset) {
-				if s.shutdown.unknown != nil {
-					j.skip(ruleShutdownDisabled, *s.shutdown.unknown)
+		for _, s := range j.mesh.Sidecars {
+			if s.ShutdownAt.Path == t.path && s.ShutdownAt.Port != 0 && s.Nativeness != sidecar.Native && (t.preset == "" || t.preset == s.Preset) {
+				if s.ShutdownAt.Unknown != nil {
+					j.skip(ruleShutdownDisabled, *s.ShutdownAt.Unknown)
 					break
 				}
 				j.report(ruleShutdownDisabled, line, "-S POSTs %s, but the %s sidecar here takes it on port %d%s: set --shutdown-url http://127.0.0.1:%d%s",
-					t.url, s.Name, s.shutdown.port, s.shutdown.moved, s.shutdown.port, s.shutdown.path)
+					t.url, s.Name, s.ShutdownAt.Port, s.ShutdownAt.Moved, s.ShutdownAt.Port, s.ShutdownAt.Path)
 				break
 			}
 		}
@@ -389,11 +342,11 @@ func (j *judge) shutdownDisabled() {
 }
 
 // shutdownTargets are the sidecars the shutdown URLs reach, by path.
-func (j *judge) shutdownTargets() []*sidecar {
-	var out []*sidecar
+func (j *judge) shutdownTargets() []*sidecar.Sidecar {
+	var out []*sidecar.Sidecar
 	for _, t := range targets(j.cfg, j.cfg.ShutdownURLs) {
-		for _, s := range j.mesh.sidecars {
-			if s.shutdown.path == t.path && (t.preset == "" || t.preset == s.Preset || s.shutdown.port == t.port) && !slices.Contains(out, s) {
+		for _, s := range j.mesh.Sidecars {
+			if s.ShutdownAt.Path == t.path && (t.preset == "" || t.preset == s.Preset || s.ShutdownAt.Port == t.port) && !slices.Contains(out, s) {
 				out = append(out, s)
 			}
 		}
@@ -408,15 +361,15 @@ func (j *judge) jobNeverCompletes() {
 		return
 	}
 	shut := j.shutdownTargets()
-	for _, s := range j.mesh.sidecars {
+	for _, s := range j.mesh.Sidecars {
 		switch {
-		case s.native == native:
+		case s.Nativeness == sidecar.Native:
 		case !j.cfg.Shutdown:
 			j.report(ruleJobNeverCompletes, j.inv.Line, "the classic %s sidecar (%s) keeps running after the application exits, so the %s never completes: add -S (--shutdown)%s",
-				s.Name, s.from, j.p.JobName(), s.whenClassic())
+				s.Name, s.From, j.p.JobName(), s.WhenClassic())
 		case !slices.Contains(shut, s):
 			j.report(ruleJobNeverCompletes, j.set.LineOf("proxy", "shutdown-url", "shutdown"), "-S does not stop the classic %s sidecar (%s), so the %s never completes: add %s to --proxy (--proxy %s)%s",
-				s.Name, s.from, j.p.JobName(), s.Preset, j.suggest(func(s *sidecar) bool { return s.native != native }), s.whenClassic())
+				s.Name, s.From, j.p.JobName(), s.Preset, j.suggest(func(s *sidecar.Sidecar) bool { return s.Nativeness != sidecar.Native }), s.WhenClassic())
 		}
 	}
 }
@@ -435,9 +388,9 @@ func (j *judge) retryLosesProxy() {
 	var names []string
 	when := ""
 	for _, s := range j.shutdownTargets() {
-		if s.native != native {
+		if s.Nativeness != sidecar.Native {
 			names = append(names, s.Name)
-			when = cmp.Or(when, s.whenClassic())
+			when = cmp.Or(when, s.WhenClassic())
 		}
 	}
 	if len(names) == 0 {
@@ -454,12 +407,12 @@ func (j *judge) shutdownNotNeeded() {
 		return
 	}
 	shut := j.shutdownTargets()
-	if len(shut) == 0 || slices.ContainsFunc(shut, func(s *sidecar) bool { return s.native != native }) {
+	if len(shut) == 0 || slices.ContainsFunc(shut, func(s *sidecar.Sidecar) bool { return s.Nativeness != sidecar.Native }) {
 		return
 	}
 	var names []string
 	for _, s := range shut {
-		names = append(names, fmt.Sprintf("the %s sidecar is native here (%s)", s.Name, s.nativeWhy))
+		names = append(names, fmt.Sprintf("the %s sidecar is native here (%s)", s.Name, s.NativeWhy))
 	}
 	j.report(ruleShutdownNotNeeded, j.set.LineOf("shutdown"), "%s: the kubelet stops it once the application has exited; drop -S",
 		strings.Join(names, ", and "))
@@ -471,10 +424,10 @@ func (j *judge) gracePeriod() {
 	if !j.needs(ruleGracePeriod, "term-delay", "kill-after", "shutdown", "shutdown-timeout") {
 		return
 	}
-	parts := []string{"preStop " + dur(invocation.PreStop(j.c)), "term-delay " + dur(j.cfg.TermDelay), "kill-after " + dur(j.cfg.KillAfter)}
+	parts := []string{"preStop " + (invocation.PreStop(j.c)).String(), "term-delay " + j.cfg.TermDelay.String(), "kill-after " + j.cfg.KillAfter.String()}
 	total := invocation.PreStop(j.c) + j.cfg.TermDelay + j.cfg.KillAfter
 	if j.cfg.Shutdown {
-		parts = append(parts, "shutdown-timeout "+dur(j.cfg.ShutdownTimeout))
+		parts = append(parts, "shutdown-timeout "+j.cfg.ShutdownTimeout.String())
 		total += j.cfg.ShutdownTimeout
 	}
 	if total <= j.p.Grace {
@@ -485,7 +438,7 @@ func (j *judge) gracePeriod() {
 		line = j.set.LineOf("term-delay", "kill-after", "shutdown-timeout")
 	}
 	j.report(ruleGracePeriod, line, "%s = %s > %s %ds%s: the kubelet's SIGKILL comes first; raise %s to %d, or shorten them",
-		strings.Join(parts, " + "), dur(total), j.p.GraceField, int(j.p.Grace/time.Second), j.p.GraceWhy, j.p.GraceField, int((total+time.Second-1)/time.Second))
+		strings.Join(parts, " + "), total.String(), j.p.GraceField, int(j.p.Grace/time.Second), j.p.GraceWhy, j.p.GraceField, int((total+time.Second-1)/time.Second))
 }
 
 // proxyStopsFirst: a sidecar that stops taking new connections before
@@ -496,29 +449,29 @@ func (j *judge) proxyStopsFirst() {
 	if j.c.Init || !j.needs(ruleProxyStopsFirst, "term-delay") || hold == 0 {
 		return
 	}
-	for _, s := range j.mesh.sidecars {
+	for _, s := range j.mesh.Sidecars {
 		// A native sidecar stops after the application, unless it drains
 		// from the pod's deletion on (its facts say so: Istio's).
-		if s.stopWhy == "" || s.native == native && s.Stop.NativeField == "" {
+		if s.StopWhy == "" || s.Nativeness == sidecar.Native && s.Stop.NativeField == "" {
 			continue
 		}
-		if s.stopUnknown != nil {
-			j.skip(ruleProxyStopsFirst, *s.stopUnknown)
+		if s.StopUnknown != nil {
+			j.skip(ruleProxyStopsFirst, *s.StopUnknown)
 			continue
 		}
-		if s.stop >= hold {
+		if s.StopAfter >= hold {
 			continue
 		}
 		what := "the classic " + s.Name + " sidecar stops taking new connections"
-		if s.native == native {
+		if s.Nativeness == sidecar.Native {
 			what = "the native " + s.Name + " sidecar starts draining when the pod is deleted and closes its inbound listeners"
 		}
-		line := s.stopLine
+		line := s.StopLine
 		if line == 0 {
 			line = j.set.LineOf("term-delay")
 		}
 		j.report(ruleProxyStopsFirst, line, "%s %s after the pod is deleted (%s), but proxy-await holds the stop signal for preStop %s + term-delay %s = %s: raise %s to %s or more%s",
-			what, dur(s.stop), s.stopWhy, dur(invocation.PreStop(j.c)), dur(j.cfg.TermDelay), dur(hold), s.stopFix, s.stopValue(hold), s.whenClassic())
+			what, s.StopAfter.String(), s.StopWhy, (invocation.PreStop(j.c)).String(), j.cfg.TermDelay.String(), hold.String(), s.StopFix, s.StopValue(hold), s.WhenClassic())
 	}
 }
 
@@ -550,7 +503,7 @@ func (j *judge) probesKeepDrainBusy() {
 			continue
 		}
 		j.report(ruleProbesBusy, pr.Port.Line, "the kubelet's %s reaches port %d, which the drain watches, every %s (periodSeconds), no longer apart than --drain-quiet %s: the drain never sees a quiet period and holds the stop signal for the whole --term-delay %s; %s",
-			pr.Kind, port, dur(period), dur(j.cfg.DrainQuiet), dur(j.cfg.TermDelay), j.probeFix(pr, port))
+			pr.Kind, port, period.String(), j.cfg.DrainQuiet.String(), j.cfg.TermDelay.String(), j.probeFix(pr, port))
 	}
 }
 
@@ -628,12 +581,4 @@ func list(names []string) string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-}
-
-// dur prints a duration as proxy-await's flags take it: 20s, 1m30s, 250ms.
-func dur(d time.Duration) string {
-	if d == 0 {
-		return "0s"
-	}
-	return d.String()
 }

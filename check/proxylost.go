@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/proxy-await/proxy-await/ctl/manifest"
+	"github.com/proxy-await/proxy-await/ctl/sidecar"
 )
 
 // SuggestedProxyLost is the --proxy-lost that proxy-loss-hangs suggests:
@@ -23,13 +24,13 @@ const SuggestedProxyLost = 10 * time.Second
 // off) would leave the Job hanging when one of them dies mid-run; none
 // when it would not. Under restartPolicy: Never the kubelet restarts no
 // container, a classic sidecar included, and nothing else ends the pod.
-func proxyLossHangs(p *manifest.Pod, m mesh, proxyLost time.Duration) []*sidecar {
+func proxyLossHangs(p *manifest.Pod, m sidecar.Set, proxyLost time.Duration) []*sidecar.Sidecar {
 	if !p.Job || p.RestartPolicy.Text != "Never" || p.Deadline.Text != "" || proxyLost > 0 {
 		return nil
 	}
-	var classics []*sidecar
-	for _, s := range m.sidecars {
-		if s.native != native {
+	var classics []*sidecar.Sidecar
+	for _, s := range m.Sidecars {
+		if s.Nativeness != sidecar.Native {
 			classics = append(classics, s)
 		}
 	}
@@ -53,8 +54,8 @@ func (j *judge) proxyLossHangs() {
 	var names []string
 	when := ""
 	for _, s := range classics {
-		names = append(names, "the classic "+s.Name+" sidecar ("+s.from+")")
-		when = cmp.Or(when, s.whenClassic())
+		names = append(names, "the classic "+s.Name+" sidecar ("+s.From+")")
+		when = cmp.Or(when, s.WhenClassic())
 	}
 	dies := "is not restarted if it dies"
 	if len(names) > 1 {

@@ -1,11 +1,12 @@
-// sidecars.go: which proxies a pod runs beside its containers, whether each
-// is a native sidecar, where it answers, and how long it keeps taking
-// connections once the pod is deleted; from the proxy table (package
-// proxies), the pod's annotations and labels, its namespace when the input
-// has it, the sidecar's own command line and variables, and the cluster's
-// releases as --versions states them.
-
-package check
+// Package sidecar is the sidecar model: which proxies a pod runs beside
+// its containers, whether each is a native sidecar, where it answers, and
+// how long it keeps taking connections once the pod is deleted; from the
+// proxy table (package proxies), the pod's annotations and labels, its
+// Namespace when the input has it, the sidecar's own command line and
+// variables, and the cluster's releases as --versions states them. It
+// names no proxy: each fact it applies is a field of the table, applied to
+// every proxy alike.
+package sidecar
 
 import (
 	"fmt"
@@ -16,146 +17,147 @@ import (
 
 	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
+	"github.com/proxy-await/proxy-await/internal/editdistance"
 	"github.com/proxy-await/proxy-await/internal/redact"
 	"github.com/proxy-await/proxy-await/proxies"
 )
 
-// nativeness is whether a sidecar is native; depends when the manifest
+// Nativeness is whether a sidecar is native; depends when the manifest
 // leaves it to the release of the proxy or of Kubernetes, which --versions
 // did not state.
-type nativeness int
+type Nativeness int
 
 const (
-	classic nativeness = iota
-	native
-	depends
+	Classic Nativeness = iota
+	Native
+	Depends
 )
 
-// sidecar is a proxy a pod runs.
-type sidecar struct {
+// Sidecar is a proxy a pod runs.
+type Sidecar struct {
 	*proxies.Proxy
-	from        string // how it was recognised, for messages
-	native      nativeness
-	nativeWhy   string // what makes it native
-	classicWhen string // when it depends: the releases with which it is classic, and why
-	flip        string // when it depends: the --versions that would settle it
-	ignored     string // a spelling that the stated release does not read, for messages
-	container   *manifest.Container
-	ready       endpoint
-	shutdown    endpoint
-	stop        time.Duration     // how long it takes new connections once the pod is deleted
-	stopWhy     string            // what sets stop, for messages; "" when not known
-	stopFix     string            // what to raise to lengthen it
-	stopBesides time.Duration     // the part of stop that stopFix does not set: a preStop, Dapr's block
-	stopInt     bool              // stopFix takes whole seconds, not a duration
-	stopLine    int               // the line of the pod's setting that sets stop, 0 if none
-	stopUnknown *manifest.Unknown // a setting of stop that the input does not hold
+	From        string // how it was recognised, for messages
+	Nativeness  Nativeness
+	NativeWhy   string // what makes it native
+	ClassicWhen string // when it depends: the releases with which it is classic, and why
+	Flip        string // when it depends: the --versions that would settle it
+	Ignored     string // a spelling that the stated release does not read, for messages
+	Container   *manifest.Container
+	ReadyAt     Endpoint
+	ShutdownAt  Endpoint
+	StopAfter   time.Duration     // how long it takes new connections once the pod is deleted
+	StopWhy     string            // what sets stop, for messages; "" when not known
+	StopFix     string            // what to raise to lengthen it
+	StopBesides time.Duration     // the part of stop that stopFix does not set: a preStop, Dapr's block
+	StopInt     bool              // stopFix takes whole seconds, not a duration
+	StopLine    int               // the line of the pod's setting that sets stop, 0 if none
+	StopUnknown *manifest.Unknown // a setting of stop that the input does not hold
 }
 
-// stopValue is what stopFix must be for s to stop after hold, as stopFix
+// StopValue is what stopFix must be for s to stop after hold, as stopFix
 // takes it.
-func (s *sidecar) stopValue(hold time.Duration) string {
-	d := hold - s.stopBesides
-	if s.stopInt {
+func (s *Sidecar) StopValue(hold time.Duration) string {
+	d := hold - s.StopBesides
+	if s.StopInt {
 		return strconv.Itoa(int((d + time.Second - 1) / time.Second))
 	}
-	return dur(d)
+	return d.String()
 }
 
-// whenClassic qualifies a finding about a classic sidecar whose nativeness
+// WhenClassic qualifies a finding about a classic sidecar whose nativeness
 // depends on releases --versions did not state, or that is classic because
 // the stated release does not read the pod's spelling.
-func (s *sidecar) whenClassic() string {
+func (s *Sidecar) WhenClassic() string {
 	switch {
-	case s.native == depends:
-		return fmt.Sprintf(" (%s: state the releases with --versions %s)", s.classicWhen, s.flip)
-	case s.native == classic && s.ignored != "":
-		return " (" + s.ignored + ")"
+	case s.Nativeness == Depends:
+		return fmt.Sprintf(" (%s: state the releases with --versions %s)", s.ClassicWhen, s.Flip)
+	case s.Nativeness == Classic && s.Ignored != "":
+		return " (" + s.Ignored + ")"
 	}
 	return ""
 }
 
-// endpoint is where a sidecar answers: port 0 is any (not in the manifest);
+// Endpoint is where a sidecar answers: port 0 is any (not in the manifest);
 // off says why it does not answer there, "" when it does.
-type endpoint struct {
-	port    int
-	path    string
-	off     string
-	offLine int               // the line of the pod's annotation that turns it off, 0 if none
-	moved   string            // what moved its port, for messages
-	unknown *manifest.Unknown // a setting that decides it is not in the input
-	fix     *fixup            // what turns it on where it is off, nil when nothing in the pod can
+type Endpoint struct {
+	Port    int
+	Path    string
+	Off     string
+	OffLine int               // the line of the pod's annotation that turns it off, 0 if none
+	Moved   string            // what moved its port, for messages
+	Unknown *manifest.Unknown // a setting that decides it is not in the input
+	Fix     *Fix              // what turns it on where it is off, nil when nothing in the pod can
 }
 
-// fixup is what turns a sidecar's endpoint on: a pod annotation and its
+// Fix is what turns a sidecar's endpoint on: a pod annotation and its
 // value, or a flag of the sidecar container's own command line.
-type fixup struct {
-	annotation, value string
-	flag              string
+type Fix struct {
+	Annotation, Value string
+	Flag              string
 }
 
-// absence is a proxy the pod is known not to have, and why.
-type absence struct {
-	proxy *proxies.Proxy
-	why   string
+// Absence is a proxy the pod is known not to have, and why.
+type Absence struct {
+	Proxy *proxies.Proxy
+	Why   string
 }
 
-// mesh is what a pod runs beside its containers.
-type mesh struct {
-	sidecars []*sidecar
-	absent   []absence
+// Set is what a pod runs beside its containers.
+type Set struct {
+	Sidecars []*Sidecar
+	Absent   []Absence
 }
 
-// meshOf finds the sidecars of p. runsProxyAwait tells the containers that
+// Find finds the sidecars of p. runsProxyAwait tells the containers that
 // run proxy-await, which are not sidecars whatever their image.
-func meshOf(p *manifest.Pod, versions map[string]proxies.Version, runsProxyAwait func(*manifest.Container) bool) mesh {
-	var m mesh
+func Find(p *manifest.Pod, versions map[string]proxies.Version, runsProxyAwait func(*manifest.Container) bool) Set {
+	var m Set
 	for _, c := range p.Containers {
 		if runsProxyAwait(c) {
 			continue
 		}
-		if px := proxyOfContainer(c); px != nil {
-			s := &sidecar{Proxy: px, from: "container " + c.Name, container: c}
+		if px := ProxyOf(c); px != nil {
+			s := &Sidecar{Proxy: px, From: "container " + c.Name, Container: c}
 			if c.Init && c.RestartAlways {
-				s.native, s.nativeWhy = native, "an init container with restartPolicy: Always"
+				s.Nativeness, s.NativeWhy = Native, "an init container with restartPolicy: Always"
 			}
-			m.sidecars = append(m.sidecars, s)
+			m.Sidecars = append(m.Sidecars, s)
 		}
 	}
 	for _, px := range proxies.InPods {
-		if px.Inject.Key == "" || slices.ContainsFunc(m.sidecars, func(s *sidecar) bool { return s.Proxy == px }) {
+		if px.Inject.Key == "" || slices.ContainsFunc(m.Sidecars, func(s *Sidecar) bool { return s.Proxy == px }) {
 			continue
 		}
 		from, why := injected(p, px)
 		switch {
 		case from != "":
-			s := &sidecar{Proxy: px, from: from}
+			s := &Sidecar{Proxy: px, From: from}
 			nativeOf(p, s, versions)
-			m.sidecars = append(m.sidecars, s)
+			m.Sidecars = append(m.Sidecars, s)
 		case why != "":
-			m.absent = append(m.absent, absence{px, why})
+			m.Absent = append(m.Absent, Absence{px, why})
 		}
 	}
 	// In the table's order for pods, which suggestions follow.
-	var ordered []*sidecar
+	var ordered []*Sidecar
 	for _, px := range proxies.InPods {
-		for _, s := range m.sidecars {
+		for _, s := range m.Sidecars {
 			if s.Proxy == px {
 				ordered = append(ordered, s)
 			}
 		}
 	}
-	m.sidecars = ordered
-	for _, s := range m.sidecars {
+	m.Sidecars = ordered
+	for _, s := range m.Sidecars {
 		endpoints(p, s, versions)
 		stopTime(p, s)
 	}
 	return m
 }
 
-// proxyOfContainer is the proxy a container of the manifest is, by its
+// ProxyOf is the proxy a container of the manifest is, by its
 // image (a retired release's first) or its injector's name for it.
-func proxyOfContainer(c *manifest.Container) *proxies.Proxy {
+func ProxyOf(c *manifest.Container) *proxies.Proxy {
 	repo := manifest.Repository(c.Image)
 	for _, px := range proxies.InPods {
 		for _, r := range px.Retired {
@@ -255,7 +257,7 @@ func injected(p *manifest.Pod, px *proxies.Proxy) (from, why string) {
 // that the release reads decide, else the proxy's default in the releases
 // stated. Without the proxy's release, it is native or classic if every
 // release agrees, and depends otherwise.
-func nativeOf(p *manifest.Pod, s *sidecar, versions map[string]proxies.Version) {
+func nativeOf(p *manifest.Pod, s *Sidecar, versions map[string]proxies.Version) {
 	px := s.Proxy
 	rel, stated := versions[px.Preset]
 	// Annotations that every release reads decide alone.
@@ -270,7 +272,7 @@ func nativeOf(p *manifest.Pod, s *sidecar, versions map[string]proxies.Version) 
 			s.decided(b, why)
 			return
 		}
-		s.ignored = unread(p, px, rel)
+		s.Ignored = unread(p, px, rel)
 	}
 	// Without the release, a spelling that some releases read decides if
 	// every release agrees.
@@ -299,9 +301,9 @@ func annotated(p *manifest.Pod, px *proxies.Proxy, r proxies.Version, every bool
 
 // decided makes s native when an annotation or default says so, with why;
 // classic, the zero value, stays as it is.
-func (s *sidecar) decided(b bool, why string) {
+func (s *Sidecar) decided(b bool, why string) {
 	if b {
-		s.native, s.nativeWhy = native, why
+		s.Nativeness, s.NativeWhy = Native, why
 	}
 }
 
@@ -309,7 +311,7 @@ func (s *sidecar) decided(b bool, why string) {
 // default: native from Native.Since (on Kubernetes Native.KubeSince or
 // later when the facts name one), classic before; it depends when
 // --versions does not state a release that decides.
-func nativeByDefault(s *sidecar, versions map[string]proxies.Version) {
+func nativeByDefault(s *Sidecar, versions map[string]proxies.Version) {
 	px, n := s.Proxy, s.Native
 	if n.Since == (proxies.Version{}) {
 		return // classic by default in every release
@@ -349,10 +351,10 @@ func nativeDefault(px *proxies.Proxy) string {
 
 // dependsOnDefault says that s is classic before the release from which it
 // is native by default, which --versions flip would settle.
-func (s *sidecar) dependsOnDefault(flip string) {
+func (s *Sidecar) dependsOnDefault(flip string) {
 	release := nativeDefault(s.Proxy)
-	s.native, s.flip = depends, flip
-	s.classicWhen = fmt.Sprintf("with a release before %s; from %s the sidecar is native by default", release, release)
+	s.Nativeness, s.Flip = Depends, flip
+	s.ClassicWhen = fmt.Sprintf("with a release before %s; from %s the sidecar is native by default", release, release)
 }
 
 // unread says which of the pod's spellings release rel does not read, and
@@ -381,18 +383,18 @@ func unread(p *manifest.Pod, px *proxies.Proxy, rel proxies.Version) string {
 // releasesDecide settles a sidecar whose annotations some releases read
 // and others do not: it is native or classic if every release agrees, and
 // depends otherwise, classic with the releases it names.
-func releasesDecide(p *manifest.Pod, s *sidecar) {
+func releasesDecide(p *manifest.Pod, s *Sidecar) {
 	px := s.Proxy
 	v := verdictsAt(p, px, releaseBounds(px))
 	switch {
 	case !slices.Contains(v.native, false):
-		s.native, s.nativeWhy = native, v.why
+		s.Nativeness, s.NativeWhy = Native, v.why
 		return
 	case !slices.Contains(v.native, true):
 		return
 	}
-	s.native, s.flip = depends, fmt.Sprintf("%s=%s", px.Preset, v.lastNative())
-	s.classicWhen = "classic with " + v.classicWith(strings.Join(nativeKeysOn(p, px), " or "))
+	s.Nativeness, s.Flip = Depends, fmt.Sprintf("%s=%s", px.Preset, v.lastNative())
+	s.ClassicWhen = "classic with " + v.classicWith(strings.Join(NativeKeysOn(p, px), " or "))
 }
 
 // releaseBounds are the releases at which whether px's sidecar is native
@@ -523,9 +525,9 @@ func (v verdicts) lastNative() proxies.Version {
 	return v.at[last]
 }
 
-// nativeKeysOn are the spellings of px's native annotations that p has,
+// NativeKeysOn are the spellings of px's native annotations that p has,
 // which the releases that classicWith names do not read.
-func nativeKeysOn(p *manifest.Pod, px *proxies.Proxy) []string {
+func NativeKeysOn(p *manifest.Pod, px *proxies.Proxy) []string {
 	var present []string
 	for _, k := range px.Native.Keys {
 		if _, _, ok := setting(p, px, k.Key); ok {
@@ -537,62 +539,62 @@ func nativeKeysOn(p *manifest.Pod, px *proxies.Proxy) []string {
 
 // endpoints fills in where s answers, as the pod's annotations or the
 // sidecar's own settings move it or switch it off.
-func endpoints(p *manifest.Pod, s *sidecar, versions map[string]proxies.Version) {
-	s.ready = endpoint{port: s.Ready.Port, path: s.Ready.Path}
-	s.shutdown = endpoint{port: s.Shutdown.Port, path: s.Shutdown.Path}
+func endpoints(p *manifest.Pod, s *Sidecar, versions map[string]proxies.Version) {
+	s.ReadyAt = Endpoint{Port: s.Ready.Port, Path: s.Ready.Path}
+	s.ShutdownAt = Endpoint{Port: s.Shutdown.Port, Path: s.Shutdown.Path}
 	if s.PortInConfig {
-		s.ready.port, s.shutdown.port = 0, 0
+		s.ReadyAt.Port, s.ShutdownAt.Port = 0, 0
 	}
 	if s.AdminPortKey != "" {
 		if n, where, ok := portSetting(p, s.Proxy, s.AdminPortKey); ok {
-			s.ready.port, s.shutdown.port = n, n
-			s.ready.moved, s.shutdown.moved = " ("+where+")", " ("+where+")"
+			s.ReadyAt.Port, s.ShutdownAt.Port = n, n
+			s.ReadyAt.Moved, s.ShutdownAt.Moved = " ("+where+")", " ("+where+")"
 		}
 	}
 	if s.ShutdownPortKey != "" {
 		if n, where, ok := portSetting(p, s.Proxy, s.ShutdownPortKey); ok {
-			s.shutdown.port, s.shutdown.moved = n, " ("+where+")"
+			s.ShutdownAt.Port, s.ShutdownAt.Moved = n, " ("+where+")"
 		}
 	}
 	if s.ShutdownPathKey != "" {
 		if v := p.Annotations.At(s.ShutdownPathKey); v.Text != "" {
-			s.shutdown.path = v.Text
+			s.ShutdownAt.Path = v.Text
 		}
 	}
 	if s.ShutdownSwitch.Key != "" {
 		switchedOff(p, s, versions)
 	}
-	if s.container != nil {
+	if s.Container != nil {
 		ownEndpoints(s)
 	}
 }
 
 // switchedOff fills in whether the pod's annotation, or the proxy's default
 // in the release --versions states, switches s's shutdown endpoint off.
-func switchedOff(p *manifest.Pod, s *sidecar, versions map[string]proxies.Version) {
+func switchedOff(p *manifest.Pod, s *Sidecar, versions map[string]proxies.Version) {
 	sw := s.ShutdownSwitch
 	v, where, set := setting(p, s.Proxy, sw.Key)
 	if sw.On == "" { // a boolean, on unless false
 		if b, err := strconv.ParseBool(v.Text); set && err == nil && !b {
-			s.shutdown.off = fmt.Sprintf("%s, which turns %s off", onPod(where), sw.Turns)
-			s.shutdown.offLine = v.Line
-			s.shutdown.fix = &fixup{annotation: sw.Key, value: "true"}
+			s.ShutdownAt.Off = fmt.Sprintf("%s, which turns %s off", onPod(where), sw.Turns)
+			s.ShutdownAt.OffLine = v.Line
+			s.ShutdownAt.Fix = &Fix{Annotation: sw.Key, Value: "true"}
 		}
 		return
 	}
 	defer func() {
-		if s.shutdown.off != "" {
-			s.shutdown.fix = &fixup{annotation: sw.Key, value: sw.On}
+		if s.ShutdownAt.Off != "" {
+			s.ShutdownAt.Fix = &Fix{Annotation: sw.Key, Value: sw.On}
 		}
 	}()
 	rel := versions[s.Preset] // a zero release is none stated
 	switch {
 	case set && v.Text == sw.On:
 	case set:
-		s.shutdown.off, s.shutdown.offLine = onPod(where), v.Line
+		s.ShutdownAt.Off, s.ShutdownAt.OffLine = onPod(where), v.Line
 	case sw.OffSince == (proxies.Version{}) || rel != (proxies.Version{}) && !rel.AtLeast(sw.OffSince):
 	default:
-		s.shutdown.off = fmt.Sprintf("%s answers it with %d unless the pod has %s: %s (off by default since %s %s)",
+		s.ShutdownAt.Off = fmt.Sprintf("%s answers it with %d unless the pod has %s: %s (off by default since %s %s)",
 			s.Name, s.Off.Status, sw.Key, sw.On, s.Name, sw.OffSince)
 	}
 }
@@ -671,36 +673,36 @@ func (s ownSetting) on() bool {
 // endpoints: an image of a retired release serves neither, an endpoint
 // with a flag of its own answers only when started with it, on the port
 // its port flag gives.
-func ownEndpoints(s *sidecar) {
-	c := s.container
+func ownEndpoints(s *Sidecar) {
+	c := s.Container
 	for _, r := range s.Retired {
 		if strings.Contains(c.Image, r.Image) {
-			s.ready.off, s.shutdown.off = r.Why, r.Why
+			s.ReadyAt.Off, s.ShutdownAt.Off = r.Why, r.Why
 			return
 		}
 	}
 	for _, e := range []struct {
-		ep  *endpoint
+		ep  *Endpoint
 		own proxies.Endpoint
-	}{{&s.ready, s.Ready}, {&s.shutdown, s.Shutdown}} {
+	}{{&s.ReadyAt, s.Ready}, {&s.ShutdownAt, s.Shutdown}} {
 		if e.own.Flag != "" {
 			switch on := settingOf(c, s.Settings, e.own.Flag, true); {
 			case on.unknown != nil:
-				e.ep.unknown = on.unknown
+				e.ep.Unknown = on.unknown
 			case !on.on():
-				e.ep.off = fmt.Sprintf("the proxy serves %s only when started with --%s (add it to its args)", e.ep.path, e.own.Flag)
+				e.ep.Off = fmt.Sprintf("the proxy serves %s only when started with --%s (add it to its args)", e.ep.Path, e.own.Flag)
 				if !on.set {
-					e.ep.fix = &fixup{flag: "--" + e.own.Flag}
+					e.ep.Fix = &Fix{Flag: "--" + e.own.Flag}
 				}
 			}
 		}
 		if e.own.PortFlag != "" {
 			switch port := settingOf(c, s.Settings, e.own.PortFlag, false); {
 			case port.unknown != nil:
-				e.ep.unknown = port.unknown
+				e.ep.Unknown = port.unknown
 			case port.set:
 				if n, err := strconv.Atoi(port.text); err == nil {
-					e.ep.port, e.ep.moved = n, " ("+port.where+")"
+					e.ep.Port, e.ep.Moved = n, " ("+port.where+")"
 				}
 			}
 		}
@@ -710,14 +712,14 @@ func ownEndpoints(s *sidecar) {
 // stopTime fills in how long s keeps taking new connections after the pod
 // is deleted, where the facts say: its preStop, then what its own setting
 // adds.
-func stopTime(p *manifest.Pod, s *sidecar) {
+func stopTime(p *manifest.Pod, s *Sidecar) {
 	switch st := s.Stop; {
-	case st.ByInjector && s.container != nil:
+	case st.ByInjector && s.Container != nil:
 		// The setting asks the injector for a preStop sleep: a sidecar
 		// the manifest shows has its own preStop instead.
 		preStop := s.preStop()
-		s.stop, s.stopWhy = preStop, fmt.Sprintf("its preStop, %s", preStop)
-		s.stopFix = "its preStop sleep"
+		s.StopAfter, s.StopWhy = preStop, fmt.Sprintf("its preStop, %s", preStop)
+		s.StopFix = "its preStop sleep"
 	case st.Seconds:
 		secondsStop(p, s)
 	case st.Field != "":
@@ -730,75 +732,75 @@ func stopTime(p *manifest.Pod, s *sidecar) {
 // preStop is the preStop of s's container, which the kubelet runs before
 // its SIGTERM; 0 for an injected sidecar, whose preStop the manifest does
 // not show.
-func (s *sidecar) preStop() time.Duration {
-	if s.container == nil {
+func (s *Sidecar) preStop() time.Duration {
+	if s.Container == nil {
 		return 0
 	}
-	return invocation.PreStop(s.container)
+	return invocation.PreStop(s.Container)
 }
 
 // secondsStop is the stop time that an annotation sets in whole seconds,
 // else its default: after the preStop, and after the duration of the
 // annotation that comes before it when the pod has one.
-func secondsStop(p *manifest.Pod, s *sidecar) {
+func secondsStop(p *manifest.Pod, s *Sidecar) {
 	st := s.Stop
 	grace := st.Default
 	v, where, ok := setting(p, s.Proxy, st.Key)
 	if n, err := strconv.Atoi(v.Text); ok && err == nil && n >= 0 {
 		grace = time.Duration(n) * time.Second
-		s.stopWhy, s.stopLine = where, v.Line
+		s.StopWhy, s.StopLine = where, v.Line
 	} else {
-		s.stopWhy = fmt.Sprintf("%s, default %d", st.Key, int(grace/time.Second))
+		s.StopWhy = fmt.Sprintf("%s, default %d", st.Key, int(grace/time.Second))
 	}
-	s.stopBesides = s.preStop()
+	s.StopBesides = s.preStop()
 	if b := p.Annotations.At(st.After); st.After != "" && b.Text != "" {
 		if d, err := time.ParseDuration(b.Text); err == nil && d > 0 {
-			s.stopBesides += d
-			s.stopWhy += fmt.Sprintf(", after %s: %q", st.After, b.Text)
+			s.StopBesides += d
+			s.StopWhy += fmt.Sprintf(", after %s: %q", st.After, b.Text)
 		}
 	}
-	s.stop, s.stopFix, s.stopInt = s.stopBesides+grace, st.Key, true
+	s.StopAfter, s.StopFix, s.StopInt = s.StopBesides+grace, st.Key, true
 }
 
 // proxyConfigStop is the stop time that a field of the pod's ProxyConfig
 // annotation sets (a native sidecar's field of its own), else the field's
 // default, after the preStop.
-func proxyConfigStop(p *manifest.Pod, s *sidecar) {
+func proxyConfigStop(p *manifest.Pod, s *Sidecar) {
 	st := s.Stop
 	field, d := st.Field, st.Default
-	if s.native == native {
+	if s.Nativeness == Native {
 		field, d = st.NativeField, st.NativeDefault
 	}
 	a := p.Annotations.At(st.Key)
 	switch v, ok, err := proxyConfigField(p, a.Text, field); {
 	case manifest.ErrPastBound(err):
-		s.stopUnknown = &manifest.Unknown{What: field, From: st.Key + ", which is " + err.Error(), Line: a.Line}
-		s.stopWhy = field + " in " + st.Key
+		s.StopUnknown = &manifest.Unknown{What: field, From: st.Key + ", which is " + err.Error(), Line: a.Line}
+		s.StopWhy = field + " in " + st.Key
 	case ok:
 		d = v
-		s.stopWhy, s.stopLine = fmt.Sprintf("%s %s in %s", field, v, st.Key), a.Line
+		s.StopWhy, s.StopLine = fmt.Sprintf("%s %s in %s", field, v, st.Key), a.Line
 	default:
-		s.stopWhy = fmt.Sprintf("%s in %s, default %s", field, st.Key, d)
+		s.StopWhy = fmt.Sprintf("%s in %s, default %s", field, st.Key, d)
 	}
-	s.stop, s.stopFix, s.stopBesides = s.preStop()+d, field+" in "+st.Key, s.preStop()
+	s.StopAfter, s.StopFix, s.StopBesides = s.preStop()+d, field+" in "+st.Key, s.preStop()
 }
 
 // flagStop is the stop time that a flag of the sidecar's own command line
 // sets, after the preStop; not judged when its value comes from outside
 // the input.
-func flagStop(s *sidecar) {
+func flagStop(s *Sidecar) {
 	flag := s.Stop.Flag
 	var delay time.Duration
-	switch v := settingOf(s.container, s.Settings, flag, false); {
+	switch v := settingOf(s.Container, s.Settings, flag, false); {
 	case v.unknown != nil:
-		s.stopUnknown = v.unknown
+		s.StopUnknown = v.unknown
 	case v.set:
 		delay, _ = time.ParseDuration(v.text)
 	}
 	preStop := s.preStop()
-	s.stop = preStop + delay
-	s.stopWhy = fmt.Sprintf("its preStop %s + --%s %s", preStop, flag, delay)
-	s.stopFix, s.stopBesides = "its --"+flag, preStop
+	s.StopAfter = preStop + delay
+	s.StopWhy = fmt.Sprintf("its preStop %s + --%s %s", preStop, flag, delay)
+	s.StopFix, s.StopBesides = "its --"+flag, preStop
 }
 
 // proxyConfigField reads one duration field of p's annotation that holds
@@ -814,4 +816,104 @@ func proxyConfigField(p *manifest.Pod, annotation, field string) (time.Duration,
 	}
 	d, err := time.ParseDuration(text)
 	return d, err == nil, nil
+}
+
+// At is the sidecar whose endpoint e answers path on port.
+func (m Set) At(port int, path string, e func(*Sidecar) Endpoint) *Sidecar {
+	for _, s := range m.Sidecars {
+		if ep := e(s); ep.Path == path && (ep.Port == port || ep.Port == 0) {
+			return s
+		}
+	}
+	return nil
+}
+
+// Covers says whether preset waits for and shuts down s: the proxy itself,
+// or one that its proxy reaches (the envoy preset, any Envoy-based proxy,
+// whose admin port is not in the manifest).
+func Covers(preset string, s *Sidecar) bool {
+	if s.Preset == preset {
+		return true
+	}
+	px := proxies.Lookup(preset)
+	return px != nil && slices.Contains(px.Reaches, s.Proxy)
+}
+
+// ForPreset is the pod's sidecar that preset waits for.
+func (m Set) ForPreset(preset string) *Sidecar {
+	for _, s := range m.Sidecars {
+		if Covers(preset, s) {
+			return s
+		}
+	}
+	return nil
+}
+
+// OtherMesh is the pod's service mesh when preset names another one: a pod
+// has one mesh, so the preset's proxy is not there. Other sidecars (Dapr,
+// the Cloud SQL Auth Proxy) say nothing of a mesh that a namespace may
+// inject unseen.
+func (m Set) OtherMesh(preset string) *Sidecar {
+	px := proxies.Lookup(preset)
+	if px == nil || !px.Mesh {
+		return nil
+	}
+	for _, s := range m.Sidecars {
+		if s.Mesh && s.Proxy != px {
+			return s
+		}
+	}
+	return nil
+}
+
+// NearMiss is the label or annotation that a proxy reads of which key is a
+// near miss, "" when it is none: the same but for case, or in the same
+// domain and one or two letters off.
+func NearMiss(key string) string { return misspelt(key, knownKeys()) }
+
+// knownKeys are the labels and annotations that the proxies read.
+func knownKeys() []string {
+	var keys []string
+	for _, px := range proxies.InPods {
+		keys = append(keys, px.Keys()...)
+	}
+	return keys
+}
+
+// misspelt is the key of known that key is a near miss of, "" when it is
+// none: the same but for case, or in the same domain and one or two
+// letters off.
+func misspelt(key string, known []string) string {
+	if slices.Contains(known, key) {
+		return ""
+	}
+	domain, _, ok := strings.Cut(key, "/")
+	if !ok {
+		domain = key[:min(len(key), 4)]
+	}
+	for _, k := range known {
+		if strings.EqualFold(k, key) {
+			return k
+		}
+		if d := len(k) - len(key); d < -2 || d > 2 || len(key) < 8 || !strings.HasPrefix(k, domain) {
+			continue
+		}
+		if editdistance.Of(k, key) <= 2 {
+			return k
+		}
+	}
+	return ""
+}
+
+// nearMiss is a key of the pod's that is a near miss of key, "" if none.
+func nearMiss(p *manifest.Pod, key string) string {
+	known := knownKeys()
+	for _, m := range []manifest.Meta{p.Labels, p.Annotations} {
+		for _, k := range m.Keys() {
+			if misspelt(k, known) == key {
+				return k
+			}
+		}
+	}
+	return ""
 }
