@@ -17,6 +17,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
+	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/proxy-await/proxy-await/ctl/sidecar"
 	"github.com/proxy-await/proxy-await/proxies"
 )
@@ -121,13 +122,13 @@ func probePorts() []int {
 // already, of those that choose picks by name (it is asked of every one).
 func (p *PodAnalysis) Adopt(choose func(name string) bool) Adoption {
 	a := p.a
-	pd := a.p
+	pd := a.Pod
 	var out Adoption
 	var apps []*manifest.Container
 	for _, c := range pd.Containers {
 		picked := !c.Init && choose(c.Name)
 		switch {
-		case !picked, a.runs(c), sidecar.ProxyOf(c) != nil:
+		case !picked, a.Runs(c), sidecar.ProxyOf(c) != nil:
 		case len(c.Command) == 0:
 			out.Skipped = append(out.Skipped, Skip{File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name,
 				Message: fmt.Sprintf("it has no command, so it runs its image's ENTRYPOINT, which the manifest does not show: write that ENTRYPOINT and CMD out as its command (crane config %s shows them) and inject again, or choose the other containers with --container", cmp.Or(c.Image, "IMAGE"))})
@@ -161,7 +162,7 @@ func (p *PodAnalysis) Adopt(choose func(name string) bool) Adoption {
 
 // adopter works out one pod's adoption.
 type adopter struct {
-	a        *analysis
+	a        *rules.Pod
 	out      *Adoption
 	presets  []string
 	urls     []string // --ready-url and --shutdown-url flags where a sidecar answers elsewhere
@@ -174,7 +175,7 @@ type adopter struct {
 // where each answers, whether -S is needed, and what each must be given to
 // answer.
 func (ad *adopter) sidecars() {
-	m, p := ad.a.mesh, ad.a.p
+	m, p := ad.a.Sidecars, ad.a.Pod
 	for _, s := range m.Sidecars {
 		if !slices.Contains(ad.presets, s.Preset) {
 			ad.presets = append(ad.presets, s.Preset)
@@ -214,7 +215,7 @@ func (ad *adopter) turnOn(s *sidecar.Sidecar, e sidecar.Endpoint, what string) b
 
 // annotate sets a pod annotation, once.
 func (ad *adopter) annotate(key, value string) {
-	if v, ok := ad.a.p.Annotations.Get(key); ok && v.Text == value {
+	if v, ok := ad.a.Annotations.Get(key); ok && v.Text == value {
 		return
 	}
 	for i, s := range ad.out.Annotations {
@@ -243,7 +244,7 @@ func (ad *adopter) sidecarArgs(c *manifest.Container, flag string) {
 // elsewhere than its preset says: --port for the one preset that has an
 // admin port, else each URL.
 func (ad *adopter) movedEndpoints() {
-	sidecars := ad.a.mesh.Sidecars
+	sidecars := ad.a.Sidecars.Sidecars
 	moved := false
 	for _, s := range sidecars {
 		moved = moved || s.ReadyAt.Port != 0 && s.ReadyAt.Port != s.Ready.Port ||
@@ -270,7 +271,7 @@ func (ad *adopter) movedEndpoints() {
 // that move to --probe-port; false when it cannot adopt proxy-await, which
 // a Skip says.
 func (ad *adopter) container(c *manifest.Container) ([]string, []ProbeMove, bool) {
-	p := ad.a.p
+	p := ad.a
 	flags := []string{"--proxy", cmp.Or(strings.Join(ad.presets, ","), "none")}
 	flags = append(flags, ad.urls...)
 	budget := p.Grace - invocation.PreStop(c)
@@ -279,7 +280,7 @@ func (ad *adopter) container(c *manifest.Container) ([]string, []ProbeMove, bool
 		if p.RestartPolicy.Text == "OnFailure" {
 			flags = append(flags, "--keep-proxy-on-failure")
 		}
-		if len(proxyLossHangs(p, ad.a.mesh, 0)) > 0 {
+		if len(rules.ProxyLossHangs(p, 0)) > 0 {
 			flags = append(flags, "--proxy-lost", proxyLost.String())
 		}
 		switch {
@@ -315,7 +316,7 @@ func (ad *adopter) container(c *manifest.Container) ([]string, []ProbeMove, bool
 // serving says whether the pod serves: its kind's pods do, or one of its
 // application containers declares a port.
 func (ad *adopter) serving() bool {
-	p := ad.a.p
+	p := ad.a
 	if slices.Contains(servingKinds, p.Kind) {
 		return true
 	}
@@ -397,7 +398,7 @@ func appCheck(c *manifest.Container, pr manifest.Probe) string {
 // pod's containers declare or probe, and those of every proxy.
 func (ad *adopter) portsInUse() map[int]bool {
 	used := map[int]bool{}
-	for _, c := range ad.a.p.Containers {
+	for _, c := range ad.a.Containers {
 		for _, n := range c.PortNumbers {
 			used[n] = true
 		}
@@ -432,16 +433,16 @@ func (ad *adopter) freePort() int {
 // asks some release for a native sidecar, a classic sidecar's setting is
 // left out: Linkerd 2.15 to 2.19 refuse its wait with a native proxy.
 func (ad *adopter) stopAfter() {
-	p := ad.a.p
+	p := ad.a
 	if ad.hold == 0 {
 		return
 	}
-	for _, s := range ad.a.mesh.Sidecars {
+	for _, s := range ad.a.Sidecars.Sidecars {
 		st := s.Stop
 		switch {
 		case s.StopWhy == "" || s.StopUnknown != nil || s.StopAfter >= ad.hold:
 		case s.Nativeness == sidecar.Native && st.NativeField == "":
-		case s.Nativeness == sidecar.Depends && len(sidecar.NativeKeysOn(p, s.Proxy)) > 0:
+		case s.Nativeness == sidecar.Depends && len(sidecar.NativeKeysOn(p.Pod, s.Proxy)) > 0:
 		case st.ByInjector && s.Container != nil:
 		case st.Seconds:
 			ad.annotate(st.Key, s.StopValue(ad.hold))

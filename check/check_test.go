@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,5 +25,5 @@ spec:
 	assert.Equal(t, Summary{Files: 1, Pods: 1, Containers: 1}, sum)
 
 	findings, _ = Paths([]string{"-"}, Options{})
-	assert.Equal(t, []Finding{{File: "<stdin>", Level: Error, Rule: "input", Message: "no standard input to read"}}, findings, "a library caller without Stdin")
+	assert.Equal(t, []rules.Finding{{File: "<stdin>", Level: rules.Error, Rule: "input", Message: "no standard input to read"}}, findings, "a library caller without Stdin")
 }

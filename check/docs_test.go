@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +17,7 @@ const rulesTableHead = "| rule | level | when | fix |\n|---|---|---|---|\n"
 func rulesTable() string {
 	var b strings.Builder
 	b.WriteString(rulesTableHead)
-	for _, r := range Rules {
+	for _, r := range rules.All() {
 		b.WriteString("| `" + r.Name + "` | " + r.Level + " | " + r.Summary + " | " + r.Fix + " |\n")
 	}
 	return b.String()

@@ -7,6 +7,7 @@ package check
 
 import (
 	"github.com/proxy-await/proxy-await/ctl/manifest"
+	"github.com/proxy-await/proxy-await/ctl/rules"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -17,7 +18,7 @@ type File struct {
 	// Findings are what --check says of the file as a file: why it cannot
 	// be read or parsed (rule input), or that a document is no Kubernetes
 	// object (rule skipped).
-	Findings []Finding
+	Findings []rules.Finding
 	// NotObject is the line of its first document that is no Kubernetes
 	// object (it has no kind), 0 when there is none.
 	NotObject int
@@ -34,15 +35,15 @@ type File struct {
 // PodAnalysis is a pod template with what --check knows of it: the containers that
 // run proxy-await, the sidecars it shows and whether each is native.
 type PodAnalysis struct {
-	a *analysis
+	a *rules.Pod
 }
 
 // Kind and Name are those of the object that holds the template.
-func (p *PodAnalysis) Kind() string { return p.a.p.Kind }
-func (p *PodAnalysis) Name() string { return p.a.p.Name }
+func (p *PodAnalysis) Kind() string { return p.a.Kind }
+func (p *PodAnalysis) Name() string { return p.a.Name }
 
 // Line is the line of the object that holds the template.
-func (p *PodAnalysis) Line() int { return p.a.p.Line }
+func (p *PodAnalysis) Line() int { return p.a.Line }
 
 // Read reads manifests as --check does (the same sources, bounds and
 // findings about files) and keeps each file whole, with its pod templates
@@ -54,7 +55,7 @@ func Read(paths []string, opt Options) []*File {
 	for _, mf := range in.Files {
 		f := &File{Name: mf.Name, Data: mf.Data, NotObject: mf.NotObject, Chart: mf.Chart, file: mf}
 		for _, p := range mf.Problems {
-			f.Findings = append(f.Findings, problemFinding(p))
+			f.Findings = append(f.Findings, rules.Problem(p))
 		}
 		for _, p := range mf.Pods {
 			in.Link(p)

@@ -16,6 +16,9 @@ import (
 func FuzzManifest(f *testing.F) {
 	archives, err := filepath.Glob("testdata/*/*.txtar")
 	require.NoError(f, err)
+	rules, err := filepath.Glob("../ctl/rules/testdata/*.txtar")
+	require.NoError(f, err)
+	archives = append(archives, rules...)
 	for _, name := range archives {
 		ar, err := txtar.ParseFile(name)
 		require.NoError(f, err)

@@ -30,6 +30,7 @@ import (
 	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/ctl/invocation"
+	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/proxy-await/proxy-await/internal/manifesttest"
 )
 
@@ -174,7 +175,7 @@ func TestExamples(t *testing.T) {
 			// It also knows that proxy-await's own image runs proxy-await.
 			assert.GreaterOrEqual(t, sum.Containers, runs, "containers that --check sees run proxy-await")
 			for _, finding := range findings {
-				assert.NotEqual(t, check.Error, finding.Level, "%s", finding)
+				assert.NotEqual(t, rules.Error, finding.Level, "%s", finding)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/proxy-await/proxy-await/proxies"
 )
 
@@ -118,13 +119,13 @@ func TestCorpusInjected(t *testing.T) {
 				findings, _ := check.Paths(paths, check.Options{Versions: v})
 				for _, f := range findings {
 					rel, _ := filepath.Rel(out, f.File)
-					if f.Level == check.Warning {
+					if f.Level == rules.Warning {
 						t.Logf("%s", f)
 					}
 					if f.Rule == "proxy-loss-hangs" && !skipped[filepath.Join(dir, rel)+" "+f.Kind+"/"+f.Name] {
 						t.Errorf("--inject left a Job that hangs when its proxy dies: %s", f)
 					}
-					if f.Level == check.Error && !skipped[filepath.Join(dir, rel)+" "+f.Kind+"/"+f.Name] {
+					if f.Level == rules.Error && !skipped[filepath.Join(dir, rel)+" "+f.Kind+"/"+f.Name] {
 						t.Errorf("%s", f)
 					}
 				}

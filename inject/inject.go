@@ -19,6 +19,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/proxy-await/proxy-await/internal/editdistance"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/hint"
@@ -112,7 +113,7 @@ func (r *Result) write(out []byte, f *check.File) {
 func (r *Result) file(f *check.File, opt Options) ([]byte, bool) {
 	refused := false
 	for _, fd := range f.Findings {
-		if fd.Level == check.Error {
+		if fd.Level == rules.Error {
 			r.line(Line{Event: "refused", File: fd.File, Line: fd.Line, Message: fd.Message + "; nothing of this file is written"})
 			refused = true
 		}

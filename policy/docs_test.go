@@ -6,10 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/proxy-await/proxy-await/check"
 )
 
 // docs/check.md's table of what the policy covers is Covered and
@@ -33,8 +32,8 @@ func TestDocsListCoverage(t *testing.T) {
 		assert.Equal(t, "no", rows[u.Rule], "%s is not covered", u.Rule)
 	}
 	assert.Len(t, rows, len(Covered)+len(NotCovered))
-	for _, r := range check.Rules {
-		if r.Level == check.Error {
+	for _, r := range rules.All() {
+		if r.Level == rules.Error {
 			not := slices.ContainsFunc(NotCovered, func(u Uncovered) bool { return u.Rule == r.Name })
 			assert.True(t, not || slices.Contains(Covered, r.Name), "the error rule %s is neither covered nor said not to be", r.Name)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/proxy-await/proxy-await/proxies"
 )
 
@@ -102,6 +103,9 @@ func manifests(t *testing.T) []archive {
 	var out []archive
 	names, err := filepath.Glob("../check/testdata/*/*.txtar")
 	require.NoError(t, err)
+	rules, err := filepath.Glob("../ctl/rules/testdata/*.txtar")
+	require.NoError(t, err)
+	names = append(names, rules...)
 	for _, name := range names {
 		if strings.Contains(name, "nested-bounds") {
 			continue // documents past the bounds, which the API server refuses itself
@@ -132,7 +136,7 @@ func errorsOf(paths []string, v map[string]proxies.Version) map[string][]string 
 	findings, _ := check.Paths(paths, check.Options{Versions: v})
 	out := map[string][]string{}
 	for _, f := range findings {
-		if f.Level == check.Error {
+		if f.Level == rules.Error {
 			key := f.File + " " + f.Kind + "/" + f.Name
 			out[key] = append(out[key], f.Rule)
 		}

@@ -51,7 +51,7 @@ func TestBombCostsItsSize(t *testing.T) {
 func FuzzRead(f *testing.F) {
 	archives, err := filepath.Glob("../../check/testdata/*/*.txtar")
 	require.NoError(f, err)
-	rules, err := filepath.Glob("../../check/testdata/rules/*.txtar")
+	rules, err := filepath.Glob("../rules/testdata/*.txtar")
 	require.NoError(f, err)
 	for _, name := range append(archives, rules...) {
 		ar, err := txtar.ParseFile(name)

@@ -1,9 +1,10 @@
-// jobs.go: what a pod shows as a whole, whether or not a container runs
-// proxy-await: a Job whose classic sidecar nothing stops, a label or
-// annotation that a proxy would read if it were spelt right, a Namespace
-// that the input defines twice.
+// job-never-completes.go: a classic sidecar outlives the application
+// unless something tells it to stop, and the Job's pod never completes:
+// proxy-await without -S, or -S that does not reach that sidecar; or, in a
+// pod where no container runs proxy-await, no command of the application
+// that calls the sidecar's quit endpoint.
 
-package check
+package rules
 
 import (
 	"fmt"
@@ -15,76 +16,56 @@ import (
 	"github.com/proxy-await/proxy-await/ctl/sidecar"
 )
 
-// podReport is a finding about the pod as a whole, at the container that
-// runs proxy-await, else its first application container.
-func podReport(p *manifest.Pod, c *manifest.Container, rule string, line int, format string, args ...any) Finding {
-	if line == 0 {
-		line = c.Line
-	}
-	return Finding{File: p.File, Line: line, Level: levelOf(rule), Rule: rule,
-		Kind: p.Kind, Name: p.Name, Container: c.Name, Message: fmt.Sprintf(format, args...)}
+const ruleJobNeverCompletes = "job-never-completes"
+
+func init() {
+	register(Rule{
+		Name:  ruleJobNeverCompletes,
+		Level: Error,
+		Summary: "a Job's or CronJob's classic sidecar that nothing stops: its proxy-await has no `-S` or `-S` does not reach that sidecar, " +
+			"or no container runs proxy-await and nothing the application's shell runs calls the sidecar's quit endpoint: a statement of its script, " +
+			"behind wrappers (`timeout`, `command`, `env`, `nice`, `nohup`), in a command substitution, a trap on EXIT, `eval` or a nested `sh -c` " +
+			"(a folded scalar, `- >`, joins a script's lines into one command)",
+		Fix:       "`proxy-await -S` with every sidecar's preset in `--proxy`, or a native sidecar",
+		Policy:    true,
+		container: (*judge).jobNeverCompletes,
+		pod:       (*podJudge).jobNeverCompletes,
+	})
 }
 
-// mainContainer is the container a finding about the pod names: the first
-// that runs proxy-await, else the first application container.
-func mainContainer(p *manifest.Pod, m sidecar.Set, runs func(*manifest.Container) bool) *manifest.Container {
-	for _, c := range p.Containers {
-		if runs(c) {
-			return c
+func (j *judge) jobNeverCompletes() {
+	if !j.supervises() || !j.p.Job || j.c.Init || !j.needs(ruleJobNeverCompletes, shutdownFlags...) {
+		return
+	}
+	shut := j.shutdownTargets()
+	for _, s := range j.p.Sidecars.Sidecars {
+		switch {
+		case !classic(s):
+		case !j.cfg.Shutdown:
+			j.report(ruleJobNeverCompletes, j.inv.Line, "the classic %s sidecar (%s) keeps running after the application exits, so the %s never completes: add -S (--shutdown)%s",
+				s.Name, s.From, j.p.JobName(), s.WhenClassic())
+		case !slices.Contains(shut, s):
+			j.report(ruleJobNeverCompletes, j.set.LineOf("proxy", "shutdown-url", "shutdown"), "-S does not stop the classic %s sidecar (%s), so the %s never completes: add %s to --proxy (--proxy %s)%s",
+				s.Name, s.From, j.p.JobName(), s.Preset, j.suggest(classic), s.WhenClassic())
 		}
 	}
-	for _, c := range p.Containers {
-		if !c.Init && !slices.ContainsFunc(m.Sidecars, func(s *sidecar.Sidecar) bool { return s.Container == c }) {
-			return c
-		}
-	}
-	return p.Containers[0]
 }
 
-// podFindings judges what p shows as a whole.
-func podFindings(p *manifest.Pod, m sidecar.Set, runs func(*manifest.Container) bool, images invocation.Images) []Finding {
-	if len(p.Containers) == 0 {
-		return nil
+// jobNeverCompletes, for a Job's pod without proxy-await: a classic sidecar
+// that no statement of the application's command stops.
+func (j *podJudge) jobNeverCompletes() {
+	p := j.p
+	if !p.Job || p.runsProxyAwait() {
+		return
 	}
-	c := mainContainer(p, m, runs)
-	var out []Finding
-	if p.NSConflict != "" && (p.Job || slices.ContainsFunc(p.Containers, runs)) {
-		line := p.NamespaceLine
-		if line == 0 {
-			line = p.Line
-		}
-		out = append(out, podReport(p, c, ruleNamespaceConflict, line, "%s", p.NSConflict))
-	}
-	for _, m := range []manifest.Meta{p.Labels, p.Annotations} {
-		for _, key := range m.Keys() {
-			if right := sidecar.NearMiss(key); right != "" {
-				out = append(out, podReport(p, c, ruleMisspeltKey, m.At(key).Line, "%s is not a key any proxy reads; %s is: the proxy never sees this one, so write %s",
-					key, right, right))
-			}
-		}
-	}
-	if p.Job && !slices.ContainsFunc(p.Containers, runs) {
-		out = append(out, unstopped(p, m, c, images)...)
-	}
-	return out
-}
-
-// unstopped: a Job's pod without proxy-await whose classic sidecar no
-// statement of the application's command stops.
-func unstopped(p *manifest.Pod, m sidecar.Set, app *manifest.Container, images invocation.Images) []Finding {
-	var classics []*sidecar.Sidecar
-	for _, s := range m.Sidecars {
-		if s.Nativeness != sidecar.Native {
-			classics = append(classics, s)
-		}
-	}
+	classics := slices.DeleteFunc(slices.Clone(p.Sidecars.Sidecars), func(s *sidecar.Sidecar) bool { return !classic(s) })
 	if len(classics) == 0 {
-		return nil
+		return
 	}
 	var cmds [][]manifest.Word
 	for _, c := range p.Containers {
-		if !c.Init && !slices.ContainsFunc(m.Sidecars, func(s *sidecar.Sidecar) bool { return s.Container == c }) {
-			cmds = append(cmds, invocation.Commands(c, images)...)
+		if !c.Init && !p.isSidecar(c) {
+			cmds = append(cmds, invocation.Commands(c, p.images)...)
 		}
 	}
 	var presets []string
@@ -93,7 +74,6 @@ func unstopped(p *manifest.Pod, m sidecar.Set, app *manifest.Container, images i
 			presets = append(presets, s.Preset)
 		}
 	}
-	var out []Finding
 	for _, s := range classics {
 		if stops(cmds, s) {
 			continue
@@ -111,17 +91,16 @@ func unstopped(p *manifest.Pod, m sidecar.Set, app *manifest.Container, images i
 			}
 		}
 		if line == 0 {
-			line = firstLine(app)
+			line = firstLine(j.app)
 		}
 		off := ""
 		if s.ShutdownAt.Off != "" {
 			off = " (" + s.ShutdownAt.Off + ")"
 		}
-		out = append(out, podReport(p, app, ruleJobNeverCompletes, line,
+		j.report(ruleJobNeverCompletes, line,
 			"the classic %s sidecar (%s) keeps running after the application exits and nothing here stops it, so the %s never completes: run the application under proxy-await -S --proxy %s, or POST %s when it ends%s%s%s",
-			s.Name, s.From, p.JobName(), strings.Join(presets, ","), quit, off, named, s.WhenClassic()))
+			s.Name, s.From, p.JobName(), strings.Join(presets, ","), quit, off, named, s.WhenClassic())
 	}
-	return out
 }
 
 // onlyNamed says why cmd, which has w name a sidecar's quit endpoint, does
@@ -154,6 +133,9 @@ func firstLine(c *manifest.Container) int {
 	return c.Line
 }
 
+// HTTPClients are the programs that call a URL they are given.
+var HTTPClients = []string{"curl", "wget", "http", "https", "xh"}
+
 // stops says whether a command visibly stops sidecar s: an HTTP client
 // that calls its quit endpoint, or a command that the proxy table says
 // stops it (pilot-agent's request for Istio's, linkerd-await --shutdown for
@@ -167,15 +149,13 @@ func stops(cmds [][]manifest.Word, s *sidecar.Sidecar) bool {
 		for i, w := range cmd[1:] {
 			args[i] = w.Text
 		}
-		switch program := manifest.BaseName(cmd[0].Text); program {
-		case "curl", "wget", "http", "https", "xh":
+		program := manifest.BaseName(cmd[0].Text)
+		if slices.Contains(HTTPClients, program) {
 			if slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, s.ShutdownAt.Path) }) {
 				return true
 			}
-		default:
-			if s.StoppedByCommand(program, args) {
-				return true
-			}
+		} else if s.StoppedByCommand(program, args) {
+			return true
 		}
 	}
 	return false
