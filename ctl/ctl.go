@@ -13,13 +13,13 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
-	"github.com/proxy-await/proxy-await/inject"
+	"github.com/proxy-await/proxy-await/ctl/check"
+	"github.com/proxy-await/proxy-await/ctl/inject"
+	"github.com/proxy-await/proxy-await/ctl/policy"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/logging"
-	"github.com/proxy-await/proxy-await/policy"
 )
 
 // prefix starts each of proxy-awaitctl's text lines on stderr.

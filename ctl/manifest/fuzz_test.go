@@ -49,7 +49,7 @@ func TestBombCostsItsSize(t *testing.T) {
 // FuzzRead feeds the reader anything: it never panics, a problem always
 // has a message, and what is parsed stays within its bounds.
 func FuzzRead(f *testing.F) {
-	archives, err := filepath.Glob("../../check/testdata/*/*.txtar")
+	archives, err := filepath.Glob("../check/testdata/*/*.txtar")
 	require.NoError(f, err)
 	rules, err := filepath.Glob("../rules/testdata/*.txtar")
 	require.NoError(f, err)

@@ -13,7 +13,7 @@ import (
 func BenchmarkExamples(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		findings, sum := Paths([]string{"../examples"}, Options{})
+		findings, sum := Paths([]string{"../../examples"}, Options{})
 		if sum.Containers == 0 || findings == nil && sum.Files == 0 {
 			b.Fatal("nothing checked")
 		}

@@ -27,7 +27,7 @@ var update = flag.Bool("update", false, "rewrite the golden files' want sections
 // order). Findings name files relative to the archive. go test -run Golden
 // -update rewrites the want sections.
 func TestGolden(t *testing.T) {
-	archives, err := filepath.Glob("../ctl/rules/testdata/*.txtar")
+	archives, err := filepath.Glob("../rules/testdata/*.txtar")
 	require.NoError(t, err)
 	corpus, err := filepath.Glob("testdata/corpus/*.txtar")
 	require.NoError(t, err)

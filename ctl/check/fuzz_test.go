@@ -16,7 +16,7 @@ import (
 func FuzzManifest(f *testing.F) {
 	archives, err := filepath.Glob("testdata/*/*.txtar")
 	require.NoError(f, err)
-	rules, err := filepath.Glob("../ctl/rules/testdata/*.txtar")
+	rules, err := filepath.Glob("../rules/testdata/*.txtar")
 	require.NoError(f, err)
 	archives = append(archives, rules...)
 	for _, name := range archives {

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/check"
 	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/proxy-await/proxy-await/proxies"
 )
@@ -103,7 +103,7 @@ func manifests(t *testing.T) []archive {
 	var out []archive
 	names, err := filepath.Glob("../check/testdata/*/*.txtar")
 	require.NoError(t, err)
-	rules, err := filepath.Glob("../ctl/rules/testdata/*.txtar")
+	rules, err := filepath.Glob("../rules/testdata/*.txtar")
 	require.NoError(t, err)
 	names = append(names, rules...)
 	for _, name := range names {
@@ -124,9 +124,9 @@ func manifests(t *testing.T) []archive {
 		}
 		out = append(out, a)
 	}
-	examples, err := filepath.Glob("../examples/*.yaml")
+	examples, err := filepath.Glob("../../examples/*.yaml")
 	require.NoError(t, err)
-	out = append(out, archive{name: "examples", files: append(examples, "../examples/distroless/deployment.yaml")})
+	out = append(out, archive{name: "examples", files: append(examples, "../../examples/distroless/deployment.yaml")})
 	return out
 }
 

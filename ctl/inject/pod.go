@@ -10,7 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/proxy-await/proxy-await/check"
+	"github.com/proxy-await/proxy-await/ctl/check"
 )
 
 // What --inject adds to a pod: the emptyDir that proxy-await is copied

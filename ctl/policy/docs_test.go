@@ -14,7 +14,7 @@ import (
 // docs/check.md's table of what the policy covers is Covered and
 // NotCovered, and every error rule of --check is in one of them.
 func TestDocsListCoverage(t *testing.T) {
-	data, err := os.ReadFile("../docs/check.md")
+	data, err := os.ReadFile("../../docs/check.md")
 	require.NoError(t, err)
 	_, table, ok := strings.Cut(string(data), "<!-- policy coverage: a test holds this table to policy.Covered and policy.NotCovered -->\n")
 	require.True(t, ok, "docs/check.md has no table of the policy's coverage")

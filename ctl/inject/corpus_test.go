@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/check"
 	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/proxy-await/proxy-await/proxies"
 )
@@ -58,10 +58,10 @@ func corpus(t *testing.T) map[string]string {
 		sets[strings.TrimSuffix(filepath.Base(name), ".txtar")] = dir
 	}
 	dir := t.TempDir()
-	examples, err := filepath.Glob("../examples/*.yaml")
+	examples, err := filepath.Glob("../../examples/*.yaml")
 	require.NoError(t, err)
 	require.NotEmpty(t, examples)
-	examples = append(examples, "../examples/distroless/deployment.yaml")
+	examples = append(examples, "../../examples/distroless/deployment.yaml")
 	for _, name := range examples {
 		data, err := os.ReadFile(name)
 		require.NoError(t, err)
@@ -69,7 +69,7 @@ func corpus(t *testing.T) map[string]string {
 		if strings.Contains(name, "distroless") {
 			entrypoint = []string{"/proxy-await"} // its Dockerfile's ENTRYPOINT
 		}
-		rel, _ := filepath.Rel("../examples", name)
+		rel, _ := filepath.Rel("../../examples", name)
 		p := filepath.Join(dir, rel)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, strip(t, data, entrypoint), 0o644))
