@@ -55,15 +55,15 @@ func run(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	}
 	switch {
 	case t.Check != nil:
-		return check.Run(t.Check, stdin, stdout, log)
+		return check.Main(t.Check, stdin, stdout, log)
 	case t.Inject != nil:
-		code, err := inject.Run(t.Inject, stdin, stdout, stderr, log)
+		code, err := inject.Main(t.Inject, stdin, stdout, stderr, log)
 		if errors.As(err, &usage) {
 			usage.Report(stderr, prefix)
 		}
 		return code
 	case t.Policy != nil:
-		return policy.Run(t.Policy, stdout, log)
+		return policy.Main(t.Policy, stdout, log)
 	}
 	return internal(log, t.Command)
 }

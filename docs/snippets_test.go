@@ -110,7 +110,7 @@ func TestDocsCheckExample(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, cfg.Check, lines[0])
 	var stdout bytes.Buffer
-	code := check.Run(cfg.Check, strings.NewReader(""), &stdout, logging.Discard())
+	code := check.Main(cfg.Check, strings.NewReader(""), &stdout, logging.Discard())
 	assert.Equal(t, lines[1]+"\n", stdout.String(), "the finding, and nothing after it")
 	assert.Equal(t, lines[3], strconv.Itoa(code))
 }

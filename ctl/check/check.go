@@ -1,14 +1,10 @@
-// Package check is proxy-awaitctl check: it reads Kubernetes manifests and
-// reports the mistakes that make a pod running proxy-await hang, drop
-// requests or get killed, before they deploy. It judges each container's
-// proxy-await flags with config's own parser, and what each proxy does from
-// the proxy table (package proxies), one file of facts per proxy.
-//
-// Nothing of it runs unless --check does, and it has no package
-// initialisation of its own (nor has the proxy table, composite literals
-// of constants). A normal start still pays for its code being in the binary,
-// and for the init functions of the YAML library it imports, which Go runs
-// in every program that links it (BENCHMARKS.md measures both).
+// Package check is proxy-awaitctl check: it reads Kubernetes manifests
+// (package manifest), finds what each container runs (invocation) and the
+// sidecars each pod shows (sidecar), and reports, by the rules (rules), the
+// mistakes that make a pod running proxy-await hang, drop requests or get
+// killed, before they deploy. Its golden files are the rules' cases
+// (../rules/testdata), cases of reading (testdata/cases) and a corpus of
+// manifests as teams write them (testdata/corpus).
 package check
 
 import (
@@ -38,9 +34,6 @@ type Options struct {
 	// that sets no command runs its image's ENTRYPOINT, which a manifest
 	// does not show.
 	Images invocation.Images
-	// Mode is the mode that reads the manifests, as messages name it:
-	// --check, the default, or --inject.
-	Mode string
 	// Bounds are the bounds of reading; zero: manifest.DefaultBounds.
 	Bounds manifest.Bounds
 }
@@ -50,15 +43,10 @@ type Summary struct {
 	Files, Pods, Containers int // Containers: those that run proxy-await
 }
 
-// read reads the manifests at paths as opt says.
-func read(paths []string, opt Options, keep bool) *manifest.Input {
-	return manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Command: opt.Mode, Keep: keep, Bounds: opt.Bounds})
-}
-
 // Paths checks the manifests at paths and returns the findings, in the
 // order of the files, and of the lines in each.
 func Paths(paths []string, opt Options) ([]rules.Finding, Summary) {
-	in := read(paths, opt, false)
+	in := manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Bounds: opt.Bounds})
 	var findings []rules.Finding
 	for _, p := range in.Problems {
 		findings = append(findings, rules.Problem(p))
@@ -67,10 +55,10 @@ func Paths(paths []string, opt Options) ([]rules.Finding, Summary) {
 	flags := invocation.NewFlagTable()
 	for i, p := range in.Pods {
 		in.Link(p)
-		f, n := checkPod(p, flags, opt)
-		findings = append(findings, f...)
+		a := rules.Analyse(p, rules.Options{Versions: opt.Versions, Images: opt.Images})
+		findings = append(findings, a.Judge(flags)...)
 		sum.Pods++
-		sum.Containers += n
+		sum.Containers += len(a.Invocations)
 		in.Pods[i] = nil // judged: what it holds may go
 	}
 	// Input findings were found first; each belongs in its file's turn.
@@ -80,23 +68,11 @@ func Paths(paths []string, opt Options) ([]rules.Finding, Summary) {
 	return findings, sum
 }
 
-// checkPod judges every container of p that runs proxy-await, and the pod
-// as a whole, and returns the findings and how many such containers there
-// are.
-func checkPod(p *manifest.Pod, flags *invocation.FlagTable, opt Options) ([]rules.Finding, int) {
-	a := analyse(p, opt)
-	return a.Judge(flags), len(a.Invocations)
-}
-
-// analyse is p as the rules judge it.
-func analyse(p *manifest.Pod, opt Options) *rules.Pod {
-	return rules.Analyse(p, rules.Options{Versions: opt.Versions, Images: opt.Images})
-}
-
-// Run is --check: it prints the findings on stdout, one line each (one JSON
-// object under --log-format json), logs a summary, and returns the exit
-// code: 1 when a finding is an error.
-func Run(c *config.Check, stdin io.Reader, stdout io.Writer, log *slog.Logger) int {
+// Main is proxy-awaitctl check, from its command line to its exit code:
+// it prints the findings on stdout, one line each (one JSON object under
+// --log-format json), logs a summary, and returns 1 when a finding is an
+// error.
+func Main(c *config.Check, stdin io.Reader, stdout io.Writer, log *slog.Logger) int {
 	findings, sum := Paths(c.Paths, Options{Versions: c.Versions, Stdin: stdin})
 	errs, warns := 0, 0
 	enc := json.NewEncoder(stdout)

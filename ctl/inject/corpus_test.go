@@ -50,7 +50,7 @@ func corpus(t *testing.T) map[string]string {
 			p := filepath.Join(dir, f.Name)
 			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 			data := f.Data
-			if manifest(f.Name) && !strings.Contains(f.Name, "templates/") {
+			if manifestName(f.Name) && !strings.Contains(f.Name, "templates/") {
 				data = strip(t, data, nil)
 			}
 			require.NoError(t, os.WriteFile(p, data, 0o644))
@@ -78,7 +78,7 @@ func corpus(t *testing.T) map[string]string {
 	return sets
 }
 
-func manifest(name string) bool {
+func manifestName(name string) bool {
 	switch filepath.Ext(name) {
 	case ".yaml", ".yml", ".json":
 		return true
@@ -98,7 +98,7 @@ func TestCorpusInjected(t *testing.T) {
 		for _, rel := range releases {
 			t.Run(name+"/"+rel, func(t *testing.T) {
 				v := versions(t, rel)
-				r := Paths([]string{dir}, Options{Options: check.Options{Versions: v}, Image: "registry.example.com/proxy-await:1"})
+				r := Paths([]string{dir}, Options{Versions: v, Image: "registry.example.com/proxy-await:1"})
 				skipped := map[string]bool{}
 				for _, l := range r.Lines {
 					t.Logf("%s", l)
@@ -129,7 +129,7 @@ func TestCorpusInjected(t *testing.T) {
 						t.Errorf("%s", f)
 					}
 				}
-				again := Paths(paths, Options{Options: check.Options{Versions: v}, Image: "registry.example.com/proxy-await:1"})
+				again := Paths(paths, Options{Versions: v, Image: "registry.example.com/proxy-await:1"})
 				require.Len(t, again.Written, len(r.Written))
 				for i, w := range again.Written {
 					assert.Equal(t, string(r.Written[i].Data), string(w.Data), "%s injected twice", w.Name)

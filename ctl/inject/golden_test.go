@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/config"
-	"github.com/proxy-await/proxy-await/ctl/check"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files' want and lines sections with what --inject writes")
@@ -109,7 +108,7 @@ func options(t *testing.T, args []string) Options {
 	cfg, err := config.ParseTool(append(append([]string{"inject"}, args...), "x"), func(string) (string, bool) { return "", false })
 	require.NoError(t, err)
 	c := cfg.Inject
-	return Options{Options: check.Options{Versions: c.Versions}, Image: c.Image, Containers: c.Containers}
+	return Options{Versions: c.Versions, Image: c.Image, Containers: c.Containers}
 }
 
 // Adopting one container, then the others, adds the volume and the init

@@ -1,9 +1,10 @@
-// Package inject is proxy-awaitctl inject: it reads manifests as --check
+// Package inject is proxy-awaitctl inject: it reads manifests as check
 // does and writes them to stdout with proxy-await adopted in every pod
-// template, the way linkerd inject adds its proxy. What to change comes
-// from package check, which knows the sidecars a pod shows and the flags
-// its rules ask for (check.Pod.Adopt); this package edits the text, at the
-// nodes' positions, so that every other byte stays as it was (splice.go).
+// template, the way linkerd inject adds its proxy. What to change is its
+// plan (plan.go), made from the model that check's rules judge (rules.Pod:
+// the sidecars a pod shows, what its containers run); this package edits
+// the text, at the nodes' positions, so that every other byte stays as it
+// was (splice.go).
 //
 // Nothing of it runs unless --inject does.
 package inject
@@ -18,11 +19,13 @@ import (
 	"strings"
 
 	"github.com/proxy-await/proxy-await/config"
-	"github.com/proxy-await/proxy-await/ctl/check"
+	"github.com/proxy-await/proxy-await/ctl/invocation"
+	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/proxy-await/proxy-await/internal/editdistance"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/hint"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // Result is what an injection made of its input: the text to write, each
@@ -70,7 +73,12 @@ func (l Line) String() string {
 
 // Options are what an injection needs beside the manifests.
 type Options struct {
-	check.Options
+	// Versions are the cluster's releases, by name (proxies.ReleaseNames).
+	Versions map[string]proxies.Version
+	// Stdin is read for the path "-".
+	Stdin io.Reader
+	// Images are what the images run where the caller knows it, or nil.
+	Images     invocation.Images
 	Image      string   // the proxy-await-install init container's
 	Containers []string // the containers to adopt, by name; none: every one
 }
@@ -78,9 +86,16 @@ type Options struct {
 // Paths injects proxy-await into the manifests at paths.
 func Paths(paths []string, opt Options) *Result {
 	r := &Result{nameSeen: map[string]bool{}}
-	opt.Options.Mode = "inject"
-	for _, f := range check.Read(paths, opt.Options) {
-		if out, ok := r.file(f, opt); ok {
+	in := manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Command: "inject", Keep: true})
+	pods := map[*manifest.Pod]*rules.Pod{}
+	for _, f := range in.Files {
+		for _, p := range f.Pods {
+			in.Link(p)
+			pods[p] = rules.Analyse(p, rules.Options{Versions: opt.Versions, Images: opt.Images})
+		}
+	}
+	for _, f := range in.Files {
+		if out, ok := r.file(f, pods, opt); ok {
 			r.write(out, f)
 		}
 	}
@@ -94,7 +109,7 @@ func Paths(paths []string, opt Options) *Result {
 
 // write adds a file's text to the output, a document marker between two
 // files of YAML.
-func (r *Result) write(out []byte, f *check.File) {
+func (r *Result) write(out []byte, f *manifest.File) {
 	if len(r.Output) > 0 {
 		if r.Output[len(r.Output)-1] != '\n' {
 			r.Output = append(r.Output, '\n')
@@ -110,11 +125,11 @@ func (r *Result) write(out []byte, f *check.File) {
 
 // file is f's text with proxy-await adopted in its pod templates; false
 // when f is refused, which its lines say.
-func (r *Result) file(f *check.File, opt Options) ([]byte, bool) {
+func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, opt Options) ([]byte, bool) {
 	refused := false
-	for _, fd := range f.Findings {
-		if fd.Level == rules.Error {
-			r.line(Line{Event: "refused", File: fd.File, Line: fd.Line, Message: fd.Message + "; nothing of this file is written"})
+	for _, p := range f.Problems {
+		if !p.NotObject {
+			r.line(Line{Event: "refused", File: p.File, Line: p.Line, Message: p.Message + "; nothing of this file is written"})
 			refused = true
 		}
 	}
@@ -139,11 +154,11 @@ func (r *Result) file(f *check.File, opt Options) ([]byte, bool) {
 	var edits []edit
 	for _, dc := range f.Documents() {
 		d := newDoc(f.Data, starts, dc.Root, dc.Start)
-		var adopted []check.Template
+		var adopted []manifest.Template
 		for _, t := range dc.Templates {
-			ad := t.Pod.Adopt(choose)
-			for _, s := range ad.Skipped {
-				r.line(Line{Event: "skipped", File: s.File, Line: s.Line, Kind: s.Kind, Name: s.Name, Container: s.Container, Message: s.Message})
+			ad := planOf(pods[t.Pod], choose)
+			for _, l := range ad.Skipped {
+				r.line(l)
 			}
 			if len(ad.Containers) == 0 {
 				continue
@@ -164,7 +179,7 @@ func (r *Result) file(f *check.File, opt Options) ([]byte, bool) {
 		}
 		if err := verify(d.apply(dc.Start, dc.End), dc.Root); err != nil {
 			for _, t := range adopted {
-				r.cannot(f, t, t.Pod.Adopt(choose), err)
+				r.cannot(f, t, planOf(pods[t.Pod], choose), err)
 				r.Pods--
 			}
 			continue
@@ -177,10 +192,10 @@ func (r *Result) file(f *check.File, opt Options) ([]byte, bool) {
 
 // cannot says that a pod template's containers were not adopted, because
 // of err.
-func (r *Result) cannot(f *check.File, t check.Template, ad check.Adoption, err error) {
+func (r *Result) cannot(f *manifest.File, t manifest.Template, ad plan, err error) {
 	for _, c := range ad.Containers {
 		r.Adopted--
-		r.line(Line{Event: "skipped", File: f.Name, Line: t.Pod.Line(), Kind: t.Pod.Kind(), Name: t.Pod.Name(), Container: c.Name,
+		r.line(Line{Event: "skipped", File: f.Name, Line: t.Pod.Line, Kind: t.Pod.Kind, Name: t.Pod.Name, Container: c.Name,
 			Message: fmt.Sprintf("its pod template is not changed: %v; adopt proxy-await in it by hand (docs/inject.md)", err)})
 	}
 	r.Adopted += len(ad.Containers)
@@ -202,14 +217,14 @@ func lineStarts(data []byte) []int {
 	return starts
 }
 
-// Run is --inject: it writes the manifests with proxy-await adopted to
-// stdout, each container skipped and each file refused as a line on
-// stderr (one JSON object under --log-format json), logs a summary, and
-// returns the exit code: 1 when a container was skipped or a file
-// refused. A --container that names none of the input's containers is a
+// Main is proxy-awaitctl inject, from its command line to its exit code:
+// it writes the manifests with proxy-await adopted to stdout, each
+// container skipped and each file refused as a line on stderr (one JSON
+// object under --log-format json), logs a summary, and returns 1 when a
+// container was skipped or a file refused. A --container that names none of the input's containers is a
 // usage error, returned for the caller to print, and nothing is written.
-func Run(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger) (int, error) {
-	r := Paths(c.Paths, Options{Options: check.Options{Versions: c.Versions, Stdin: stdin}, Image: c.Image, Containers: c.Containers})
+func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger) (int, error) {
+	r := Paths(c.Paths, Options{Versions: c.Versions, Stdin: stdin, Image: c.Image, Containers: c.Containers})
 	enc := json.NewEncoder(stderr)
 	enc.SetEscapeHTML(false)
 	for _, l := range r.Lines {

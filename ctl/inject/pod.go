@@ -9,8 +9,6 @@ import (
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/proxy-await/proxy-await/ctl/check"
 )
 
 // What --inject adds to a pod: the emptyDir that proxy-await is copied
@@ -36,7 +34,7 @@ var errAliases = errors.New("it uses YAML anchors or aliases, which an edit woul
 
 // adopt edits the pod template tpl of d as ad says, image being the init
 // container's.
-func (d *doc) adopt(tpl *yaml.Node, ad check.Adoption, image string) error {
+func (d *doc) adopt(tpl *yaml.Node, ad plan, image string) error {
 	if shared(tpl) {
 		return errAliases
 	}
@@ -76,7 +74,7 @@ func (d *doc) adopt(tpl *yaml.Node, ad check.Adoption, image string) error {
 
 // adoptContainer wraps a container's command in proxy-await, mounts the
 // volume, and moves its probes.
-func (d *doc) adoptContainer(c *yaml.Node, a check.Adopted) error {
+func (d *doc) adoptContainer(c *yaml.Node, a adoptedContainer) error {
 	cmd := value(c, "command")
 	if cmd == nil || cmd.Kind != yaml.SequenceNode || len(cmd.Content) == 0 {
 		return errLayout
@@ -100,7 +98,7 @@ func (d *doc) adoptContainer(c *yaml.Node, a check.Adopted) error {
 
 // moveProbe points a probe at --probe-port: an HTTP GET of the path
 // proxy-await serves it on.
-func (d *doc) moveProbe(pr *yaml.Node, m check.ProbeMove) error {
+func (d *doc) moveProbe(pr *yaml.Node, m probeMove) error {
 	i := index(pr, m.Handler)
 	if i < 0 {
 		return errLayout
@@ -133,7 +131,7 @@ func (d *doc) moveProbe(pr *yaml.Node, m check.ProbeMove) error {
 }
 
 // annotate sets the pod's annotations.
-func (d *doc) annotate(tpl *yaml.Node, settings []check.Setting) error {
+func (d *doc) annotate(tpl *yaml.Node, settings []annotation) error {
 	if len(settings) == 0 {
 		return nil
 	}

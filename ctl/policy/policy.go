@@ -121,8 +121,9 @@ func node(v any) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Value: fmt.Sprint(v)}
 }
 
-// Run is --policy: it writes the policy and its binding to stdout.
-func Run(c *config.Policy, stdout io.Writer, log *slog.Logger) int {
+// Main is proxy-awaitctl policy: it writes the policy and its binding to
+// stdout.
+func Main(c *config.Policy, stdout io.Writer, log *slog.Logger) int {
 	if _, err := stdout.Write(New(c.Versions).YAML()); err != nil {
 		log.Error(fmt.Sprintf("cannot write the policy: %v", err), "event", "policy_failed")
 		return exitcode.Findings

@@ -1,11 +1,11 @@
-// adopt.go: what --check asks of a pod template whose containers are to
-// run proxy-await (--inject): the flags its rules want for the sidecars the
-// pod shows and the kind of pod it is, and the settings those sidecars need
-// for the flags to work. The rules in judge.go and jobs.go say what is
-// wrong; this says, from the same facts, what is right, so that --check of
-// an adopted pod finds no error.
+// plan.go: inject's plan for a pod template whose containers are to run
+// proxy-await: the flags that check's rules want for the sidecars the pod
+// shows and the kind of pod it is, and the settings those sidecars need for
+// the flags to work. The rules say what is wrong; the plan says, from the
+// same model (rules.Pod), what is right, so that check of an adopted pod
+// finds no error.
 
-package check
+package inject
 
 import (
 	"cmp"
@@ -22,59 +22,48 @@ import (
 	"github.com/proxy-await/proxy-await/proxies"
 )
 
-// Adoption is how a pod template comes to run proxy-await.
-type Adoption struct {
+// plan is how a pod template comes to run proxy-await.
+type plan struct {
 	// Containers are those of spec.containers that adopt it, each with the
 	// flags it runs proxy-await with.
-	Containers []Adopted
+	Containers []adoptedContainer
 	// Skipped are those chosen that cannot adopt it, and why.
-	Skipped []Skip
+	Skipped []Line
 	// Refused says why no container of the pod can adopt it, "" when they
 	// can: a sidecar that nothing in the pod can make answer.
 	Refused string
 	// Annotations are the pod's annotations the sidecars need, to add or
 	// to set.
-	Annotations []Setting
+	Annotations []annotation
 	// Sidecars are the flags that sidecar containers of the manifest need
 	// added to their args.
-	Sidecars []SidecarArgs
+	Sidecars []sidecarArgs
 }
 
-// Adopted is a container that adopts proxy-await.
-type Adopted struct {
+// adoptedContainer is a container that adopts proxy-await.
+type adoptedContainer struct {
 	Index int // in spec.containers
 	Name  string
 	// Flags are proxy-await's, which go before "--" and the container's
 	// command.
 	Flags []string
 	// Probes are the container's probes that move to --probe-port.
-	Probes []ProbeMove
+	Probes []probeMove
 }
 
-// ProbeMove is a probe that moves to proxy-await's --probe-port.
-type ProbeMove struct {
+// probeMove is a probe that moves to proxy-await's --probe-port.
+type probeMove struct {
 	Kind    string // readinessProbe, livenessProbe or startupProbe
 	Handler string // httpGet or tcpSocket, as it was
 	Port    int    // --probe-port
 	Path    string // what proxy-await serves it on: /ready, /live, /startup
 }
 
-// Skip is a container that is not adopted, where it is and why, as
-// FILE:LINE: skipped: KIND/NAME container NAME: message.
-type Skip struct {
-	File, Kind, Name, Container, Message string
-	Line                                 int
-}
+// annotation is a pod annotation and its value.
+type annotation struct{ Key, Value string }
 
-func (s Skip) String() string {
-	return fmt.Sprintf("%s:%d: skipped: %s/%s container %s: %s", s.File, s.Line, s.Kind, s.Name, s.Container, s.Message)
-}
-
-// Setting is a pod annotation and its value.
-type Setting struct{ Key, Value string }
-
-// SidecarArgs are flags to add to a sidecar container's args.
-type SidecarArgs struct {
+// sidecarArgs are flags to add to a sidecar container's args.
+type sidecarArgs struct {
 	Index int  // in initContainers or containers
 	Init  bool // an init container (a native sidecar)
 	Name  string
@@ -117,20 +106,19 @@ func probePorts() []int {
 	return out
 }
 
-// Adopt says how the pod's application containers adopt proxy-await: each
+// planOf says how the pod's application containers adopt proxy-await: each
 // of spec.containers that is not a known proxy and does not run proxy-await
 // already, of those that choose picks by name (it is asked of every one).
-func (p *PodAnalysis) Adopt(choose func(name string) bool) Adoption {
-	a := p.a
+func planOf(a *rules.Pod, choose func(name string) bool) plan {
 	pd := a.Pod
-	var out Adoption
+	var out plan
 	var apps []*manifest.Container
 	for _, c := range pd.Containers {
 		picked := !c.Init && choose(c.Name)
 		switch {
 		case !picked, a.Runs(c), sidecar.ProxyOf(c) != nil:
 		case len(c.Command) == 0:
-			out.Skipped = append(out.Skipped, Skip{File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name,
+			out.Skipped = append(out.Skipped, Line{Event: "skipped", File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name,
 				Message: fmt.Sprintf("it has no command, so it runs its image's ENTRYPOINT, which the manifest does not show: write that ENTRYPOINT and CMD out as its command (crane config %s shows them) and inject again, or choose the other containers with --container", cmp.Or(c.Image, "IMAGE"))})
 		default:
 			apps = append(apps, c)
@@ -142,7 +130,7 @@ func (p *PodAnalysis) Adopt(choose func(name string) bool) Adoption {
 	ad := &adopter{a: a, out: &out}
 	if ad.sidecars(); out.Refused != "" {
 		for _, c := range apps {
-			out.Skipped = append(out.Skipped, Skip{File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name,
+			out.Skipped = append(out.Skipped, Line{Event: "skipped", File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name,
 				Message: out.Refused + "; nothing in the pod can turn it on: fix the sidecar, then inject again"})
 		}
 		out.Annotations, out.Sidecars = nil, nil
@@ -151,7 +139,7 @@ func (p *PodAnalysis) Adopt(choose func(name string) bool) Adoption {
 	ad.used = ad.portsInUse()
 	for _, c := range apps {
 		if flags, probes, ok := ad.container(c); ok {
-			out.Containers = append(out.Containers, Adopted{Index: c.Index, Name: c.Name, Flags: flags, Probes: probes})
+			out.Containers = append(out.Containers, adoptedContainer{Index: c.Index, Name: c.Name, Flags: flags, Probes: probes})
 		}
 	}
 	if len(out.Containers) > 0 {
@@ -163,7 +151,7 @@ func (p *PodAnalysis) Adopt(choose func(name string) bool) Adoption {
 // adopter works out one pod's adoption.
 type adopter struct {
 	a        *rules.Pod
-	out      *Adoption
+	out      *plan
 	presets  []string
 	urls     []string // --ready-url and --shutdown-url flags where a sidecar answers elsewhere
 	shutdown bool     // -S: a Job's pod with a classic sidecar
@@ -224,7 +212,7 @@ func (ad *adopter) annotate(key, value string) {
 			return
 		}
 	}
-	ad.out.Annotations = append(ad.out.Annotations, Setting{key, value})
+	ad.out.Annotations = append(ad.out.Annotations, annotation{key, value})
 }
 
 // sidecarArgs adds a flag to a sidecar container's args, once.
@@ -237,7 +225,7 @@ func (ad *adopter) sidecarArgs(c *manifest.Container, flag string) {
 			return
 		}
 	}
-	ad.out.Sidecars = append(ad.out.Sidecars, SidecarArgs{Index: c.Index, Init: c.Init, Name: c.Name, Args: []string{flag}})
+	ad.out.Sidecars = append(ad.out.Sidecars, sidecarArgs{Index: c.Index, Init: c.Init, Name: c.Name, Args: []string{flag}})
 }
 
 // movedEndpoints gives proxy-await the ports where a sidecar answers
@@ -269,8 +257,8 @@ func (ad *adopter) movedEndpoints() {
 
 // container is the flags of one application container, and its probes
 // that move to --probe-port; false when it cannot adopt proxy-await, which
-// a Skip says.
-func (ad *adopter) container(c *manifest.Container) ([]string, []ProbeMove, bool) {
+// a skipped line says.
+func (ad *adopter) container(c *manifest.Container) ([]string, []probeMove, bool) {
 	p := ad.a
 	flags := []string{"--proxy", cmp.Or(strings.Join(ad.presets, ","), "none")}
 	flags = append(flags, ad.urls...)
@@ -285,7 +273,7 @@ func (ad *adopter) container(c *manifest.Container) ([]string, []ProbeMove, bool
 		}
 		switch {
 		case budget < time.Second:
-			ad.out.Skipped = append(ad.out.Skipped, Skip{File: p.File, Line: cmp.Or(p.GraceLine, c.Line), Kind: p.Kind, Name: p.Name, Container: c.Name,
+			ad.out.Skipped = append(ad.out.Skipped, Line{Event: "skipped", File: p.File, Line: cmp.Or(p.GraceLine, c.Line), Kind: p.Kind, Name: p.Name, Container: c.Name,
 				Message: fmt.Sprintf("%s %ds leaves no time after the preStop (%s) for -S to shut the sidecar down: raise %s", p.GraceField, int(p.Grace/time.Second), (invocation.PreStop(c)).String(), p.GraceField)})
 			return nil, nil, false
 		case budget < defaultShutdownMax:
@@ -296,7 +284,7 @@ func (ad *adopter) container(c *manifest.Container) ([]string, []ProbeMove, bool
 			budget -= defaultShutdownMax
 		}
 	}
-	var probes []ProbeMove
+	var probes []probeMove
 	if ad.serving() && budget/2 >= minTermDelay {
 		delay := min(maxTermDelay, (budget / 2).Truncate(time.Second))
 		flags = append(flags, "--term-delay", delay.String(), "--drain-quiet", drainQuiet.String())
@@ -336,7 +324,7 @@ func (ad *adopter) serving() bool {
 // check would restart a pod that is only not ready. Not a probe with a
 // host (the kubelet's, not the pod's), HTTP headers (--app-probe sends
 // none), gRPC or exec.
-func (ad *adopter) probes(c *manifest.Container) ([]string, []ProbeMove) {
+func (ad *adopter) probes(c *manifest.Container) ([]string, []probeMove) {
 	check := map[string]string{}
 	for _, pr := range c.Probes {
 		if v := appCheck(c, pr); v != "" {
@@ -358,11 +346,11 @@ func (ad *adopter) probes(c *manifest.Container) ([]string, []ProbeMove) {
 	if port == 0 {
 		return nil, nil
 	}
-	var moves []ProbeMove
+	var moves []probeMove
 	for _, pr := range c.Probes {
 		if check[pr.Kind] == app && appCheck(c, pr) == app {
 			path := map[string]string{"readinessProbe": "/ready", "livenessProbe": "/live", "startupProbe": "/startup"}[pr.Kind]
-			moves = append(moves, ProbeMove{Kind: pr.Kind, Handler: pr.Handler, Port: port, Path: path})
+			moves = append(moves, probeMove{Kind: pr.Kind, Handler: pr.Handler, Port: port, Path: path})
 		}
 	}
 	return []string{"--probe-port", strconv.Itoa(port), "--app-probe", app}, moves
