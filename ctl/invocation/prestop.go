@@ -10,6 +10,9 @@ import (
 	"github.com/proxy-await/proxy-await/ctl/manifest"
 )
 
+// Sleep is the program whose argument is how long a hook takes.
+const Sleep = "sleep"
+
 // PreStop is how long c's preStop hook takes when it says so: a sleep
 // action, or an exec of sleep, also as the first statement of a shell
 // script ("sleep 5 && nginx -s quit" sleeps 5s at least). Anything else
@@ -29,7 +32,7 @@ func PreStop(c *manifest.Container) time.Duration {
 			argv = cmds[0].words
 		}
 	}
-	if len(argv) >= 2 && argv[0].Known && argv[1].Known && manifest.BaseName(argv[0].Text) == "sleep" {
+	if len(argv) >= 2 && argv[0].Known && argv[1].Known && manifest.BaseName(argv[0].Text) == Sleep {
 		return sleepTime(argv[1].Text)
 	}
 	return 0

@@ -67,6 +67,7 @@ func argv(c string) string {
 type writer struct {
 	s        flagSyntax
 	versions map[string]proxies.Version
+	defaults *config.Config // proxy-await's settings where a command line gives none
 }
 
 // flagWord: w is one of proxy-await's flags as a word of its own.

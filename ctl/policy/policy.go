@@ -1,12 +1,12 @@
 // Package policy is proxy-awaitctl policy: a ValidatingAdmissionPolicy and
 // its binding, by which the API server refuses a Pod, Deployment,
-// StatefulSet, DaemonSet, ReplicaSet, Job or CronJob that one of --check's
-// errors shows by itself. Its CEL is written from the proxy table and
-// proxy-await's flags (cel.go, rules.go), never from a copy of them, and
-// refuses only what it judges exactly: what it cannot, it admits, and
-// --check, which reads the whole input, finds.
-//
-// Nothing of it runs unless --policy does.
+// StatefulSet, DaemonSet, ReplicaSet, Job or CronJob that one of check's
+// errors shows by itself. Which rules it judges, and their names and fixes,
+// are the rules' (package rules); its CEL is written from the proxy table,
+// proxy-await's flags and defaults, and what package invocation reads of a
+// command line (cel.go, rules.go), never from a copy of them. It refuses
+// only what it judges exactly: what it cannot, it admits, and check, which
+// reads the whole input, finds.
 package policy
 
 import (
@@ -33,18 +33,31 @@ type Policy struct {
 
 // New is the policy for the cluster's releases.
 func New(versions map[string]proxies.Version) *Policy {
-	x := &writer{s: syntax(), versions: versions}
+	x := &writer{s: syntax(), versions: versions, defaults: defaults()}
 	return &Policy{Variables: x.variables(), Validations: x.validations()}
+}
+
+// defaults are proxy-await's settings where its command line and
+// environment give none, as its own parser makes them.
+func defaults() *config.Config {
+	cfg, err := config.ParseEnviron("proxy-await", []string{"--", "true"}, nil)
+	if err != nil {
+		panic("policy: proxy-await's defaults do not parse: " + err.Error())
+	}
+	return cfg
 }
 
 // Description says what the policy covers, as its annotation
 // kubernetes.io/description does.
 func Description() string {
-	var not []string
-	for _, u := range NotCovered {
-		not = append(not, u.Rule)
+	var covered, not []string
+	for _, r := range Covered() {
+		covered = append(covered, r.Name)
 	}
-	return "Refuses a pod template that one of proxy-awaitctl check's errors shows by itself: " + strings.Join(Covered, ", ") +
+	for _, r := range Omitted() {
+		not = append(not, r.Name)
+	}
+	return "Refuses a pod template that one of proxy-awaitctl check's errors shows by itself: " + strings.Join(covered, ", ") +
 		", where the object alone decides (proxy-await plainly first in a container's command, its flags written out, the sidecars the pod shows by itself). " +
 		"Not covered: " + strings.Join(not, ", ") + ", nor what a Namespace or the rest of the input decides: run proxy-awaitctl check on the manifests for those."
 }

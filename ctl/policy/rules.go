@@ -1,13 +1,21 @@
 // rules.go: the variables the validations share, and one validation for
-// each rule of --check that the policy covers. Each one's message starts
-// with the rule's name and says the fix.
+// each of check's rules that says the policy judges it (rules.Rule.Policy).
+// Each one's message starts with the rule's name and ends with the rule's
+// fix; the defaults it reads (the grace period, --proxy's and
+// --shutdown-timeout's, the shells, the preStop sleep) are those of the
+// packages that read manifests and flags.
 
 package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/proxy-await/proxy-await/ctl/invocation"
+	"github.com/proxy-await/proxy-await/ctl/manifest"
+	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/proxy-await/proxy-await/proxies"
 )
 
@@ -23,21 +31,16 @@ type Validation struct {
 	MessageExpression string
 }
 
-// Covered are the rules of --check that the policy judges, in the order of
-// its validations, and NotCovered the error rules it leaves out, with why:
-// docs/check.md lists both (a test holds them equal).
-var Covered = []string{"grace-period", "job-never-completes", "retry-loses-proxy", "shutdown-disabled", "preset-mismatch", "shell-form"}
-
-var NotCovered = []Uncovered{
-	{"flags", "its verdict is proxy-await's own parser of flags and variables, which CEL cannot run"},
-	{"input", "the API server parses what it is sent, and refuses a key given twice itself"},
-	{"namespace-conflict", "it compares several definitions of a Namespace, and the policy sees one object"},
+// Covered are the rules that the policy judges, in the registry's order.
+func Covered() []rules.Rule {
+	return slices.DeleteFunc(rules.All(), func(r rules.Rule) bool { return !r.Policy })
 }
 
-// Uncovered is a rule the policy leaves out, and why. A slice of
-// constants, not a map: nothing of the policy is built when proxy-await
-// starts.
-type Uncovered struct{ Rule, Why string }
+// Omitted are the rules that the policy leaves out and says why
+// (rules.Rule.PolicyOmits), in the registry's order.
+func Omitted() []rules.Rule {
+	return slices.DeleteFunc(rules.All(), func(r rules.Rule) bool { return r.PolicyOmits == "" })
+}
 
 func (x *writer) variables() []Variable {
 	idx := make([]string, maxWords)
@@ -54,7 +57,7 @@ func (x *writer) variables() []Variable {
 		{"containers", "has(variables.spec.containers) ? variables.spec.containers : []"},
 		{"inits", "has(variables.spec.initContainers) ? variables.spec.initContainers : []"},
 		{"all", "variables.inits + variables.containers"},
-		{"grace", "has(variables.spec.terminationGracePeriodSeconds) ? duration(string(variables.spec.terminationGracePeriodSeconds) + 's') : duration('30s')"},
+		{"grace", "has(variables.spec.terminationGracePeriodSeconds) ? duration(string(variables.spec.terminationGracePeriodSeconds) + 's') : " + durationOf(manifest.DefaultGrace)},
 	}
 	// What the object shows of each proxy's sidecar, by preset.
 	var classic, off, never, moved []string
@@ -116,9 +119,9 @@ func (x *writer) variables() []Variable {
 			Variable{name("shutdownOn"), each(shut)},
 			Variable{name("keepOn"), each(fmt.Sprintf("(%[1]s[k] != '' && %[1]s[k] != '--keep-proxy-on-failure=false')", v("keep")))},
 			Variable{name("urls"), each(fmt.Sprintf("%s[k] >= 0 || %s[k] >= 0 || %s[k] >= 0", v("suAt"), v("ruAt"), v("portAt")))},
-			Variable{name("presets"), each(fmt.Sprintf("!%[1]s[k] ? [] : %[2]s[k] == '' ? ['linkerd'] : %[2]s[k].lowerAscii().split(',').map(p, p.trim())", v("plain"), v("px")))},
-			Variable{name("overGrace"), each(fmt.Sprintf("%s[k] && %s && %s && %s && %s + %s + %s + (%s[k] ? (%s[k] != '' ? %s : duration('5s')) : duration('0s')) > variables.grace",
-				v("command"), ok("td"), ok("ka"), ok("st"), preStop(l.cs+"[k]"), dur("td"), dur("ka"), v("shutdownOn"), v("st"), dur("st")))},
+			Variable{name("presets"), each(fmt.Sprintf("!%[1]s[k] ? [] : %[2]s[k] == '' ? %[3]s : %[2]s[k].lowerAscii().split(',').map(p, p.trim())", v("plain"), v("px"), list(x.defaults.Proxies)))},
+			Variable{name("overGrace"), each(fmt.Sprintf("%s[k] && %s && %s && %s && %s + %s + %s + (%s[k] ? (%s[k] != '' ? %s : %s) : duration('0s')) > variables.grace",
+				v("command"), ok("td"), ok("ka"), ok("st"), preStop(l.cs+"[k]"), dur("td"), dur("ka"), v("shutdownOn"), v("st"), dur("st"), durationOf(x.defaults.ShutdownTimeout)))},
 		)
 	}
 	return vars
@@ -146,8 +149,12 @@ func command(w, d string) string { return fmt.Sprintf("size(%s) > %s + 1", w, d)
 // any other (which --check counts as no more).
 func preStop(c string) string {
 	h := c + ".lifecycle.preStop"
-	return fmt.Sprintf(`(has(%[1]s.lifecycle) && has(%[2]s) ? (has(%[2]s.sleep) && has(%[2]s.sleep.seconds) && %[2]s.sleep.seconds > 0 ? duration(string(%[2]s.sleep.seconds) + 's') : has(%[2]s.exec) && has(%[2]s.exec.command) && size(%[2]s.exec.command) == 2 && (%[2]s.exec.command[0] == 'sleep' || %[2]s.exec.command[0].endsWith('/sleep')) && %[2]s.exec.command[1].matches('^[0-9]{1,6}$') ? duration(%[2]s.exec.command[1] + 's') : duration('0s')) : duration('0s'))`, c, h)
+	return fmt.Sprintf(`(has(%[1]s.lifecycle) && has(%[2]s) ? (has(%[2]s.sleep) && has(%[2]s.sleep.seconds) && %[2]s.sleep.seconds > 0 ? duration(string(%[2]s.sleep.seconds) + 's') : has(%[2]s.exec) && has(%[2]s.exec.command) && size(%[2]s.exec.command) == 2 && (%[2]s.exec.command[0] == %[3]s || %[2]s.exec.command[0].endsWith(%[4]s)) && %[2]s.exec.command[1].matches('^[0-9]{1,6}$') ? duration(%[2]s.exec.command[1] + 's') : duration('0s')) : duration('0s'))`,
+		c, h, q(invocation.Sleep), q("/"+invocation.Sleep))
 }
+
+// durationOf is a duration as a CEL literal.
+func durationOf(d time.Duration) string { return "duration(" + q(d.String()) + ")" }
 
 // refused is a validation over one list of containers: it holds unless
 // cond holds for a container k (its variables prefixed with prefix), and
@@ -184,25 +191,63 @@ func fixCase(s, prefix string) string {
 	}
 }
 
+// validationWriters write the validation of each rule that the policy
+// judges, by the rule's name. Which rules those are is the rules' to say
+// (Covered); a rule that says so and has no writer here is a mistake that
+// New panics on, and a test finds first.
+var validationWriters = map[string]func(*writer, rules.Rule) Validation{
+	"grace-period":        (*writer).gracePeriod,
+	"job-never-completes": (*writer).jobNeverCompletes,
+	"preset-mismatch":     (*writer).presetMismatch,
+	"retry-loses-proxy":   (*writer).retryLosesProxy,
+	"shell-form":          (*writer).shellForm,
+	"shutdown-disabled":   (*writer).shutdownDisabled,
+}
+
 func (x *writer) validations() []Validation {
 	var out []Validation
-	both := func(cond string) (string, string) {
-		e1, m1 := refused("init", cond)
-		e2, m2 := refused("", cond)
-		return e1 + " && " + e2, "(" + m1 + " + " + m2 + ").join(', ')"
+	for _, r := range Covered() {
+		write, ok := validationWriters[r.Name]
+		if !ok {
+			panic("policy: no validation for the rule " + r.Name)
+		}
+		out = append(out, write(x, r))
 	}
-	apps := func(cond string) (string, string) {
-		e, m := refused("", cond)
-		return e, m + ".join(', ')"
-	}
+	return out
+}
 
-	// grace-period: preStop + --term-delay + --kill-after (+
-	// --shutdown-timeout with -S) past the grace period.
+// message is a validation's message, as check words its findings: the
+// rule's name, what (a CEL expression that makes a string) the object
+// shows, and the rule's fix, with more where the policy can say more.
+func message(r rules.Rule, what, more string) string {
+	return q(r.Name+": ") + " + " + what + " + " + q("; fix: "+strings.ReplaceAll(r.Fix, "`", "")+more)
+}
+
+// both is a validation over the init containers and the containers: its
+// expression, and the names of the containers it refuses.
+func both(cond string) (string, string) {
+	e1, m1 := refused("init", cond)
+	e2, m2 := refused("", cond)
+	return e1 + " && " + e2, "(" + m1 + " + " + m2 + ").join(', ')"
+}
+
+// apps is a validation over the containers alone.
+func apps(cond string) (string, string) {
+	e, m := refused("", cond)
+	return e, m + ".join(', ')"
+}
+
+// gracePeriod: preStop + --term-delay + --kill-after (+
+// --shutdown-timeout with -S) past the grace period.
+func (x *writer) gracePeriod(r rules.Rule) Validation {
 	e, m := both("V.overGrace[k]")
-	out = append(out, Validation{"grace-period", e,
-		`'grace-period: container ' + ` + m + ` + ': its preStop + --term-delay + --kill-after (+ --shutdown-timeout with -S) add up to more than terminationGracePeriodSeconds (' + string(variables.grace) + '): the kubelet\'s SIGKILL comes first; raise terminationGracePeriodSeconds, or shorten them (proxy-awaitctl check says by how much)'`})
+	return Validation{r.Name, e, message(r,
+		`'container ' + `+m+` + ': its preStop + --term-delay + --kill-after (+ --shutdown-timeout with -S) add up to more than terminationGracePeriodSeconds (' + string(variables.grace) + '): the kubelet\'s SIGKILL comes first'`,
+		" (proxy-awaitctl check says by how much)")}
+}
 
-	// job-never-completes: a Job's classic sidecar that nothing stops.
+// jobNeverCompletes: a Job's classic sidecar that nothing stops.
+func (x *writer) jobNeverCompletes(r rules.Rule) Validation {
 	anyClassic := "variables.classic.exists(p, variables.classic[p])"
 	e1, m1 := apps("variables.job && V.command[k] && !V.shutdownOn[k] && " + anyClassic)
 	// No container runs proxy-await, and no word of the pod can stop the
@@ -218,36 +263,67 @@ func (x *writer) validations() []Validation {
 	}
 	noPA := fmt.Sprintf("variables.job && size(variables.containers) > 0 && !variables.all.exists(c, (has(c.image) && c.image.contains('proxy-await')) || %s.exists(w, w.contains('proxy-await') || w.contains('$')))", argv("c"))
 	e2 := fmt.Sprintf("!(%s && (%s))", noPA, strings.Join(unstopped, " || "))
-	out = append(out, Validation{"job-never-completes", e1 + " && " + e2,
-		fmt.Sprintf(`'job-never-completes: the classic sidecar (' + variables.classic.filter(p, variables.classic[p]).join(', ') + ') keeps running after the application exits, so the ' + object.kind + ' never completes: ' + (%[1]s != '' ? 'add -S (--shutdown) to proxy-await in container ' + %[1]s : 'run the application under proxy-await -S with that sidecar\'s --proxy preset (proxy-awaitctl inject does it)')`, m1)})
+	return Validation{r.Name, e1 + " && " + e2, message(r,
+		fmt.Sprintf(`'the classic sidecar (' + variables.classic.filter(p, variables.classic[p]).join(', ') + ') keeps running after the application exits, so the ' + object.kind + ' never completes ' + (%[1]s != '' ? '(container ' + %[1]s + ' runs proxy-await without -S)' : '(no container runs proxy-await, and none calls its quit endpoint)')`, m1),
+		" (proxy-awaitctl inject adds them)")}
+}
 
-	// retry-loses-proxy: -S without --keep-proxy-on-failure, where the
-	// kubelet restarts the application in the same pod.
-	e, m = apps("variables.job && has(variables.spec.restartPolicy) && variables.spec.restartPolicy == 'OnFailure' && V.command[k] && V.shutdownOn[k] && !V.keepOn[k] && !V.urls[k] && V.presets[k].exists(p, p in variables.classic && variables.classic[p] && !variables.moved[p])")
-	out = append(out, Validation{"retry-loses-proxy", e,
-		`'retry-loses-proxy: container ' + ` + m + ` + ': restartPolicy: OnFailure restarts the application in the same pod after a failure, but -S has shut the classic sidecar down by then, and it is not restarted: add --keep-proxy-on-failure, or set restartPolicy: Never'`})
+// retryLosesProxy: -S without --keep-proxy-on-failure, where the kubelet
+// restarts the application in the same pod.
+func (x *writer) retryLosesProxy(r rules.Rule) Validation {
+	e, m := apps("variables.job && has(variables.spec.restartPolicy) && variables.spec.restartPolicy == 'OnFailure' && V.command[k] && V.shutdownOn[k] && !V.keepOn[k] && !V.urls[k] && V.presets[k].exists(p, p in variables.classic && variables.classic[p] && !variables.moved[p])")
+	return Validation{r.Name, e, message(r,
+		`'container ' + `+m+` + ': restartPolicy: OnFailure restarts the application in the same pod after a failure, but -S has shut the classic sidecar down by then, and it is not restarted'`, "")}
+}
 
-	// shutdown-disabled: -S to a sidecar whose shutdown endpoint the pod
-	// turns off.
-	e, m = both("V.command[k] && V.shutdownOn[k] && !V.urls[k] && V.presets[k].exists(p, p in variables.shutdownOff && variables.shutdownOff[p])")
-	out = append(out, Validation{"shutdown-disabled", e,
-		`'shutdown-disabled: container ' + ` + m + ` + ': -S POSTs to a sidecar whose shutdown endpoint is off, so it would keep running: turn it on (Cloud SQL Auth Proxy: --quitquitquit in its args; Consul: consul.hashicorp.com/enable-sidecar-proxy-lifecycle: "true"; Linkerd: config.linkerd.io/proxy-admin-shutdown: enabled)'`})
+// shutdownDisabled: -S to a sidecar whose shutdown endpoint the pod turns
+// off; the fix names each proxy's switch, from the proxy table.
+func (x *writer) shutdownDisabled(r rules.Rule) Validation {
+	e, m := both("V.command[k] && V.shutdownOn[k] && !V.urls[k] && V.presets[k].exists(p, p in variables.shutdownOff && variables.shutdownOff[p])")
+	var switches []string
+	for _, px := range proxies.InPods {
+		switch sw := px.ShutdownSwitch; {
+		case px.Shutdown.Flag != "":
+			switches = append(switches, fmt.Sprintf("%s: --%s in its args", px.Name, px.Shutdown.Flag))
+		case sw.Key != "" && sw.On != "":
+			switches = append(switches, fmt.Sprintf("%s: %s: %s", px.Name, sw.Key, sw.On))
+		case sw.Key != "":
+			switches = append(switches, fmt.Sprintf("%s: %s: \"true\"", px.Name, sw.Key))
+		}
+	}
+	return Validation{r.Name, e, message(r,
+		`'container ' + `+m+` + ': -S POSTs to a sidecar whose shutdown endpoint is off, so it would keep running'`,
+		" ("+strings.Join(switches, "; ")+")")}
+}
 
-	// preset-mismatch: proxy-await waits for a sidecar that never answers
-	// there, or that the pod does not have; or, in an init container, for
-	// a classic sidecar, which starts after it.
+// presetMismatch: proxy-await waits for a sidecar that never answers there,
+// or that the pod does not have; or, in an init container, for a classic
+// sidecar, which starts after it. The fix names each proxy's flag without
+// which it never answers, from the proxy table.
+func (x *writer) presetMismatch(r rules.Rule) Validation {
 	ew, mw := both("!V.urls[k] && V.presets[k].exists(p, p in variables.neverReady && variables.neverReady[p])")
 	es, ms := refused("init", "!(has(variables.inits[k].restartPolicy) && variables.inits[k].restartPolicy == 'Always') && !V.urls[k] && V.presets[k].exists(p, p in variables.classic && variables.classic[p])")
-	out = append(out, Validation{"preset-mismatch", ew + " && " + es,
-		fmt.Sprintf(`'preset-mismatch: container ' + (%[1]s != '' ? %[1]s + ': proxy-await waits for a sidecar that the pod does not have, or that never answers where it waits (the Cloud SQL Auth Proxy without --health-check), so it would wait forever: use --proxy with the presets of the sidecars the pod has, or start the sidecar with --health-check' : %[2]s.join(', ') + ': this init container waits for a classic sidecar, which starts only after every init container has finished, so it waits forever: wait in the application\'s container instead (proxy-await -- APP), or use a native sidecar')`, mw, ms)})
+	var flags []string
+	for _, px := range proxies.InPods {
+		if f := px.Ready.Flag; f != "" {
+			flags = append(flags, fmt.Sprintf("%s: --%s in its args", px.Name, f))
+		}
+	}
+	return Validation{r.Name, ew + " && " + es, message(r,
+		fmt.Sprintf(`'container ' + (%[1]s != '' ? %[1]s + ': proxy-await waits for a sidecar that the pod does not have, or that never answers where it waits, so it would wait forever' : %[2]s.join(', ') + ': this init container waits for a classic sidecar, which starts only after every init container has finished, so it waits forever')`, mw, ms),
+		" ("+strings.Join(flags, "; ")+")")}
+}
 
-	// shell-form: proxy-await runs its command under sh -c without exec.
+// shellForm: proxy-await runs its command under sh -c without exec, in a
+// script of one plain statement; the shells are those check reads scripts
+// of.
+func (x *writer) shellForm(r rules.Rule) Validation {
 	form := `^[ \\t]*([^ \\t\\n;&|<>()$\x60\x27"\\\\#]*/)?proxy-await([ \\t]+[^ \\t\\n;&|<>()$\x60\x27"\\\\#]+)*[ \\t]+--[ \\t]+[^\\n;&|<>()$\x60\x27"\\\\#]*[^ \\t\\n;&|<>()$\x60\x27"\\\\#][ \\t\\n]*$`
 	w := argv("c")
-	shell := fmt.Sprintf(`(size(%[1]s) >= 3 && %[1]s[0].matches('^(/[^ ]*/)?(sh|bash|ash|dash|ksh|zsh)$') && %[1]s[1] == '-c' && %[1]s[2].matches('%[2]s') && !%[1]s[2].split(' -- ')[0].matches('[ \\t]--(check|inject|policy|install|help|version)') && !%[1]s[2].split(' -- ')[0].matches('[ \\t]-[^- \\t]*[hV]'))`, w, form)
-	out = append(out, Validation{"shell-form", fmt.Sprintf("!variables.all.exists(c, %s)", shell),
-		fmt.Sprintf(`'shell-form: container ' + variables.all.filter(c, %s).map(c, c.name).join(', ') + ': proxy-await runs under sh -c without exec: the shell gets the kubelet\'s SIGTERM, not proxy-await; write exec proxy-await ... in the script, or drop the shell'`, shell)})
-	return out
+	shell := fmt.Sprintf(`(size(%[1]s) >= 3 && %[1]s[0].matches('^(/[^ ]*/)?(%[3]s)$') && %[1]s[1] == '-c' && %[1]s[2].matches('%[2]s') && !%[1]s[2].split(' -- ')[0].matches('[ \\t]--(check|inject|policy|install|help|version)') && !%[1]s[2].split(' -- ')[0].matches('[ \\t]-[^- \\t]*[hV]'))`,
+		w, form, strings.Join(invocation.Shells, "|"))
+	return Validation{r.Name, fmt.Sprintf("!variables.all.exists(c, %s)", shell), message(r,
+		fmt.Sprintf(`'container ' + variables.all.filter(c, %s).map(c, c.name).join(', ') + ': proxy-await runs under sh -c without exec: the shell gets the kubelet\'s SIGTERM, not proxy-await'`, shell), "")}
 }
 
 // shutdownOff is the condition that px's sidecar is certainly there, not

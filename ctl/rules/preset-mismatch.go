@@ -22,7 +22,7 @@ func init() {
 		Summary: "proxy-await would wait forever: its preset's mesh is not the pod's (`--proxy linkerd`, the default, in an Istio pod: a pod has one mesh), " +
 			"the pod has none (injection disabled, Istio ambient mode, Dapr without `dapr.io/enabled`), the proxy answers on another port (`config.linkerd.io/admin-port`) " +
 			"or not at all (Cloud SQL Auth Proxy without `--health-check`), or an init container waits for a classic sidecar that starts only after it",
-		Fix:       "the presets of the sidecars the pod shows (the message lists them), `--port`, the proxy's flag, or wait in the application's container",
+		Fix:       "the presets of the sidecars the pod shows, `--port`, the proxy's flag, or wait in the application's container",
 		Policy:    true,
 		container: (*judge).presetMismatch,
 	})
