@@ -34,8 +34,6 @@ type Options struct {
 	// that sets no command runs its image's ENTRYPOINT, which a manifest
 	// does not show.
 	Images invocation.Images
-	// Bounds are the bounds of reading; zero: manifest.DefaultBounds.
-	Bounds manifest.Bounds
 }
 
 // Summary counts what a check looked at.
@@ -46,7 +44,7 @@ type Summary struct {
 // Paths checks the manifests at paths and returns the findings, in the
 // order of the files, and of the lines in each.
 func Paths(paths []string, opt Options) ([]rules.Finding, Summary) {
-	in := manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Bounds: opt.Bounds})
+	in := manifest.Read(paths, manifest.Options{Stdin: opt.Stdin})
 	var findings []rules.Finding
 	for _, p := range in.Problems {
 		findings = append(findings, rules.Problem(p))
