@@ -10,12 +10,16 @@ var istio = Proxy{
 	Name:   "Istio",
 	Preset: "istio",
 	Ready: Endpoint{
-		Port: 15021,            // injection-template.yaml readinessProbe
-		Path: "/healthz/ready", //
+		Port:     15021,            // injection-template.yaml readinessProbe
+		Path:     "/healthz/ready", //
+		OK:       Answer{Status: 200, Body: "ready\n"},
+		NotReady: Answer{Status: 503, Body: "not ready\n"},
 	},
 	Shutdown: Endpoint{
-		Port: 15020,           // values.yaml global.proxy.statusPort
-		Path: "/quitquitquit", // pilot/cmd/pilot-agent/status/server.go quitPath
+		Port:        15020,           // values.yaml global.proxy.statusPort
+		Path:        "/quitquitquit", // pilot/cmd/pilot-agent/status/server.go quitPath: POST, loopback clients only
+		OK:          Answer{Status: 200},
+		WrongMethod: Answer{Status: 405, Body: "method not allowed\n"},
 	},
 
 	Images:     []string{"/proxyv2"},    // manifests/charts/istio-control/istio-discovery/values.yaml global.proxy.image

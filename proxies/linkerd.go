@@ -23,10 +23,15 @@ var linkerd = Proxy{
 	Ready: Endpoint{
 		Port: 4191,     // values.yaml proxy.ports.admin
 		Path: "/ready", // charts/partials/templates/_proxy.tpl readinessProbe
+		// linkerd/linkerd2-proxy linkerd/app/admin/src/server.rs
+		OK:       Answer{Status: 200, Body: "ready\n"},
+		NotReady: Answer{Status: 503, Body: "not ready\n"},
 	},
 	Shutdown: Endpoint{
-		Port: 4191,        // the admin port
-		Path: "/shutdown", // linkerd/linkerd2-proxy linkerd/app/admin/src/server.rs: POST, loopback clients only
+		Port:        4191,        // the admin port
+		Path:        "/shutdown", // linkerd/linkerd2-proxy linkerd/app/admin/src/server.rs: POST, loopback clients only
+		OK:          Answer{Status: 200, Body: "shutdown\n"},
+		WrongMethod: Answer{Status: 405, Body: "method not allowed\n"},
 	},
 	AdminPort: true,
 

@@ -109,6 +109,33 @@ type Endpoint struct {
 	// OwnPort is the proxy's own default port, where its injector gives it
 	// Port instead.
 	OwnPort int
+
+	// How the proxy answers at Path (the tests' fake proxy answers the
+	// same): OK once ready, or when it takes the shutdown; NotReady, the
+	// readiness endpoint's answer before.
+	OK, NotReady Answer
+	// Methods are the methods it takes at Path: none, GET (and HEAD) for
+	// readiness and POST for shutdown; "*", any. To another it answers
+	// WrongMethod.
+	Methods     []string
+	WrongMethod Answer
+	// AnyClient: it takes the request from any client; otherwise from a
+	// loopback client only.
+	AnyClient bool
+}
+
+// Takes says whether the endpoint takes a request with method, as its
+// shutdown endpoint (shutdown) or its readiness endpoint does.
+func (e Endpoint) Takes(method string, shutdown bool) bool {
+	switch {
+	case slices.Contains(e.Methods, "*"), slices.Contains(e.Methods, method):
+		return true
+	case len(e.Methods) > 0:
+		return false
+	case shutdown:
+		return method == "POST"
+	}
+	return method == "GET" || method == "HEAD"
 }
 
 // URL is the endpoint's URL on port.
