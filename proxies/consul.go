@@ -51,4 +51,14 @@ var consul = Proxy{
 		Key:   "consul.hashicorp.com/enable-sidecar-proxy-lifecycle", // lifecycle.defaultEnabled: true
 		Turns: "consul-dataplane's lifecycle endpoints",
 	},
+
+	// consul-k8s v2.0.3: control-plane/connect-inject/webhook/container_init.go
+	// (transparent proxy, on by default) and consul_dataplane_sidecar.go.
+	Injected: Injected{
+		Release:   "consul-k8s 2.0",
+		Init:      &Container{Name: "consul-connect-inject-init", User: 0, Add: []string{"NET_ADMIN"}},
+		FixedInit: &Container{Name: "consul-connect-inject-init", User: 5996, NonRoot: true, DropAll: true},
+		Sidecar:   &Container{Name: "consul-dataplane", User: 5995, NonRoot: true, DropAll: true},
+		Remedy:    "the Consul CNI plugin (Helm value connectInject.cni.enabled: true)",
+	},
 }

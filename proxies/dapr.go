@@ -41,4 +41,13 @@ var dapr = Proxy{
 		// graceful period starts (sidecar.go, cmd/daprd/options/options.go).
 		After: "dapr.io/block-shutdown-duration",
 	},
+
+	// pkg/injector/patcher/sidecar_container.go and the
+	// dapr_sidecar_injector chart's values.yaml.
+	Injected: Injected{
+		Release:      "Dapr 1.18",
+		Sidecar:      &Container{Name: "daprd", User: 65532, NonRoot: true},
+		FixedSidecar: &Container{Name: "daprd", User: 65532, NonRoot: true, DropAll: true},
+		Remedy:       "the Helm value dapr_sidecar_injector.sidecarDropALLCapabilities=true",
+	},
 }

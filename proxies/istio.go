@@ -68,4 +68,14 @@ var istio = Proxy{
 		{Program: "pilot-agent", Path: true}, // pilot-agent request POST quitquitquit, to its own status port
 		{Program: "scuttle"},                 // scuttle POSTs pilot-agent's /quitquitquit when its command exits
 	},
+
+	// istio/istio 1.30.3:
+	// manifests/charts/istio-control/istio-discovery/files/injection-template.yaml.
+	Injected: Injected{
+		Release:   "Istio 1.30",
+		Init:      &Container{Name: "istio-init", User: 0, Add: []string{"NET_ADMIN", "NET_RAW"}, DropAll: true},
+		FixedInit: &Container{Name: "istio-validation", User: 1337, NonRoot: true, DropAll: true},
+		Sidecar:   &Container{Name: "istio-proxy", User: 1337, NonRoot: true, DropAll: true},
+		Remedy:    "istio-cni (Helm value pilot.cni.enabled: true)",
+	},
 }

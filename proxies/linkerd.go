@@ -87,4 +87,16 @@ var linkerd = Proxy{
 	// linkerd-await --shutdown (-S) POSTs the proxy's /shutdown once its
 	// command exits.
 	StoppedBy: []Command{{Program: "linkerd-await", Words: []string{"--shutdown", "-S"}}},
+
+	// charts/partials/templates/_proxy-init.tpl, _network-validator.tpl and
+	// _proxy.tpl; pkg/inject/inject.go gives the proxy the first
+	// container's capabilities.
+	Injected: Injected{
+		Release:            "Linkerd 2.20",
+		Init:               &Container{Name: "linkerd-init", User: 65534, NonRoot: true, Add: []string{"NET_ADMIN", "NET_RAW"}},
+		FixedInit:          &Container{Name: "linkerd-network-validator", User: 65534, NonRoot: true, DropAll: true},
+		Sidecar:            &Container{Name: "linkerd-proxy", User: 2102, NonRoot: true},
+		CopiesCapabilities: true,
+		Remedy:             "linkerd-cni (Helm value cniEnabled: true)",
+	},
 }

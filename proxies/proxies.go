@@ -95,6 +95,35 @@ type Proxy struct {
 	// shuts down as well: their admin API is its own, on a port their
 	// manifest does not show.
 	Reaches []*Proxy
+
+	// Injected is what its injector adds to a pod, as Pod Security
+	// "restricted" judges it; zero for a proxy that no injector adds.
+	Injected Injected
+}
+
+// Injected is what a proxy's injector adds to a pod at one release, by
+// default and with Remedy, the setting that makes the pod pass Pod
+// Security "restricted" (docs/sidecars.md says the same in prose).
+type Injected struct {
+	Release string // the injector's release, as messages name it: "Linkerd 2.20"
+	// Init and Sidecar are the containers it adds by default (nil: none),
+	// FixedInit and FixedSidecar those it adds with Remedy (nil: the same
+	// as by default).
+	Init, Sidecar           *Container
+	FixedInit, FixedSidecar *Container
+	// CopiesCapabilities: the sidecar gets the first container's
+	// capabilities.
+	CopiesCapabilities bool
+	Remedy             string
+}
+
+// Container is an injected container, as far as Pod Security looks at it.
+type Container struct {
+	Name    string
+	User    int64 // runAsUser
+	NonRoot bool  // runAsNonRoot
+	Add     []string
+	DropAll bool
 }
 
 // Endpoint is where a proxy answers: a port and a path on Host.
