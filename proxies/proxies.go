@@ -21,11 +21,11 @@ import (
 
 // All is every proxy, in the order that --help, --proxy's usage and the
 // presets' hint list them.
-var All = []*Proxy{&linkerd, &istio, &envoy, &cloudsql, &dapr, &consul}
+var All = []*Proxy{&linkerd, &istio, &envoy, &cloudsql, &alloydb, &dapr, &consul}
 
 // InPods is every proxy, in the order that --check names the sidecars of a
 // pod and suggests their presets.
-var InPods = []*Proxy{&linkerd, &istio, &dapr, &consul, &cloudsql, &envoy}
+var InPods = []*Proxy{&linkerd, &istio, &dapr, &consul, &cloudsql, &alloydb, &envoy}
 
 // Lookup is the proxy whose preset is called name, nil for none.
 func Lookup(name string) *Proxy {
