@@ -102,7 +102,7 @@ func Argv(c *manifest.Container, images Images) []manifest.Word {
 // program says whether a first word of args names a program rather than
 // an argument of an entrypoint: proxy-await, a shell, or a wrapper.
 func program(w string) bool {
-	return IsProxyAwait(w) || IsShell(w) || manifest.BaseName(w) == "busybox" || wrapperOf(manifest.BaseName(w)) != nil
+	return isProxyAwait(w) || isShell(w) || manifest.BaseName(w) == "busybox" || wrapperOf(manifest.BaseName(w)) != nil
 }
 
 // Of finds proxy-await in what c runs: its argv behind wrappers, or a
@@ -112,7 +112,7 @@ func Of(c *manifest.Container, images Images) (*Invocation, bool) {
 	if len(w) == 0 || !w[0].Known {
 		return nil, false
 	}
-	if IsProxyAwait(w[0].Text) {
+	if isProxyAwait(w[0].Text) {
 		return &Invocation{Args: w[1:], Env: env, Line: w[0].Line}, true
 	}
 	sc := scriptOf(w, c.Vars)
@@ -164,7 +164,7 @@ func ShellScript(w []manifest.Word) (int, bool) {
 	if len(w) > 1 && w[0].Known && manifest.BaseName(w[0].Text) == "busybox" {
 		i = 1
 	}
-	if i >= len(w) || !w[i].Known || !IsShell(w[i].Text) {
+	if i >= len(w) || !w[i].Known || !isShell(w[i].Text) {
 		return 0, false
 	}
 	c := false
@@ -219,7 +219,7 @@ func commandInvocation(c command) (*Invocation, bool) {
 		}
 	}
 	w, env := unwrap(cmd[min(i, len(cmd)):])
-	if len(w) == 0 || !w[0].Known || !IsProxyAwait(w[0].Text) {
+	if len(w) == 0 || !w[0].Known || !isProxyAwait(w[0].Text) {
 		return nil, false
 	}
 	inv.Env = append(inv.Env, env...)
@@ -296,14 +296,14 @@ func unwrap(w []manifest.Word) ([]manifest.Word, []Assign) {
 	return w, env
 }
 
-// IsProxyAwait says whether a program's name is proxy-await's.
-func IsProxyAwait(arg0 string) bool { return manifest.BaseName(arg0) == "proxy-await" }
+// isProxyAwait says whether a program's name is proxy-await's.
+func isProxyAwait(arg0 string) bool { return manifest.BaseName(arg0) == "proxy-await" }
 
 // Shells are the programs whose -c runs a script.
 var Shells = []string{"sh", "bash", "ash", "dash", "ksh", "zsh"}
 
-// IsShell says whether a program's name is a shell's.
-func IsShell(arg0 string) bool { return slices.Contains(Shells, manifest.BaseName(arg0)) }
+// isShell says whether a program's name is a shell's.
+func isShell(arg0 string) bool { return slices.Contains(Shells, manifest.BaseName(arg0)) }
 
 // Commands are the commands a container runs, each as its words behind
 // its wrappers: its argv, or what its shell script runs.

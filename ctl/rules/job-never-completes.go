@@ -133,8 +133,8 @@ func firstLine(c *manifest.Container) int {
 	return c.Line
 }
 
-// HTTPClients are the programs that call a URL they are given.
-var HTTPClients = []string{"curl", "wget", "http", "https", "xh"}
+// httpClients are the programs that call a URL they are given.
+var httpClients = []string{"curl", "wget", "http", "https", "xh"}
 
 // stops says whether a command visibly stops sidecar s: an HTTP client
 // that calls its quit endpoint, or a command that the proxy table says
@@ -150,7 +150,7 @@ func stops(cmds [][]manifest.Word, s *sidecar.Sidecar) bool {
 			args[i] = w.Text
 		}
 		program := manifest.BaseName(cmd[0].Text)
-		if slices.Contains(HTTPClients, program) {
+		if slices.Contains(httpClients, program) {
 			if slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, s.ShutdownAt.Path) }) {
 				return true
 			}

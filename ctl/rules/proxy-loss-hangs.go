@@ -25,10 +25,10 @@ func init() {
 	})
 }
 
-// SuggestedProxyLost is the --proxy-lost that proxy-loss-hangs suggests:
+// suggestedProxyLost is the --proxy-lost that proxy-loss-hangs suggests:
 // longer than a proxy's readiness fails while it reloads its configuration,
 // short beside a Job that hangs.
-const SuggestedProxyLost = 10 * time.Second
+const suggestedProxyLost = 10 * time.Second
 
 // ProxyLossHangs is proxy-loss-hangs' condition, for every command that
 // judges it (check warns, inject adds the flag): the classic sidecars of p,
@@ -70,5 +70,5 @@ func (j *judge) proxyLossHangs() {
 	}
 	j.report(ruleProxyLossHangs, j.set.LineOf("proxy-lost"),
 		"%s %s while the application runs (restartPolicy: Never), and nothing ends the %s then: it hangs; add --proxy-lost %s, so that proxy-await stops the application and exits 69, and the %s retries in a new pod; or set activeDeadlineSeconds%s",
-		strings.Join(names, " and "), dies, j.p.JobName(), SuggestedProxyLost, j.p.JobName(), when)
+		strings.Join(names, " and "), dies, j.p.JobName(), suggestedProxyLost, j.p.JobName(), when)
 }
