@@ -14,6 +14,7 @@ require (
 	golang.org/x/sys v0.49.0
 	k8s.io/api v0.37.2
 	k8s.io/pod-security-admission v0.37.2
+	mvdan.cc/sh/v3 v3.14.1
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
 	sigs.k8s.io/yaml v1.6.0
 )

@@ -16,8 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/check"
 	"github.com/proxy-await/proxy-await/internal/logging"
 	"github.com/proxy-await/proxy-await/internal/manifesttest"
 )
@@ -110,7 +110,7 @@ func TestDocsCheckExample(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, cfg.Check, lines[0])
 	var stdout bytes.Buffer
-	code := check.Run(cfg.Check, strings.NewReader(""), &stdout, logging.Discard())
+	code := check.Main(cfg.Check, strings.NewReader(""), &stdout, logging.Discard())
 	assert.Equal(t, lines[1]+"\n", stdout.String(), "the finding, and nothing after it")
 	assert.Equal(t, lines[3], strconv.Itoa(code))
 }

@@ -26,8 +26,8 @@ import (
 //	                        (grep -count=N '"method":"GET","path":"/ready"'
 //	                        requests.log counts requests); $PROXY is its
 //	                        admin address, $PROXY_PORT that address's port,
-//	                        $PROXY_READY and $PROXY_LIFECYCLE its other
-//	                        listeners
+//	                        $PROXY_READY its readiness listener where the
+//	                        proxy serves readiness on a port of its own
 //	cmplog FILE WANT        FILE (or stdout, stderr) is WANT, line for
 //	                        line, as cmpenv compares, once what differs
 //	                        from run to run is * in FILE: the value of

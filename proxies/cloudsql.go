@@ -14,16 +14,21 @@ var cloudsql = Proxy{
 	Name:   "Cloud SQL Auth Proxy",
 	Preset: "cloudsql",
 	Ready: Endpoint{
-		Port:     9090,           // --http-port
-		PortFlag: "http-port",    //
-		Path:     "/startup",     // with --health-check
-		Flag:     "health-check", //
+		Port:     9090,                               // --http-port
+		PortFlag: "http-port",                        //
+		Path:     "/startup",                         // with --health-check
+		Flag:     "health-check",                     //
+		OK:       Answer{Status: 200, Body: "ok"},    // internal/healthcheck/healthcheck.go HandleStartup
+		NotReady: Answer{Status: 503, Body: "error"}, //
 	},
 	Shutdown: Endpoint{
-		Port:     9091,            // --admin-port
-		PortFlag: "admin-port",    //
-		Path:     "/quitquitquit", // with --quitquitquit
-		Flag:     "quitquitquit",  //
+		Port:        9091,            // --admin-port
+		PortFlag:    "admin-port",    //
+		Path:        "/quitquitquit", // with --quitquitquit
+		Flag:        "quitquitquit",  //
+		OK:          Answer{Status: 200},
+		Methods:     []string{"GET", "POST"}, // cmd/root.go quitquitquit, on localhost only
+		WrongMethod: Answer{Status: 400},     //
 	},
 
 	// It is no mesh: a refused /startup is a flag missing more often than

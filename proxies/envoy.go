@@ -12,10 +12,15 @@ var envoy = Proxy{
 	Ready: Endpoint{
 		Port: 15000,
 		Path: "/ready", // docs/root/operations/admin.rst: GET /ready
+		// The server's state, 200 when it is LIVE, 503 otherwise.
+		OK:       Answer{Status: 200, Body: "LIVE\n"},
+		NotReady: Answer{Status: 503, Body: "PRE_INITIALIZING\n"},
 	},
 	Shutdown: Endpoint{
-		Port: 15000,
-		Path: "/quitquitquit", // docs/root/operations/admin.rst: POST /quitquitquit
+		Port:        15000,
+		Path:        "/quitquitquit", // docs/root/operations/admin.rst: POST /quitquitquit
+		OK:          Answer{Status: 200, Body: "OK\n"},
+		WrongMethod: Answer{Status: 405, Body: "method not allowed\n"},
 	},
 	AdminPort:    true,
 	PortInConfig: true,

@@ -21,11 +21,11 @@ import (
 
 // All is every proxy, in the order that --help, --proxy's usage and the
 // presets' hint list them.
-var All = []*Proxy{&linkerd, &istio, &envoy, &cloudsql, &dapr, &consul}
+var All = []*Proxy{&linkerd, &istio, &envoy, &cloudsql, &alloydb, &dapr, &consul}
 
 // InPods is every proxy, in the order that --check names the sidecars of a
 // pod and suggests their presets.
-var InPods = []*Proxy{&linkerd, &istio, &dapr, &consul, &cloudsql, &envoy}
+var InPods = []*Proxy{&linkerd, &istio, &dapr, &consul, &cloudsql, &alloydb, &envoy}
 
 // Lookup is the proxy whose preset is called name, nil for none.
 func Lookup(name string) *Proxy {
@@ -95,6 +95,35 @@ type Proxy struct {
 	// shuts down as well: their admin API is its own, on a port their
 	// manifest does not show.
 	Reaches []*Proxy
+
+	// Injected is what its injector adds to a pod, as Pod Security
+	// "restricted" judges it; zero for a proxy that no injector adds.
+	Injected Injected
+}
+
+// Injected is what a proxy's injector adds to a pod at one release, by
+// default and with Remedy, the setting that makes the pod pass Pod
+// Security "restricted" (docs/sidecars.md says the same in prose).
+type Injected struct {
+	Release string // the injector's release, as messages name it: "Linkerd 2.20"
+	// Init and Sidecar are the containers it adds by default (nil: none),
+	// FixedInit and FixedSidecar those it adds with Remedy (nil: the same
+	// as by default).
+	Init, Sidecar           *Container
+	FixedInit, FixedSidecar *Container
+	// CopiesCapabilities: the sidecar gets the first container's
+	// capabilities.
+	CopiesCapabilities bool
+	Remedy             string
+}
+
+// Container is an injected container, as far as Pod Security looks at it.
+type Container struct {
+	Name    string
+	User    int64 // runAsUser
+	NonRoot bool  // runAsNonRoot
+	Add     []string
+	DropAll bool
 }
 
 // Endpoint is where a proxy answers: a port and a path on Host.
@@ -109,6 +138,33 @@ type Endpoint struct {
 	// OwnPort is the proxy's own default port, where its injector gives it
 	// Port instead.
 	OwnPort int
+
+	// How the proxy answers at Path (the tests' fake proxy answers the
+	// same): OK once ready, or when it takes the shutdown; NotReady, the
+	// readiness endpoint's answer before.
+	OK, NotReady Answer
+	// Methods are the methods it takes at Path: none, GET (and HEAD) for
+	// readiness and POST for shutdown; "*", any. To another it answers
+	// WrongMethod.
+	Methods     []string
+	WrongMethod Answer
+	// AnyClient: it takes the request from any client; otherwise from a
+	// loopback client only.
+	AnyClient bool
+}
+
+// Takes says whether the endpoint takes a request with method, as its
+// shutdown endpoint (shutdown) or its readiness endpoint does.
+func (e Endpoint) Takes(method string, shutdown bool) bool {
+	switch {
+	case slices.Contains(e.Methods, "*"), slices.Contains(e.Methods, method):
+		return true
+	case len(e.Methods) > 0:
+		return false
+	case shutdown:
+		return method == "POST"
+	}
+	return method == "GET" || method == "HEAD"
 }
 
 // URL is the endpoint's URL on port.

@@ -55,7 +55,7 @@ func proxy(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	work := ts.Getenv("WORK")
 	args = append([]string{"-log", filepath.Join(work, "requests.log"),
-		"-addr", "127.0.0.1:0", "-ready-addr", "127.0.0.1:0", "-lifecycle-addr", "127.0.0.1:0"}, args...)
+		"-addr", "127.0.0.1:0", "-ready-addr", "127.0.0.1:0"}, args...)
 	cmd := exec.Command("fakeproxy", args...)
 	cmd.Stderr = ts.Stderr()
 	stdout, err := cmd.StdoutPipe()
@@ -67,7 +67,7 @@ func proxy(ts *testscript.TestScript, neg bool, args []string) {
 	})
 	addrs, err := fakeproxy.Listening(stdout)
 	ts.Check(err)
-	for name, v := range map[string]string{"admin": "PROXY", "ready": "PROXY_READY", "lifecycle": "PROXY_LIFECYCLE"} {
+	for name, v := range map[string]string{"admin": "PROXY", "ready": "PROXY_READY"} {
 		if addr, ok := addrs[name]; ok {
 			ts.Setenv(v, addr)
 		}

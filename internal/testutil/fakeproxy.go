@@ -24,12 +24,11 @@ const WaitLimit = 20 * time.Second
 // FakeProxy is a running fakeproxy (internal/fakeproxy), found on PATH: the
 // tests of the root package put it there (their TestMain).
 type FakeProxy struct {
-	t         testing.TB
-	Cmd       *exec.Cmd
-	Addr      string // admin listener
-	Ready     string // readiness listener of istio and cloudsql
-	Lifecycle string // consul-dataplane's lifecycle listener
-	logPath   string
+	t       testing.TB
+	Cmd     *exec.Cmd
+	Addr    string // the admin listener: the shutdown endpoint's (and the readiness endpoint's on one port)
+	Ready   string // the readiness endpoint's listener, where the proxy serves it on a port of its own
+	logPath string
 }
 
 // StartFakeProxy runs the fake proxy with args, on free ports unless args
@@ -42,7 +41,7 @@ func StartFakeProxy(t testing.TB, args ...string) *FakeProxy {
 		hasAddr = hasAddr || strings.HasPrefix(a, "-addr")
 	}
 	if !hasAddr {
-		args = append(args, "-addr", "127.0.0.1:0", "-ready-addr", "127.0.0.1:0", "-lifecycle-addr", "127.0.0.1:0")
+		args = append(args, "-addr", "127.0.0.1:0", "-ready-addr", "127.0.0.1:0")
 	}
 	fp.Cmd = exec.Command("fakeproxy", append([]string{"-log", fp.logPath}, args...)...)
 	fp.Cmd.Stderr = os.Stderr
@@ -55,7 +54,7 @@ func StartFakeProxy(t testing.TB, args ...string) *FakeProxy {
 	})
 	addrs, err := fakeproxy.Listening(stdout)
 	require.NoError(t, err)
-	fp.Addr, fp.Ready, fp.Lifecycle = addrs["admin"], addrs["ready"], addrs["lifecycle"]
+	fp.Addr, fp.Ready = addrs["admin"], addrs["ready"]
 	require.True(t, fp.Addr != "" || fp.Ready != "", "fakeproxy did not say where it listens")
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	return fp
