@@ -32,6 +32,7 @@ type paths struct {
 	fakeproxy  string
 	stamp      string
 	goFloor    string
+	depFloor   string // bench/depfloor whole; its other builds beside it (depFloorBuilds)
 	child      string
 	tini       string
 	dumbInit   string
@@ -46,6 +47,7 @@ func main() {
 	flag.StringVar(&p.fakeproxy, "fakeproxy", "bin/fakeproxy", "stand-in proxy admin server")
 	flag.StringVar(&p.stamp, "stamp", "", "bench/stamp binary")
 	flag.StringVar(&p.goFloor, "gofloor", "", "bench/gofloor binary")
+	flag.StringVar(&p.depFloor, "depfloor", "", "bench/depfloor binary, built whole; run.sh builds the others beside it")
 	flag.StringVar(&p.child, "child", "", "bench/child binary")
 	flag.StringVar(&p.out, "out", "", "directory for results")
 	flag.StringVar(&p.cold, "cold", "", "directory on a device without read-ahead holding copies of the wrappers, for the cold memory figures")
@@ -130,6 +132,30 @@ func inits() []wrapper {
 // goFloor is the reference Go program (bench/gofloor): what any Go init with
 // proxy-await's signal subscriptions costs before doing anything else.
 func goFloor() wrapper { return wrapper{"Go floor", []string{p.goFloor}} }
+
+// depFloorBuilds are the builds of bench/depfloor that run.sh makes, by
+// the suffix it adds to -depfloor: the whole, each without one dependency
+// (its no_NAME build tag), net/http's client alone, and none of them.
+var depFloorBuilds = []struct{ suffix, name string }{
+	{"", "dependency floor: pflag, log/slog, net/http's client and server, go-retryablehttp"},
+	{"-no-pflag", "dependency floor without pflag"},
+	{"-no-slog", "dependency floor without log/slog"},
+	{"-no-retryablehttp", "dependency floor without go-retryablehttp"},
+	{"-no-server", "dependency floor without net/http's server"},
+	{"-no-client", "dependency floor without net/http's client (its probe by hand)"},
+	{"-client-alone", "dependency floor: net/http's client alone"},
+	{"-none", "dependency floor: none of them (its probe by hand)"},
+}
+
+// depFloors are the dependency floor's builds (bench/depfloor), each as a
+// wrapper that waits for the proxy at PORT, as proxy-await's -p does.
+func depFloors() []wrapper {
+	var ws []wrapper
+	for _, b := range depFloorBuilds {
+		ws = append(ws, wrapper{b.name, []string{p.depFloor + b.suffix, "-q", "-p", "PORT", "--"}})
+	}
+	return ws
+}
 
 func (w wrapper) command(args ...string) *exec.Cmd {
 	all := append(slices.Clone(w.Prefix), args...)

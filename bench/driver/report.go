@@ -65,8 +65,12 @@ func writeReport(path string) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	for _, f := range []struct{ name, path string }{{"proxy-await (stripped, static)", p.proxyAwait},
-		{"Go floor (static)", p.goFloor}, {"tini", p.tini}, {"dumb-init", p.dumbInit}} {
+	sized := []struct{ name, path string }{{"proxy-await (stripped, static)", p.proxyAwait},
+		{"Go floor (static)", p.goFloor}, {"tini", p.tini}, {"dumb-init", p.dumbInit}}
+	for _, w := range depFloors() {
+		sized = append(sized, struct{ name, path string }{w.Name + " (stripped, static)", w.Prefix[0]})
+	}
+	for _, f := range sized {
 		if st, err := os.Stat(f.path); err == nil {
 			r.Sizes = append(r.Sizes, namedSize{f.name, st.Size()})
 		}
