@@ -52,6 +52,8 @@ step "building proxy-await and the helpers"
 make --no-print-directory -s build
 pa="$root/bin/proxy-await"
 export CGO_ENABLED=0
+# The same build with its symbol table, for the sizes and pages by package.
+go build -trimpath -tags nethttpomithttp2 -o "$tmp/proxy-await-syms" .
 go build -trimpath -ldflags '-s -w' -o "$tmp/stamp" ./bench/stamp
 go build -trimpath -ldflags '-s -w' -o "$tmp/gofloor" ./bench/gofloor
 # The dependency floor as proxy-await is built (its tags), whole and without
@@ -91,7 +93,8 @@ setup_cold() {
 
 driver() {
 	"$tmp/driver" -out "$tmp" -proxy-await "$pa" -fakeproxy "$root/bin/fakeproxy" \
-		-stamp "$tmp/stamp" -gofloor "$tmp/gofloor" -depfloor "$tmp/depfloor" -child "$tmp/child" -cold "$cold" "$@"
+		-proxy-await-syms "$tmp/proxy-await-syms" -stamp "$tmp/stamp" -gofloor "$tmp/gofloor" \
+		-depfloor "$tmp/depfloor" -child "$tmp/child" -cold "$cold" "$@"
 }
 
 {
@@ -124,6 +127,8 @@ driver signals
 step "5. memory: warm, and cold from a loop device without read-ahead"
 setup_cold || step "5. memory: no loop device without read-ahead (root, losetup, mkfs.ext4): warm figures only"
 driver memory
+step "5. proxy-await's binary by package: sizes, and pages resident after a readiness wait"
+driver packages
 step "7. scale: reaping orphans as PID 1, signal storm"
 driver reap
 driver storm

@@ -3,7 +3,7 @@
 // Command driver runs the benchmarks of bench/run.sh that need a precise
 // clock or process control, and writes bench/results.md from all the results.
 //
-//	driver [flags] launch|readiness|cpuwait|signals|storm|memory|reap|report
+//	driver [flags] launch|readiness|cpuwait|signals|storm|memory|packages|reap|report
 //
 // Every measure writes OUT/NAME.json; report reads them together with the
 // hyperfine and go test outputs that run.sh leaves in OUT and fills in the
@@ -29,21 +29,25 @@ import (
 // paths of the programs under test and of the helpers.
 type paths struct {
 	proxyAwait string
-	fakeproxy  string
-	stamp      string
-	goFloor    string
-	depFloor   string // bench/depfloor whole; its other builds beside it (depFloorBuilds)
-	child      string
-	tini       string
-	dumbInit   string
-	out        string
-	cold       string // copies of the binaries on a device without read-ahead, or ""
+	// proxyAwaitSyms is the same build as proxyAwait with its symbol
+	// table, for the packages measure.
+	proxyAwaitSyms string
+	fakeproxy      string
+	stamp          string
+	goFloor        string
+	depFloor       string // bench/depfloor whole; its other builds beside it (depFloorBuilds)
+	child          string
+	tini           string
+	dumbInit       string
+	out            string
+	cold           string // copies of the binaries on a device without read-ahead, or ""
 }
 
 var p paths
 
 func main() {
 	flag.StringVar(&p.proxyAwait, "proxy-await", "bin/proxy-await", "proxy-await binary under test")
+	flag.StringVar(&p.proxyAwaitSyms, "proxy-await-syms", "", "the same build of proxy-await with its symbol table (packages only)")
 	flag.StringVar(&p.fakeproxy, "fakeproxy", "bin/fakeproxy", "stand-in proxy admin server")
 	flag.StringVar(&p.stamp, "stamp", "", "bench/stamp binary")
 	flag.StringVar(&p.goFloor, "gofloor", "", "bench/gofloor binary")
@@ -70,6 +74,7 @@ func main() {
 		"signals":   signals,
 		"storm":     storm,
 		"memory":    memory,
+		"packages":  packages,
 		"reap":      reap,
 	}
 	name := flag.Arg(0)
