@@ -1,7 +1,7 @@
 // Package proxies is what proxy-await knows of each proxy it waits for and
 // shuts down, one file per proxy: its preset (where it answers the
 // readiness probe and takes the shutdown POST, and what --port moves), the
-// hints its errors get, and the facts --check judges a manifest by, per
+// hints its errors get, and the facts check judges a manifest by, per
 // release, each beside the upstream file it was read from. config,
 // readiness, shutdown and check read this table; none of them keeps a port,
 // a path or a rule of a proxy of its own. A proxy's next release that
@@ -23,7 +23,7 @@ import (
 // presets' hint list them.
 var All = []*Proxy{&linkerd, &istio, &envoy, &cloudsql, &alloydb, &dapr, &consul}
 
-// InPods is every proxy, in the order that --check names the sidecars of a
+// InPods is every proxy, in the order that check names the sidecars of a
 // pod and suggests their presets.
 var InPods = []*Proxy{&linkerd, &istio, &dapr, &consul, &cloudsql, &alloydb, &envoy}
 
@@ -58,7 +58,7 @@ type Proxy struct {
 	// that --port replaces; the other presets' ports are fixed.
 	AdminPort bool
 	// PortInConfig says that the admin port is in the proxy's own
-	// configuration, which a manifest does not show: --check takes it to
+	// configuration, which a manifest does not show: check takes it to
 	// answer on any port.
 	PortInConfig bool
 
@@ -67,7 +67,7 @@ type Proxy struct {
 	MissingHint string // the shutdown URL refuses while readiness answers: why, and the fix
 	Off         Answer // how it answers a shutdown POST while that endpoint is switched off
 
-	// How --check recognises the proxy in a pod.
+	// How check recognises the proxy in a pod.
 	Images     []string  // image repositories, matched by the end of their path
 	Retired    []Retired // images of releases that serve neither endpoint
 	Containers []string  // the container names its injector gives it

@@ -6,7 +6,7 @@
 // the text, at the nodes' positions, so that every other byte stays as it
 // was (splice.go).
 //
-// Nothing of it runs unless --inject does.
+// Nothing of it runs unless inject does.
 package inject
 
 import (

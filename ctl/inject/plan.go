@@ -75,7 +75,7 @@ type sidecarArgs struct {
 // its containers declares a port.
 var servingKinds = []string{"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"}
 
-// The values --inject gives the drain. The hold is half the grace period
+// The values inject gives the drain. The hold is half the grace period
 // left after the preStop (and -S's shutdown), so that the application has
 // the other half to stop in, and at most maxTermDelay: endpoint removal
 // reaches kube-proxy and load balancers in seconds, and --drain-quiet ends

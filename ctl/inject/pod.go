@@ -11,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// What --inject adds to a pod: the emptyDir that proxy-await is copied
+// What inject adds to a pod: the emptyDir that proxy-await is copied
 // into, where it is mounted, and the init container that copies it.
 const (
 	volumeName    = "proxy-await"

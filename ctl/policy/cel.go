@@ -6,7 +6,7 @@
 // PROXY_AWAIT_ variable beside them; the sidecars that the object shows by
 // itself (a container of a proxy's image, or an injection annotation whose
 // native-or-classic the pod and the stated releases decide without the
-// Namespace). What it cannot judge so, it admits: --check sees more.
+// Namespace). What it cannot judge so, it admits: check sees more.
 
 package policy
 
@@ -90,7 +90,7 @@ func (x *writer) bareValueFlag(w string) string {
 // (dds: the positions of "--", the first of which counts), and whether it
 // runs proxy-await plainly: the words before "--" are its flags and their
 // values, nothing the object does not hold stands in for them, and no
-// mode (--check, --install, ...) makes it something else than a run.
+// mode (--install) makes it something else than a run.
 func (x *writer) plain(k, words, dds, cs string) string {
 	w := fmt.Sprintf("%s[%s]", words, k)
 	d := fmt.Sprintf("%s[%s][0]", dds, k)
