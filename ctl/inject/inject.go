@@ -11,6 +11,7 @@ package inject
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,6 +41,7 @@ type Result struct {
 	Unknown  []string
 	Failed   bool // a container was skipped or an input refused
 	nameSeen map[string]bool
+	w        *writer
 }
 
 // Written is a file's text as written.
@@ -85,7 +87,7 @@ type Options struct {
 
 // Paths injects proxy-await into the manifests at paths.
 func Paths(paths []string, opt Options) *Result {
-	r := &Result{nameSeen: map[string]bool{}}
+	r := &Result{nameSeen: map[string]bool{}, w: newWriter()}
 	in := manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Command: "inject", Keep: true})
 	pods := map[*manifest.Pod]*rules.Pod{}
 	for _, f := range in.Files {
@@ -150,11 +152,19 @@ func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, opt O
 		r.nameSeen[name] = r.nameSeen[name] || slices.Contains(opt.Containers, name)
 		return slices.Contains(opt.Containers, name)
 	}
-	starts := lineStarts(f.Data)
-	var edits []edit
-	for _, dc := range f.Documents() {
-		d := newDoc(f.Data, starts, dc.Root, dc.Start)
-		var adopted []manifest.Template
+	starts, crlf := lineStarts(f.Data), bytes.Contains(f.Data, []byte("\r\n"))
+	// The edited documents are parsed again once the file's own parse is
+	// done, so that one document's tree at a time is alive.
+	type edited struct {
+		text    []byte
+		want    [sha256.Size]byte
+		edits   []edit
+		adopted []adoptedPod
+	}
+	var pending []edited
+	f.EachDocument(func(dc manifest.Document) {
+		d := newDoc(r.w, f.Data, starts, crlf, dc.Root, dc.Start, dc.End)
+		var adopted []adoptedPod
 		for _, t := range dc.Templates {
 			ad := planOf(pods[t.Pod], choose)
 			for _, l := range ad.Skipped {
@@ -167,35 +177,44 @@ func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, opt O
 			if err := d.adopt(t.Node, ad, opt.Image); err != nil {
 				d.edits = d.edits[:before]
 				*t.Node = *saved
-				r.cannot(f, t, ad, err)
+				r.cannot(f, t.Pod, ad, err)
 				continue
 			}
-			adopted = append(adopted, t)
+			adopted = append(adopted, adoptedPod{t.Pod, ad})
 			r.Pods++
 			r.Adopted += len(ad.Containers)
 		}
-		if len(d.edits) == 0 {
-			continue
+		if len(d.edits) > 0 {
+			pending = append(pending, edited{d.apply(dc.Start, dc.End), sum(dc.Root), d.edits, adopted})
 		}
-		if err := verify(d.apply(dc.Start, dc.End), dc.Root); err != nil {
-			for _, t := range adopted {
-				r.cannot(f, t, planOf(pods[t.Pod], choose), err)
+	})
+	var edits []edit
+	for _, e := range pending {
+		if err := verify(e.text, e.want); err != nil {
+			for _, a := range e.adopted {
+				r.cannot(f, a.pod, a.plan, err)
 				r.Pods--
 			}
 			continue
 		}
-		edits = append(edits, d.edits...)
+		edits = append(edits, e.edits...)
 	}
 	d := &doc{data: f.Data, edits: edits}
 	return d.apply(0, len(f.Data)), true
 }
 
+// adoptedPod is a pod template adopted as its plan says.
+type adoptedPod struct {
+	pod  *manifest.Pod
+	plan plan
+}
+
 // cannot says that a pod template's containers were not adopted, because
 // of err.
-func (r *Result) cannot(f *manifest.File, t manifest.Template, ad plan, err error) {
+func (r *Result) cannot(f *manifest.File, p *manifest.Pod, ad plan, err error) {
 	for _, c := range ad.Containers {
 		r.Adopted--
-		r.line(Line{Event: "skipped", File: f.Name, Line: t.Pod.Line, Kind: t.Pod.Kind, Name: t.Pod.Name, Container: c.Name,
+		r.line(Line{Event: "skipped", File: f.Name, Line: p.Line, Kind: p.Kind, Name: p.Name, Container: c.Name,
 			Message: fmt.Sprintf("its pod template is not changed: %v; adopt proxy-await in it by hand (docs/inject.md)", err)})
 	}
 	r.Adopted += len(ad.Containers)

@@ -66,10 +66,10 @@ func (d *doc) adopt(tpl *yaml.Node, ad plan, image string) error {
 			return err
 		}
 	}
-	if err := d.ensureItem(spec, "volumes", volumeName, volume(), false); err != nil {
+	if err := d.ensureItem(spec, "volumes", volumeName, d.w.shared("volume", volume), false); err != nil {
 		return err
 	}
-	return d.ensureItem(spec, "initContainers", initContainer, installer(image), true)
+	return d.ensureItem(spec, "initContainers", initContainer, d.w.shared("installer "+image, func() *yaml.Node { return installer(image) }), true)
 }
 
 // adoptContainer wraps a container's command in proxy-await, mounts the
@@ -92,7 +92,9 @@ func (d *doc) adoptContainer(c *yaml.Node, a adoptedContainer) error {
 			return err
 		}
 	}
-	mount := mapping("name", str(volumeName), "mountPath", str(mountPath), "readOnly", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+	mount := d.w.shared("mount", func() *yaml.Node {
+		return mapping("name", str(volumeName), "mountPath", str(mountPath), "readOnly", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+	})
 	return d.ensureItem(c, "volumeMounts", volumeName, mount, false)
 }
 
