@@ -104,8 +104,7 @@ func TestResolveFetchesEachImageOnce(t *testing.T) {
 	push(t, "docker.io/library/nginx:1.27", index(t, img), tr)
 	before := c.total()
 
-	r := resolver(t, Options{})
-	r.transport = tr
+	r := resolver(t, Options{Transport: tr})
 	spellings := []string{"nginx:1.27", "docker.io/library/nginx:1.27", "index.docker.io/library/nginx:1.27", "library/nginx:1.27"}
 	var wg sync.WaitGroup
 	for i := range 32 {
