@@ -164,24 +164,6 @@ func TestEntrypointsFileAnswersFirst(t *testing.T) {
 	assert.Equal(t, "nginx:1.27: no registry is asked (--registry=false): add its entrypoint and cmd to an --entrypoints file, or let the registry be asked", e.Error())
 }
 
-// basicAuth lets through the requests that carry user and password, and
-// answers the others 401 as a registry that wants credentials does, with
-// an error that quotes the Authorization header it was sent: a registry
-// may be careless, and nothing of it must reach a message.
-func basicAuth(next http.Handler, user, password string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); ok && u == user && p == password {
-			next.ServeHTTP(w, r)
-			return
-		}
-		w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
-			"code": "UNAUTHORIZED", "message": "not with " + r.Header.Get("Authorization")}}})
-	})
-}
-
 // A registry that wants credentials is read with those of the Docker
 // config, as docker and crane find them: an auths entry, a credential
 // helper for the registry, the default credential store. Without them, or
@@ -190,7 +172,7 @@ func basicAuth(next http.Handler, user, password string) http.Handler {
 func TestResolveAuthenticatesAsDockerDoes(t *testing.T) {
 	backend := registrytest.Registry()
 	pushTo := registrytest.Serve(t, backend)
-	reg := registrytest.Serve(t, basicAuth(backend, "ci-bot", "s3cr3t-pa55word"))
+	reg := registrytest.Serve(t, registrytest.BasicAuth(backend, "ci-bot", "s3cr3t-pa55word"))
 	registrytest.Push(t, pushTo+"/private/app:1", registrytest.Image(t, "linux/amd64", []string{"/app"}, []string{"serve"}), nil)
 	ref := reg + "/private/app:1"
 	auth := func(user, password string) string {

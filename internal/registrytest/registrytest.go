@@ -82,6 +82,24 @@ func (c *Counter) Total() int {
 	return n
 }
 
+// BasicAuth lets through the requests that carry user and password, and
+// answers the others 401 as a registry that wants credentials does, with
+// an error that quotes the Authorization header it was sent: a registry
+// may be careless, and nothing of it must reach a message.
+func BasicAuth(next http.Handler, user, password string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); ok && u == user && p == password {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
+			"code": "UNAUTHORIZED", "message": "not with " + r.Header.Get("Authorization")}}})
+	})
+}
+
 // Image is a random image whose configuration runs entrypoint and cmd on
 // platform (OS/ARCH[/VARIANT]).
 func Image(t testing.TB, platform string, entrypoint, cmd []string) v1.Image {
