@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/imageconfig"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files' want and lines sections with what --inject writes")
@@ -48,7 +50,9 @@ func TestGolden(t *testing.T) {
 				p := filepath.Join(dir, f.Name)
 				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 				require.NoError(t, os.WriteFile(p, f.Data, 0o644))
-				paths = append(paths, p)
+				if !slices.Contains(args, f.Name) { // an --entrypoints file is no manifest
+					paths = append(paths, p)
+				}
 			}
 			for _, line := range strings.Split(string(ar.Comment), "\n") {
 				if rest, ok := strings.CutPrefix(line, "check: "); ok {
@@ -58,8 +62,8 @@ func TestGolden(t *testing.T) {
 					}
 				}
 			}
-			opt := options(t, args)
-			r := Paths(paths, opt)
+			opt := options(t, args, dir)
+			r := Paths(t.Context(), paths, opt)
 			var lines bytes.Buffer
 			for _, l := range r.Lines {
 				lines.WriteString(strings.ReplaceAll(l.String(), dir+string(filepath.Separator), "") + "\n")
@@ -87,7 +91,7 @@ func TestGolden(t *testing.T) {
 			// What --inject writes, it writes again byte for byte.
 			again := filepath.Join(t.TempDir(), "injected")
 			require.NoError(t, os.WriteFile(again, r.Output, 0o644))
-			twice := Paths([]string{again}, opt)
+			twice := Paths(t.Context(), []string{again}, opt)
 			assert.Equal(t, string(r.Output), string(twice.Output), "injected twice")
 		})
 	}
@@ -102,13 +106,21 @@ func fileIndex(ar *txtar.Archive, name string) int {
 	return -1
 }
 
-// options are --inject's, as config parses them from args.
-func options(t *testing.T, args []string) Options {
+// options are inject's, as config parses them from args, with an
+// --entrypoints file in dir. No test asks a registry but its own: the
+// images of the containers that set no command are those of the file.
+func options(t *testing.T, args []string, dir string) Options {
 	t.Helper()
 	cfg, err := config.ParseTool(append(append([]string{"inject"}, args...), "x"), func(string) (string, bool) { return "", false })
 	require.NoError(t, err)
 	c := cfg.Inject
-	return Options{Versions: c.Versions, Image: c.Image, Containers: c.Containers}
+	file := ""
+	if c.Entrypoints != "" {
+		file = filepath.Join(dir, c.Entrypoints)
+	}
+	res, err := imageconfig.New(imageconfig.Options{Platform: c.Platform, File: file, NoRegistry: true})
+	require.NoError(t, err)
+	return Options{Versions: c.Versions, Image: c.Image, Containers: c.Containers, Images: res}
 }
 
 // Adopting one container, then the others, adds the volume and the init
@@ -118,10 +130,10 @@ func TestAdoptsTheRestOnce(t *testing.T) {
 	require.NoError(t, err)
 	p := filepath.Join(t.TempDir(), "pod.yaml")
 	require.NoError(t, os.WriteFile(p, ar.Files[0].Data, 0o644))
-	first := Paths([]string{p}, options(t, []string{"--image", "registry.example.com/proxy-await:1.2.3", "--container", "worker"}))
+	first := Paths(t.Context(), []string{p}, options(t, []string{"--image", "registry.example.com/proxy-await:1.2.3", "--container", "worker"}, ""))
 	require.Equal(t, 1, first.Adopted)
 	require.NoError(t, os.WriteFile(p, first.Output, 0o644))
-	second := Paths([]string{p}, options(t, []string{"--image", "registry.example.com/proxy-await:1.2.3"}))
+	second := Paths(t.Context(), []string{p}, options(t, []string{"--image", "registry.example.com/proxy-await:1.2.3"}, ""))
 	require.Equal(t, 1, second.Adopted, "web, the one left")
 	out := string(second.Output)
 	assert.Equal(t, 1, strings.Count(out, "- name: proxy-await-install"), "%s", out)

@@ -11,6 +11,7 @@ package inject
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -20,9 +21,10 @@ import (
 	"strings"
 
 	"github.com/proxy-await/proxy-await/config"
-	"github.com/proxy-await/proxy-await/ctl/invocation"
+	"github.com/proxy-await/proxy-await/ctl/imageconfig"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/ctl/rules"
+	"github.com/proxy-await/proxy-await/ctl/sidecar"
 	"github.com/proxy-await/proxy-await/internal/editdistance"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/hint"
@@ -60,6 +62,9 @@ type Line struct {
 	Name      string
 	Container string
 	Message   string
+	// failure: a container that needs proxy-await is left without it, or
+	// an input is refused.
+	failure bool
 }
 
 func (l Line) String() string {
@@ -79,25 +84,39 @@ type Options struct {
 	Versions map[string]proxies.Version
 	// Stdin is read for the path "-".
 	Stdin io.Reader
-	// Images are what the images run where the caller knows it, or nil.
-	Images     invocation.Images
+	// Images find what the image of a container that sets no command
+	// runs; nil finds none.
+	Images     Resolver
 	Image      string   // the proxy-await-install init container's
 	Containers []string // the containers to adopt, by name; none: every one
 }
 
-// Paths injects proxy-await into the manifests at paths.
-func Paths(paths []string, opt Options) *Result {
+// Paths injects proxy-await into the manifests at paths. The commands of
+// images are read, within ctx, before anything is written.
+func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	r := &Result{nameSeen: map[string]bool{}, w: newWriter()}
 	in := manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Command: "inject", Keep: true})
-	pods := map[*manifest.Pod]*rules.Pod{}
+	picked := func(name string) bool { return len(opt.Containers) == 0 || slices.Contains(opt.Containers, name) }
+	choose := func(name string) bool {
+		r.nameSeen[name] = r.nameSeen[name] || slices.Contains(opt.Containers, name)
+		return picked(name)
+	}
+	var all []*manifest.Pod
 	for _, f := range in.Files {
 		for _, p := range f.Pods {
 			in.Link(p)
-			pods[p] = rules.Analyse(p, rules.Options{Versions: opt.Versions, Images: opt.Images})
+			all = append(all, p)
 		}
 	}
+	im := resolve(ctx, opt.Images, all, func(_ *manifest.Pod, c *manifest.Container) bool {
+		return !c.Init && picked(c.Name) && sidecar.ProxyOf(c) == nil
+	})
+	pods := map[*manifest.Pod]*rules.Pod{}
+	for _, p := range all {
+		pods[p] = rules.Analyse(p, rules.Options{Versions: opt.Versions, Images: im})
+	}
 	for _, f := range in.Files {
-		if out, ok := r.file(f, pods, opt); ok {
+		if out, ok := r.file(f, pods, choose, im, opt); ok {
 			r.write(out, f)
 		}
 	}
@@ -127,11 +146,11 @@ func (r *Result) write(out []byte, f *manifest.File) {
 
 // file is f's text with proxy-await adopted in its pod templates; false
 // when f is refused, which its lines say.
-func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, opt Options) ([]byte, bool) {
+func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, choose func(string) bool, im *images, opt Options) ([]byte, bool) {
 	refused := false
 	for _, p := range f.Problems {
 		if !p.NotObject {
-			r.line(Line{Event: "refused", File: p.File, Line: p.Line, Message: p.Message + "; nothing of this file is written"})
+			r.line(Line{Event: "refused", File: p.File, Line: p.Line, Message: p.Message + "; nothing of this file is written", failure: true})
 			refused = true
 		}
 	}
@@ -141,16 +160,9 @@ func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, opt O
 	case f.NotObject > 0 && f.Chart:
 		return nil, false // the chart's templates say to render it
 	case f.NotObject > 0:
-		r.line(Line{Event: "refused", File: f.Name, Line: f.NotObject,
+		r.line(Line{Event: "refused", File: f.Name, Line: f.NotObject, failure: true,
 			Message: "not a Kubernetes object (it has no kind), which inject writes out only beside the objects of a manifest: nothing of this file is written"})
 		return nil, false
-	}
-	choose := func(name string) bool {
-		if len(opt.Containers) == 0 {
-			return true
-		}
-		r.nameSeen[name] = r.nameSeen[name] || slices.Contains(opt.Containers, name)
-		return slices.Contains(opt.Containers, name)
 	}
 	starts, crlf := lineStarts(f.Data), bytes.Contains(f.Data, []byte("\r\n"))
 	// The edited documents are parsed again once the file's own parse is
@@ -166,7 +178,7 @@ func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, opt O
 		d := newDoc(r.w, f.Data, starts, crlf, dc.Root, dc.Start, dc.End)
 		var adopted []adoptedPod
 		for _, t := range dc.Templates {
-			ad := planOf(pods[t.Pod], choose)
+			ad := planOf(pods[t.Pod], choose, im)
 			for _, l := range ad.Skipped {
 				r.line(l)
 			}
@@ -214,7 +226,7 @@ type adoptedPod struct {
 func (r *Result) cannot(f *manifest.File, p *manifest.Pod, ad plan, err error) {
 	for _, c := range ad.Containers {
 		r.Adopted--
-		r.line(Line{Event: "skipped", File: f.Name, Line: p.Line, Kind: p.Kind, Name: p.Name, Container: c.Name,
+		r.line(Line{Event: "skipped", File: f.Name, Line: p.Line, Kind: p.Kind, Name: p.Name, Container: c.Name, failure: true,
 			Message: fmt.Sprintf("its pod template is not changed: %v; adopt proxy-await in it by hand (docs/inject.md)", err)})
 	}
 	r.Adopted += len(ad.Containers)
@@ -222,7 +234,7 @@ func (r *Result) cannot(f *manifest.File, p *manifest.Pod, ad plan, err error) {
 
 func (r *Result) line(l Line) {
 	r.Lines = append(r.Lines, l)
-	r.Failed = true
+	r.Failed = r.Failed || l.failure
 }
 
 // lineStarts are the offsets at which data's lines start.
@@ -243,7 +255,15 @@ func lineStarts(data []byte) []int {
 // container was skipped or a file refused. A --container that names none of the input's containers is a
 // usage error, returned for the caller to print, and nothing is written.
 func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger) (int, error) {
-	r := Paths(c.Paths, Options{Versions: c.Versions, Stdin: stdin, Image: c.Image, Containers: c.Containers})
+	format := "text"
+	if c.JSON {
+		format = "json"
+	}
+	res, err := imageconfig.New(imageconfig.Options{Platform: c.Platform, File: c.Entrypoints, NoRegistry: c.NoRegistry})
+	if err != nil {
+		return exitcode.Usage, &config.UsageError{Err: hint.New(err, "fix the file, or leave --entrypoints out to read the images' registries"), Format: format}
+	}
+	r := Paths(context.Background(), c.Paths, Options{Versions: c.Versions, Stdin: stdin, Images: res, Image: c.Image, Containers: c.Containers})
 	enc := json.NewEncoder(stderr)
 	enc.SetEscapeHTML(false)
 	for _, l := range r.Lines {
@@ -262,10 +282,6 @@ func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog
 		}
 	}
 	if len(r.Unknown) > 0 {
-		format := "text"
-		if c.JSON {
-			format = "json"
-		}
 		return exitcode.Usage, &config.UsageError{Err: unknownContainers(r), Format: format}
 	}
 	if _, err := stdout.Write(r.Output); err != nil {

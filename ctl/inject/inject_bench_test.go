@@ -124,7 +124,7 @@ func benchmarkFile(b *testing.B, data []byte, opt Options) {
 	var peak uint64
 	for b.Loop() {
 		peak = max(peak, peakHeap(func() {
-			if r := Paths([]string{path}, opt); r.Adopted == 0 {
+			if r := Paths(b.Context(), []string{path}, opt); r.Adopted == 0 {
 				b.Fatal("nothing adopted")
 			}
 		}))
@@ -159,7 +159,7 @@ func TestInjectAllocatesLinearly(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "in.yaml")
 		require.NoError(t, os.WriteFile(path, data, 0o644))
 		var r *Result
-		a := allocated(func() { r = Paths([]string{path}, Options{Image: "registry.example.com/proxy-await:1"}) })
+		a := allocated(func() { r = Paths(t.Context(), []string{path}, Options{Image: "registry.example.com/proxy-await:1"}) })
 		require.Equal(t, n, r.Adopted)
 		return float64(a) / float64(len(data))
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxy-await/proxy-await/ctl/imageconfig"
 	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/ctl/rules"
@@ -49,7 +50,29 @@ type adoptedContainer struct {
 	Flags []string
 	// Probes are the container's probes that move to --probe-port.
 	Probes []probeMove
+	// Image is what its image runs, for a container that sets no command:
+	// its command is then written, proxy-await and the image's
+	// ENTRYPOINT, and its args too when it has none (the image's CMD,
+	// which a command makes the runtime ignore). Nil when it has one.
+	Image *imageCommand
 }
+
+// imageCommand is the command that a container without one gets, as its
+// image says.
+type imageCommand struct {
+	Entrypoint []string // written after proxy-await's "--"
+	Args       []string // the image's CMD, written as args; nil when the container has its own, or the image none
+	Digest     string   // of the image's manifest; "" when the entrypoints file said
+}
+
+// entrypointKey is the pod annotation that records, for a container whose
+// command inject wrote from its image, the digest of the image it was read
+// from, so that a later inject can tell a changed image.
+const entrypointKey = "proxy-await.io/entrypoint."
+
+// fromFile is entrypointKey's value when the entrypoints file said what
+// the image runs: the file has no digest.
+const fromFile = "from --entrypoints"
 
 // probeMove is a probe that moves to proxy-await's --probe-port.
 type probeMove struct {
@@ -109,17 +132,24 @@ func probePorts() []int {
 // planOf says how the pod's application containers adopt proxy-await: each
 // of spec.containers that is not a known proxy and does not run proxy-await
 // already, of those that choose picks by name (it is asked of every one).
-func planOf(a *rules.Pod, choose func(name string) bool) plan {
+func planOf(a *rules.Pod, choose func(name string) bool, im *images) plan {
 	pd := a.Pod
 	var out plan
 	var apps []*manifest.Container
+	commands := map[*manifest.Container]*imageCommand{}
 	for _, c := range pd.Containers {
 		picked := !c.Init && choose(c.Name)
 		switch {
 		case !picked, a.Runs(c), sidecar.ProxyOf(c) != nil:
 		case len(c.Command) == 0:
-			out.Skipped = append(out.Skipped, Line{Event: "skipped", File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name,
-				Message: fmt.Sprintf("it has no command, so it runs its image's ENTRYPOINT, which the manifest does not show: write that ENTRYPOINT and CMD out as its command (crane config %s shows them) and inject again, or choose the other containers with --container", cmp.Or(c.Image, "IMAGE"))})
+			cmd, why := imageCommandOf(c, im)
+			if cmd == nil {
+				out.Skipped = append(out.Skipped, Line{Event: "skipped", File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name,
+					Message: why, failure: true})
+				continue
+			}
+			commands[c] = cmd
+			apps = append(apps, c)
 		default:
 			apps = append(apps, c)
 		}
@@ -127,11 +157,11 @@ func planOf(a *rules.Pod, choose func(name string) bool) plan {
 	if len(apps) == 0 {
 		return out
 	}
-	ad := &adopter{a: a, out: &out}
+	ad := &adopter{a: a, out: &out, images: im}
 	if ad.sidecars(); out.Refused != "" {
 		for _, c := range apps {
 			out.Skipped = append(out.Skipped, Line{Event: "skipped", File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name,
-				Message: out.Refused + "; nothing in the pod can turn it on: fix the sidecar, then inject again"})
+				Message: out.Refused + "; nothing in the pod can turn it on: fix the sidecar, then inject again", failure: true})
 		}
 		out.Annotations, out.Sidecars = nil, nil
 		return out
@@ -139,7 +169,10 @@ func planOf(a *rules.Pod, choose func(name string) bool) plan {
 	ad.used = ad.portsInUse()
 	for _, c := range apps {
 		if flags, probes, ok := ad.container(c); ok {
-			out.Containers = append(out.Containers, adoptedContainer{Index: c.Index, Name: c.Name, Flags: flags, Probes: probes})
+			out.Containers = append(out.Containers, adoptedContainer{Index: c.Index, Name: c.Name, Flags: flags, Probes: probes, Image: commands[c]})
+			if cmd := commands[c]; cmd != nil {
+				ad.annotate(entrypointKey+c.Name, cmp.Or(cmd.Digest, fromFile))
+			}
 		}
 	}
 	if len(out.Containers) > 0 {
@@ -148,9 +181,37 @@ func planOf(a *rules.Pod, choose func(name string) bool) plan {
 	return out
 }
 
+// imageCommandOf is the command that c, which sets none, runs by its
+// image, as Kubernetes' rule makes it of the image's ENTRYPOINT and CMD and
+// the container's args; nil when it is not known, and why.
+func imageCommandOf(c *manifest.Container, im *images) (*imageCommand, string) {
+	cfg, ok := im.found[c.Image]
+	if !ok {
+		why := "it sets no command, so it runs its image's ENTRYPOINT, which inject was not given: let inject read it from the image's registry, or give it with --entrypoints"
+		if err := im.err[c.Image]; err != nil {
+			why = "it sets no command, and what its image runs was not found: " + err.Error()
+		}
+		return nil, why
+	}
+	var args []string
+	for _, a := range c.Args {
+		args = append(args, a.Text)
+	}
+	entrypoint, cmdArgs, err := imageconfig.Command(cfg, args)
+	if err != nil {
+		return nil, "it sets no command: " + err.Error()
+	}
+	out := &imageCommand{Entrypoint: literal(entrypoint), Digest: cfg.Digest}
+	if len(c.Args) == 0 {
+		out.Args = literal(cmdArgs)
+	}
+	return out, ""
+}
+
 // adopter works out one pod's adoption.
 type adopter struct {
 	a        *rules.Pod
+	images   *images
 	out      *plan
 	presets  []string
 	urls     []string // --ready-url and --shutdown-url flags where a sidecar answers elsewhere
@@ -273,7 +334,7 @@ func (ad *adopter) container(c *manifest.Container) ([]string, []probeMove, bool
 		}
 		switch {
 		case budget < time.Second:
-			ad.out.Skipped = append(ad.out.Skipped, Line{Event: "skipped", File: p.File, Line: cmp.Or(p.GraceLine, c.Line), Kind: p.Kind, Name: p.Name, Container: c.Name,
+			ad.out.Skipped = append(ad.out.Skipped, Line{Event: "skipped", File: p.File, Line: cmp.Or(p.GraceLine, c.Line), Kind: p.Kind, Name: p.Name, Container: c.Name, failure: true,
 				Message: fmt.Sprintf("%s %ds leaves no time after the preStop (%s) for -S to shut the sidecar down: raise %s", p.GraceField, int(p.Grace/time.Second), (invocation.PreStop(c)).String(), p.GraceField)})
 			return nil, nil, false
 		case budget < defaultShutdownMax:
@@ -293,7 +354,7 @@ func (ad *adopter) container(c *manifest.Container) ([]string, []probeMove, bool
 		more, probes = ad.probes(c)
 		flags = append(flags, more...)
 	}
-	if argv := invocation.Argv(c, nil); len(argv) > 0 {
+	if argv := invocation.Argv(c, ad.images); len(argv) > 0 {
 		if _, shell := invocation.ShellScript(argv); shell {
 			flags = append(flags, "-g") // the shell and what it starts: one group
 		}

@@ -72,20 +72,26 @@ func (d *doc) adopt(tpl *yaml.Node, ad plan, image string) error {
 	return d.ensureItem(spec, "initContainers", initContainer, d.w.shared("installer "+image, func() *yaml.Node { return installer(image) }), true)
 }
 
-// adoptContainer wraps a container's command in proxy-await, mounts the
-// volume, and moves its probes.
+// adoptContainer wraps a container's command in proxy-await, or writes
+// one that runs its image's, mounts the volume, and moves its probes.
 func (d *doc) adoptContainer(c *yaml.Node, a adoptedContainer) error {
-	cmd := value(c, "command")
-	if cmd == nil || cmd.Kind != yaml.SequenceNode || len(cmd.Content) == 0 {
-		return errLayout
-	}
 	words := []*yaml.Node{str(binary)}
 	for _, f := range a.Flags {
 		words = append(words, str(f))
 	}
 	words = append(words, str("--"))
-	if err := d.prependItems(cmd, words...); err != nil {
-		return err
+	if a.Image != nil {
+		if err := d.writeCommand(c, words, a.Image); err != nil {
+			return err
+		}
+	} else {
+		cmd := value(c, "command")
+		if cmd == nil || cmd.Kind != yaml.SequenceNode || len(cmd.Content) == 0 {
+			return errLayout
+		}
+		if err := d.prependItems(cmd, words...); err != nil {
+			return err
+		}
 	}
 	for _, m := range a.Probes {
 		if err := d.moveProbe(value(c, m.Kind), m); err != nil {
@@ -96,6 +102,41 @@ func (d *doc) adoptContainer(c *yaml.Node, a adoptedContainer) error {
 		return mapping("name", str(volumeName), "mountPath", str(mountPath), "readOnly", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
 	})
 	return d.ensureItem(c, "volumeMounts", volumeName, mount, false)
+}
+
+// writeCommand gives a container that sets no command the one its image
+// runs, after proxy-await's words: its command right after its image, and
+// its image's CMD as args after that when it has none of its own.
+func (d *doc) writeCommand(c *yaml.Node, words []*yaml.Node, img *imageCommand) error {
+	if value(c, "command") != nil {
+		return errLayout // a command: null, which the model read as none
+	}
+	for _, w := range img.Entrypoint {
+		words = append(words, str(w))
+	}
+	if err := d.putKeyAfter(c, "image", "command", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: words}); err != nil {
+		return err
+	}
+	if len(img.Args) == 0 {
+		return nil
+	}
+	if value(c, "args") != nil {
+		return errLayout // args: [] or null, which the runtime reads as none
+	}
+	var args []*yaml.Node
+	for _, w := range img.Args {
+		args = append(args, str(w))
+	}
+	return d.putKeyAfter(c, "command", "args", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: args})
+}
+
+// putKeyAfter puts key: v in the mapping m right after the pair whose key
+// is after, or last when m has none.
+func (d *doc) putKeyAfter(m *yaml.Node, after, key string, v *yaml.Node) error {
+	if i := index(m, after); i >= 0 && 2*(i+1) < len(m.Content) {
+		return d.insertKey(m, i+1, key, v)
+	}
+	return d.appendKey(m, key, v)
 }
 
 // moveProbe points a probe at --probe-port: an HTTP GET of the path
