@@ -52,19 +52,34 @@ type Written struct {
 	Data []byte
 }
 
-// Line is a container skipped or a file refused, as
-// FILE[:LINE]: skipped|refused: [KIND/NAME container NAME: ]message.
+// Line is what became of a container or a pod template, or a file
+// refused, as FILE[:LINE]: EVENT: [KIND/NAME [container NAME]: ]message.
 type Line struct {
-	Event     string // skipped or refused
+	Event     string // adopted, skipped, warning, or refused (a file)
 	File      string
 	Line      int
 	Kind      string
 	Name      string
 	Container string
 	Message   string
+	Flags     []string // adopted: the container's flags
 	// failure: a container that needs proxy-await is left without it, or
 	// an input is refused.
 	failure bool
+}
+
+// level is how much a line matters, as -q and -v choose what is said: a
+// container left without proxy-await that needs it, or a file refused, is
+// an error, said even under -q; a warning is a warning; what was adopted,
+// and what needs nothing, is information.
+func (l Line) level() slog.Level {
+	switch {
+	case l.failure:
+		return slog.LevelError
+	case l.Event == "warning":
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
 }
 
 func (l Line) String() string {
@@ -72,8 +87,11 @@ func (l Line) String() string {
 	if l.Line > 0 {
 		at = fmt.Sprintf("%s:%d", l.File, l.Line)
 	}
-	if l.Kind == "" {
+	switch {
+	case l.Kind == "":
 		return fmt.Sprintf("%s: %s: %s", at, l.Event, l.Message)
+	case l.Container == "":
+		return fmt.Sprintf("%s: %s: %s/%s: %s", at, l.Event, l.Kind, l.Name, l.Message)
 	}
 	return fmt.Sprintf("%s: %s: %s/%s container %s: %s", at, l.Event, l.Kind, l.Name, l.Container, l.Message)
 }
@@ -171,30 +189,27 @@ func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, choos
 		text    []byte
 		want    [sha256.Size]byte
 		edits   []edit
-		adopted []adoptedPod
+		adopted []*podResult
 	}
 	var pending []edited
+	var results []*podResult
 	f.EachDocument(func(dc manifest.Document) {
 		d := newDoc(r.w, f.Data, starts, crlf, dc.Root, dc.Start, dc.End)
-		var adopted []adoptedPod
+		var adopted []*podResult
 		for _, t := range dc.Templates {
-			ad := planOf(pods[t.Pod], choose, im)
-			for _, l := range ad.Skipped {
-				r.line(l)
-			}
-			if len(ad.Containers) == 0 {
+			pr := &podResult{pod: t.Pod, plan: planOf(pods[t.Pod], choose, im)}
+			results = append(results, pr)
+			if len(pr.plan.Containers) == 0 {
 				continue
 			}
 			before, saved := len(d.edits), clone(t.Node)
-			if err := d.adopt(t.Node, ad, opt.Image); err != nil {
+			if err := d.adopt(t.Node, pr.plan, opt.Image); err != nil {
 				d.edits = d.edits[:before]
 				*t.Node = *saved
-				r.cannot(f, t.Pod, ad, err)
+				pr.err = err
 				continue
 			}
-			adopted = append(adopted, adoptedPod{t.Pod, ad})
-			r.Pods++
-			r.Adopted += len(ad.Containers)
+			adopted = append(adopted, pr)
 		}
 		if len(d.edits) > 0 {
 			pending = append(pending, edited{d.apply(dc.Start, dc.End), sum(dc.Root), d.edits, adopted})
@@ -203,33 +218,96 @@ func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, choos
 	var edits []edit
 	for _, e := range pending {
 		if err := verify(e.text, e.want); err != nil {
-			for _, a := range e.adopted {
-				r.cannot(f, a.pod, a.plan, err)
-				r.Pods--
+			for _, pr := range e.adopted {
+				pr.err = err
 			}
 			continue
 		}
 		edits = append(edits, e.edits...)
 	}
+	for _, pr := range results {
+		r.say(pr)
+	}
 	d := &doc{data: f.Data, edits: edits}
 	return d.apply(0, len(f.Data)), true
 }
 
-// adoptedPod is a pod template adopted as its plan says.
-type adoptedPod struct {
+// podResult is what became of a pod template: its plan, and why its edits
+// could not be made, if they could not.
+type podResult struct {
 	pod  *manifest.Pod
 	plan plan
+	err  error
 }
 
-// cannot says that a pod template's containers were not adopted, because
-// of err.
-func (r *Result) cannot(f *manifest.File, p *manifest.Pod, ad plan, err error) {
+// say says what became of a pod template: a line for each container that
+// adopted proxy-await, with its flags, or was skipped, with the reason, and
+// for what else the pod got, and its warnings; in the order of their lines.
+func (r *Result) say(pr *podResult) {
+	p, ad := pr.pod, pr.plan
+	lines := slices.Clone(ad.Skipped)
 	for _, c := range ad.Containers {
-		r.Adopted--
-		r.line(Line{Event: "skipped", File: f.Name, Line: p.Line, Kind: p.Kind, Name: p.Name, Container: c.Name, failure: true,
-			Message: fmt.Sprintf("its pod template is not changed: %v; adopt proxy-await in it by hand (docs/inject.md)", err)})
+		l := Line{Event: "adopted", File: p.File, Line: c.Line, Kind: p.Kind, Name: p.Name, Container: c.Name, Flags: c.Flags,
+			Message: adoptedMessage(c)}
+		if pr.err != nil {
+			l = Line{Event: "skipped", File: p.File, Line: c.Line, Kind: p.Kind, Name: p.Name, Container: c.Name, failure: true,
+				Message: fmt.Sprintf("its pod template is not changed: %v; adopt proxy-await in it by hand (docs/inject.md)", pr.err)}
+		}
+		lines = append(lines, l)
 	}
-	r.Adopted += len(ad.Containers)
+	if gets := podSettings(ad); gets != "" && pr.err == nil && len(ad.Containers) > 0 {
+		lines = append(lines, Line{Event: "adopted", File: p.File, Line: p.Line, Kind: p.Kind, Name: p.Name, Message: gets})
+	}
+	slices.SortStableFunc(lines, func(a, b Line) int { return a.Line - b.Line })
+	for _, l := range lines {
+		r.line(l)
+	}
+	if pr.err == nil && len(ad.Containers) > 0 {
+		r.Pods++
+		r.Adopted += len(ad.Containers)
+	}
+}
+
+// adoptedMessage says how a container runs proxy-await: its flags, and
+// the command of its image when inject wrote it.
+func adoptedMessage(c adoptedContainer) string {
+	msg := strings.Join(c.Flags, " ")
+	if img := c.Image; img != nil {
+		from := "the entrypoints file"
+		if img.Digest != "" {
+			from = shortDigest(img.Digest)
+		}
+		msg += fmt.Sprintf("; its image's command, from %s: %s", from, strings.Join(append(slices.Clone(img.Entrypoint), img.Args...), " "))
+	}
+	return msg
+}
+
+// shortDigest is a digest as a line shows it: its algorithm and the first
+// twelve digits, as docker shows an image's ID.
+func shortDigest(d string) string {
+	alg, hex, ok := strings.Cut(d, ":")
+	if !ok || len(hex) <= 12 {
+		return d
+	}
+	return alg + ":" + hex[:12]
+}
+
+// podSettings says what the pod itself gets for its sidecars: annotations
+// and flags of sidecar containers; "" for nothing.
+func podSettings(ad plan) string {
+	var parts []string
+	for _, a := range ad.Annotations {
+		if !strings.HasPrefix(a.Key, entrypointKey) {
+			parts = append(parts, fmt.Sprintf("%s: %q", a.Key, a.Value))
+		}
+	}
+	for _, s := range ad.Sidecars {
+		parts = append(parts, strings.Join(s.Args, " ")+" in the args of container "+s.Name)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "for its sidecars: " + strings.Join(parts, "; ")
 }
 
 func (r *Result) line(l Line) {
@@ -249,11 +327,14 @@ func lineStarts(data []byte) []int {
 }
 
 // Main is proxy-awaitctl inject, from its command line to its exit code:
-// it writes the manifests with proxy-await adopted to stdout, each
-// container skipped and each file refused as a line on stderr (one JSON
-// object under --log-format json), logs a summary, and returns 1 when a
-// container was skipped or a file refused. A --container that names none of the input's containers is a
-// usage error, returned for the caller to print, and nothing is written.
+// it writes the manifests with proxy-await adopted to stdout, and on
+// stderr a line for each container adopted (with its flags) or skipped
+// (with the reason), each warning and each file refused (one JSON object
+// each under --log-format json; under -q only what failed), logs a
+// summary, and returns 1 when a container that needs proxy-await was left
+// without it or a file was refused. An entrypoints file that cannot be
+// read, and a --container that names none of the input's containers, are
+// usage errors, returned for the caller to print, and nothing is written.
 func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger) (int, error) {
 	format := "text"
 	if c.JSON {
@@ -264,25 +345,29 @@ func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog
 		return exitcode.Usage, &config.UsageError{Err: hint.New(err, "fix the file, or leave --entrypoints out to read the images' registries"), Format: format}
 	}
 	r := Paths(context.Background(), c.Paths, Options{Versions: c.Versions, Stdin: stdin, Images: res, Image: c.Image, Containers: c.Containers})
+	if len(r.Unknown) > 0 {
+		return exitcode.Usage, &config.UsageError{Err: unknownContainers(r), Format: format}
+	}
 	enc := json.NewEncoder(stderr)
 	enc.SetEscapeHTML(false)
 	for _, l := range r.Lines {
+		if !log.Enabled(context.Background(), l.level()) {
+			continue
+		}
 		if c.JSON {
 			_ = enc.Encode(struct {
-				Event     string `json:"event"`
-				File      string `json:"file"`
-				Line      int    `json:"line,omitempty"`
-				Kind      string `json:"kind,omitempty"`
-				Name      string `json:"name,omitempty"`
-				Container string `json:"container,omitempty"`
-				Message   string `json:"message"`
-			}{l.Event, l.File, l.Line, l.Kind, l.Name, l.Container, l.Message})
+				Event     string   `json:"event"`
+				File      string   `json:"file"`
+				Line      int      `json:"line,omitempty"`
+				Kind      string   `json:"kind,omitempty"`
+				Name      string   `json:"name,omitempty"`
+				Container string   `json:"container,omitempty"`
+				Flags     []string `json:"flags,omitempty"`
+				Message   string   `json:"message"`
+			}{l.Event, l.File, l.Line, l.Kind, l.Name, l.Container, l.Flags, l.Message})
 		} else {
 			fmt.Fprintln(stderr, l)
 		}
-	}
-	if len(r.Unknown) > 0 {
-		return exitcode.Usage, &config.UsageError{Err: unknownContainers(r), Format: format}
 	}
 	if _, err := stdout.Write(r.Output); err != nil {
 		log.Error(fmt.Sprintf("cannot write the manifests: %v", err), "event", "inject_failed")
@@ -290,7 +375,7 @@ func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog
 	}
 	log.Info(fmt.Sprintf("adopted proxy-await in %s of %s; wrote %s",
 		count(r.Adopted, "container"), count(r.Pods, "pod template"), count(r.Files, "file")),
-		"event", "inject_done", "skipped", skipped(r.Lines, "skipped"), "refused", skipped(r.Lines, "refused"))
+		"event", "inject_done", "skipped", skipped(r.Lines, "skipped"), "warnings", skipped(r.Lines, "warning"), "refused", skipped(r.Lines, "refused"))
 	if r.Failed {
 		return exitcode.Findings, nil
 	}

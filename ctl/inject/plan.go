@@ -45,6 +45,7 @@ type plan struct {
 type adoptedContainer struct {
 	Index int // in spec.containers
 	Name  string
+	Line  int // where the container is
 	// Flags are proxy-await's, which go before "--" and the container's
 	// command.
 	Flags []string
@@ -138,9 +139,15 @@ func planOf(a *rules.Pod, choose func(name string) bool, im *images) plan {
 	var apps []*manifest.Container
 	commands := map[*manifest.Container]*imageCommand{}
 	for _, c := range pd.Containers {
-		picked := !c.Init && choose(c.Name)
+		skip := func(why string) {
+			out.Skipped = append(out.Skipped, Line{Event: "skipped", File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name, Message: why})
+		}
 		switch {
-		case !picked, a.Runs(c), sidecar.ProxyOf(c) != nil:
+		case c.Init, sidecar.ProxyOf(c) != nil:
+		case !choose(c.Name):
+			skip("--container does not name it")
+		case a.Runs(c):
+			skip("it runs proxy-await already, which inject leaves as it is")
 		case len(c.Command) == 0:
 			cmd, why := imageCommandOf(c, im)
 			if cmd == nil {
@@ -169,7 +176,7 @@ func planOf(a *rules.Pod, choose func(name string) bool, im *images) plan {
 	ad.used = ad.portsInUse()
 	for _, c := range apps {
 		if flags, probes, ok := ad.container(c); ok {
-			out.Containers = append(out.Containers, adoptedContainer{Index: c.Index, Name: c.Name, Flags: flags, Probes: probes, Image: commands[c]})
+			out.Containers = append(out.Containers, adoptedContainer{Index: c.Index, Name: c.Name, Line: c.Line, Flags: flags, Probes: probes, Image: commands[c]})
 			if cmd := commands[c]; cmd != nil {
 				ad.annotate(entrypointKey+c.Name, cmp.Or(cmd.Digest, fromFile))
 			}
