@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/check"
 	"github.com/proxy-await/proxy-await/ctl/imageconfig"
 )
 
@@ -140,4 +141,34 @@ func TestAdoptsTheRestOnce(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(out, "emptyDir:"), "%s", out)
 	assert.Equal(t, 2, strings.Count(out, "readOnly: true"), "%s", out)
 	assert.Equal(t, 2, strings.Count(out, "/proxy-await/proxy-await,"), "%s", out)
+}
+
+// inject writes the --proxy-lost that check's proxy-loss-hangs suggests:
+// the two commands give one advice.
+func TestProxyLostAsCheckSuggests(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`apiVersion: batch/v1
+kind: Job
+metadata: {name: export}
+spec:
+  template:
+    metadata: {annotations: {linkerd.io/inject: enabled, config.linkerd.io/proxy-admin-shutdown: enabled}}
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: export
+          image: registry.example.com/export:1
+          command: [/usr/local/bin/proxy-await, --proxy, linkerd, -S, --, /export]
+`), 0o644))
+	findings, _ := check.Paths([]string{path}, check.Options{})
+	var suggested string
+	for _, f := range findings {
+		if f.Rule == "proxy-loss-hangs" {
+			_, rest, ok := strings.Cut(f.Message, "add --proxy-lost ")
+			require.True(t, ok, "%s", f)
+			suggested, _, _ = strings.Cut(rest, ",")
+		}
+	}
+	require.NotEmpty(t, suggested, "check suggests a --proxy-lost for %s", path)
+	assert.Equal(t, suggested, proxyLost.String())
 }

@@ -99,22 +99,25 @@ type sidecarArgs struct {
 // its containers declares a port.
 var servingKinds = []string{"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"}
 
-// The values --inject gives the drain. The hold is half the grace period
+// The values inject gives the drain. The hold is half the grace period
 // left after the preStop (and -S's shutdown), so that the application has
-// the other half to stop in, and at most maxTermDelay: endpoint removal
-// reaches kube-proxy and load balancers in seconds, and --drain-quiet ends
-// the hold as soon as the traffic stops. drainQuiet is the quiet period
-// docs/graceful-termination.md advises when in doubt.
+// the other half to stop in, and at most maxTermDelay, the preStop sleep
+// that the drain replaces (15 s, as teams write it): --drain-quiet ends
+// a busy service's hold as soon as its traffic stops, but a quiet
+// service's quiet period is learnt long, and its hold then runs to
+// --term-delay; at the sleep's value it is never slower than the sleep.
+// drainQuiet is the quiet period docs/graceful-termination.md advises
+// when in doubt.
 const (
-	maxTermDelay       = 30 * time.Second
+	maxTermDelay       = 15 * time.Second
 	minTermDelay       = 2 * time.Second
 	drainQuiet         = time.Second
 	defaultShutdownMax = 5 * time.Second // --shutdown-timeout's default
 	// proxyLost is the --proxy-lost a Job's pod gets where a classic
-	// sidecar that dies would leave it hanging (proxy-loss-hangs): longer
-	// than a live proxy's readiness fails while it reloads or restarts,
-	// short beside a Job's run.
-	proxyLost = 30 * time.Second
+	// sidecar that dies would leave it hanging (proxy-loss-hangs): the one
+	// check suggests, longer than a live proxy's readiness fails while it
+	// reloads its configuration, short beside a Job that hangs.
+	proxyLost = 10 * time.Second
 )
 
 // probePorts are where --probe-port is looked for, the first that no
