@@ -48,6 +48,7 @@ type Input struct {
 	Read     int     // files read
 
 	opt        Options
+	services   []*Service
 	namespaces map[string][]*Namespace
 	stores     map[storeKey]*store
 	left       int // bytes that may still be read
@@ -114,6 +115,10 @@ func (in *Input) keep(o object, lines *fileLines) []kept {
 		return []kept{{ns: namespaceOf(o)}}
 	case "ConfigMap", "Secret":
 		return []kept{{store: storeOf(o)}}
+	case "Service":
+		if str(get(o.node, "apiVersion")) == "v1" { // not a Knative Service, which holds a pod template
+			return []kept{{service: serviceOf(o)}}
+		}
 	}
 	var out []kept
 	for _, t := range templates(o) {
@@ -129,6 +134,8 @@ func (in *Input) add(k kept) {
 		in.Pods = append(in.Pods, k.pod)
 	case k.ns != nil:
 		in.namespaces[k.ns.Name] = append(in.namespaces[k.ns.Name], k.ns)
+	case k.service != nil:
+		in.services = append(in.services, k.service)
 	case k.store != nil:
 		st := k.store
 		in.stores[storeKey{st.kind, st.namespace, st.name}] = st
@@ -174,6 +181,28 @@ func (in *Input) namespaceOf(p *Pod) {
 		p.NSConflict = fmt.Sprintf("namespace %s is defined with other labels or annotations in %s than in %s:%d: this pod is judged with %s, %s:%d; check what is deployed (kustomize build OVERLAY | proxy-awaitctl check -)",
 			p.Namespace, strings.Join(others, ", "), best.File, best.Line, whose, best.File, best.Line)
 	}
+}
+
+// Services are the Services of the input that send to p's pods.
+func (in *Input) Services(p *Pod) []*Service {
+	var out []*Service
+	for _, s := range in.services {
+		if s.Selects(p) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ConfigMap is the value at key of the ConfigMap called name in namespace,
+// when the input has it.
+func (in *Input) ConfigMap(namespace, name, key string) (string, bool) {
+	st, ok := in.stores[storeKey{"ConfigMap", namespace, name}]
+	if !ok {
+		return "", false
+	}
+	v, ok := st.data[key]
+	return v, ok
 }
 
 // nearer says whether file a is nearer to the pod's file than file b: the

@@ -300,3 +300,74 @@ func TestDirectoryReadsOnlyFiles(t *testing.T) {
 		t.Fatal("still reading the directory after 20s")
 	}
 }
+
+// What inject needs of a pod beyond its containers: the Services of the
+// input that send to it (by namespace and selector), its volumes and
+// their ConfigMaps, each container's mounts, and hostNetwork.
+func TestServicesVolumesAndMounts(t *testing.T) {
+	in := Read([]string{"-"}, Options{Stdin: strings.NewReader(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    metadata: {labels: {app: web, tier: front}}
+    spec:
+      hostNetwork: true
+      containers:
+        - name: web
+          image: web:1
+          volumeMounts:
+            - {name: config, mountPath: /etc/web, subPath: web.yaml}
+      volumes:
+        - name: config
+          configMap:
+            name: web-config
+            items: [{key: envoy.yaml, path: bootstrap.yaml}]
+        - {name: scratch, emptyDir: {}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-config, namespace: shop}
+data: {envoy.yaml: "admin: {}"}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: http}, {port: 9090}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: other, namespace: shop}
+spec:
+  selector: {app: web, tier: back}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: elsewhere, namespace: test}
+spec:
+  selector: {app: web}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: external, namespace: shop}
+spec:
+  ports: [{port: 443}]
+`)})
+	require.Empty(t, in.Problems)
+	require.Len(t, in.Pods, 1)
+	p := in.Pods[0]
+	assert.True(t, p.HostNetwork)
+	assert.Equal(t, []Volume{{Name: "config", ConfigMap: "web-config", Items: []KeyPath{{"envoy.yaml", "bootstrap.yaml"}}}, {Name: "scratch"}}, p.Volumes)
+	assert.Equal(t, []Mount{{Name: "config", Path: "/etc/web", SubPath: "web.yaml"}}, p.Containers[0].Mounts)
+	svcs := in.Services(p)
+	require.Len(t, svcs, 1, "the Service of its namespace whose selector its labels match")
+	assert.Equal(t, "web", svcs[0].Name)
+	assert.Equal(t, []string{"http", "9090"}, svcs[0].TargetPorts)
+	v, ok := in.ConfigMap("shop", "web-config", "envoy.yaml")
+	assert.True(t, ok)
+	assert.Equal(t, "admin: {}", v)
+	_, ok = in.ConfigMap("test", "web-config", "envoy.yaml")
+	assert.False(t, ok)
+}
