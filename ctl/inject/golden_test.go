@@ -89,6 +89,28 @@ func TestGolden(t *testing.T) {
 				require.NoError(t, os.WriteFile(name, txtar.Format(ar), 0o644))
 			}
 
+			// check of what inject wrote, with the same --versions, finds no
+			// error in a pod whose containers were not skipped as failures.
+			failed := map[string]bool{}
+			for _, l := range r.Lines {
+				if l.failure {
+					failed[l.File+" "+l.Kind+"/"+l.Name] = true
+				}
+			}
+			outDir := t.TempDir()
+			var outs []string
+			for _, w := range r.Written {
+				out := filepath.Join(outDir, filepath.Base(w.Name))
+				require.NoError(t, os.WriteFile(out, w.Data, 0o644))
+				outs = append(outs, out)
+			}
+			findings, _ := check.Paths(outs, check.Options{Versions: opt.Versions})
+			for _, f := range findings {
+				if f.Level == "error" && !failed[filepath.Join(dir, filepath.Base(f.File))+" "+f.Kind+"/"+f.Name] {
+					t.Errorf("check of what inject wrote: %s", f)
+				}
+			}
+
 			// What --inject writes, it writes again byte for byte.
 			again := filepath.Join(t.TempDir(), "injected")
 			require.NoError(t, os.WriteFile(again, r.Output, 0o644))

@@ -126,15 +126,16 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 			all = append(all, p)
 		}
 	}
-	im := resolve(ctx, opt.Images, all, func(_ *manifest.Pod, c *manifest.Container) bool {
-		return !c.Init && picked(c.Name) && sidecar.ProxyOf(c) == nil
+	im := resolve(ctx, opt.Images, all, func(p *manifest.Pod, c *manifest.Container) bool {
+		return !c.Init && picked(c.Name) && sidecar.ProxyOf(c) == nil && leftOut(p) == "" && !slices.Contains(skippedNames(p), c.Name)
 	})
 	pods := map[*manifest.Pod]*rules.Pod{}
 	for _, p := range all {
 		pods[p] = rules.Analyse(p, rules.Options{Versions: opt.Versions, Images: im})
 	}
+	pl := &planner{choose: choose, images: im, in: in, hostPorts: newHostPorts(all)}
 	for _, f := range in.Files {
-		if out, ok := r.file(f, pods, choose, im, opt); ok {
+		if out, ok := r.file(f, pods, pl, opt); ok {
 			r.write(out, f)
 		}
 	}
@@ -164,7 +165,7 @@ func (r *Result) write(out []byte, f *manifest.File) {
 
 // file is f's text with proxy-await adopted in its pod templates; false
 // when f is refused, which its lines say.
-func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, choose func(string) bool, im *images, opt Options) ([]byte, bool) {
+func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, pl *planner, opt Options) ([]byte, bool) {
 	refused := false
 	for _, p := range f.Problems {
 		if !p.NotObject {
@@ -197,7 +198,7 @@ func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, choos
 		d := newDoc(r.w, f.Data, starts, crlf, dc.Root, dc.Start, dc.End)
 		var adopted []*podResult
 		for _, t := range dc.Templates {
-			pr := &podResult{pod: t.Pod, plan: planOf(pods[t.Pod], choose, im)}
+			pr := &podResult{pod: t.Pod, plan: pl.planOf(pods[t.Pod])}
 			results = append(results, pr)
 			if len(pr.plan.Containers) == 0 {
 				continue
@@ -245,7 +246,7 @@ type podResult struct {
 // for what else the pod got, and its warnings; in the order of their lines.
 func (r *Result) say(pr *podResult) {
 	p, ad := pr.pod, pr.plan
-	lines := slices.Clone(ad.Skipped)
+	lines := slices.Clone(ad.Lines)
 	for _, c := range ad.Containers {
 		l := Line{Event: "adopted", File: p.File, Line: c.Line, Kind: p.Kind, Name: p.Name, Container: c.Name, Flags: c.Flags,
 			Message: adoptedMessage(c)}

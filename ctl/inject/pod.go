@@ -6,21 +6,18 @@ package inject
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// What --inject adds to a pod: the emptyDir that proxy-await is copied
-// into, where it is mounted, and the init container that copies it.
+// What inject adds to a pod besides what names says.
 const (
-	volumeName    = "proxy-await"
-	mountPath     = "/proxy-await"
-	binary        = mountPath + "/proxy-await"
-	initContainer = "proxy-await-install"
 	// installPath is where the init container mounts the volume: not
-	// mountPath, which in the release image, FROM scratch, is the binary
-	// itself (/proxy-await), where no directory can be mounted.
+	// the containers' mount path, which in the release image, FROM
+	// scratch, is the binary itself (/proxy-await), where no directory can
+	// be mounted.
 	installPath = "/install"
 	// installUser runs the init container: Pod Security "restricted" wants
 	// a user that is not root, and the release image, FROM scratch, names
@@ -47,7 +44,7 @@ func (d *doc) adopt(tpl *yaml.Node, ad plan, image string) error {
 		if a.Index >= len(containers.Content) {
 			return errLayout
 		}
-		if err := d.adoptContainer(containers.Content[a.Index], a); err != nil {
+		if err := d.adoptContainer(containers.Content[a.Index], a, ad.Names); err != nil {
 			return err
 		}
 	}
@@ -66,16 +63,17 @@ func (d *doc) adopt(tpl *yaml.Node, ad plan, image string) error {
 			return err
 		}
 	}
-	if err := d.ensureItem(spec, "volumes", volumeName, d.w.shared("volume", volume), false); err != nil {
+	n := ad.Names
+	if err := d.ensureItem(spec, "volumes", n.Volume, d.w.shared("volume "+n.Volume, func() *yaml.Node { return volume(n) }), false); err != nil {
 		return err
 	}
-	return d.ensureItem(spec, "initContainers", initContainer, d.w.shared("installer "+image, func() *yaml.Node { return installer(image) }), true)
+	return d.ensureItem(spec, "initContainers", n.Init, d.w.shared(fmt.Sprintf("installer %s %v", image, n), func() *yaml.Node { return installer(image, n) }), true)
 }
 
 // adoptContainer wraps a container's command in proxy-await, or writes
 // one that runs its image's, mounts the volume, and moves its probes.
-func (d *doc) adoptContainer(c *yaml.Node, a adoptedContainer) error {
-	words := []*yaml.Node{str(binary)}
+func (d *doc) adoptContainer(c *yaml.Node, a adoptedContainer, n names) error {
+	words := []*yaml.Node{str(n.binary())}
 	for _, f := range a.Flags {
 		words = append(words, str(f))
 	}
@@ -98,10 +96,16 @@ func (d *doc) adoptContainer(c *yaml.Node, a adoptedContainer) error {
 			return err
 		}
 	}
-	mount := d.w.shared("mount", func() *yaml.Node {
-		return mapping("name", str(volumeName), "mountPath", str(mountPath), "readOnly", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+	if a.ProbePort != 0 {
+		port := mapping("name", str(n.Port), "containerPort", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(a.ProbePort)})
+		if err := d.ensureItem(c, "ports", n.Port, port, false); err != nil {
+			return err
+		}
+	}
+	mount := d.w.shared("mount "+n.Volume+" "+n.Mount, func() *yaml.Node {
+		return mapping("name", str(n.Volume), "mountPath", str(n.Mount), "readOnly", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
 	})
-	return d.ensureItem(c, "volumeMounts", volumeName, mount, false)
+	return d.ensureItem(c, "volumeMounts", n.Volume, mount, false)
 }
 
 // writeCommand gives a container that sets no command the one its image
@@ -258,22 +262,22 @@ func (d *doc) ensureItem(m *yaml.Node, key, name string, item *yaml.Node, first 
 }
 
 // volume is the emptyDir proxy-await is copied into.
-func volume() *yaml.Node {
-	return mapping("name", str(volumeName), "emptyDir", mapping("sizeLimit", str("16Mi")))
+func volume(n names) *yaml.Node {
+	return mapping("name", str(n.Volume), "emptyDir", mapping("sizeLimit", str("16Mi")))
 }
 
 // installer is the init container that copies proxy-await into the
 // volume: the release image, whose entrypoint is proxy-await, with
 // --install, as Pod Security "restricted" admits it.
-func installer(image string) *yaml.Node {
+func installer(image string, n names) *yaml.Node {
 	f := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false"}
 	t := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"}
 	return mapping(
-		"name", str(initContainer),
+		"name", str(n.Init),
 		"image", str(image),
 		"args", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{str("--install"), str(installPath)}},
 		"volumeMounts", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{
-			mapping("name", str(volumeName), "mountPath", str(installPath))}},
+			mapping("name", str(n.Volume), "mountPath", str(installPath))}},
 		"resources", mapping(
 			"requests", mapping("cpu", str("10m"), "memory", str("16Mi")),
 			"limits", mapping("memory", str("16Mi"))),
