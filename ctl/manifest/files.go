@@ -27,6 +27,7 @@ type File struct {
 	Pods []*Pod
 
 	bounds Bounds
+	src    source
 }
 
 // keepFile keeps what was read of a file, with Options.Keep: its data,
@@ -37,7 +38,7 @@ func (in *Input) keepFile(src source, data []byte, problems []Problem, notObject
 		return
 	}
 	in.Files = append(in.Files, &File{Name: src.name, Data: data, Problems: slices.Clone(problems), NotObject: notObject,
-		Chart: src.own, Pods: slices.Clone(in.Pods[pods:]), bounds: in.opt.Bounds})
+		Chart: src.own, Pods: slices.Clone(in.Pods[pods:]), bounds: in.opt.Bounds, src: src})
 }
 
 // Document is a document of a file: where its text is (Start and End,

@@ -96,15 +96,45 @@ func (in *Input) readSources(paths []string) {
 			in.keepFile(src, nil, in.Problems[before:], 0, pods)
 			continue
 		}
-		in.left -= len(data)
-		in.Read++
-		line := in.parseFile(src.name, data, src.chart)
-		if line > 0 && !src.own {
-			in.Problems = append(in.Problems, Problem{File: src.name, Line: line, NotObject: true,
-				Message: "not a Kubernetes object (it has no kind): nothing in this document is checked"})
-		}
-		in.keepFile(src, data, in.Problems[before:], line, pods)
+		in.parseSource(src, data, before, pods)
 	}
+}
+
+// parseSource reads the text of a source that was read whole.
+func (in *Input) parseSource(src source, data []byte, before, pods int) {
+	in.left -= len(data)
+	in.Read++
+	line := in.parseFile(src.name, data, src.chart)
+	if line > 0 && !src.own {
+		in.Problems = append(in.Problems, Problem{File: src.name, Line: line, NotObject: true,
+			Message: "not a Kubernetes object (it has no kind): nothing in this document is checked"})
+	}
+	in.keepFile(src, data, in.Problems[before:], line, pods)
+}
+
+// Reread is what Read would have made of the same files had they held
+// data instead, by name, for a command that changes them in memory before
+// it reads them (inject, which takes back what it added before it adds it
+// again): the files in the same order, within the same bounds. It is for
+// an input read with Options.Keep.
+func (in *Input) Reread(data map[string][]byte) *Input {
+	out := newInput(in.opt)
+	for i, f := range in.Files {
+		out.rank[f.Name] = i
+		before, pods := len(out.Problems), len(out.Pods)
+		text, ok := data[f.Name]
+		if !ok {
+			text = f.Data
+		}
+		if f.Data == nil || out.left < len(text) {
+			// Not read the first time, or past the bound now: as it was.
+			out.Problems = append(out.Problems, f.Problems...)
+			out.keepFile(f.src, nil, out.Problems[before:], 0, pods)
+			continue
+		}
+		out.parseSource(f.src, text, before, pods)
+	}
+	return out
 }
 
 // keep reads what the commands need of an object, before its document's

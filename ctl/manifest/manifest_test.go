@@ -371,3 +371,26 @@ spec:
 	_, ok = in.ConfigMap("test", "web-config", "envoy.yaml")
 	assert.False(t, ok)
 }
+
+// Reread reads the same files again, in their order, one of them with
+// another text: what it holds replaces what the file held.
+func TestReread(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	require.NoError(t, os.WriteFile(a, []byte("kind: Namespace\nmetadata: {name: shop, annotations: {linkerd.io/inject: enabled}}\n"), 0o644))
+	require.NoError(t, os.WriteFile(b, []byte("kind: Pod\nmetadata: {name: before, namespace: shop}\nspec:\n  containers: [{name: app, image: app}]\n"), 0o644))
+	in := Read([]string{dir, filepath.Join(dir, "missing.yaml")}, Options{Keep: true})
+	require.Len(t, in.Files, 3)
+	again := in.Reread(map[string][]byte{b: []byte("kind: Pod\nmetadata: {name: after, namespace: shop}\nspec:\n  containers: [{name: app, image: app}, {name: two, image: app}]\n")})
+	require.Len(t, again.Files, 3)
+	assert.Equal(t, []string{a, b, filepath.Join(dir, "missing.yaml")}, []string{again.Files[0].Name, again.Files[1].Name, again.Files[2].Name})
+	require.Len(t, again.Pods, 1)
+	p := again.Pods[0]
+	assert.Equal(t, "after", p.Name)
+	assert.Len(t, p.Containers, 2)
+	again.Link(p)
+	require.NotNil(t, p.NS, "the Namespace of the other file")
+	assert.Equal(t, "shop", p.NS.Name)
+	assert.Equal(t, []string{filepath.Join(dir, "missing.yaml") + ":0: no such file or directory"}, messages(again.Problems))
+	assert.Equal(t, 2, again.Read)
+}
