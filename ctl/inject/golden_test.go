@@ -104,6 +104,19 @@ func TestGolden(t *testing.T) {
 				require.NoError(t, os.WriteFile(out, w.Data, 0o644))
 				outs = append(outs, out)
 			}
+
+			// --undo of what inject wrote gives back each file as it was,
+			// byte for byte.
+			undo := opt
+			undo.Undo = true
+			back := Paths(t.Context(), outs, undo)
+			require.Len(t, back.Written, len(r.Written))
+			for i, w := range back.Written {
+				orig, err := os.ReadFile(r.Written[i].Name)
+				require.NoError(t, err)
+				assert.Equal(t, string(orig), string(w.Data), "--undo of what inject wrote of %s", filepath.Base(w.Name))
+			}
+			assert.False(t, back.Failed, "--undo: %v", back.Lines)
 			findings, _ := check.Paths(outs, check.Options{Versions: opt.Versions})
 			for _, f := range findings {
 				if f.Level == "error" && !failed[filepath.Join(dir, filepath.Base(f.File))+" "+f.Kind+"/"+f.Name] {
@@ -146,8 +159,9 @@ func options(t *testing.T, args []string, dir string) Options {
 	return Options{Versions: c.Versions, Image: c.Image, Containers: c.Containers, Images: res}
 }
 
-// Adopting one container, then the others, adds the volume and the init
-// container once: a second --inject finds them by name.
+// Adopting one container, then injecting again without --container,
+// adopts the others too, with one volume and one init container; a
+// container adopted before stays adopted whatever --container says now.
 func TestAdoptsTheRestOnce(t *testing.T) {
 	ar, err := txtar.ParseFile("testdata/choose.txtar")
 	require.NoError(t, err)
@@ -156,13 +170,15 @@ func TestAdoptsTheRestOnce(t *testing.T) {
 	first := Paths(t.Context(), []string{p}, options(t, []string{"--image", "registry.example.com/proxy-await:1.2.3", "--container", "worker"}, ""))
 	require.Equal(t, 1, first.Adopted)
 	require.NoError(t, os.WriteFile(p, first.Output, 0o644))
-	second := Paths(t.Context(), []string{p}, options(t, []string{"--image", "registry.example.com/proxy-await:1.2.3"}, ""))
-	require.Equal(t, 1, second.Adopted, "web, the one left")
-	out := string(second.Output)
-	assert.Equal(t, 1, strings.Count(out, "- name: proxy-await-install"), "%s", out)
-	assert.Equal(t, 1, strings.Count(out, "emptyDir:"), "%s", out)
-	assert.Equal(t, 2, strings.Count(out, "readOnly: true"), "%s", out)
-	assert.Equal(t, 2, strings.Count(out, "/proxy-await/proxy-await,"), "%s", out)
+	for _, args := range [][]string{nil, {"--container", "web"}} {
+		second := Paths(t.Context(), []string{p}, options(t, append([]string{"--image", "registry.example.com/proxy-await:1.2.3"}, args...), ""))
+		require.Equal(t, 2, second.Adopted, "worker again, and web")
+		out := string(second.Output)
+		assert.Equal(t, 1, strings.Count(out, "- name: proxy-await-install"), "%s", out)
+		assert.Equal(t, 1, strings.Count(out, "emptyDir:"), "%s", out)
+		assert.Equal(t, 2, strings.Count(out, "readOnly: true"), "%s", out)
+		assert.Equal(t, 2, strings.Count(out, "[/proxy-await/proxy-await,"), "%s", out)
+	}
 }
 
 // inject writes the --proxy-lost that check's proxy-loss-hangs suggests:
@@ -193,4 +209,66 @@ spec:
 	}
 	require.NotEmpty(t, suggested, "check suggests a --proxy-lost for %s", path)
 	assert.Equal(t, suggested, proxyLost.String())
+}
+
+// After a mesh upgrade, injecting again works the pods out from the new
+// releases: Linkerd 2.20 on Kubernetes 1.33 runs a native proxy, so the
+// Job's -S and what it asked of the proxy go, and what is written is what
+// inject writes of the manifest as it was before it; --undo gives that
+// back, byte for byte.
+func TestInjectAfterAMeshUpgrade(t *testing.T) {
+	before := []byte(`apiVersion: batch/v1
+kind: Job
+metadata:
+  name: reindex   # nightly
+  namespace: search
+spec:
+  template:
+    metadata:
+      annotations:
+        linkerd.io/inject: enabled
+        config.linkerd.io/proxy-admin-shutdown: disabled
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: reindex
+          image: registry.example.com/search:5
+          command: ["/app/reindex", "--all"]
+          ports:
+            - containerPort: 8080
+          readinessProbe:
+            tcpSocket: {port: 8080}
+`)
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+		return p
+	}
+	inject := func(data []byte, versions ...string) *Result {
+		args := []string{"--image", "registry.example.com/proxy-await:1.2.3"}
+		if len(versions) > 0 {
+			args = append(args, "--versions", strings.Join(versions, ","))
+		}
+		return Paths(t.Context(), []string{write("job.yaml", data)}, options(t, args, dir))
+	}
+	old := inject(before, "linkerd=2.19")
+	require.Equal(t, 1, old.Adopted)
+	require.Contains(t, string(old.Output), "-S")
+	require.Contains(t, string(old.Output), "config.linkerd.io/proxy-admin-shutdown: enabled")
+
+	upgraded := inject(old.Output, "linkerd=2.20", "kubernetes=1.33")
+	fresh := inject(before, "linkerd=2.20", "kubernetes=1.33")
+	assert.Equal(t, string(fresh.Output), string(upgraded.Output), "injected after the upgrade, as if for the first time")
+	assert.NotContains(t, string(upgraded.Output), "-S", "a native proxy needs no shutdown")
+	assert.Contains(t, string(upgraded.Output), "config.linkerd.io/proxy-admin-shutdown: disabled", "the pod's own setting, as it was")
+	container := 1 + slices.Index(strings.Split(string(old.Output), "\n"), "        - name: reindex")
+	assert.Equal(t, container, upgraded.Lines[len(upgraded.Lines)-1].Line, "lines are those of the file read: %s", upgraded.Lines[len(upgraded.Lines)-1])
+
+	undo := options(t, []string{"--image", "registry.example.com/proxy-await:1.2.3"}, dir)
+	undo.Undo = true
+	back := Paths(t.Context(), []string{write("job.yaml", upgraded.Output)}, undo)
+	assert.Equal(t, string(before), string(back.Output))
+	require.Len(t, back.Lines, 1)
+	assert.Equal(t, "job.yaml:1: undone: Job/reindex: what inject changed is taken back: reindex no longer runs proxy-await", strings.TrimPrefix(back.Lines[0].String(), dir+string(filepath.Separator)))
 }

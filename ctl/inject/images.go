@@ -7,6 +7,7 @@ package inject
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 
@@ -31,6 +32,12 @@ const fetchers = 8
 type images struct {
 	found map[string]imageconfig.Config
 	err   map[string]error
+	// stale are the images whose command was not found now, which is
+	// that the last inject wrote, and why: the error of this run.
+	stale map[string]error
+	// was is each image's digest as the last inject read it, where it
+	// differs from what was read now.
+	was map[string]string
 }
 
 // Config is what img runs, for the model of what containers run
@@ -42,9 +49,20 @@ func (im *images) Config(img string) (invocation.Image, bool) {
 
 // resolve reads the images of the containers of pods that set no command
 // and may adopt proxy-await (want says which), with r, at most fetchers
-// at a time; with no r, none is found.
-func resolve(ctx context.Context, r Resolver, pods []*manifest.Pod, want func(*manifest.Pod, *manifest.Container) bool) *images {
-	im := &images{found: map[string]imageconfig.Config{}, err: map[string]error{}}
+// at a time; with no r, none is found. Where an image is not found and
+// the last inject wrote its command (prior), that command stands.
+func resolve(ctx context.Context, r Resolver, pods []*manifest.Pod, prior map[string]imageconfig.Config, want func(*manifest.Pod, *manifest.Container) bool) *images {
+	im := &images{found: map[string]imageconfig.Config{}, err: map[string]error{}, stale: map[string]error{}, was: map[string]string{}}
+	defer func() {
+		for ref, c := range prior {
+			if err, failed := im.err[ref]; failed {
+				im.found[ref], im.stale[ref] = c, err
+				delete(im.err, ref)
+			} else if now, ok := im.found[ref]; ok && c.Digest != "" && now.Digest != c.Digest {
+				im.was[ref] = c.Digest
+			}
+		}
+	}()
 	var refs []string
 	seen := map[string]bool{}
 	for _, p := range pods {
@@ -56,6 +74,9 @@ func resolve(ctx context.Context, r Resolver, pods []*manifest.Pod, want func(*m
 		}
 	}
 	if r == nil {
+		for _, ref := range refs {
+			im.err[ref] = errNoResolver
+		}
 		return im
 	}
 	var mu sync.Mutex
@@ -82,6 +103,9 @@ func resolve(ctx context.Context, r Resolver, pods []*manifest.Pod, want func(*m
 	wg.Wait()
 	return im
 }
+
+// errNoResolver is an image no resolver was asked for.
+var errNoResolver = errors.New("no registry and no entrypoints file were given to read it from")
 
 // literal is a word of an image's configuration as a container's command
 // or args must hold it: the kubelet expands $(VAR) there, and reads $$ as

@@ -107,13 +107,46 @@ type Options struct {
 	Images     Resolver
 	Image      string   // the proxy-await-install init container's
 	Containers []string // the containers to adopt, by name; none: every one
+	// Undo takes back what inject changed, and adopts nothing.
+	Undo bool
 }
 
-// Paths injects proxy-await into the manifests at paths. The commands of
-// images are read, within ctx, before anything is written.
+// Paths injects proxy-await into the manifests at paths. What an earlier
+// inject changed is taken back first, so that it is worked out again from
+// the current --versions and input; with opt.Undo, that is all. The
+// commands of images are read, within ctx, before anything is written.
 func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	r := &Result{nameSeen: map[string]bool{}, w: newWriter()}
 	in := manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Command: "inject", Keep: true})
+	undone, changed := map[string]undoneFile{}, map[string][]byte{}
+	for _, f := range in.Files {
+		if u := r.undoFile(f); len(u.pods) > 0 {
+			undone[f.Name] = u
+			if len(u.edits) > 0 {
+				changed[f.Name] = u.data
+			}
+		}
+	}
+	if opt.Undo {
+		r.undoOnly(in, undone)
+		return r
+	}
+	if len(changed) > 0 {
+		in = in.Reread(changed)
+	}
+	before := map[*manifest.Pod]undonePod{}
+	prior := map[string]imageconfig.Config{}
+	for _, f := range in.Files {
+		for _, u := range undone[f.Name].pods {
+			if u.index < len(f.Pods) {
+				before[f.Pods[u.index]] = u
+			}
+			for img, c := range u.images {
+				prior[img] = c
+			}
+		}
+	}
+
 	picked := func(name string) bool { return len(opt.Containers) == 0 || slices.Contains(opt.Containers, name) }
 	choose := func(name string) bool {
 		r.nameSeen[name] = r.nameSeen[name] || slices.Contains(opt.Containers, name)
@@ -126,17 +159,28 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 			all = append(all, p)
 		}
 	}
-	im := resolve(ctx, opt.Images, all, func(p *manifest.Pod, c *manifest.Container) bool {
-		return !c.Init && picked(c.Name) && sidecar.ProxyOf(c) == nil && leftOut(p) == "" && !slices.Contains(skippedNames(p), c.Name)
+	im := resolve(ctx, opt.Images, all, prior, func(p *manifest.Pod, c *manifest.Container) bool {
+		return !c.Init && (picked(c.Name) || slices.Contains(before[p].containers, c.Name)) && sidecar.ProxyOf(c) == nil &&
+			leftOut(p) == "" && !slices.Contains(skippedNames(p), c.Name)
 	})
 	pods := map[*manifest.Pod]*rules.Pod{}
 	for _, p := range all {
 		pods[p] = rules.Analyse(p, rules.Options{Versions: opt.Versions, Images: im})
 	}
-	pl := &planner{choose: choose, images: im, in: in, hostPorts: newHostPorts(all)}
+	pl := &planner{choose: choose, images: im, in: in, hostPorts: newHostPorts(all), before: before}
 	for _, f := range in.Files {
+		from := len(r.Lines)
 		if out, ok := r.file(f, pods, pl, opt); ok {
 			r.write(out, f)
+		}
+		if u, ok := undone[f.Name]; ok && len(u.edits) > 0 {
+			// Lines of the text read again are lines of the input.
+			m := newLineMap(u.orig, u.edits)
+			for i := from; i < len(r.Lines); i++ {
+				if r.Lines[i].File == f.Name {
+					r.Lines[i].Line = m.line(r.Lines[i].Line)
+				}
+			}
 		}
 	}
 	for _, name := range opt.Containers {
@@ -145,6 +189,48 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 		}
 	}
 	return r
+}
+
+// undoOnly writes each file with what inject changed taken back, and says
+// of each pod template that had changes whether they were.
+func (r *Result) undoOnly(in *manifest.Input, undone map[string]undoneFile) {
+	for _, f := range in.Files {
+		if !r.readable(f) {
+			continue
+		}
+		u, ok := undone[f.Name]
+		if !ok {
+			r.write(f.Data, f)
+			continue
+		}
+		for _, up := range u.pods {
+			p := up.pod
+			if up.err != nil {
+				r.line(Line{Event: "skipped", File: p.File, Line: p.Line, Kind: p.Kind, Name: p.Name, failure: true,
+					Message: fmt.Sprintf("what inject changed cannot be taken back: %v; it is written as it is", up.err)})
+				continue
+			}
+			what := "what inject changed is taken back"
+			switch len(up.containers) {
+			case 0:
+			case 1:
+				what += fmt.Sprintf(": %s no longer runs proxy-await", up.containers[0])
+			default:
+				what += fmt.Sprintf(": %s no longer run proxy-await", list(up.containers))
+			}
+			r.line(Line{Event: "undone", File: p.File, Line: p.Line, Kind: p.Kind, Name: p.Name, Message: what})
+			r.Pods++
+		}
+		r.write(u.data, f)
+	}
+}
+
+// list is names in English: "a", "a and b", "a, b and c".
+func list(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // write adds a file's text to the output, a document marker between two
@@ -166,24 +252,11 @@ func (r *Result) write(out []byte, f *manifest.File) {
 // file is f's text with proxy-await adopted in its pod templates; false
 // when f is refused, which its lines say.
 func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, pl *planner, opt Options) ([]byte, bool) {
-	refused := false
-	for _, p := range f.Problems {
-		if !p.NotObject {
-			r.line(Line{Event: "refused", File: p.File, Line: p.Line, Message: p.Message + "; nothing of this file is written", failure: true})
-			refused = true
-		}
-	}
-	switch {
-	case refused:
-		return nil, false
-	case f.NotObject > 0 && f.Chart:
-		return nil, false // the chart's templates say to render it
-	case f.NotObject > 0:
-		r.line(Line{Event: "refused", File: f.Name, Line: f.NotObject, failure: true,
-			Message: "not a Kubernetes object (it has no kind), which inject writes out only beside the objects of a manifest: nothing of this file is written"})
+	if !r.readable(f) {
 		return nil, false
 	}
-	starts, crlf := lineStarts(f.Data), bytes.Contains(f.Data, []byte("\r\n"))
+	starts := lineStarts(f.Data)
+
 	// The edited documents are parsed again once the file's own parse is
 	// done, so that one document's tree at a time is alive.
 	type edited struct {
@@ -195,7 +268,7 @@ func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, pl *p
 	var pending []edited
 	var results []*podResult
 	f.EachDocument(func(dc manifest.Document) {
-		d := newDoc(r.w, f.Data, starts, crlf, dc.Root, dc.Start, dc.End)
+		d := newDoc(r.w, f.Data, starts, dc.Root, dc.Start, dc.End)
 		var adopted []*podResult
 		for _, t := range dc.Templates {
 			pr := &podResult{pod: t.Pod, plan: pl.planOf(pods[t.Pod])}
@@ -231,6 +304,29 @@ func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, pl *p
 	}
 	d := &doc{data: f.Data, edits: edits}
 	return d.apply(0, len(f.Data)), true
+}
+
+// readable says whether f can be written out again: it was read and
+// parsed whole, and it is a manifest; the lines say why not.
+func (r *Result) readable(f *manifest.File) bool {
+	refused := false
+	for _, p := range f.Problems {
+		if !p.NotObject {
+			r.line(Line{Event: "refused", File: p.File, Line: p.Line, Message: p.Message + "; nothing of this file is written", failure: true})
+			refused = true
+		}
+	}
+	switch {
+	case refused:
+		return false
+	case f.NotObject > 0 && f.Chart:
+		return false // the chart's templates say to render it
+	case f.NotObject > 0:
+		r.line(Line{Event: "refused", File: f.Name, Line: f.NotObject, failure: true,
+			Message: "not a Kubernetes object (it has no kind), which inject writes out only beside the objects of a manifest: nothing of this file is written"})
+		return false
+	}
+	return true
 }
 
 // podResult is what became of a pod template: its plan, and why its edits
@@ -279,6 +375,9 @@ func adoptedMessage(c adoptedContainer) string {
 			from = shortDigest(img.Digest)
 		}
 		msg += fmt.Sprintf("; its image's command, from %s: %s", from, strings.Join(append(slices.Clone(img.Entrypoint), img.Args...), " "))
+		if img.Was != "" {
+			msg += fmt.Sprintf(" (the image changed since the last inject read %s)", shortDigest(img.Was))
+		}
 	}
 	return msg
 }
@@ -345,7 +444,7 @@ func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog
 	if err != nil {
 		return exitcode.Usage, &config.UsageError{Err: hint.New(err, "fix the file, or leave --entrypoints out to read the images' registries"), Format: format}
 	}
-	r := Paths(context.Background(), c.Paths, Options{Versions: c.Versions, Stdin: stdin, Images: res, Image: c.Image, Containers: c.Containers})
+	r := Paths(context.Background(), c.Paths, Options{Versions: c.Versions, Stdin: stdin, Images: res, Image: c.Image, Containers: c.Containers, Undo: c.Undo})
 	if len(r.Unknown) > 0 {
 		return exitcode.Usage, &config.UsageError{Err: unknownContainers(r), Format: format}
 	}

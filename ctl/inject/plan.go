@@ -69,6 +69,7 @@ type imageCommand struct {
 	Entrypoint []string // written after proxy-await's "--"
 	Args       []string // the image's CMD, written as args; nil when the container has its own, or the image none
 	Digest     string   // of the image's manifest; "" when the entrypoints file said
+	Was        string   // the digest the last inject read, where it differs
 }
 
 // annotation is a pod annotation and its value.
@@ -128,6 +129,9 @@ type planner struct {
 	images    *images
 	in        *manifest.Input
 	hostPorts *hostPorts
+	// before is what the last inject had changed in a pod, now taken
+	// back: its containers that it had adopted are adopted again.
+	before map[*manifest.Pod]undonePod
 }
 
 // planOf says how the pod's application containers adopt proxy-await:
@@ -139,6 +143,14 @@ type planner struct {
 func (pl *planner) planOf(a *rules.Pod) plan {
 	pd := a.Pod
 	out := plan{Names: defaultNames}
+	if injected(pd) { // its record is still there: it could not be taken back
+		why := "what the last inject changed cannot be taken back, so it is not worked out again"
+		if err := pl.before[pd].err; err != nil {
+			why += ": " + err.Error()
+		}
+		out.Lines = append(out.Lines, Line{Event: "skipped", File: pd.File, Line: pd.Line, Kind: pd.Kind, Name: pd.Name, Message: why, failure: true})
+		return out
+	}
 	if why := leftOut(pd); why != "" {
 		out.pass(pd, nil, why)
 		return out
@@ -151,7 +163,7 @@ func (pl *planner) planOf(a *rules.Pod) plan {
 		case c.Init, sidecar.ProxyOf(c) != nil:
 		case slices.Contains(skip, c.Name):
 			out.pass(pd, c, skipContainers+" names it")
-		case !pl.choose(c.Name):
+		case !pl.choose(c.Name) && !slices.Contains(pl.before[pd].containers, c.Name):
 			out.pass(pd, c, "--container does not name it")
 		case a.Runs(c):
 			out.pass(pd, c, "it runs proxy-await already, which inject leaves as it is")
@@ -160,6 +172,9 @@ func (pl *planner) planOf(a *rules.Pod) plan {
 			if cmd == nil {
 				out.fail(pd, c, why)
 				continue
+			}
+			if err := pl.images.stale[c.Image]; err != nil {
+				out.warnContainer(pd, c, 0, "what its image runs could not be read again, so it runs what the last inject read: "+err.Error())
 			}
 			commands[c] = cmd
 			apps = append(apps, c)
@@ -199,6 +214,9 @@ func (pl *planner) planOf(a *rules.Pod) plan {
 		}
 		if ac, ok := ad.container(c); ok {
 			ac.Image = commands[c]
+			if ac.Image != nil {
+				ac.Image.Was = pl.images.was[c.Image]
+			}
 			out.Containers = append(out.Containers, ac)
 			if cmd := commands[c]; cmd != nil {
 				ad.annotate(entrypointKey+c.Name, cmp.Or(cmd.Digest, fromFile))

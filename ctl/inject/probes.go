@@ -243,7 +243,7 @@ func (n *names) choose(p *manifest.Pod) string {
 	if slices.ContainsFunc(p.Containers, func(c *manifest.Container) bool {
 		return c.Init && c.Name == n.Init && len(c.Args) > 0 && c.Args[0].Text == "--install"
 	}) {
-		return "" // inject's own, from a run that adopted other containers
+		return "" // inject's own, written before it kept a record of its changes
 	}
 	var volumes, containers, ports []string
 	var mounts []string

@@ -53,9 +53,9 @@ type edit struct {
 // multi-line plain scalar to replace, an alias to follow.
 var errLayout = errors.New("written in a way inject does not edit")
 
-func newDoc(w *writer, data []byte, starts []int, crlf bool, root *yaml.Node, start, end int) *doc {
-	d := &doc{data: data, starts: starts, indent: 2, dash: 2, ends: map[*yaml.Node]int{}, w: w, crlf: crlf}
+func newDoc(w *writer, data []byte, starts []int, root *yaml.Node, start, end int) *doc {
 	text := data[start:end] // only this document's: a file may hold thousands
+	d := &doc{data: data, starts: starts, indent: 2, dash: 2, ends: map[*yaml.Node]int{}, w: w, crlf: bytes.Contains(text, []byte("\r\n"))}
 	d.json = bytes.HasPrefix(bytes.TrimLeft(skipComments(text), " \t\r\n"), []byte("{"))
 	d.learnIndent(root)
 	d.tight = d.json && d.unit == 0 && !bytes.Contains(text, []byte(": ")) && !bytes.Contains(text, []byte(", "))
@@ -345,10 +345,13 @@ func (d *doc) commentsBefore(at, col int) int {
 }
 
 // setScalar replaces the scalar n with value, tagged tag.
-func (d *doc) setScalar(n *yaml.Node, tag, value string) error {
+func (d *doc) setScalar(rec *record, at nodePath, op string, n *yaml.Node, tag, value string) error {
 	end, err := d.end(n)
 	if err != nil {
 		return err
+	}
+	if rec != nil {
+		rec.add(change{Op: op, Path: at, Was: string(d.data[d.offset(n):end])})
 	}
 	nn := &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
 	text := d.flowText(nn, 0)
@@ -358,6 +361,45 @@ func (d *doc) setScalar(n *yaml.Node, tag, value string) error {
 	d.add(d.offset(n), end, text)
 	n.Kind, n.Tag, n.Value, n.Style = yaml.ScalarNode, tag, value, 0
 	return nil
+}
+
+// text is n's text as it was before the edits.
+func (d *doc) text(n *yaml.Node) (string, error) {
+	end, err := d.end(n)
+	if err != nil {
+		return "", err
+	}
+	return string(d.data[d.offset(n):end]), nil
+}
+
+// afterColon is the text of the mapping m's pair i after its key's colon,
+// up to the end of its value, as it was before the edits.
+func (d *doc) afterColon(m *yaml.Node, i int) (string, error) {
+	at, err := d.colonEnd(m.Content[2*i])
+	if err != nil {
+		return "", err
+	}
+	v := m.Content[2*i+1]
+	end, err := d.end(v) // an empty null ends where it starts
+	if err != nil || end < at {
+		return "", errLayout
+	}
+	return string(d.data[at:end]), nil
+}
+
+// colonEnd is where the text after a key's colon starts.
+func (d *doc) colonEnd(k *yaml.Node) (int, error) {
+	at, err := d.end(k)
+	if err != nil {
+		return 0, err
+	}
+	for at < len(d.data) && (d.data[at] == ' ' || d.data[at] == '\t') {
+		at++
+	}
+	if at >= len(d.data) || d.data[at] != ':' {
+		return 0, errLayout
+	}
+	return at + 1, nil
 }
 
 // setValue replaces the null value of the mapping m's pair i (key: with
