@@ -374,7 +374,8 @@ func adoptedMessage(c adoptedContainer) string {
 		if img.Digest != "" {
 			from = shortDigest(img.Digest)
 		}
-		msg += fmt.Sprintf("; its image's command, from %s: %s", from, strings.Join(append(slices.Clone(img.Entrypoint), img.Args...), " "))
+		words := strings.Join(append(slices.Clone(img.Entrypoint), img.Args...), " ")
+		msg += fmt.Sprintf("; its image's command, from %s: %s", from, strings.ReplaceAll(words, "$$", "$"))
 		if img.Was != "" {
 			msg += fmt.Sprintf(" (the image changed since the last inject read %s)", shortDigest(img.Was))
 		}
