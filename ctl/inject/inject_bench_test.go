@@ -5,14 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // The benchmarks beside check's (ctl/check/check_bench_test.go): the same
@@ -80,39 +79,6 @@ spec:
 	return []byte(b.String())
 }
 
-// peakHeap runs f and gives the most heap its objects took meanwhile,
-// garbage not yet collected included, as sampled from the runtime's
-// metrics: what the process's memory follows.
-func peakHeap(f func()) uint64 {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	base := read()
-	var peak uint64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(200 * time.Microsecond)
-		defer tick.Stop()
-		for {
-			peak = max(peak, read())
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	})
-	f()
-	close(done)
-	wg.Wait()
-	peak = max(peak, read())
-	if peak < base {
-		return 0
-	}
-	return peak - base
-}
-
 func benchmarkFile(b *testing.B, data []byte, opt Options) {
 	path := filepath.Join(b.TempDir(), "in.yaml")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -123,7 +89,7 @@ func benchmarkFile(b *testing.B, data []byte, opt Options) {
 	b.ReportAllocs()
 	var peak uint64
 	for b.Loop() {
-		peak = max(peak, peakHeap(func() {
+		peak = max(peak, testutil.PeakHeap(func() {
 			if r := Paths(b.Context(), []string{path}, opt); r.Adopted == 0 {
 				b.Fatal("nothing adopted")
 			}
