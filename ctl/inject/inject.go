@@ -48,8 +48,9 @@ type Result struct {
 
 // Written is a file's text as written.
 type Written struct {
-	Name string
-	Data []byte
+	Name       string
+	Data       []byte
+	start, end int // in the output
 }
 
 // Line is what became of a container or a pod template, or a file
@@ -129,6 +130,7 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	}
 	if opt.Undo {
 		r.undoOnly(in, undone)
+		r.written()
 		return r
 	}
 	if len(changed) > 0 {
@@ -170,8 +172,8 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	pl := &planner{choose: choose, images: im, in: in, hostPorts: newHostPorts(all), before: before}
 	for _, f := range in.Files {
 		from := len(r.Lines)
-		if out, ok := r.file(f, pods, pl, opt); ok {
-			r.write(out, f)
+		if pieces, ok := r.file(f, pods, pl, opt); ok {
+			r.write(f, pieces...)
 		}
 		if u, ok := undone[f.Name]; ok && len(u.edits) > 0 {
 			// Lines of the text read again are lines of the input.
@@ -188,6 +190,7 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 			r.Unknown = append(r.Unknown, name)
 		}
 	}
+	r.written()
 	return r
 }
 
@@ -200,7 +203,7 @@ func (r *Result) undoOnly(in *manifest.Input, undone map[string]undoneFile) {
 		}
 		u, ok := undone[f.Name]
 		if !ok {
-			r.write(f.Data, f)
+			r.write(f, f.Data)
 			continue
 		}
 		for _, up := range u.pods {
@@ -221,7 +224,7 @@ func (r *Result) undoOnly(in *manifest.Input, undone map[string]undoneFile) {
 			r.line(Line{Event: "undone", File: p.File, Line: p.Line, Kind: p.Kind, Name: p.Name, Message: what})
 			r.Pods++
 		}
-		r.write(u.data, f)
+		r.write(f, u.data)
 	}
 }
 
@@ -233,40 +236,60 @@ func list(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
-// write adds a file's text to the output, a document marker between two
-// files of YAML.
-func (r *Result) write(out []byte, f *manifest.File) {
+// write adds a file's text, in pieces, to the output, a document marker
+// between two files of YAML.
+func (r *Result) write(f *manifest.File, pieces ...[]byte) {
 	if len(r.Output) > 0 {
 		if r.Output[len(r.Output)-1] != '\n' {
 			r.Output = append(r.Output, '\n')
 		}
-		if t := bytes.TrimLeft(out, " \t\r\n"); len(t) == 0 || t[0] != '{' && t[0] != '[' {
+		first := []byte{}
+		for _, p := range pieces {
+			if first = bytes.TrimLeft(p, " \t\r\n"); len(first) > 0 {
+				break
+			}
+		}
+		if len(first) == 0 || first[0] != '{' && first[0] != '[' {
 			r.Output = append(r.Output, "---\n"...)
 		}
 	}
-	r.Output = append(r.Output, out...)
-	r.Written = append(r.Written, Written{f.Name, out})
+	start := len(r.Output)
+	for _, p := range pieces {
+		r.Output = append(r.Output, p...)
+	}
+	r.Written = append(r.Written, Written{Name: f.Name, start: start, end: len(r.Output)})
 	r.Files++
+}
+
+// written gives each file written its text, once the output is whole: a
+// slice of it, so that the text is held once.
+func (r *Result) written() {
+	for i := range r.Written {
+		r.Written[i].Data = r.Output[r.Written[i].start:r.Written[i].end:r.Written[i].end]
+	}
 }
 
 // file is f's text with proxy-await adopted in its pod templates; false
 // when f is refused, which its lines say.
-func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, pl *planner, opt Options) ([]byte, bool) {
+func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, pl *planner, opt Options) ([][]byte, bool) {
 	if !r.readable(f) {
 		return nil, false
 	}
 	starts := lineStarts(f.Data)
-
-	// The edited documents are parsed again once the file's own parse is
-	// done, so that one document's tree at a time is alive.
+	// An edited document is parsed again to verify it: a small one at
+	// once, a large one (a List of a whole namespace) once the file's own
+	// parse is done, so that one large tree at a time is alive.
 	type edited struct {
+		piece   int // of pieces, which verify fills
 		text    []byte
 		want    [sha256.Size]byte
-		edits   []edit
+		orig    []byte
 		adopted []*podResult
 	}
 	var pending []edited
 	var results []*podResult
+	var pieces [][]byte
+	at := 0
 	f.EachDocument(func(dc manifest.Document) {
 		d := newDoc(r.w, f.Data, starts, dc.Root, dc.Start, dc.End)
 		var adopted []*podResult
@@ -285,25 +308,43 @@ func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, pl *p
 			}
 			adopted = append(adopted, pr)
 		}
-		if len(d.edits) > 0 {
-			pending = append(pending, edited{d.apply(dc.Start, dc.End), sum(dc.Root), d.edits, adopted})
+		if len(d.edits) == 0 {
+			return
 		}
+		pieces = append(pieces, f.Data[at:dc.Start], nil)
+		at = dc.End
+		e := edited{len(pieces) - 1, d.apply(dc.Start, dc.End), sum(dc.Root), f.Data[dc.Start:dc.End], adopted}
+		if dc.End-dc.Start <= smallDocument {
+			pieces[e.piece] = r.verified(e.text, e.want, e.orig, e.adopted)
+			return
+		}
+		pending = append(pending, e)
 	})
-	var edits []edit
 	for _, e := range pending {
-		if err := verify(e.text, e.want); err != nil {
-			for _, pr := range e.adopted {
-				pr.err = err
-			}
-			continue
-		}
-		edits = append(edits, e.edits...)
+		pieces[e.piece] = r.verified(e.text, e.want, e.orig, e.adopted)
 	}
 	for _, pr := range results {
 		r.say(pr)
 	}
-	d := &doc{data: f.Data, edits: edits}
-	return d.apply(0, len(f.Data)), true
+	return append(pieces, f.Data[at:]), true
+}
+
+// smallDocument is the size up to which an edited document is verified at
+// once, its tree beside the new text's: a pod's object is a few KB, a
+// List of a whole namespace megabytes.
+const smallDocument = 1 << 20
+
+// verified is a document's edited text when, parsed, it holds the edited
+// tree (whose sum is want); its text as it was when not, and its adopted
+// pods then say why.
+func (r *Result) verified(text []byte, want [sha256.Size]byte, orig []byte, adopted []*podResult) []byte {
+	if err := verify(text, want); err != nil {
+		for _, pr := range adopted {
+			pr.err = err
+		}
+		return orig
+	}
+	return text
 }
 
 // readable says whether f can be written out again: it was read and
