@@ -2,11 +2,11 @@
 // does and writes them to stdout with proxy-await adopted in every pod
 // template, the way linkerd inject adds its proxy. What to change is its
 // plan (plan.go), made from the model that check's rules judge (rules.Pod:
-// the sidecars a pod shows, what its containers run); this package edits
-// the text, at the nodes' positions, so that every other byte stays as it
-// was (splice.go).
-//
-// Nothing of it runs unless --inject does.
+// the sidecars a pod shows, what its containers and their images run,
+// images.go); this package edits the text, at the nodes' positions, so
+// that every other byte stays as it was (splice.go, pod.go), and records
+// each change in the pod (record.go), so that --undo and the next inject
+// take it back (undo.go).
 package inject
 
 import (
@@ -515,8 +515,11 @@ func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog
 		log.Error(fmt.Sprintf("cannot write the manifests: %v", err), "event", "inject_failed")
 		return exitcode.Findings, nil
 	}
-	log.Info(fmt.Sprintf("adopted proxy-await in %s of %s; wrote %s",
-		count(r.Adopted, "container"), count(r.Pods, "pod template"), count(r.Files, "file")),
+	done := fmt.Sprintf("adopted proxy-await in %s of %s; wrote %s", count(r.Adopted, "container"), count(r.Pods, "pod template"), count(r.Files, "file"))
+	if c.Undo {
+		done = fmt.Sprintf("took back what inject changed in %s; wrote %s", count(r.Pods, "pod template"), count(r.Files, "file"))
+	}
+	log.Info(done,
 		"event", "inject_done", "skipped", skipped(r.Lines, "skipped"), "warnings", skipped(r.Lines, "warning"), "refused", skipped(r.Lines, "refused"))
 	if r.Failed {
 		return exitcode.Findings, nil
