@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/logging"
+	"github.com/proxy-await/proxy-await/internal/proxyloss"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
@@ -65,14 +66,14 @@ func startWatch(t *testing.T, opts WatchOptions) *Watcher {
 }
 
 // loss waits for the watch's loss.
-func loss(t *testing.T, w *Watcher) Loss {
+func loss(t *testing.T, w *Watcher) proxyloss.Loss {
 	t.Helper()
 	select {
 	case l := <-w.Lost():
 		return l
 	case <-time.After(bound):
 		t.Fatalf("no loss within %s", bound)
-		return Loss{}
+		return proxyloss.Loss{}
 	}
 }
 
@@ -250,13 +251,13 @@ func TestWatchStop(t *testing.T) {
 }
 
 func TestWatchInterval(t *testing.T) {
-	for lost, want := range map[time.Duration]time.Duration{
+	for after, want := range map[time.Duration]time.Duration{
 		time.Minute:            time.Second,
 		2 * time.Second:        time.Second,
 		time.Second:            500 * time.Millisecond,
 		200 * time.Millisecond: 100 * time.Millisecond,
 		time.Millisecond:       10 * time.Millisecond,
 	} {
-		assert.Equal(t, want, watchInterval(lost), "--proxy-lost %s", lost)
+		assert.Equal(t, want, watchInterval(after), "--proxy-lost %s", after)
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"syscall"
 
 	"github.com/proxy-await/proxy-await/drain"
+	"github.com/proxy-await/proxy-await/internal/proxyloss"
 	"github.com/proxy-await/proxy-await/internal/signals"
-	"github.com/proxy-await/proxy-await/readiness"
 )
 
 // proxyLoss is the watch's channel of losses; nil, which no select takes,
 // once the watch has ended or when there is none.
-func (s *Supervisor) proxyLoss() <-chan readiness.Loss {
+func (s *Supervisor) proxyLoss() <-chan proxyloss.Loss {
 	if s.proxy == nil {
 		return nil
 	}
@@ -23,7 +23,7 @@ func (s *Supervisor) proxyLoss() <-chan readiness.Loss {
 // the pod is not leaving a Service's endpoints, its proxy is gone, and
 // serving longer would only fail requests. --kill-after counts from here,
 // and the run exits 69 once the child has exited (exitCode).
-func (s *Supervisor) proxyLost(loss readiness.Loss) {
+func (s *Supervisor) proxyLost(loss proxyloss.Loss) {
 	if s.phase != serving { // the watch ends at the stop signal: never here
 		return
 	}

@@ -10,24 +10,24 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/proxy-await/proxy-await/internal/proxyloss"
 	"github.com/proxy-await/proxy-await/internal/testutil"
-	"github.com/proxy-await/proxy-await/readiness"
 )
 
 // fakeWatch is a watch of the proxy whose loss the test reports.
 type fakeWatch struct {
-	lost    chan readiness.Loss
+	lost    chan proxyloss.Loss
 	stopped atomic.Int32 // calls of Stop
 }
 
-func newFakeWatch() *fakeWatch { return &fakeWatch{lost: make(chan readiness.Loss, 1)} }
+func newFakeWatch() *fakeWatch { return &fakeWatch{lost: make(chan proxyloss.Loss, 1)} }
 
-func (w *fakeWatch) Lost() <-chan readiness.Loss { return w.lost }
+func (w *fakeWatch) Lost() <-chan proxyloss.Loss { return w.lost }
 func (w *fakeWatch) Stop()                       { w.stopped.Add(1) }
 
 // lose reports the loss of the proxy at url, as readiness.Watch does.
 func (w *fakeWatch) lose() {
-	w.lost <- readiness.Loss{URL: "http://127.0.0.1:4191/ready", Failing: 2 * time.Second, Err: errors.New("connection refused")}
+	w.lost <- proxyloss.Loss{URL: "http://127.0.0.1:4191/ready", Failing: 2 * time.Second, Err: errors.New("connection refused")}
 }
 
 const (
