@@ -31,13 +31,13 @@ type Supervisor struct {
 	target int  // where signals go: pid, or -pid for its process group
 	tty    bool // the child's group was handed the terminal on stdin (-g)
 
-	phase       phase          // where the stop signal stands
-	stop        syscall.Signal // the stop signal (see onStopSignal); 0 until it arrives
-	sentSIGSTOP bool           // a SIGSTOP was sent whose stop the child has not reported yet
-	hold        *time.Timer    // ends the hold of the stop signal (--term-delay); nil when none is held
-	kill        *time.Timer    // --kill-after; nil until the stop signal is delivered
-	drain       *drain.Watch   // --drain-quiet, from the child's start until the hold ends; nil when not draining
-	proxy       ProxyWatch     // --proxy-lost, from the child's start until the stop signal or the loss; nil when not watching
+	phase       phase        // where the stop signal stands (signals.go)
+	stop        stop         // the stop signal, once it arrived
+	sentSIGSTOP bool         // a SIGSTOP was sent whose stop the child has not reported yet
+	hold        *time.Timer  // ends the hold of the stop signal (--term-delay); nil when none is held
+	kill        *time.Timer  // --kill-after; nil until the stop signal is delivered
+	drain       *drain.Watch // --drain-quiet, from the child's start until the hold ends; nil when not draining
+	proxy       ProxyWatch   // --proxy-lost, from the child's start until the stop signal or the loss; nil when not watching
 }
 
 // LogOutput is where proxy-await's log lines go (logging.Stderr). A write
@@ -101,12 +101,6 @@ func (s *Supervisor) awaiting(sig syscall.Signal) syscall.Signal {
 	return 0
 }
 
-// own says whether sig is one proxy-await raised itself: a SIGPIPE from
-// writing its log to a pipe whose reader is gone. It is never acted on.
-func (s *Supervisor) own(sig syscall.Signal) bool {
-	return sig == syscall.SIGPIPE && s.out != nil && s.out.RaisedSigpipe()
-}
-
 // Run starts the child and supervises it until it exits, then returns the
 // code proxy-await should exit with. A *StartError says the child never
 // started. A Supervisor runs one child.
@@ -135,77 +129,6 @@ func (s *Supervisor) Run(cfg Config) (int, error) {
 	s.log.Debug("child started", "event", "child_started", "child_pid", s.pid)
 	s.learn()
 	return s.loop()
-}
-
-// phase is where the supervision stands, as the stop signal moves it on:
-// holdStop goes from serving to holding, deliverStop (or a stop signal that
-// reached the child from its terminal) to stopping; a loss of the proxy
-// goes from serving to lost (proxyLost).
-type phase int
-
-const (
-	serving  phase = iota // no stop signal yet
-	holding               // the stop signal is held for --term-delay, or until the drain watch says quiet
-	stopping              // the stop signal has reached the child; --kill-after counts
-	lost                  // the proxy was lost and the child sent its stop; --kill-after counts, and the run exits 69
-)
-
-func (s *Supervisor) loop() (int, error) {
-	defer s.stopTimers()
-	for {
-		// Reap at every turn, as tini does, not only after a SIGCHLD:
-		// signal.Notify drops a signal that finds the channel full, so
-		// under a storm of signals the SIGCHLD of the child's exit may
-		// never arrive. It is lost only to a full channel, whose signals
-		// then come after the exit, each followed by a reap. The first
-		// turn reaps what exited before the loop began.
-		switch ws, exited, _, err := s.reap(); {
-		case err != nil:
-			return 0, err
-		case exited:
-			return s.exitCode(s.childExited(ws)), nil
-		}
-		select {
-		case sig := <-s.sigs:
-			if sig != syscall.SIGCHLD {
-				s.handle(sig.(syscall.Signal))
-			}
-		case <-timerC(s.hold):
-			s.deliverStop("term delay elapsed")
-		case <-s.drain.Quiet():
-			s.deliverQuiet()
-		case loss := <-s.proxyLoss():
-			s.proxyLost(loss)
-		case <-timerC(s.kill):
-			s.log.Warn("child still running after the termination signal: sending SIGKILL",
-				"event", "kill_after", "child_pid", s.pid, "kill_after", s.cfg.KillAfter)
-			s.send(syscall.SIGKILL)
-		}
-	}
-}
-
-// handle deals with one received signal.
-func (s *Supervisor) handle(sig syscall.Signal) {
-	switch {
-	case s.own(sig):
-		s.log.Debug("signal raised by proxy-await's own write: not forwarded", "event", "signal_dropped",
-			"signal", signals.Name(sig))
-	case signals.IsTermination(sig):
-		s.onStopSignal(sig)
-	case sig == syscall.SIGTSTP:
-		s.forwardUnlessFromTerminal(sig)
-	case sig == syscall.SIGCONT && s.tty:
-		// Resumed after a stop: "fg" made our group the terminal's
-		// foreground again; pass the terminal on to the child's group before
-		// it runs, or its first read would stop it again. After "bg" the
-		// terminal stays where it is.
-		if fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
-			s.giveTerminal(s.pid)
-		}
-		s.forward(sig)
-	default:
-		s.forward(sig)
-	}
 }
 
 // childExited logs how the child ended and, with -g, tells what is left of its
