@@ -55,7 +55,7 @@ func Watch(opts WatchOptions) *Watcher {
 		go func() {
 			defer w.wg.Done()
 			defer p.close()
-			w.watch(ctx, p, ws, every)
+			w.followURL(ctx, p, ws, every)
 		}()
 	}
 	return w
@@ -86,9 +86,9 @@ func (w *Watcher) Stop() {
 	w.wg.Wait()
 }
 
-// watch probes one URL every interval, counting from each probe's send,
+// followURL probes one URL every interval, counting from each probe's send,
 // until its proxy is lost or ctx ends.
-func (w *Watcher) watch(ctx context.Context, p *prober, ws *urlWatch, every time.Duration) {
+func (w *Watcher) followURL(ctx context.Context, p *prober, ws *urlWatch, every time.Duration) {
 	timer := time.NewTimer(every)
 	defer timer.Stop()
 	for {

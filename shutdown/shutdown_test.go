@@ -606,7 +606,7 @@ func (c deadlineOnly) Deadline() (time.Time, bool) { return c.deadline, true }
 // A connection refused as the budget runs out, at a URL whose host and port
 // answered before, is still a proxy gone.
 func TestRefusedAtTheDeadlineIsGone(t *testing.T) {
-	tg := newTarget(Target{URL: closedPort(t)}, Options{Logger: logging.Discard()})
+	tg := newURLShutdown(Target{URL: closedPort(t)}, Options{Logger: logging.Discard()})
 	tg.saw(itsOwn)
 	ctx := deadlineOnly{context.Background(), time.Now().Add(-time.Millisecond)}
 	retry, err := tg.checkRetry(ctx, nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
