@@ -39,7 +39,7 @@ func run(c *config.Config, log *slog.Logger) int {
 	}
 	if start && len(c.Command) > 0 { // no command: only wait
 		probes.Started()
-		code = runChild(c, log, sup, probes, proxy.ready)
+		code = superviseChild(c, log, sup, probes, proxy.ready)
 	}
 	code = mapExitCode(c, log, code)
 	shutDown(c, log, code, proxy.answered)
@@ -154,10 +154,10 @@ func awaitProxy(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor) (co
 	return 0, true, proxy
 }
 
-// runChild runs the command to its end and returns its exit code; with
+// superviseChild runs the command to its end and returns its exit code; with
 // --proxy-lost, while the readiness URLs are watched, ready being those
 // that the wait found ready.
-func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probes *probes.Server, ready []string) int {
+func superviseChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probes *probes.Server, ready []string) int {
 	cfg := wrapper.Config{
 		Args:         c.Command,
 		Rewrite:      c.Rewrite,
@@ -175,7 +175,7 @@ func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probe
 		defer watch.Stop() // the supervisor ends it; here too if the child never started
 		cfg.Proxy = watch
 	}
-	code, err := sup.Run(cfg)
+	code, err := sup.Supervise(cfg)
 	var startErr *wrapper.StartError
 	switch {
 	case errors.As(err, &startErr):

@@ -157,7 +157,7 @@ func (s *Supervisor) stopSignal(sig, as syscall.Signal) {
 			}
 			s.log.Info("holding "+signals.Name(sig)+" while the child keeps serving", attrs...)
 			// The watch has followed the listeners since the child
-			// started (Run): it may end the hold sooner.
+			// started (Supervise): it may end the hold sooner.
 			s.drain.Hold()
 		default:
 			s.deliver("")

@@ -17,14 +17,14 @@ import (
 
 // Supervisor owns proxy-await's signals and the reaping of its children for
 // the whole run: while the proxy is awaited (Await) and while the child runs
-// (Run). It is the only reader of the signal channel and the only caller of
-// wait4. The zero Supervisor receives no signal.
+// (Supervise). It is the only reader of the signal channel and the only
+// caller of wait4. The zero Supervisor receives no signal.
 type Supervisor struct {
 	sigs <-chan os.Signal
 	log  *slog.Logger
 	out  LogOutput // nil: no signal is proxy-await's own
 
-	// The supervision of the child, which Run sets up; only Run's
+	// The supervision of the child, which Supervise sets up; only its
 	// goroutine touches it.
 	cfg    Config
 	pid    int  // the main child
@@ -101,10 +101,10 @@ func (s *Supervisor) awaiting(sig syscall.Signal) syscall.Signal {
 	return 0
 }
 
-// Run starts the child and supervises it until it exits, then returns the
-// code proxy-await should exit with. A *StartError says the child never
-// started. A Supervisor runs one child.
-func (s *Supervisor) Run(cfg Config) (int, error) {
+// Supervise starts the child and supervises it until it exits, then returns
+// the code proxy-await should exit with. A *StartError says the child never
+// started. A Supervisor supervises one child.
+func (s *Supervisor) Supervise(cfg Config) (int, error) {
 	// The parent-death signal fires when the forking thread ends, not the
 	// process: keep this goroutine on its thread until the child is reaped.
 	runtime.LockOSThread()

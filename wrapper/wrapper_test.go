@@ -32,8 +32,8 @@ func TestMain(m *testing.M) {
 // waitLimit bounds every wait, so a bug fails a test instead of hanging it.
 const waitLimit = 20 * time.Second
 
-// running is a child under Run in this test process. Signals are real: they
-// are sent to this process, caught by Notify and forwarded by Run.
+// running is a child under Supervise in this test process. Signals are real: they
+// are sent to this process, caught by Notify and forwarded by Supervise.
 type running struct {
 	t     *testing.T
 	stdin *os.File
@@ -47,7 +47,7 @@ type result struct {
 	err  error
 }
 
-// start runs a testchild scenario under Run with cfg.
+// start runs a testchild scenario under Supervise with cfg.
 func start(t *testing.T, cfg Config, scenario string, args ...string) *running {
 	t.Helper()
 	t.Setenv(testchild.Env, scenario)
@@ -62,7 +62,7 @@ func start(t *testing.T, cfg Config, scenario string, args ...string) *running {
 
 	sigs := Notify()
 	go func() {
-		code, err := (&Supervisor{sigs: sigs, log: logging.New(r.log, "text", -4)}).Run(cfg)
+		code, err := (&Supervisor{sigs: sigs, log: logging.New(r.log, "text", -4)}).Supervise(cfg)
 		Stop(sigs)
 		inR.Close()
 		outW.Close()
@@ -371,7 +371,7 @@ func TestStartErrors(t *testing.T) {
 		{[]string{"/"}, exitcode.NotExecutable},
 	} {
 		sigs := Notify()
-		_, err := (&Supervisor{sigs: sigs, log: logging.Discard()}).Run(Config{Args: tc.args})
+		_, err := (&Supervisor{sigs: sigs, log: logging.Discard()}).Supervise(Config{Args: tc.args})
 		Stop(sigs)
 		var se *StartError
 		require.ErrorAs(t, err, &se, "%v", tc.args)
