@@ -63,13 +63,6 @@ func Learn(o Options) *Watch {
 	return w
 }
 
-// Start is Learn and Hold at once, for a watch with no time to learn.
-func Start(o Options) *Watch {
-	w := Learn(o)
-	w.Hold()
-	return w
-}
-
 // Hold begins the hold: the watch closes Quiet() once the listeners have had
 // no traffic for the quiet period, counting from now or from the latest
 // traffic. It logs drain_started once it follows the sockets, or one warning

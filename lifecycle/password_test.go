@@ -192,7 +192,7 @@ func lifecycle(t *testing.T, out *testutil.Buffer, c, answering *config.Config) 
 	})
 	wg.Go(func() {
 		gone := c.ShutdownURLs[0] // refused
-		_ = shutdown.Post(context.Background(), shutdown.Options{Targets: shutdown.Targets(gone),
+		_ = shutdown.Post(context.Background(), shutdown.Options{Targets: []shutdown.Target{{URL: gone}},
 			Answered: []string{gone}, Timeout: time.Minute, Logger: log})
 	})
 	wg.Wait()

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"syscall"
@@ -22,7 +23,7 @@ import (
 // runtime's own signal loop, which the first signal.Notify starts for good,
 // is running.
 func goroutinesBefore() int {
-	wrapper.Stop(wrapper.Notify())
+	signal.Stop(wrapper.Notify())
 	return runtime.NumGoroutine()
 }
 

@@ -83,16 +83,6 @@ type Target struct {
 	Ready []string
 }
 
-// Targets are the given URLs, each of an unknown proxy with no readiness
-// URL: a refused connection means "gone" only after one reached it.
-func Targets(urls ...string) []Target {
-	t := make([]Target, len(urls))
-	for i, u := range urls {
-		t[i] = Target{URL: u}
-	}
-	return t
-}
-
 // MissingHint names the likely cause, for the proxy of preset, of a shutdown
 // URL that refuses connections while the proxy still answers, and the
 // remedy: the proxy's own, where the proxy table has one.

@@ -41,9 +41,6 @@ func Notify() chan os.Signal {
 	return c
 }
 
-// Stop undoes Notify.
-func Stop(c chan os.Signal) { signal.Stop(c) }
-
 // phase is where the stop signal stands.
 type phase int
 
