@@ -285,11 +285,7 @@ func TestRealCloudSQLProxy(t *testing.T) {
 	sql := newCloudSQL(t, "--quitquitquit")
 	p := startPA(t, nil, "-S", "--ready-url", sql.startup, "--shutdown-url", sql.quit,
 		"--", "sh", "-c", "busybox wget -q -O - "+sql.startup+" && echo; exit 3")
-	deadline := time.Now().Add(waitLimit)
-	for !strings.Contains(p.stderr.String(), "waiting for the proxy") {
-		require.True(t, time.Now().Before(deadline), "proxy-await did not start waiting; stderr:\n%s", p.stderr.String())
-		time.Sleep(5 * time.Millisecond)
-	}
+	p.waitLog("waiting for the proxy")
 	p.silent("cloud-sql-proxy is not running yet")
 	sql.start(t)
 

@@ -237,11 +237,9 @@ func TestWatchStop(t *testing.T) {
 	ep.status.Store(http.StatusServiceUnavailable)
 	w.Stop()
 	w.Stop()
-	for deadline := time.Now().Add(bound); runtime.NumGoroutine() > before; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines left after Stop (%d before):\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
+	if !testutil.Until(bound, func() bool { return runtime.NumGoroutine() <= before }) {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines left after Stop (%d before):\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 	}
 	noLoss(t, w, "the watch was stopped")
 

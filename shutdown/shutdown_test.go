@@ -274,11 +274,7 @@ func TestRefused(t *testing.T) {
 				Logger: logging.New(&buf, "text", -4)})
 		}()
 		// Start the proxy once a refused POST has been logged.
-		deadline := time.Now().Add(bound)
-		for !strings.Contains(buf.String(), `error="connection refused"`) {
-			require.True(t, time.Now().Before(deadline), "no refused POST logged: %q", buf.String())
-			time.Sleep(time.Millisecond)
-		}
+		buf.WaitFor(t, `error="connection refused"`, bound)
 		a := &answers{statuses: []int{200}}
 		srv := httptest.NewUnstartedServer(a)
 		srv.Listener.Close()

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/proctree"
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // A process left behind that is stopped (kill -STOP, a job stopped by
@@ -48,14 +49,9 @@ func resumesAStoppedWorker(t *testing.T, group bool) {
 // waitStopped waits until pid is in state T (stopped).
 func waitStopped(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
+	testutil.Eventually(t, func() bool {
 		st, ok := proctree.ReadStat(pid)
 		require.True(t, ok, "PID %d is gone", pid)
-		if st.State == 'T' {
-			return
-		}
-		require.True(t, time.Now().Before(deadline), "PID %d never stopped", pid)
-		time.Sleep(time.Millisecond)
-	}
+		return st.State == 'T'
+	}, "PID %d never stopped", pid)
 }

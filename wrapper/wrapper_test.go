@@ -224,14 +224,15 @@ func TestProcessGroup(t *testing.T) {
 
 // unreaped waits for pid to be gone and says 0, or returns pid after waitLimit.
 func unreaped(pid int) int {
-	deadline := time.Now().Add(waitLimit)
-	for time.Now().Before(deadline) {
+	if testutil.Until(waitLimit, func() bool {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
-			return 0
+			return true
 		}
 		var ws syscall.WaitStatus
 		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-		time.Sleep(5 * time.Millisecond)
+		return false
+	}) {
+		return 0
 	}
 	return pid
 }

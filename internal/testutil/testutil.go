@@ -34,13 +34,8 @@ func (s *Buffer) String() string {
 // event, in tests that read a program's log as it is written.
 func (s *Buffer) WaitFor(t testing.TB, want string, limit time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !strings.Contains(s.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("never logged %q within %s; log:\n%s", want, limit, s.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	EventuallyWithin(t, limit, func() bool { return strings.Contains(s.String(), want) },
+		"never logged %q; log:\n%s", want, s)
 }
 
 // Getenv is a lookup of the variables in kv, standing in for os.LookupEnv.
