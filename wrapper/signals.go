@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/proxy-await/proxy-await/drain"
+	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/proxyloss"
 	"github.com/proxy-await/proxy-await/internal/signals"
 )
@@ -245,6 +246,37 @@ func (s *Supervisor) endWatch(why string) {
 	s.proxy = nil
 	if why != "" {
 		s.log.Debug("no longer watching the proxy: "+why, "event", "proxy_watch_ended")
+	}
+}
+
+// exitCode is the code the run exits with once the child ended with code:
+// the child's, or 69 after a loss of the proxy, whatever the child's was.
+func (s *Supervisor) exitCode(code int) int {
+	if s.phase == lost {
+		return exitcode.Unavailable
+	}
+	return code
+}
+
+// stopTimers ends, as the supervision ends, what the stop signal's path
+// may have left running: its timers, the drain watch, the proxy's watch.
+func (s *Supervisor) stopTimers() {
+	stopTimer(s.hold)
+	stopTimer(s.kill)
+	s.drain.Stop()
+	s.endWatch("")
+}
+
+func timerC(t *time.Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C
+}
+
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
 	}
 }
 

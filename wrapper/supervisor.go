@@ -160,32 +160,3 @@ func (s *Supervisor) childExited(ws syscall.WaitStatus) int {
 	}
 	return code
 }
-
-// exitCode is the code the run exits with once the child ended with code:
-// the child's, or 69 after a loss of the proxy, whatever the child's was.
-func (s *Supervisor) exitCode(code int) int {
-	if s.phase == lost {
-		return exitcode.Unavailable
-	}
-	return code
-}
-
-func (s *Supervisor) stopTimers() {
-	stopTimer(s.hold)
-	stopTimer(s.kill)
-	s.drain.Stop()
-	s.endWatch("")
-}
-
-func timerC(t *time.Timer) <-chan time.Time {
-	if t == nil {
-		return nil
-	}
-	return t.C
-}
-
-func stopTimer(t *time.Timer) {
-	if t != nil {
-		t.Stop()
-	}
-}
