@@ -50,6 +50,14 @@ type result struct {
 // start runs a testchild scenario under Supervise with cfg.
 func start(t *testing.T, cfg Config, scenario string, args ...string) *running {
 	t.Helper()
+	cfg.Args = append([]string{testchild.Self()}, args...)
+	return startCommand(t, cfg, scenario)
+}
+
+// startCommand runs cfg.Args under Supervise, with the test binary playing
+// scenario wherever the command starts it.
+func startCommand(t *testing.T, cfg Config, scenario string) *running {
+	t.Helper()
 	t.Setenv(testchild.Env, scenario)
 	inR, inW, err := os.Pipe()
 	require.NoError(t, err)
@@ -57,7 +65,6 @@ func start(t *testing.T, cfg Config, scenario string, args ...string) *running {
 	require.NoError(t, err)
 	r := &running{t: t, stdin: inW, done: make(chan result, 1), log: &testutil.Buffer{}}
 	r.lines = testutil.NewLines(outR, waitLimit, func() string { return "log:\n" + r.log.String() })
-	cfg.Args = append([]string{testchild.Self()}, args...)
 	cfg.Stdin, cfg.Stdout = inR, outW
 
 	sigs := Notify()
