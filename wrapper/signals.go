@@ -59,6 +59,9 @@ type stop struct {
 	sig, as syscall.Signal
 }
 
+// loop supervises the child until it has exited and been reaped, and
+// returns the code to exit with: it is where every signal, every end of a
+// hold and the loss of the proxy arrive.
 func (s *Supervisor) loop() (int, error) {
 	defer s.stopTimers()
 	for {
