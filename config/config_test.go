@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/testutil"
+	"github.com/proxy-await/proxy-await/proxies"
 
 	"github.com/proxy-await/proxy-await/internal/hint"
 )
@@ -714,14 +715,22 @@ func TestScuttleValuesAsScuttleReadsThem(t *testing.T) {
 	}
 }
 
-// --help lists every preset with its URLs, the hint for an unknown one
-// names them all, and --port's help names those it applies to.
+// --help lists every preset of the proxy table with its URLs, in the
+// table's order, then none; the hint for an unknown one names them all, and
+// --port's help names those it applies to.
 func TestHelpListsEveryPreset(t *testing.T) {
 	var help strings.Builder
 	PrintHelp(&help)
-	assert.Equal(t, []string{"linkerd", "istio", "envoy", "cloudsql", "dapr", "consul", "none"}, presetNames())
-	assert.Equal(t, "choose linkerd, istio, envoy, cloudsql, dapr, consul or none; several with commas, as in istio,cloudsql", presetHint())
-	assert.Equal(t, "admin `port` of the linkerd (default 4191) and envoy (default 15000) presets", portUsage())
+	var names, ported []string
+	for _, px := range proxies.All {
+		names = append(names, px.Preset)
+		if px.AdminPort {
+			ported = append(ported, fmt.Sprintf("%s (default %d)", px.Preset, px.DefaultPort()))
+		}
+	}
+	assert.Equal(t, append(names, "none"), presetNames())
+	assert.Equal(t, "choose "+strings.Join(names, ", ")+" or none; several with commas, as in istio,cloudsql", presetHint())
+	assert.Equal(t, "admin `port` of the "+strings.Join(ported, " and ")+" presets", portUsage())
 	for _, name := range presetNames() {
 		p, ok := LookupPreset(name)
 		require.True(t, ok, name)
@@ -735,17 +744,28 @@ func TestHelpListsEveryPreset(t *testing.T) {
 }
 
 // The presets' table keeps each shutdown URL in one column, and a
-// readiness URL too long for it puts its shutdown URL on the next line.
+// readiness URL too long for it puts its shutdown URL on the next line,
+// in that column.
 func TestHelpPresetTable(t *testing.T) {
-	assert.Equal(t, `  linkerd  ready http://127.0.0.1:4191/ready          shutdown http://127.0.0.1:4191/shutdown
-  istio    ready http://127.0.0.1:15021/healthz/ready shutdown http://127.0.0.1:15020/quitquitquit
-  envoy    ready http://127.0.0.1:15000/ready         shutdown http://127.0.0.1:15000/quitquitquit
-  cloudsql ready http://127.0.0.1:9090/startup        shutdown http://127.0.0.1:9091/quitquitquit
-  dapr     ready http://127.0.0.1:3500/v1.0/healthz/outbound
-                                                      shutdown http://127.0.0.1:3500/v1.0/shutdown
-  consul   ready http://127.0.0.1:19000/ready         shutdown http://127.0.0.1:20600/graceful_shutdown
-  none     no readiness wait, no shutdown
-`, presetTable())
+	lines := strings.Split(strings.TrimSuffix(presetTable(), "\n"), "\n")
+	column := -1
+	wrapped := false
+	for i, line := range lines {
+		at := strings.Index(line, " shutdown http://")
+		if at < 0 {
+			continue
+		}
+		if column < 0 {
+			column = at
+		}
+		assert.Equal(t, column, at, "line %d: %q", i, line)
+		if strings.TrimSpace(line[:at]) == "" {
+			wrapped = true
+			assert.NotContains(t, lines[i-1], " shutdown ", "the readiness URL before it is alone on its line")
+		}
+	}
+	assert.True(t, wrapped, "dapr's readiness URL is long enough to wrap: %s", presetTable())
+	assert.Equal(t, "  none     no readiness wait, no shutdown", lines[len(lines)-1])
 }
 
 func TestWaitAllAndExitCodeMapUsageErrors(t *testing.T) {

@@ -13,13 +13,13 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
-	"github.com/proxy-await/proxy-await/inject"
+	"github.com/proxy-await/proxy-await/ctl/check"
+	"github.com/proxy-await/proxy-await/ctl/inject"
+	"github.com/proxy-await/proxy-await/ctl/policy"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/hint"
 	"github.com/proxy-await/proxy-await/internal/logging"
-	"github.com/proxy-await/proxy-await/policy"
 )
 
 // prefix starts each of proxy-awaitctl's text lines on stderr.
@@ -55,15 +55,15 @@ func run(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	}
 	switch {
 	case t.Check != nil:
-		return check.Run(t.Check, stdin, stdout, log)
+		return check.Main(t.Check, stdin, stdout, log)
 	case t.Inject != nil:
-		code, err := inject.Run(t.Inject, stdin, stdout, stderr, log)
+		code, err := inject.Main(t.Inject, stdin, stdout, stderr, log)
 		if errors.As(err, &usage) {
 			usage.Report(stderr, prefix)
 		}
 		return code
 	case t.Policy != nil:
-		return policy.Run(t.Policy, stdout, log)
+		return policy.Main(t.Policy, stdout, log)
 	}
 	return internal(log, t.Command)
 }

@@ -16,8 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/check"
 	"github.com/proxy-await/proxy-await/internal/logging"
 	"github.com/proxy-await/proxy-await/internal/manifesttest"
 )
@@ -82,9 +82,9 @@ func checkSnippet(t *testing.T, snippet string) {
 
 // checkExample marks docs/check.md's manifest with a mistake, which
 // TestDocsSnippets leaves to TestDocsCheckExample.
-const checkExample = "<!-- check example: a manifest with a mistake on purpose; a test runs --check on it and compares the output -->"
+const checkExample = "<!-- check example: a manifest with a mistake on purpose; a test runs proxy-awaitctl check on it and compares the output -->"
 
-// docs/check.md's finding is what --check prints for its manifest, with
+// docs/check.md's finding is what proxy-awaitctl check prints for its manifest, with
 // the exit code it shows.
 func TestDocsCheckExample(t *testing.T) {
 	page := readDoc(t, "docs/check.md")
@@ -110,7 +110,7 @@ func TestDocsCheckExample(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, cfg.Check, lines[0])
 	var stdout bytes.Buffer
-	code := check.Run(cfg.Check, strings.NewReader(""), &stdout, logging.Discard())
+	code := check.Main(cfg.Check, strings.NewReader(""), &stdout, logging.Discard())
 	assert.Equal(t, lines[1]+"\n", stdout.String(), "the finding, and nothing after it")
 	assert.Equal(t, lines[3], strconv.Itoa(code))
 }

@@ -27,9 +27,12 @@ import (
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 
-	"github.com/proxy-await/proxy-await/check"
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/check"
+	"github.com/proxy-await/proxy-await/ctl/invocation"
+	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/proxy-await/proxy-await/internal/manifesttest"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // TestMain runs the tests from the repository's root, where the paths they
@@ -169,14 +172,41 @@ func TestExamples(t *testing.T) {
 			// --check sees every container that runs proxy-await (the
 			// Dockerfile says which image's entrypoint is proxy-await) and
 			// finds no error.
-			findings, sum := check.Paths([]string{f}, check.Options{Entrypoint: func(string) []string { return entrypoint }})
+			findings, sum := check.Paths([]string{f}, check.Options{Images: dockerfileImage(t, f)})
 			// It also knows that proxy-await's own image runs proxy-await.
 			assert.GreaterOrEqual(t, sum.Containers, runs, "containers that --check sees run proxy-await")
 			for _, finding := range findings {
-				assert.NotEqual(t, check.Error, finding.Level, "%s", finding)
+				assert.NotEqual(t, rules.Error, finding.Level, "%s", finding)
 			}
 		})
 	}
+}
+
+// dockerfileImage is what the image that a Dockerfile beside file builds
+// runs, by the reference its "docker build -t" line gives it; nil without
+// a Dockerfile.
+func dockerfileImage(t *testing.T, file string) invocation.Images {
+	df := filepath.Join(filepath.Dir(file), "Dockerfile")
+	if !fileExists(df) {
+		return nil
+	}
+	data, err := os.ReadFile(df)
+	require.NoError(t, err)
+	var ref string
+	var img invocation.Image
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if _, rest, ok := strings.Cut(line, "docker build -t "); ok {
+			ref, _, _ = strings.Cut(rest, " ")
+		}
+		for prefix, list := range map[string]*[]string{"ENTRYPOINT ": &img.Entrypoint, "CMD ": &img.Cmd} {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				require.NoError(t, json.Unmarshal([]byte(rest), list), "%s: %s is not in exec form", df, line)
+			}
+		}
+	}
+	require.NotEmpty(t, ref, "%s says not which image it builds (docker build -t IMAGE)", df)
+	return invocation.ImageTable{ref: img}
 }
 
 func fileExists(name string) bool {
@@ -294,106 +324,53 @@ func TestEveryPresetHasAnExample(t *testing.T) {
 	}
 }
 
-// An injector's containers, as far as the Pod Security Standards look at
-// them. "restricted" judges the pod that runs, and a mesh's injector adds
-// containers that the manifests in examples/ do not show. Each injection
-// holds what a mesh's injector adds by default and with the remedy that
-// makes the pod pass, taken from that project's injection templates at the
-// release named; docs/sidecars.md says the same in prose.
-type injection struct {
-	mesh     string
-	injected func(tpl *corev1.PodTemplateSpec) bool
-	// init and sidecar are the containers added by default, fixedInit and
-	// fixedSidecar those added with remedy (nil: the same as by default).
-	init, fixedInit       *corev1.Container
-	sidecar, fixedSidecar *corev1.Container
-	// copyCaps: the sidecar gets the first container's capabilities, as
-	// Linkerd's injector does.
-	copyCaps bool
-	remedy   string
-}
-
-func annotated(key, value string) func(*corev1.PodTemplateSpec) bool {
-	return func(tpl *corev1.PodTemplateSpec) bool { return tpl.Annotations[key] == value }
-}
-
-func labelled(key, value string) func(*corev1.PodTemplateSpec) bool {
-	return func(tpl *corev1.PodTemplateSpec) bool { return tpl.Labels[key] == value }
-}
-
-// injectedContainer is a container with a security context in the terms injectors use.
-func injectedContainer(name string, uid int64, nonRoot bool, add []corev1.Capability, dropAll bool) *corev1.Container {
+// injectedContainer is a container of the proxy table's Injected facts,
+// with its security context in the terms injectors use.
+func injectedContainer(c *proxies.Container) *corev1.Container {
+	if c == nil {
+		return nil
+	}
 	sc := &corev1.SecurityContext{
 		AllowPrivilegeEscalation: new(false),
 		Privileged:               new(false),
 		ReadOnlyRootFilesystem:   new(true),
-		RunAsUser:                &uid,
-		RunAsNonRoot:             &nonRoot,
-		Capabilities:             &corev1.Capabilities{Add: add},
+		RunAsUser:                new(c.User),
+		RunAsNonRoot:             new(c.NonRoot),
+		Capabilities:             &corev1.Capabilities{},
 	}
-	if dropAll {
+	for _, a := range c.Add {
+		sc.Capabilities.Add = append(sc.Capabilities.Add, corev1.Capability(a))
+	}
+	if c.DropAll {
 		sc.Capabilities.Drop = []corev1.Capability{"ALL"}
 	}
-	return &corev1.Container{Name: name, SecurityContext: sc}
+	return &corev1.Container{Name: c.Name, SecurityContext: sc}
 }
 
-var netAdmin = []corev1.Capability{"NET_ADMIN", "NET_RAW"}
+// injects says whether px's injector adds its sidecar to a pod: the pod's
+// label or annotation asks for it.
+func injects(px *proxies.Proxy, tpl *corev1.PodTemplateSpec) bool {
+	in := px.Inject
+	return slices.Contains(in.On, tpl.Labels[in.Key]) || slices.Contains(in.On, tpl.Annotations[in.Key])
+}
 
-var injections = []injection{{
-	// linkerd/linkerd2 version-2.20: charts/partials/templates/_proxy-init.tpl,
-	// _network-validator.tpl and _proxy.tpl; pkg/inject/inject.go gives the
-	// proxy the first container's capabilities.
-	mesh:      "Linkerd 2.20",
-	injected:  annotated("linkerd.io/inject", "enabled"),
-	init:      injectedContainer("linkerd-init", 65534, true, netAdmin, false),
-	fixedInit: injectedContainer("linkerd-network-validator", 65534, true, nil, true),
-	sidecar:   injectedContainer("linkerd-proxy", 2102, true, nil, false),
-	copyCaps:  true,
-	remedy:    "linkerd-cni (Helm value cniEnabled: true)",
-}, {
-	// istio/istio 1.30.3: manifests/charts/istio-control/istio-discovery/files/injection-template.yaml.
-	mesh:      "Istio 1.30",
-	injected:  labelled("sidecar.istio.io/inject", "true"),
-	init:      injectedContainer("istio-init", 0, false, netAdmin, true),
-	fixedInit: injectedContainer("istio-validation", 1337, true, nil, true),
-	sidecar:   injectedContainer("istio-proxy", 1337, true, nil, true),
-	remedy:    "istio-cni (Helm value pilot.cni.enabled: true)",
-}, {
-	// hashicorp/consul-k8s v2.0.3: control-plane/connect-inject/webhook/container_init.go
-	// (transparent proxy, on by default) and consul_dataplane_sidecar.go.
-	mesh:      "consul-k8s 2.0",
-	injected:  annotated("consul.hashicorp.com/connect-inject", "true"),
-	init:      injectedContainer("consul-connect-inject-init", 0, false, []corev1.Capability{"NET_ADMIN"}, false),
-	fixedInit: injectedContainer("consul-connect-inject-init", 5996, true, nil, true),
-	sidecar:   injectedContainer("consul-dataplane", 5995, true, nil, true),
-	remedy:    "the Consul CNI plugin (Helm value connectInject.cni.enabled: true)",
-}, {
-	// dapr/dapr v1.18.3: pkg/injector/patcher/sidecar_container.go and the
-	// dapr_sidecar_injector chart's values.yaml.
-	mesh:         "Dapr 1.18",
-	injected:     annotated("dapr.io/enabled", "true"),
-	sidecar:      injectedContainer("daprd", 65532, true, nil, false),
-	fixedSidecar: injectedContainer("daprd", 65532, true, nil, true),
-	remedy:       "the Helm value dapr_sidecar_injector.sidecarDropALLCapabilities=true",
-}}
-
-// inject adds an injection's containers to a copy of a pod: by default, or
+// inject adds what px's injector adds to a copy of a pod: by default, or
 // with its remedy.
-func (inj injection) inject(tpl *corev1.PodTemplateSpec, remedied bool) *corev1.PodTemplateSpec {
+func inject(px *proxies.Proxy, tpl *corev1.PodTemplateSpec, remedied bool) *corev1.PodTemplateSpec {
+	inj := px.Injected
 	pod := tpl.DeepCopy()
-	init, sidecar := inj.init, inj.sidecar
-	if remedied && inj.fixedInit != nil {
-		init = inj.fixedInit
+	init, sidecar := inj.Init, inj.Sidecar
+	if remedied && inj.FixedInit != nil {
+		init = inj.FixedInit
 	}
-	if remedied && inj.fixedSidecar != nil {
-		sidecar = inj.fixedSidecar
+	if remedied && inj.FixedSidecar != nil {
+		sidecar = inj.FixedSidecar
 	}
-	if init != nil {
-		pod.Spec.InitContainers = append([]corev1.Container{*init.DeepCopy()}, pod.Spec.InitContainers...)
+	if c := injectedContainer(init); c != nil {
+		pod.Spec.InitContainers = append([]corev1.Container{*c}, pod.Spec.InitContainers...)
 	}
-	if sidecar != nil {
-		c := sidecar.DeepCopy()
-		if first := pod.Spec.Containers[0].SecurityContext; inj.copyCaps && first != nil {
+	if c := injectedContainer(sidecar); c != nil {
+		if first := pod.Spec.Containers[0].SecurityContext; inj.CopiesCapabilities && first != nil {
 			c.SecurityContext.Capabilities = first.Capabilities.DeepCopy()
 		}
 		pod.Spec.Containers = append(pod.Spec.Containers, *c)
@@ -409,25 +386,28 @@ func (inj injection) inject(tpl *corev1.PodTemplateSpec, remedied bool) *corev1.
 func TestExamplesInjectedRestricted(t *testing.T) {
 	seen := map[string]bool{}
 	for _, pod := range allExamplePods(t) {
-		for _, inj := range injections {
-			if !inj.injected(pod.tpl) {
+		for _, px := range proxies.InPods {
+			inj := px.Injected
+			if inj.Release == "" || !injects(px, pod.tpl) {
 				continue
 			}
-			seen[inj.mesh] = true
+			seen[px.Preset] = true
 			for _, remedied := range []bool{false, true} {
-				res, err := restricted(inj.inject(pod.tpl, remedied))
+				res, err := restricted(inject(px, pod.tpl, remedied))
 				require.NoError(t, err)
 				if remedied {
 					assert.True(t, res.Allowed, "%s under %s with %s: not \"restricted\": %s: %s",
-						pod.file, inj.mesh, inj.remedy, res.ForbiddenReason(), res.ForbiddenDetail())
+						pod.file, inj.Release, inj.Remedy, res.ForbiddenReason(), res.ForbiddenDetail())
 				} else {
 					assert.False(t, res.Allowed, "%s under %s without %s passes \"restricted\": the docs say it does not",
-						pod.file, inj.mesh, inj.remedy)
+						pod.file, inj.Release, inj.Remedy)
 				}
 			}
 		}
 	}
-	for _, inj := range injections {
-		assert.True(t, seen[inj.mesh], "no example is injected by %s", inj.mesh)
+	for _, px := range proxies.InPods {
+		if px.Injected.Release != "" {
+			assert.True(t, seen[px.Preset], "no example is injected by %s", px.Injected.Release)
+		}
 	}
 }

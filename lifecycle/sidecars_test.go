@@ -1,20 +1,23 @@
 package lifecycle_test
 
-// The sidecars a Job meets beyond the mesh proxies: each preset's endpoints
-// against the fake proxy answering as that sidecar does, several presets at
-// once, a Linkerd proxy whose shutdown endpoint is off, and a real Cloud SQL
-// Auth Proxy v2. The fakes listen on free ports; the preset's paths come
-// from the preset table, so a wrong path in a preset fails here.
+// The sidecars a Job meets: each proxy of the proxy table against the fake
+// proxy answering as the table says it does, several presets at once, a
+// shutdown endpoint that is off or missing, and a real Cloud SQL Auth Proxy
+// v2. The fakes listen on free ports; the preset's paths come from the
+// preset table, so a wrong path in a preset fails here, and a new proxy of
+// the table is tested here without a line of its own.
 
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,6 +28,7 @@ import (
 
 	"github.com/proxy-await/proxy-await/config"
 	"github.com/proxy-await/proxy-await/internal/testutil"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // presetPath is the path of a preset's URL.
@@ -63,41 +67,33 @@ func notReady(rs []testutil.Request) []testutil.Request {
 	return out
 }
 
+// readyAddr is the fake proxy's listener of px's readiness endpoint: its
+// own, or the admin listener where px serves both endpoints on one port.
+func readyAddr(px *proxies.Proxy, fp *testutil.FakeProxy) string {
+	if px.Ready.Port == px.Shutdown.Port {
+		return fp.Addr
+	}
+	return fp.Ready
+}
+
 // sidecarURLs are the readiness and shutdown URLs of a fake proxy playing
 // the preset name, on the fake's own ports.
 func sidecarURLs(t *testing.T, fp *testutil.FakeProxy, name string) (ready, shutdown string) {
 	t.Helper()
-	p, _ := config.LookupPreset(name)
-	readyAddr, shutdownAddr := fp.Addr, fp.Addr
-	switch name {
-	case "istio", "cloudsql":
-		readyAddr = fp.Ready
-	case "consul":
-		shutdownAddr = fp.Lifecycle
-	}
-	require.NotEmpty(t, readyAddr)
-	require.NotEmpty(t, shutdownAddr)
-	return "http://" + readyAddr + presetPath(t, p.Ready), "http://" + shutdownAddr + presetPath(t, p.Shutdown)
+	px, p := proxies.Lookup(name), preset(name)
+	require.NotEmpty(t, readyAddr(px, fp))
+	require.NotEmpty(t, fp.Addr)
+	return "http://" + readyAddr(px, fp) + presetPath(t, p.Ready), "http://" + fp.Addr + presetPath(t, p.Shutdown)
 }
 
 func TestEachSidecarPreset(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		status int // the shutdown answer
-	}{
-		{"linkerd", 200},
-		{"istio", 200},
-		{"envoy", 200},
-		{"cloudsql", 200},
-		{"dapr", 204},
-		{"consul", 200},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fp := testutil.StartFakeProxy(t, "-flavor", tc.name, "-ready-after", "never", "-stay-up")
-			ready, shutdown := sidecarURLs(t, fp, tc.name)
+	for _, px := range proxies.All {
+		t.Run(px.Preset, func(t *testing.T) {
+			fp := testutil.StartFakeProxy(t, "-flavor", px.Preset, "-ready-after", "never", "-stay-up")
+			ready, shutdown := sidecarURLs(t, fp, px.Preset)
 			p := startPA(t, nil, append([]string{"-S", "--ready-url", ready, "--shutdown-url", shutdown},
 				startedThenExit3...)...)
-			readyPath, shutdownPath := presetPath(t, preset(tc.name).Ready), presetPath(t, preset(tc.name).Shutdown)
+			readyPath, shutdownPath := presetPath(t, preset(px.Preset).Ready), presetPath(t, preset(px.Preset).Shutdown)
 			fp.WaitFor("a not-ready probe", notReadyAnswers(readyPath, 1))
 			p.silent("the sidecar is not ready")
 			fp.Signal(syscall.SIGUSR1)
@@ -112,7 +108,7 @@ func TestEachSidecarPreset(t *testing.T) {
 			}
 			require.Len(t, shutdowns, 1, "exactly one shutdown request")
 			assert.Equal(t, "POST", shutdowns[0].Method)
-			assert.Equal(t, tc.status, shutdowns[0].Status)
+			assert.Equal(t, px.Shutdown.OK.Status, shutdowns[0].Status)
 		})
 	}
 }
@@ -146,7 +142,7 @@ func TestSeveralSidecars(t *testing.T) {
 // error says what that means and what to do, the 404 is not retried, and
 // proxy-await still exits with the child's code.
 func TestLinkerdShutdownNotEnabled(t *testing.T) {
-	fp := testutil.StartFakeProxy(t, "-shutdown-disabled", "-stay-up")
+	fp := testutil.StartFakeProxy(t, "-shutdown-off", "-stay-up")
 	p := startPA(t, nil, append([]string{"-S", "--ready-url", fp.URL("/ready"), "--shutdown-url", fp.URL("/shutdown")},
 		child("exit", "3")...)...)
 	assert.Equal(t, 3, p.wait())
@@ -165,41 +161,29 @@ func TestLinkerdShutdownNotEnabled(t *testing.T) {
 // A Job whose sidecar runs on, while nothing listens at the shutdown URL:
 // the shutdown endpoint is missing, not the proxy gone. proxy-await asks
 // again until --shutdown-timeout runs out, then ends with an error that
-// names the likely cause for that sidecar, and exits with the job's 0.
+// names the likely cause for that sidecar (its MissingHint), and exits with
+// the job's 0. For each proxy that has such a hint: consul-dataplane on its
+// own graceful port while the preset POSTs consul-k8s's, the Cloud SQL Auth
+// Proxy without --quitquitquit, Linkerd with its endpoint left off.
 func TestMissingShutdownEndpointInAJob(t *testing.T) {
-	for _, tc := range []struct {
-		name, preset string
-		args         []string // the fake proxy's
-		hint         string
-	}{
-		// consul-dataplane's lifecycle server on 20300, its own default,
-		// while the preset POSTs consul-k8s's 20600: here, another free
-		// port than the one POSTed.
-		{"consul-dataplane on another graceful port", "consul", nil, "consul-dataplane serves /graceful_shutdown on its graceful port: " +
-			"20600 as consul-k8s injects it (the pod annotation consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port moves it), or 20300, consul-dataplane's own default; " +
-			"give the port it uses with --shutdown-url http://127.0.0.1:PORT/graceful_shutdown"},
-		{"cloud-sql-proxy without --quitquitquit", "cloudsql", []string{"-quitquitquit=false"},
-			"cloud-sql-proxy serves /quitquitquit only when started with --quitquitquit: add that flag to its arguments " +
-				"(the endpoint is then on its --admin-port, 9091 by default)"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, px := range proxies.All {
+		if px.MissingHint == "" {
+			continue
+		}
+		t.Run(px.Preset, func(t *testing.T) {
 			t.Parallel() // the budget must run out: in parallel, it is spent once
-			fp := testutil.StartFakeProxy(t, append([]string{"-flavor", tc.preset, "-stay-up"}, tc.args...)...)
-			readyAddr := fp.Addr // consul: Envoy's admin
-			if tc.preset == "cloudsql" {
-				readyAddr = fp.Ready
-			}
-			ready := "http://" + readyAddr + presetPath(t, preset(tc.preset).Ready)
-			shutdown := "http://" + testutil.RefusingAddr(t) + presetPath(t, preset(tc.preset).Shutdown)
-			p := startPA(t, nil, append([]string{"-v", "--proxy", tc.preset, "-S", "--shutdown-timeout", "2s",
+			fp := testutil.StartFakeProxy(t, "-flavor", px.Preset, "-shutdown-off", "-stay-up")
+			ready := "http://" + readyAddr(px, fp) + presetPath(t, preset(px.Preset).Ready)
+			shutdown := "http://" + testutil.RefusingAddr(t) + presetPath(t, preset(px.Preset).Shutdown)
+			p := startPA(t, nil, append([]string{"-v", "--proxy", px.Preset, "-S", "--shutdown-timeout", "2s",
 				"--ready-url", ready, "--shutdown-url", shutdown}, child("exit", "0")...)...)
 			assert.Equal(t, 0, p.wait(), "the job's status")
 			lines := shutdownLines(t, p)
 			require.GreaterOrEqual(t, len(lines), 3, "asked again within the budget")
 			assert.Regexp(t, `^proxy-await: error: proxy still running: nothing listens at its shutdown URL url=`+
 				regexp.QuoteMeta(shutdown)+` elapsed=\S+ ready_url=`+regexp.QuoteMeta(ready)+` `+
-				regexp.QuoteMeta("(hint: "+tc.hint+")")+`$`, lines[len(lines)-1])
-			assert.Zero(t, fp.Count("POST", presetPath(t, preset(tc.preset).Shutdown)), "nothing reached the sidecar")
+				regexp.QuoteMeta("(hint: "+px.MissingHint+")")+`$`, lines[len(lines)-1])
+			assert.Zero(t, fp.Count("POST", presetPath(t, preset(px.Preset).Shutdown)), "nothing reached the sidecar")
 		})
 	}
 }
@@ -285,11 +269,7 @@ func TestRealCloudSQLProxy(t *testing.T) {
 	sql := newCloudSQL(t, "--quitquitquit")
 	p := startPA(t, nil, "-S", "--ready-url", sql.startup, "--shutdown-url", sql.quit,
 		"--", "sh", "-c", "busybox wget -q -O - "+sql.startup+" && echo; exit 3")
-	deadline := time.Now().Add(waitLimit)
-	for !strings.Contains(p.stderr.String(), "waiting for the proxy") {
-		require.True(t, time.Now().Before(deadline), "proxy-await did not start waiting; stderr:\n%s", p.stderr.String())
-		time.Sleep(5 * time.Millisecond)
-	}
+	p.waitLog("waiting for the proxy")
 	p.silent("cloud-sql-proxy is not running yet")
 	sql.start(t)
 
@@ -330,52 +310,23 @@ func TestRealCloudSQLProxyWithoutQuitquitquit(t *testing.T) {
 	}
 }
 
-// The fake proxy answers as docs/sidecars.md says each sidecar does:
-// the tests above are only as good as these answers.
+// The fake proxy answers as the proxy table says each proxy does: its
+// readiness endpoint before and once ready, its shutdown endpoint to a
+// method it does not take and to one it does, on the listeners the table's
+// ports give: the tests above are only as good as these answers.
 func TestFakeProxyAnswersAsEachSidecar(t *testing.T) {
 	type answer struct {
 		method, path string
 		status       int
 		body         string
 	}
-	for _, tc := range []struct {
-		flavor   string
-		args     []string
-		notReady answer // before SIGUSR1
-		ready    answer
-		others   []answer // after the ready one, in order
-	}{
-		{"linkerd", nil, answer{"GET", "/ready", 503, "not ready\n"}, answer{"GET", "/ready", 200, "ready\n"},
-			[]answer{{"GET", "/shutdown", 405, "method not allowed\n"}, {"POST", "/shutdown", 200, "shutdown\n"}}},
-		{"linkerd", []string{"-shutdown-disabled"}, answer{"GET", "/ready", 503, "not ready\n"}, answer{"GET", "/ready", 200, "ready\n"},
-			[]answer{{"POST", "/shutdown", 404, "shutdown endpoint is not enabled\n"}}},
-		{"istio", nil, answer{"GET", "/healthz/ready", 503, "not ready\n"}, answer{"GET", "/healthz/ready", 200, "ready\n"},
-			[]answer{{"POST", "/quitquitquit", 200, ""}}},
-		{"envoy", nil, answer{"GET", "/ready", 503, "not ready\n"}, answer{"GET", "/ready", 200, "ready\n"},
-			[]answer{{"POST", "/quitquitquit", 200, "OK\n"}}},
-		{"cloudsql", nil, answer{"GET", "/startup", 503, "error"}, answer{"GET", "/startup", 200, "ok"},
-			[]answer{{"PUT", "/quitquitquit", 400, ""}, {"GET", "/quitquitquit", 200, ""}, {"POST", "/quitquitquit", 200, ""}}},
-		{"dapr", nil, answer{"GET", "/v1.0/healthz/outbound", 500, `{"errorCode":"ERR_HEALTH_OUTBOUND_NOT_READY","message":"dapr outbound is not ready"}`},
-			answer{"GET", "/v1.0/healthz/outbound", 204, ""},
-			[]answer{{"GET", "/v1.0/shutdown", 405, "method not allowed\n"}, {"POST", "/v1.0/shutdown", 204, ""}}},
-		{"consul", nil, answer{"GET", "/ready", 503, "PRE_INITIALIZING\n"}, answer{"GET", "/ready", 200, "LIVE\n"},
-			[]answer{{"GET", "/graceful_shutdown", 200, ""}, {"POST", "/graceful_shutdown", 200, ""}}},
-	} {
-		t.Run(tc.flavor+strings.Join(tc.args, ""), func(t *testing.T) {
-			fp := testutil.StartFakeProxy(t, append([]string{"-flavor", tc.flavor, "-ready-after", "never", "-stay-up"}, tc.args...)...)
-			readyURL, shutdownURL := sidecarURLs(t, fp, tc.flavor)
-			base := func(path string) string {
-				if strings.HasSuffix(readyURL, path) {
-					return readyURL
-				}
-				u, err := url.Parse(shutdownURL)
-				require.NoError(t, err)
-				u.Path = path
-				return u.String()
-			}
-			check := func(a answer) {
+	for _, px := range proxies.All {
+		t.Run(px.Preset, func(t *testing.T) {
+			fp := testutil.StartFakeProxy(t, "-flavor", px.Preset, "-ready-after", "never", "-stay-up")
+			readyURL, shutdownURL := sidecarURLs(t, fp, px.Preset)
+			check := func(rawURL string, a answer) {
 				t.Helper()
-				req, err := http.NewRequest(a.method, base(a.path), nil)
+				req, err := http.NewRequest(a.method, rawURL, nil)
 				require.NoError(t, err)
 				resp, err := http.DefaultClient.Do(req)
 				require.NoError(t, err)
@@ -385,17 +336,32 @@ func TestFakeProxyAnswersAsEachSidecar(t *testing.T) {
 				assert.Equal(t, a.status, resp.StatusCode, "%s %s", a.method, a.path)
 				assert.Equal(t, a.body, string(body), "%s %s", a.method, a.path)
 			}
-			check(tc.notReady)
+			r, q := px.Ready, px.Shutdown
+			check(readyURL, answer{"GET", r.Path, r.NotReady.Status, r.NotReady.Body})
 			fp.Signal(syscall.SIGUSR1)
 			fp.WaitFor("turned ready", func(rs []testutil.Request) bool {
 				return len(rs) > 0 && rs[len(rs)-1].Note == "turned ready"
 			})
-			check(tc.ready)
-			for _, a := range tc.others {
-				check(a)
+			check(readyURL, answer{"GET", r.Path, r.OK.Status, r.OK.Body})
+			if !q.Takes("PUT", true) {
+				check(shutdownURL, answer{"PUT", q.Path, q.WrongMethod.Status, q.WrongMethod.Body})
+			}
+			for _, method := range []string{"GET", "POST"} {
+				if q.Takes(method, true) {
+					check(shutdownURL, answer{method, q.Path, q.OK.Status, q.OK.Body})
+				}
 			}
 		})
 	}
+	// Linkerd's endpoint left off answers with the table's Off answer.
+	fp := testutil.StartFakeProxy(t, "-shutdown-off", "-stay-up")
+	resp, err := http.Post(fp.URL("/shutdown"), "", nil)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	linkerd := proxies.Lookup("linkerd")
+	assert.Equal(t, linkerd.Off.Status, resp.StatusCode)
+	assert.Equal(t, linkerd.Off.Body+"\n", string(body))
 }
 
 // preset is the named preset, which must exist.
@@ -405,4 +371,14 @@ func preset(name string) config.Preset {
 		panic("no preset " + name)
 	}
 	return p
+}
+
+// freeAddr returns a 127.0.0.1 address with a port nobody listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }

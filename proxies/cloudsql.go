@@ -14,16 +14,21 @@ var cloudsql = Proxy{
 	Name:   "Cloud SQL Auth Proxy",
 	Preset: "cloudsql",
 	Ready: Endpoint{
-		Port:     9090,           // --http-port
-		PortFlag: "http-port",    //
-		Path:     "/startup",     // with --health-check
-		Flag:     "health-check", //
+		Port:     9090,                               // --http-port
+		PortFlag: "http-port",                        //
+		Path:     "/startup",                         // with --health-check
+		Flag:     "health-check",                     //
+		OK:       Answer{Status: 200, Body: "ok"},    // internal/healthcheck/healthcheck.go HandleStartup
+		NotReady: Answer{Status: 503, Body: "error"}, //
 	},
 	Shutdown: Endpoint{
-		Port:     9091,            // --admin-port
-		PortFlag: "admin-port",    //
-		Path:     "/quitquitquit", // with --quitquitquit
-		Flag:     "quitquitquit",  //
+		Port:        9091,            // --admin-port
+		PortFlag:    "admin-port",    //
+		Path:        "/quitquitquit", // with --quitquitquit
+		Flag:        "quitquitquit",  //
+		OK:          Answer{Status: 200},
+		Methods:     []string{"GET", "POST"}, // cmd/root.go quitquitquit, on localhost only
+		WrongMethod: Answer{Status: 400},     //
 	},
 
 	// It is no mesh: a refused /startup is a flag missing more often than
@@ -46,4 +51,10 @@ var cloudsql = Proxy{
 	// cmd/root.go: --min-sigterm-delay, "the number of seconds to
 	// accept new connections after receiving a TERM signal", default 0.
 	Stop: Stop{Flag: "min-sigterm-delay"},
+
+	// CHANGELOG.md, and the first tag whose cmd/root.go has each: the
+	// quitquitquit endpoint came in 2.1.0 (#1624), --min-sigterm-delay in
+	// 2.12.0 (#2266); --health-check is in every v2 release (#1271, in
+	// v2.0.0-preview.0). An earlier release exits on an unknown flag.
+	FlagsSince: []FlagSince{{"quitquitquit", Version{2, 1}}, {"min-sigterm-delay", Version{2, 12}}},
 }

@@ -11,8 +11,10 @@ var consul = Proxy{
 	Name:   "Consul",
 	Preset: "consul",
 	Ready: Endpoint{
-		Port: 19000,    // consul-dataplane's Envoy admin port
-		Path: "/ready", //
+		Port:     19000,    // consul-dataplane's Envoy admin port
+		Path:     "/ready", // Envoy's, as envoy.go says
+		OK:       Answer{Status: 200, Body: "LIVE\n"},
+		NotReady: Answer{Status: 503, Body: "PRE_INITIALIZING\n"},
 	},
 	// values.yaml connectInject.sidecarProxy.lifecycle: defaultGracefulPort
 	// 20600 and defaultGracefulShutdownPath, which these annotations move
@@ -21,6 +23,9 @@ var consul = Proxy{
 		Port:    20600,
 		Path:    "/graceful_shutdown",
 		OwnPort: 20300, // consul-dataplane run by hand, its -graceful-port
+		// hashicorp/consul-dataplane pkg/consuldp/lifecycle.go: any method
+		OK:      Answer{Status: 200},
+		Methods: []string{"*"},
 	},
 
 	MissingHint: "consul-dataplane serves /graceful_shutdown on its graceful port: 20600 as consul-k8s injects it (the pod annotation " + consulGracefulPortKey + " moves it), " +
@@ -45,5 +50,15 @@ var consul = Proxy{
 	ShutdownSwitch: Switch{
 		Key:   "consul.hashicorp.com/enable-sidecar-proxy-lifecycle", // lifecycle.defaultEnabled: true
 		Turns: "consul-dataplane's lifecycle endpoints",
+	},
+
+	// consul-k8s v2.0.3: control-plane/connect-inject/webhook/container_init.go
+	// (transparent proxy, on by default) and consul_dataplane_sidecar.go.
+	Injected: Injected{
+		Release:   "consul-k8s 2.0",
+		Init:      &Container{Name: "consul-connect-inject-init", User: 0, Add: []string{"NET_ADMIN"}},
+		FixedInit: &Container{Name: "consul-connect-inject-init", User: 5996, NonRoot: true, DropAll: true},
+		Sidecar:   &Container{Name: "consul-dataplane", User: 5995, NonRoot: true, DropAll: true},
+		Remedy:    "the Consul CNI plugin (Helm value connectInject.cni.enabled: true)",
 	},
 }

@@ -11,10 +11,16 @@ var dapr = Proxy{
 	Ready: Endpoint{
 		Port: 3500,                     // sidecar.go SidecarHTTPPort, no annotation moves it
 		Path: "/v1.0/healthz/outbound", //
+		// pkg/api/http/healthz.go
+		OK:       Answer{Status: 204},
+		NotReady: Answer{Status: 500, Body: `{"errorCode":"ERR_HEALTH_OUTBOUND_NOT_READY","message":"dapr outbound is not ready"}`},
 	},
 	Shutdown: Endpoint{
-		Port: 3500,             //
-		Path: "/v1.0/shutdown", // always on
+		Port:        3500,             //
+		Path:        "/v1.0/shutdown", // always on; pkg/api/http/shutdown.go, POST from any client
+		OK:          Answer{Status: 204},
+		WrongMethod: Answer{Status: 405, Body: "method not allowed\n"},
+		AnyClient:   true,
 	},
 
 	Images:     []string{"/daprd"}, // daprio/daprd, ghcr.io/dapr/daprd
@@ -34,5 +40,14 @@ var dapr = Proxy{
 		// It holds daprd's shutdown for its duration before the
 		// graceful period starts (sidecar.go, cmd/daprd/options/options.go).
 		After: "dapr.io/block-shutdown-duration",
+	},
+
+	// pkg/injector/patcher/sidecar_container.go and the
+	// dapr_sidecar_injector chart's values.yaml.
+	Injected: Injected{
+		Release:      "Dapr 1.18",
+		Sidecar:      &Container{Name: "daprd", User: 65532, NonRoot: true},
+		FixedSidecar: &Container{Name: "daprd", User: 65532, NonRoot: true, DropAll: true},
+		Remedy:       "the Helm value dapr_sidecar_injector.sidecarDropALLCapabilities=true",
 	},
 }

@@ -10,12 +10,16 @@ var istio = Proxy{
 	Name:   "Istio",
 	Preset: "istio",
 	Ready: Endpoint{
-		Port: 15021,            // injection-template.yaml readinessProbe
-		Path: "/healthz/ready", //
+		Port:     15021,            // injection-template.yaml readinessProbe
+		Path:     "/healthz/ready", //
+		OK:       Answer{Status: 200, Body: "ready\n"},
+		NotReady: Answer{Status: 503, Body: "not ready\n"},
 	},
 	Shutdown: Endpoint{
-		Port: 15020,           // values.yaml global.proxy.statusPort
-		Path: "/quitquitquit", // pilot/cmd/pilot-agent/status/server.go quitPath
+		Port:        15020,           // values.yaml global.proxy.statusPort
+		Path:        "/quitquitquit", // pilot/cmd/pilot-agent/status/server.go quitPath: POST, loopback clients only
+		OK:          Answer{Status: 200},
+		WrongMethod: Answer{Status: 405, Body: "method not allowed\n"},
 	},
 
 	Images:     []string{"/proxyv2"},    // manifests/charts/istio-control/istio-discovery/values.yaml global.proxy.image
@@ -63,5 +67,15 @@ var istio = Proxy{
 	StoppedBy: []Command{
 		{Program: "pilot-agent", Path: true}, // pilot-agent request POST quitquitquit, to its own status port
 		{Program: "scuttle"},                 // scuttle POSTs pilot-agent's /quitquitquit when its command exits
+	},
+
+	// istio/istio 1.30.3:
+	// manifests/charts/istio-control/istio-discovery/files/injection-template.yaml.
+	Injected: Injected{
+		Release:   "Istio 1.30",
+		Init:      &Container{Name: "istio-init", User: 0, Add: []string{"NET_ADMIN", "NET_RAW"}, DropAll: true},
+		FixedInit: &Container{Name: "istio-validation", User: 1337, NonRoot: true, DropAll: true},
+		Sidecar:   &Container{Name: "istio-proxy", User: 1337, NonRoot: true, DropAll: true},
+		Remedy:    "istio-cni (Helm value pilot.cni.enabled: true)",
 	},
 }

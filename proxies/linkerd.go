@@ -23,10 +23,15 @@ var linkerd = Proxy{
 	Ready: Endpoint{
 		Port: 4191,     // values.yaml proxy.ports.admin
 		Path: "/ready", // charts/partials/templates/_proxy.tpl readinessProbe
+		// linkerd/linkerd2-proxy linkerd/app/admin/src/server.rs
+		OK:       Answer{Status: 200, Body: "ready\n"},
+		NotReady: Answer{Status: 503, Body: "not ready\n"},
 	},
 	Shutdown: Endpoint{
-		Port: 4191,        // the admin port
-		Path: "/shutdown", // linkerd/linkerd2-proxy linkerd/app/admin/src/server.rs: POST, loopback clients only
+		Port:        4191,        // the admin port
+		Path:        "/shutdown", // linkerd/linkerd2-proxy linkerd/app/admin/src/server.rs: POST, loopback clients only
+		OK:          Answer{Status: 200, Body: "shutdown\n"},
+		WrongMethod: Answer{Status: 405, Body: "method not allowed\n"},
 	},
 	AdminPort: true,
 
@@ -82,4 +87,16 @@ var linkerd = Proxy{
 	// linkerd-await --shutdown (-S) POSTs the proxy's /shutdown once its
 	// command exits.
 	StoppedBy: []Command{{Program: "linkerd-await", Words: []string{"--shutdown", "-S"}}},
+
+	// charts/partials/templates/_proxy-init.tpl, _network-validator.tpl and
+	// _proxy.tpl; pkg/inject/inject.go gives the proxy the first
+	// container's capabilities.
+	Injected: Injected{
+		Release:            "Linkerd 2.20",
+		Init:               &Container{Name: "linkerd-init", User: 65534, NonRoot: true, Add: []string{"NET_ADMIN", "NET_RAW"}},
+		FixedInit:          &Container{Name: "linkerd-network-validator", User: 65534, NonRoot: true, DropAll: true},
+		Sidecar:            &Container{Name: "linkerd-proxy", User: 2102, NonRoot: true},
+		CopiesCapabilities: true,
+		Remedy:             "linkerd-cni (Helm value cniEnabled: true)",
+	},
 }

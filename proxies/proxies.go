@@ -1,7 +1,7 @@
 // Package proxies is what proxy-await knows of each proxy it waits for and
 // shuts down, one file per proxy: its preset (where it answers the
 // readiness probe and takes the shutdown POST, and what --port moves), the
-// hints its errors get, and the facts --check judges a manifest by, per
+// hints its errors get, and the facts check judges a manifest by, per
 // release, each beside the upstream file it was read from. config,
 // readiness, shutdown and check read this table; none of them keeps a port,
 // a path or a rule of a proxy of its own. A proxy's next release that
@@ -21,11 +21,11 @@ import (
 
 // All is every proxy, in the order that --help, --proxy's usage and the
 // presets' hint list them.
-var All = []*Proxy{&linkerd, &istio, &envoy, &cloudsql, &dapr, &consul}
+var All = []*Proxy{&linkerd, &istio, &envoy, &cloudsql, &alloydb, &dapr, &consul}
 
-// InPods is every proxy, in the order that --check names the sidecars of a
+// InPods is every proxy, in the order that check names the sidecars of a
 // pod and suggests their presets.
-var InPods = []*Proxy{&linkerd, &istio, &dapr, &consul, &cloudsql, &envoy}
+var InPods = []*Proxy{&linkerd, &istio, &dapr, &consul, &cloudsql, &alloydb, &envoy}
 
 // Lookup is the proxy whose preset is called name, nil for none.
 func Lookup(name string) *Proxy {
@@ -58,7 +58,7 @@ type Proxy struct {
 	// that --port replaces; the other presets' ports are fixed.
 	AdminPort bool
 	// PortInConfig says that the admin port is in the proxy's own
-	// configuration, which a manifest does not show: --check takes it to
+	// configuration, which a manifest does not show: check takes it to
 	// answer on any port.
 	PortInConfig bool
 
@@ -67,7 +67,7 @@ type Proxy struct {
 	MissingHint string // the shutdown URL refuses while readiness answers: why, and the fix
 	Off         Answer // how it answers a shutdown POST while that endpoint is switched off
 
-	// How --check recognises the proxy in a pod.
+	// How check recognises the proxy in a pod.
 	Images     []string  // image repositories, matched by the end of their path
 	Retired    []Retired // images of releases that serve neither endpoint
 	Containers []string  // the container names its injector gives it
@@ -95,6 +95,45 @@ type Proxy struct {
 	// shuts down as well: their admin API is its own, on a port their
 	// manifest does not show.
 	Reaches []*Proxy
+
+	// FlagsSince are the flags of its own command line that its earlier
+	// releases do not have, and refuse at start, with the release that
+	// added each: a container of the manifest whose image's tag names an
+	// earlier release, or none, is given none of them.
+	FlagsSince []FlagSince
+	// Gateways are the controllers whose pods run the proxy as the
+	// workload itself, an ingress or a gateway, not as a sidecar of an
+	// application.
+	Gateways []Gateway
+
+	// Injected is what its injector adds to a pod, as Pod Security
+	// "restricted" judges it; zero for a proxy that no injector adds.
+	Injected Injected
+}
+
+// Injected is what a proxy's injector adds to a pod at one release, by
+// default and with Remedy, the setting that makes the pod pass Pod
+// Security "restricted" (docs/sidecars.md says the same in prose).
+type Injected struct {
+	Release string // the injector's release, as messages name it: "Linkerd 2.20"
+	// Init and Sidecar are the containers it adds by default (nil: none),
+	// FixedInit and FixedSidecar those it adds with Remedy (nil: the same
+	// as by default).
+	Init, Sidecar           *Container
+	FixedInit, FixedSidecar *Container
+	// CopiesCapabilities: the sidecar gets the first container's
+	// capabilities.
+	CopiesCapabilities bool
+	Remedy             string
+}
+
+// Container is an injected container, as far as Pod Security looks at it.
+type Container struct {
+	Name    string
+	User    int64 // runAsUser
+	NonRoot bool  // runAsNonRoot
+	Add     []string
+	DropAll bool
 }
 
 // Endpoint is where a proxy answers: a port and a path on Host.
@@ -109,6 +148,33 @@ type Endpoint struct {
 	// OwnPort is the proxy's own default port, where its injector gives it
 	// Port instead.
 	OwnPort int
+
+	// How the proxy answers at Path (the tests' fake proxy answers the
+	// same): OK once ready, or when it takes the shutdown; NotReady, the
+	// readiness endpoint's answer before.
+	OK, NotReady Answer
+	// Methods are the methods it takes at Path: none, GET (and HEAD) for
+	// readiness and POST for shutdown; "*", any. To another it answers
+	// WrongMethod.
+	Methods     []string
+	WrongMethod Answer
+	// AnyClient: it takes the request from any client; otherwise from a
+	// loopback client only.
+	AnyClient bool
+}
+
+// Takes says whether the endpoint takes a request with method, as its
+// shutdown endpoint (shutdown) or its readiness endpoint does.
+func (e Endpoint) Takes(method string, shutdown bool) bool {
+	switch {
+	case slices.Contains(e.Methods, "*"), slices.Contains(e.Methods, method):
+		return true
+	case len(e.Methods) > 0:
+		return false
+	case shutdown:
+		return method == "POST"
+	}
+	return method == "GET" || method == "HEAD"
 }
 
 // URL is the endpoint's URL on port.
@@ -141,6 +207,35 @@ type Answer struct {
 	Status int
 	Body   string // what the body holds
 	Hint   string
+}
+
+// FlagSince is a flag of a proxy's own command line and the release that
+// added it.
+type FlagSince struct {
+	Flag  string
+	Since Version
+}
+
+// Since is the release that added flag to p's own command line, and
+// whether p has releases without it.
+func (p *Proxy) Since(flag string) (Version, bool) {
+	for _, f := range p.FlagsSince {
+		if f.Flag == flag {
+			return f.Since, true
+		}
+	}
+	return Version{}, false
+}
+
+// Gateway is a controller whose pods run the proxy as the workload: by
+// the images of its containers beside the proxy's (a shutdown manager),
+// or that run the proxy themselves (Proxy).
+type Gateway struct {
+	Name   string
+	Images []string // image repositories, matched by the end of their path
+	// Proxy says that the images run the proxy themselves: a pod with
+	// one is the gateway's, with or without the proxy's own image.
+	Proxy bool
 }
 
 // Retired is the image of a release that serves neither endpoint, and why

@@ -1,27 +1,18 @@
 // Package fakeproxy stands in for a sidecar's admin server in tests and in
 // `make demo` (testdata/fakeproxy is the command; the tests' binary runs Main
-// under the name fakeproxy). It answers as docs/sidecars.md says the real ones do:
-//
-//   - linkerd: GET /ready answers "503 not ready\n" until ready, then
-//     "200 ready\n" (text/plain); POST /shutdown answers "200 shutdown\n" to a
-//     loopback client, 403 to any other client, 405 to any other method. With
-//     -shutdown-disabled, as proxies ship since Linkerd 2.16, POST /shutdown answers
-//     "404 shutdown endpoint is not enabled\n".
-//   - istio: GET /healthz/ready on the ready listener, POST /quitquitquit
-//     on the admin listener (loopback only).
-//   - envoy: GET /ready and POST /quitquitquit on the admin listener.
-//   - cloudsql (Cloud SQL Auth Proxy v2): GET /startup on the ready listener
-//     ("200 ok", "503 error" before); GET or POST /quitquitquit on the admin
-//     listener answers 200 with no body, 400 to any other method. With
-//     -quitquitquit=false, as cloud-sql-proxy started without --quitquitquit,
-//     there is no admin listener.
-//   - dapr (daprd): GET /v1.0/healthz/outbound answers 204 once ready, 500
-//     with a JSON error before; POST /v1.0/shutdown answers 204; daprd
-//     takes both from any client.
-//   - consul (consul-dataplane): Envoy's GET /ready on the admin listener
-//     ("200 LIVE\n", "503 PRE_INITIALIZING\n" before); /graceful_shutdown on
-//     the lifecycle listener (the graceful port, 20600 as consul-k8s sets
-//     it) answers 200 with no body to any method.
+// under the name fakeproxy). It plays the proxy of the proxy table (package
+// proxies) that -flavor names, linkerd by default, and answers as the table
+// says that proxy does: its readiness endpoint with its OK or NotReady
+// answer; its shutdown endpoint with its OK answer to a method it takes,
+// its WrongMethod answer to another, and 403 to a client not on loopback
+// unless it takes any client. The two are on one listener, "admin", where
+// the proxy serves them on one port; else the readiness endpoint is on
+// "ready" and the shutdown endpoint on "admin". Each listens where the table
+// puts it unless -addr and -ready-addr say otherwise. With -shutdown-off the
+// shutdown endpoint is switched off as the table says the proxy's can be:
+// it answers with the proxy's Off answer (Linkerd's 404 since 2.16), or,
+// for a proxy that serves it only when started with a flag of its own (the
+// Cloud SQL Auth Proxy's --quitquitquit), nothing listens for it.
 //
 // After a shutdown it has answered, it closes its listeners and exits, as a
 // proxy does, so a second POST is refused; with -stay-up it keeps answering,
@@ -35,13 +26,14 @@
 // ends a readiness fault), or once it has answered -ready-after-probes
 // probes not ready, so that a scenario sees the proxy turn ready while
 // proxy-await waits without timing anything; SIGUSR2 makes it not ready
-// again. A request to
-// any other path is logged and answered 404, so tests see stray requests
-// (a followed redirect, say). It prints "listening NAME ADDR" for each listener
-// once it accepts connections, then "serving"; Listening reads that.
+// again. A request to any other path is logged and answered 404, so tests
+// see stray requests (a followed redirect, say). It prints "listening NAME
+// ADDR" for each listener once it accepts connections, then "serving";
+// Listening reads that.
 package fakeproxy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -61,34 +53,63 @@ import (
 )
 
 type proxy struct {
-	flavor           string
-	shutdownDisabled bool
-	ready            atomic.Bool
-	readyFault       atomic.Value // string
-	notReadyLeft     int          // -ready-after-probes: not-ready answers left, under logMu
-	shutdownFault    string
-	log              *json.Encoder
-	logMu            sync.Mutex
-	stop             chan struct{}
-	stopOnce         sync.Once
+	px            *proxies.Proxy
+	shutdownOff   bool
+	ready         atomic.Bool
+	readyFault    atomic.Value // string
+	notReadyLeft  int          // -ready-after-probes: not-ready answers left, under logMu
+	shutdownFault string
+	log           *json.Encoder
+	logMu         sync.Mutex
+	stop          chan struct{}
+	stopOnce      sync.Once
 }
 
-// defaultAddr is where the real proxy serves e, by the proxy table: the
-// fake listens where proxy-await's presets look.
-func defaultAddr(e proxies.Endpoint) string {
+// addrOf is where the real proxy serves e, by the proxy table: the fake
+// listens where proxy-await's presets look.
+func addrOf(e proxies.Endpoint) string {
 	return net.JoinHostPort(proxies.Host, strconv.Itoa(e.Port))
+}
+
+// flavors are the proxies the fake can play, as -flavor names them.
+func flavors() string {
+	var names []string
+	for _, px := range proxies.All {
+		names = append(names, px.Preset)
+	}
+	return strings.Join(names, ", ")
+}
+
+// listener is one of the fake's listeners, and the endpoints it serves.
+type listener struct {
+	name, addr      string
+	ready, shutdown bool
+}
+
+// listeners are where the fake serves px's endpoints: addr and readyAddr
+// where given, else the table's ports; none for a shutdown endpoint that
+// off leaves without a listener.
+func listeners(px *proxies.Proxy, addr, readyAddr string, off bool) []listener {
+	admin := listener{name: "admin", addr: cmp.Or(addr, addrOf(px.Shutdown)), shutdown: true}
+	if px.Ready.Port == px.Shutdown.Port {
+		admin.ready = true
+		return []listener{admin}
+	}
+	ready := listener{name: "ready", addr: cmp.Or(readyAddr, addrOf(px.Ready)), ready: true}
+	if off && px.Off.Status == 0 && px.Shutdown.Flag != "" {
+		return []listener{ready} // started without the flag: nothing listens
+	}
+	return []listener{admin, ready}
 }
 
 // Main is the fakeproxy command: it reads its flags from os.Args and runs
 // until a shutdown it answers, SIGTERM or SIGINT.
 func Main() {
 	flags := flag.NewFlagSet("fakeproxy", flag.ExitOnError)
-	flavor := flags.String("flavor", "linkerd", "linkerd, istio, envoy, cloudsql, dapr or consul")
-	addr := flags.String("addr", defaultAddr(proxies.Lookup("linkerd").Ready), "admin listener (shutdown; readiness too for linkerd, envoy, dapr and consul)")
-	readyAddr := flags.String("ready-addr", defaultAddr(proxies.Lookup("istio").Ready), "readiness listener of istio and cloudsql")
-	lifecycleAddr := flags.String("lifecycle-addr", defaultAddr(proxies.Lookup("consul").Shutdown), "consul-dataplane's lifecycle (shutdown) listener")
-	quitquitquit := flags.Bool("quitquitquit", true, "cloudsql: serve /quitquitquit on the admin listener; false opens no admin listener")
-	shutdownDisabled := flags.Bool("shutdown-disabled", false, "linkerd: answer 404, the shutdown endpoint is not enabled")
+	flavor := flags.String("flavor", "linkerd", "the proxy to play: "+flavors())
+	addr := flags.String("addr", "", "the admin listener: the shutdown endpoint's, and the readiness endpoint's where the proxy serves both on one port (default: the proxy's port)")
+	readyAddr := flags.String("ready-addr", "", "the readiness endpoint's listener, where the proxy serves it on a port of its own (default: the proxy's port)")
+	shutdownOff := flags.Bool("shutdown-off", false, "switch the shutdown endpoint off as the proxy's can be: its Off answer, or no listener for one that needs a flag of its own")
 	readyAfter := flags.String("ready-after", "0s", `turn ready after this long; "never" waits for SIGUSR1`)
 	readyAfterProbes := flags.Int("ready-after-probes", 0, "turn ready once this many probes were answered not ready (instead of -ready-after)")
 	logPath := flags.String("log", "", "append a JSON line per request to this file")
@@ -97,7 +118,11 @@ func Main() {
 	stayUp := flags.Bool("stay-up", false, "keep running after a shutdown request")
 	_ = flags.Parse(os.Args[1:]) // ExitOnError: it exits on an error
 
-	p := &proxy{flavor: *flavor, shutdownDisabled: *shutdownDisabled, shutdownFault: *shutdownFault, stop: make(chan struct{})}
+	px := proxies.Lookup(*flavor)
+	if px == nil {
+		fatal(fmt.Errorf("unknown flavor %q: choose %s", *flavor, flavors()))
+	}
+	p := &proxy{px: px, shutdownOff: *shutdownOff, shutdownFault: *shutdownFault, stop: make(chan struct{})}
 	p.readyFault.Store(*readyFault)
 	if *logPath != "" {
 		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -128,33 +153,16 @@ func Main() {
 		}
 	}
 
-	listeners := map[string]string{"admin": *addr}
-	switch p.flavor {
-	case "linkerd", "envoy", "dapr":
-	case "istio", "cloudsql":
-		listeners["ready"] = *readyAddr
-		if p.flavor == "cloudsql" && !*quitquitquit {
-			delete(listeners, "admin")
-		}
-	case "consul":
-		listeners["lifecycle"] = *lifecycleAddr
-	default:
-		fatal(fmt.Errorf("unknown flavor %q", p.flavor))
-	}
 	var servers []*http.Server
-	for _, name := range []string{"admin", "ready", "lifecycle"} {
-		a, ok := listeners[name]
-		if !ok {
-			continue
-		}
-		ln, err := net.Listen("tcp", a)
+	for _, l := range listeners(px, *addr, *readyAddr, *shutdownOff) {
+		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
 			fatal(err)
 		}
-		srv := &http.Server{Handler: p.mux(name, listeners)}
+		srv := &http.Server{Handler: p.mux(l)}
 		servers = append(servers, srv)
 		go srv.Serve(ln)
-		fmt.Printf("listening %s %s\n", name, ln.Addr())
+		fmt.Printf("listening %s %s\n", l.name, ln.Addr())
 	}
 	fmt.Println("serving")
 
@@ -188,56 +196,26 @@ func (p *proxy) close(servers []*http.Server) {
 	}
 }
 
-func (p *proxy) mux(listener string, listeners map[string]string) http.Handler {
+// mux serves a listener's endpoints, and 404 anywhere else.
+func (p *proxy) mux(l listener) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		p.answer(w, r, http.StatusNotFound, "not found\n")
 	})
-	// Each endpoint where the proxy table says the flavor serves it: on a
-	// listener of its own, or else on the admin listener.
-	px := proxies.Lookup(p.flavor)
-	_, ownReady := listeners["ready"]
-	_, ownLifecycle := listeners["lifecycle"]
-	if listener == "ready" || listener == "admin" && !ownReady {
-		mux.HandleFunc(px.Ready.Path, p.readyHandler)
+	if l.ready {
+		mux.HandleFunc(p.px.Ready.Path, p.readyHandler)
 	}
-	if listener == "lifecycle" || listener == "admin" && !ownLifecycle {
-		mux.HandleFunc(px.Shutdown.Path, p.shutdownHandler)
+	if l.shutdown {
+		mux.HandleFunc(p.px.Shutdown.Path, p.shutdownHandler)
 	}
 	return mux
-}
-
-// readyAnswers are each flavor's readiness answers: ready, then not ready.
-var readyAnswers = map[string][2]answer{
-	"linkerd":  {{http.StatusOK, "ready\n"}, {http.StatusServiceUnavailable, "not ready\n"}},
-	"istio":    {{http.StatusOK, "ready\n"}, {http.StatusServiceUnavailable, "not ready\n"}},
-	"envoy":    {{http.StatusOK, "ready\n"}, {http.StatusServiceUnavailable, "not ready\n"}},
-	"cloudsql": {{http.StatusOK, "ok"}, {http.StatusServiceUnavailable, "error"}},
-	"dapr": {{http.StatusNoContent, ""}, {http.StatusInternalServerError,
-		`{"errorCode":"ERR_HEALTH_OUTBOUND_NOT_READY","message":"dapr outbound is not ready"}`}},
-	"consul": {{http.StatusOK, "LIVE\n"}, {http.StatusServiceUnavailable, "PRE_INITIALIZING\n"}},
-}
-
-// shutdownAnswers are each flavor's answer to an accepted shutdown request.
-var shutdownAnswers = map[string]answer{
-	"linkerd":  {http.StatusOK, "shutdown\n"},
-	"istio":    {http.StatusOK, ""},
-	"envoy":    {http.StatusOK, "OK\n"},
-	"cloudsql": {http.StatusOK, ""},
-	"dapr":     {http.StatusNoContent, ""},
-	"consul":   {http.StatusOK, ""},
-}
-
-type answer struct {
-	status int
-	body   string
 }
 
 func (p *proxy) readyHandler(w http.ResponseWriter, r *http.Request) {
 	if p.fault(w, r, p.readyFault.Load().(string)) {
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if !p.px.Ready.Takes(r.Method, false) {
 		p.answer(w, r, http.StatusMethodNotAllowed, "method not allowed\n")
 		return
 	}
@@ -245,11 +223,11 @@ func (p *proxy) readyHandler(w http.ResponseWriter, r *http.Request) {
 	// turnReady holds too: the log shows every ready answer after the
 	// "turned ready" line, and every not-ready answer before it.
 	p.logMu.Lock()
-	a := readyAnswers[p.flavor][1]
+	a := p.px.Ready.NotReady
 	if p.ready.Load() {
-		a = readyAnswers[p.flavor][0]
+		a = p.px.Ready.OK
 	}
-	p.recordLocked(r.Method, r.URL.Path, r.RemoteAddr, "", a.status)
+	p.recordLocked(r.Method, r.URL.Path, r.RemoteAddr, "", a.Status)
 	if !p.ready.Load() && p.notReadyLeft > 0 {
 		if p.notReadyLeft--; p.notReadyLeft == 0 {
 			p.ready.Store(true)
@@ -257,7 +235,7 @@ func (p *proxy) readyHandler(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.logMu.Unlock()
-	reply(w, a.status, a.body)
+	reply(w, a.Status, a.Body)
 }
 
 // turnReady makes the proxy ready and logs "turned ready", as one step for
@@ -270,29 +248,24 @@ func (p *proxy) turnReady() {
 }
 
 func (p *proxy) shutdownHandler(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case p.flavor == "consul": // any method
-	case p.flavor == "cloudsql" && r.Method != http.MethodGet && r.Method != http.MethodPost:
-		p.answer(w, r, http.StatusBadRequest, "")
-		return
-	case p.flavor != "cloudsql" && r.Method != http.MethodPost:
-		p.answer(w, r, http.StatusMethodNotAllowed, "method not allowed\n")
+	e := p.px.Shutdown
+	if !e.Takes(r.Method, true) {
+		p.answer(w, r, e.WrongMethod.Status, e.WrongMethod.Body)
 		return
 	}
 	host, _, _ := net.SplitHostPort(r.RemoteAddr)
-	if ip := net.ParseIP(host); p.flavor != "dapr" && (ip == nil || !ip.IsLoopback()) {
+	if ip := net.ParseIP(host); !e.AnyClient && (ip == nil || !ip.IsLoopback()) {
 		p.answer(w, r, http.StatusForbidden, "shutdown is only allowed from localhost\n")
 		return
 	}
-	if p.shutdownDisabled { // after the client check, as in Linkerd's proxy
-		p.answer(w, r, http.StatusNotFound, "shutdown endpoint is not enabled\n")
+	if p.shutdownOff { // after the client check, as in Linkerd's proxy
+		p.answer(w, r, p.px.Off.Status, p.px.Off.Body+"\n")
 		return
 	}
 	if p.fault(w, r, p.shutdownFault) {
 		return
 	}
-	a := shutdownAnswers[p.flavor]
-	p.answer(w, r, a.status, a.body)
+	p.answer(w, r, e.OK.Status, e.OK.Body)
 	p.stopOnce.Do(func() { close(p.stop) })
 }
 

@@ -9,7 +9,7 @@ import (
 
 // Listening reads what a fakeproxy starting up prints on stdout, up to its
 // "serving" line: the address of each of its listeners by name (admin,
-// ready, lifecycle). Its caller then reads or discards the rest.
+// ready). Its caller then reads or discards the rest.
 func Listening(stdout io.Reader) (map[string]string, error) {
 	addrs := map[string]string{}
 	sc := bufio.NewScanner(stdout)

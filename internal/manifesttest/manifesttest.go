@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // k8sTypes maps "apiVersion kind" to a new value of its API type: the kinds
@@ -142,15 +143,22 @@ func Runs(tpl *corev1.PodTemplateSpec, entrypoint []string) []Run {
 }
 
 // CheckRun checks that proxy-await accepts a command line, and that a pod
-// that shuts a Linkerd proxy down turns the proxy's shutdown endpoint on.
+// that shuts a proxy down turns the proxy's shutdown endpoint on where an
+// annotation switches it (Linkerd's, off by default since 2.16).
 func CheckRun(t require.TestingT, tpl *corev1.PodTemplateSpec, r Run) (*config.Config, bool) {
 	cfg, err := config.Parse("proxy-await", r.Argv[1:], ContainerEnv(r.Container))
 	if !assert.NoError(t, err, "container %q: proxy-await %s", r.Container.Name, strings.Join(r.Argv[1:], " ")) {
 		return nil, false
 	}
-	if cfg.Shutdown && slices.Contains(cfg.Proxies, "linkerd") {
-		assert.Equal(t, "enabled", tpl.Annotations["config.linkerd.io/proxy-admin-shutdown"],
-			"container %q shuts a Linkerd proxy down, whose shutdown endpoint is off unless annotated", r.Container.Name)
+	for _, preset := range cfg.Proxies {
+		px := proxies.Lookup(preset) // nil for none
+		if px == nil {
+			continue
+		}
+		if sw := px.ShutdownSwitch; cfg.Shutdown && sw.On != "" && sw.OffSince != (proxies.Version{}) {
+			assert.Equal(t, sw.On, tpl.Annotations[sw.Key],
+				"container %q shuts a %s proxy down, whose shutdown endpoint is off unless annotated", r.Container.Name, preset)
+		}
 	}
 	return cfg, true
 }

@@ -24,12 +24,11 @@ const WaitLimit = 20 * time.Second
 // FakeProxy is a running fakeproxy (internal/fakeproxy), found on PATH: the
 // tests of the root package put it there (their TestMain).
 type FakeProxy struct {
-	t         testing.TB
-	Cmd       *exec.Cmd
-	Addr      string // admin listener
-	Ready     string // readiness listener of istio and cloudsql
-	Lifecycle string // consul-dataplane's lifecycle listener
-	logPath   string
+	t       testing.TB
+	Cmd     *exec.Cmd
+	Addr    string // the admin listener: the shutdown endpoint's (and the readiness endpoint's on one port)
+	Ready   string // the readiness endpoint's listener, where the proxy serves it on a port of its own
+	logPath string
 }
 
 // StartFakeProxy runs the fake proxy with args, on free ports unless args
@@ -42,7 +41,7 @@ func StartFakeProxy(t testing.TB, args ...string) *FakeProxy {
 		hasAddr = hasAddr || strings.HasPrefix(a, "-addr")
 	}
 	if !hasAddr {
-		args = append(args, "-addr", "127.0.0.1:0", "-ready-addr", "127.0.0.1:0", "-lifecycle-addr", "127.0.0.1:0")
+		args = append(args, "-addr", "127.0.0.1:0", "-ready-addr", "127.0.0.1:0")
 	}
 	fp.Cmd = exec.Command("fakeproxy", append([]string{"-log", fp.logPath}, args...)...)
 	fp.Cmd.Stderr = os.Stderr
@@ -55,7 +54,7 @@ func StartFakeProxy(t testing.TB, args ...string) *FakeProxy {
 	})
 	addrs, err := fakeproxy.Listening(stdout)
 	require.NoError(t, err)
-	fp.Addr, fp.Ready, fp.Lifecycle = addrs["admin"], addrs["ready"], addrs["lifecycle"]
+	fp.Addr, fp.Ready = addrs["admin"], addrs["ready"]
 	require.True(t, fp.Addr != "" || fp.Ready != "", "fakeproxy did not say where it listens")
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	return fp
@@ -108,13 +107,7 @@ func (fp *FakeProxy) Count(method, path string) int {
 // proxy's own record of what happened, so this waits on an event, not a time.
 func (fp *FakeProxy) WaitFor(what string, cond func([]Request) bool) {
 	fp.t.Helper()
-	deadline := time.Now().Add(WaitLimit)
-	for !cond(fp.Requests()) {
-		if time.Now().After(deadline) {
-			fp.t.Fatalf("fake proxy: %s did not happen within %s", what, WaitLimit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	Eventually(fp.t, func() bool { return cond(fp.Requests()) }, "fake proxy: %s did not happen", what)
 }
 
 // Signal sends sig to the fake proxy: SIGUSR1 turns it ready, SIGUSR2 not

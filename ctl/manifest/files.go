@@ -1,0 +1,81 @@
+// files.go: the manifests whole, for a command that writes them again
+// (inject): each file's bytes as read, the problems met reading it, and
+// its pod templates, paired again with their nodes when the file is
+// rewritten.
+
+package manifest
+
+import (
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// File is a file of manifests as it was read.
+type File struct {
+	Name     string
+	Data     []byte    // nil when it could not be read
+	Problems []Problem // what was met reading it
+	// NotObject is the line of its first document that is no Kubernetes
+	// object (it has no kind), 0 when there is none.
+	NotObject int
+	// Chart says that it is a Helm chart's own file, beside its Chart.yaml
+	// (values.yaml), which is passed over without a word: the chart's
+	// templates get the problem that says to render them.
+	Chart bool
+	// Pods are its pod templates, in the order of its documents.
+	Pods []*Pod
+
+	bounds Bounds
+	src    source
+}
+
+// keepFile keeps what was read of a file, with Options.Keep: its data,
+// the problems met, and the pods it added to the input from the index pods
+// on.
+func (in *Input) keepFile(src source, data []byte, problems []Problem, notObject, pods int) {
+	if !in.opt.Keep {
+		return
+	}
+	in.Files = append(in.Files, &File{Name: src.name, Data: data, Problems: slices.Clone(problems), NotObject: notObject,
+		Chart: src.own, Pods: slices.Clone(in.Pods[pods:]), bounds: in.opt.Bounds, src: src})
+}
+
+// Document is a document of a file: where its text is (Start and End,
+// offsets in the file's data), its root node, and the pod templates it
+// holds, each paired with its node.
+type Document struct {
+	Start, End int
+	Root       *yaml.Node
+	Templates  []Template
+}
+
+// Template is a pod template's node and what was read of it.
+type Template struct {
+	Node *yaml.Node // the template: the mapping that has spec.containers
+	Pod  *Pod
+}
+
+// EachDocument parses f again, with the bounds it was read with, and gives
+// each document to fn in turn, each pod template paired with what was read
+// of it. One document's tree is alive at a time, as when the file was
+// read. It is for a file without problems of the input: one that was
+// parsed whole.
+func (f *File) EachDocument(fn func(Document)) {
+	next := 0
+	documents(f.Name, f.Data, f.bounds, func(root *yaml.Node, p piece) {
+		d := Document{Start: p.off, End: p.off + len(p.text), Root: root}
+		for _, o := range objects(f.Name, root) {
+			if o.kind == "Namespace" || o.kind == "ConfigMap" || o.kind == "Secret" {
+				continue
+			}
+			for _, t := range templates(o) {
+				if next < len(f.Pods) {
+					d.Templates = append(d.Templates, Template{Node: deref(t.node), Pod: f.Pods[next]})
+				}
+				next++
+			}
+		}
+		fn(d)
+	}, func(Problem) {})
+}

@@ -1,0 +1,262 @@
+// cel.go: the policy's CEL, written from the proxy table and proxy-await's
+// flags. Each rule refuses only what it can judge exactly from the object
+// alone: proxy-await as the first word of a container's command (or of its
+// args, without a command), its flags written out before "--" in forms
+// whose meaning the words alone give, no $(VAR), no envFrom and no
+// PROXY_AWAIT_ variable beside them; the sidecars that the object shows by
+// itself (a container of a proxy's image, or an injection annotation whose
+// native-or-classic the pod and the stated releases decide without the
+// Namespace). What it cannot judge so, it admits: check sees more.
+
+package policy
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/proxies"
+)
+
+// maxWords is how many words of a command line, and containers of a pod,
+// the policy reads by position: CEL in Kubernetes 1.30 has no ranges, so
+// the positions are a list. A flag past it is not judged.
+const maxWords = 64
+
+// flagSyntax is proxy-await's flags as regular expressions of words.
+type flagSyntax struct {
+	boolLong, valueLong   []string
+	boolShort, valueShort string
+}
+
+func syntax() flagSyntax {
+	var s flagSyntax
+	for _, f := range config.Flags() {
+		if f.Bool {
+			s.boolLong = append(s.boolLong, regexp.QuoteMeta(f.Name))
+			s.boolShort += f.Shorthand
+		} else {
+			s.valueLong = append(s.valueLong, regexp.QuoteMeta(f.Name))
+			s.valueShort += f.Shorthand
+		}
+	}
+	return s
+}
+
+// q is a CEL string literal.
+func q(s string) string { return strconv.Quote(s) }
+
+// list is a CEL list of string literals.
+func list(items []string) string {
+	var out []string
+	for _, s := range items {
+		out = append(out, q(s))
+	}
+	return "[" + strings.Join(out, ", ") + "]"
+}
+
+// The words of a command line, written for a container expression c.
+func argv(c string) string {
+	return fmt.Sprintf("((has(%[1]s.command) ? %[1]s.command : []) + (has(%[1]s.args) ? %[1]s.args : []))", c)
+}
+
+// writer writes the expressions, with what they share.
+type writer struct {
+	s        flagSyntax
+	versions map[string]proxies.Version
+	defaults *config.Config // proxy-await's settings where a command line gives none
+}
+
+// flagWord: w is one of proxy-await's flags as a word of its own.
+func (x *writer) flagWord(w string) string {
+	s := x.s
+	long := fmt.Sprintf(`%s.matches('^--(%s)(=(true|false))?$') || %s.matches('^--(%s)(=.+)?$')`,
+		w, strings.Join(s.boolLong, "|"), w, strings.Join(s.valueLong, "|"))
+	short := fmt.Sprintf(`%s.matches('^-([%s]+|[%s]*[%s].*)$')`, w, s.boolShort, s.boolShort, s.valueShort)
+	return "(" + long + " || " + short + ")"
+}
+
+// bareValueFlag: w is a flag that takes the next word as its value.
+func (x *writer) bareValueFlag(w string) string {
+	s := x.s
+	return fmt.Sprintf(`(%s.matches('^--(%s)$') || %s.matches('^-[%s]*[%s]$'))`,
+		w, strings.Join(s.valueLong, "|"), w, s.boolShort, s.valueShort)
+}
+
+// Per container, in the variables: its words (argvs), where its "--" is
+// (dds: the positions of "--", the first of which counts), and whether it
+// runs proxy-await plainly: the words before "--" are its flags and their
+// values, nothing the object does not hold stands in for them, and no
+// mode (--install) makes it something else than a run.
+func (x *writer) plain(k, words, dds, cs string) string {
+	w := fmt.Sprintf("%s[%s]", words, k)
+	d := fmt.Sprintf("%s[%s][0]", dds, k)
+	c := fmt.Sprintf("%s[%s]", cs, k)
+	isPA := fmt.Sprintf("(size(%[1]s) > 0 && (%[1]s[0] == 'proxy-await' || %[1]s[0].endsWith('/proxy-await')))", w)
+	flags := fmt.Sprintf("variables.idx.all(i, i < 1 || i >= %[2]s || (i > 1 && %[3]s ? !%[1]s[i].startsWith('-') && %[1]s[i] != '' : %[4]s))",
+		w, d, x.bareValueFlag(w+"[i-1]"), x.flagWord(w+"[i]"))
+	last := fmt.Sprintf("!(%[2]s > 1 && %[3]s)", w, d, x.bareValueFlag(w+"["+d+"-1]"))
+	modes := fmt.Sprintf(`!variables.idx.exists(i, i >= 1 && i < %[2]s && (%[1]s[i].matches('^--(check|inject|policy|install|help|version|image|container|versions)(=.*)?$') || %[1]s[i].matches('^-[^-]*[hV]')))`, w, d)
+	env := fmt.Sprintf(`!has(%[1]s.envFrom) && (!has(%[1]s.env) || !%[1]s.env.exists(e, e.name.startsWith('PROXY_AWAIT_') || e.name in %[2]s))`, c, list(config.DisableVars()))
+	noVars := fmt.Sprintf(`!%s.exists(v, v.contains('$('))`, w)
+	return fmt.Sprintf("(%s && size(%s[%s]) > 0 && %s < %d && %s && %s && %s && %s && %s)",
+		isPA, dds, k, d, maxWords, flags, last, modes, env, noVars)
+}
+
+// sets is the condition that the word at i sets the flag name (or its
+// shorthand).
+func (x *writer) sets(w, name, short string) string {
+	cond := fmt.Sprintf("(%[1]s[i] == '--%[2]s' || %[1]s[i].startsWith('--%[2]s='))", w, name)
+	if short != "" {
+		cond = fmt.Sprintf("(%s || %s[i].matches('^-[%s]*%s'))", cond, w, x.s.boolShort, short)
+	}
+	return cond
+}
+
+// lastSet is the positions at which the flag is set, before d.
+func (x *writer) lastSet(w, d, name, short string) string {
+	return fmt.Sprintf("variables.idx.filter(i, i >= 1 && i < %s && %s)", d, x.sets(w, name, short))
+}
+
+// boolFlag is the value of a boolean flag: its last setting, false when
+// it has none.
+func (x *writer) boolFlag(w, d, name, short string) string {
+	l := x.lastSet(w, d, name, short)
+	return fmt.Sprintf("(size(%[1]s) > 0 && %[2]s[%[1]s[size(%[1]s) - 1]] != '--%[3]s=false')", l, w, name)
+}
+
+// given says whether a flag is set at all.
+func (x *writer) given(w, d, name, short string) string {
+	return fmt.Sprintf("(size(%s) > 0)", x.lastSet(w, d, name, short))
+}
+
+// valueOf is the value of a long flag at its last setting (the caller
+// makes sure there is one).
+func (x *writer) valueOf(w, d, name string) string {
+	l := x.lastSet(w, d, name, "")
+	i := fmt.Sprintf("%s[size(%s) - 1]", l, l)
+	return fmt.Sprintf("(%[1]s[%[2]s] == '--%[3]s' ? %[1]s[%[2]s + 1] : %[1]s[%[2]s].substring(%[4]d))", w, i, name, len(name)+3)
+}
+
+// durationPattern is a duration the policy reads: seconds, or Go's
+// syntax. Days (2d) are not read: a flag that gives them is not judged.
+const durationPattern = `^([0-9]{1,9}|([0-9]{1,9}(\\.[0-9]{1,9})?(h|m|s|ms|us|ns))+)$`
+
+// durationFlag is a flag's value as a duration, 0s when it is not set;
+// okDuration says whether the policy reads it.
+func (x *writer) durationFlag(w, d, name string) string {
+	v := x.valueOf(w, d, name)
+	return fmt.Sprintf("(%[1]s ? (%[2]s.matches('^[0-9]+$') ? duration(%[2]s + 's') : duration(%[2]s)) : duration('0s'))",
+		x.given(w, d, name, ""), v)
+}
+
+func (x *writer) okDuration(w, d, name string) string {
+	return fmt.Sprintf("(!%s || %s.matches('%s'))", x.given(w, d, name, ""), x.valueOf(w, d, name), durationPattern)
+}
+
+// presets is the list of --proxy's presets, the default's without it.
+func (x *writer) presets(w, d string) string {
+	return fmt.Sprintf("(%s ? %s.lowerAscii().split(',').map(p, p.trim()) : ['linkerd'])",
+		x.given(w, d, "proxy", ""), x.valueOf(w, d, "proxy"))
+}
+
+// repository is an image's repository: without its digest and tag.
+func repository(img string) string {
+	r := fmt.Sprintf("%s.split('@')[0]", img)
+	return fmt.Sprintf("(%[1]s.lastIndexOf(':') > %[1]s.lastIndexOf('/') ? %[1]s.substring(0, %[1]s.lastIndexOf(':')) : %[1]s)", r)
+}
+
+// isProxy: the container c is px's, by its image or its injector's name
+// for it (a retired image is its too).
+func isProxy(c string, px *proxies.Proxy) string {
+	var conds []string
+	repo := repository(c + ".image")
+	for _, r := range px.Retired {
+		conds = append(conds, fmt.Sprintf("%s.endsWith(%s)", repo, q(r.Image)))
+	}
+	for _, img := range px.Images {
+		conds = append(conds, fmt.Sprintf("%s.endsWith(%s)", repo, q(img)))
+	}
+	for _, n := range px.Containers {
+		conds = append(conds, fmt.Sprintf("%s.name == %s", c, q(n)))
+	}
+	return fmt.Sprintf("(has(%s.image) && (%s))", c, strings.Join(conds, " || "))
+}
+
+// runsPA: the container c has proxy-await as its first word.
+func runsPA(c string) string {
+	w := argv(c)
+	return fmt.Sprintf("(size(%[1]s) > 0 && (%[1]s[0] == 'proxy-await' || %[1]s[0].endsWith('/proxy-await')))", w)
+}
+
+// shown: the pod shows px's sidecar as a container; classicShown: one that
+// is not native.
+func shown(px *proxies.Proxy) string {
+	return fmt.Sprintf("variables.all.exists(c, %s && !%s)", isProxy("c", px), runsPA("c"))
+}
+
+func classicShown(px *proxies.Proxy) string {
+	return fmt.Sprintf("(variables.containers.exists(c, %[1]s && !%[2]s) || variables.inits.exists(c, %[1]s && !%[2]s && !(has(c.restartPolicy) && c.restartPolicy == 'Always')))",
+		isProxy("c", px), runsPA("c"))
+}
+
+// podKey is the pod's label or annotation key, label first, as injectors
+// read the injection key: its value, for a condition on it.
+func podKeyIn(key string, values []string) string {
+	return fmt.Sprintf("(%[1]s in variables.labels ? variables.labels[%[1]s] in %[2]s : (%[1]s in variables.annotations && variables.annotations[%[1]s] in %[2]s))",
+		q(key), list(values))
+}
+
+// trueWords and falseWords are what Go's strconv.ParseBool takes.
+var trueWords, falseWords = []string{"1", "t", "T", "TRUE", "true", "True"}, []string{"0", "f", "F", "FALSE", "false", "False"}
+
+// injectedClassic is the condition that the pod's own annotation injects
+// px's sidecar and that it is not native, as the pod and the stated
+// releases decide without its Namespace; "" when the object alone never
+// decides (an injector that reads what decides from the Namespace too).
+func (x *writer) injectedClassic(px *proxies.Proxy) string {
+	if px.Inject.Key == "" {
+		return ""
+	}
+	for _, k := range px.Native.Keys {
+		if px.ReadsFromNamespace(k.Key) || len(k.Reads) > 0 {
+			return "" // the Namespace, or which release reads which spelling, decides
+		}
+	}
+	on := podKeyIn(px.Inject.Key, px.Inject.On)
+	// An annotation every release reads decides: the first that holds a
+	// boolean.
+	var decided, native []string
+	for _, k := range px.Native.Keys {
+		has := fmt.Sprintf("(%[1]s in variables.annotations && variables.annotations[%[1]s] in %[2]s)", q(k.Key), list(append(slices.Clone(trueWords), falseWords...)))
+		isTrue := fmt.Sprintf("(%[1]s in variables.annotations && variables.annotations[%[1]s] in %[2]s)", q(k.Key), list(trueWords))
+		decided = append(decided, has)
+		native = append(native, fmt.Sprintf("(%s ? %s : ", has, isTrue))
+	}
+	byDefault := "true" // classic by default, or depends: not native
+	if n := px.Native; n.Since != (proxies.Version{}) {
+		rel, stated := x.versions[px.Preset]
+		kube, kubeStated := x.versions[proxies.Kubernetes]
+		if stated && rel.AtLeast(n.Since) && (n.KubeSince == (proxies.Version{}) || kubeStated && kube.AtLeast(n.KubeSince)) {
+			byDefault = "false" // native by default in the stated releases
+		}
+	}
+	cond := "!" + strings.Join(native, "") + "!" + byDefault + strings.Repeat(")", len(native))
+	if len(native) == 0 {
+		cond = byDefault
+	}
+	return fmt.Sprintf("(!%s && %s && %s)", shown(px), on, cond)
+}
+
+// notNative is the condition that the pod certainly has px's sidecar and
+// that it is not native, from the object alone.
+func (x *writer) notNative(px *proxies.Proxy) string {
+	conds := []string{classicShown(px)}
+	if inj := x.injectedClassic(px); inj != "" {
+		conds = append(conds, inj)
+	}
+	return "(" + strings.Join(conds, " || ") + ")"
+}

@@ -1,0 +1,145 @@
+// Package policy is proxy-awaitctl policy: a ValidatingAdmissionPolicy and
+// its binding, by which the API server refuses a Pod, Deployment,
+// StatefulSet, DaemonSet, ReplicaSet, Job or CronJob that one of check's
+// errors shows by itself. Which rules it judges, and their names and fixes,
+// are the rules' (package rules); its CEL is written from the proxy table,
+// proxy-await's flags and defaults, and what package invocation reads of a
+// command line (cel.go, rules.go), never from a copy of them. It refuses
+// only what it judges exactly: what it cannot, it admits, and check, which
+// reads the whole input, finds.
+package policy
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/internal/exitcode"
+	"github.com/proxy-await/proxy-await/proxies"
+)
+
+// Name is the policy's and its binding's name.
+const Name = "proxy-await"
+
+// Policy is the policy's CEL: its variables and validations.
+type Policy struct {
+	Variables   []Variable
+	Validations []Validation
+}
+
+// New is the policy for the cluster's releases.
+func New(versions map[string]proxies.Version) *Policy {
+	x := &writer{s: syntax(), versions: versions, defaults: defaults()}
+	return &Policy{Variables: x.variables(), Validations: x.validations()}
+}
+
+// defaults are proxy-await's settings where its command line and
+// environment give none, as its own parser makes them.
+func defaults() *config.Config {
+	cfg, err := config.ParseEnviron("proxy-await", []string{"--", "true"}, nil)
+	if err != nil {
+		panic("policy: proxy-await's defaults do not parse: " + err.Error())
+	}
+	return cfg
+}
+
+// Description says what the policy covers, as its annotation
+// kubernetes.io/description does.
+func Description() string {
+	var covered, not []string
+	for _, r := range Covered() {
+		covered = append(covered, r.Name)
+	}
+	for _, r := range Omitted() {
+		not = append(not, r.Name)
+	}
+	return "Refuses a pod template that one of proxy-awaitctl check's errors shows by itself: " + strings.Join(covered, ", ") +
+		", where the object alone decides (proxy-await plainly first in a container's command, its flags written out, the sidecars the pod shows by itself). " +
+		"Not covered: " + strings.Join(not, ", ") + ", nor what a Namespace or the rest of the input decides: run proxy-awaitctl check on the manifests for those."
+}
+
+// YAML is the policy and its binding as two YAML documents.
+func (p *Policy) YAML() []byte {
+	var vars, vals []any
+	for _, v := range p.Variables {
+		vars = append(vars, kv("name", v.Name, "expression", v.Expression))
+	}
+	for _, v := range p.Validations {
+		vals = append(vals, kv("expression", v.Expression, "messageExpression", v.MessageExpression, "reason", "Invalid"))
+	}
+	ops := []any{"CREATE", "UPDATE"}
+	policy := kv(
+		"apiVersion", "admissionregistration.k8s.io/v1",
+		"kind", "ValidatingAdmissionPolicy",
+		"metadata", kv("name", Name, "annotations", kv("kubernetes.io/description", Description())),
+		"spec", kv(
+			// An expression that fails (past the cost budget) admits: the
+			// policy never refuses what it did not judge.
+			"failurePolicy", "Ignore",
+			"matchConstraints", kv("resourceRules", []any{
+				kv("apiGroups", []any{""}, "apiVersions", []any{"v1"}, "operations", ops, "resources", []any{"pods"}),
+				kv("apiGroups", []any{"apps"}, "apiVersions", []any{"v1"}, "operations", ops, "resources", []any{"deployments", "statefulsets", "daemonsets", "replicasets"}),
+				kv("apiGroups", []any{"batch"}, "apiVersions", []any{"v1"}, "operations", ops, "resources", []any{"jobs", "cronjobs"}),
+			}),
+			"variables", vars,
+			"validations", vals,
+		),
+	)
+	binding := kv(
+		"apiVersion", "admissionregistration.k8s.io/v1",
+		"kind", "ValidatingAdmissionPolicyBinding",
+		"metadata", kv("name", Name),
+		"spec", kv("policyName", Name, "validationActions", []any{"Deny"}),
+	)
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	_ = enc.Encode(node(policy))
+	_ = enc.Encode(node(binding))
+	_ = enc.Close()
+	return []byte(b.String())
+}
+
+// pairs is a mapping in order.
+type pairs []any
+
+func kv(items ...any) pairs { return pairs(items) }
+
+// node is v as YAML, long strings as literal blocks.
+func node(v any) *yaml.Node {
+	switch v := v.(type) {
+	case pairs:
+		m := &yaml.Node{Kind: yaml.MappingNode}
+		for i := 0; i+1 < len(v); i += 2 {
+			m.Content = append(m.Content, node(v[i]), node(v[i+1]))
+		}
+		return m
+	case []any:
+		s := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, e := range v {
+			s.Content = append(s.Content, node(e))
+		}
+		return s
+	case string:
+		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+		if len(v) > 80 {
+			n.Style = yaml.FoldedStyle
+		}
+		return n
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Value: fmt.Sprint(v)}
+}
+
+// Main is proxy-awaitctl policy: it writes the policy and its binding to
+// stdout.
+func Main(c *config.Policy, stdout io.Writer, log *slog.Logger) int {
+	if _, err := stdout.Write(New(c.Versions).YAML()); err != nil {
+		log.Error(fmt.Sprintf("cannot write the policy: %v", err), "event", "policy_failed")
+		return exitcode.Findings
+	}
+	return 0
+}

@@ -1,0 +1,162 @@
+// job-never-completes.go: a classic sidecar outlives the application
+// unless something tells it to stop, and the Job's pod never completes:
+// proxy-await without -S, or -S that does not reach that sidecar; or, in a
+// pod where no container runs proxy-await, no command of the application
+// that calls the sidecar's quit endpoint.
+
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/proxy-await/proxy-await/ctl/invocation"
+	"github.com/proxy-await/proxy-await/ctl/manifest"
+	"github.com/proxy-await/proxy-await/ctl/sidecar"
+)
+
+const ruleJobNeverCompletes = "job-never-completes"
+
+func init() {
+	register(Rule{
+		Name:  ruleJobNeverCompletes,
+		Level: Error,
+		Summary: "a Job's or CronJob's classic sidecar that nothing stops: its proxy-await has no `-S` or `-S` does not reach that sidecar, " +
+			"or no container runs proxy-await and nothing the application's shell runs calls the sidecar's quit endpoint: a statement of its script, " +
+			"behind wrappers (`timeout`, `command`, `env`, `nice`, `nohup`), in a command substitution, a trap on EXIT, `eval` or a nested `sh -c` " +
+			"(a folded scalar, `- >`, joins a script's lines into one command)",
+		Fix:       "`proxy-await -S` with every sidecar's preset in `--proxy`, or a native sidecar",
+		Policy:    true,
+		container: (*judge).jobNeverCompletes,
+		pod:       (*podJudge).jobNeverCompletes,
+	})
+}
+
+func (j *judge) jobNeverCompletes() {
+	if !j.supervises() || !j.p.Job || j.c.Init || !j.needs(ruleJobNeverCompletes, shutdownFlags...) {
+		return
+	}
+	shut := j.shutdownTargets()
+	for _, s := range j.p.Sidecars.Sidecars {
+		switch {
+		case !classic(s):
+		case !j.cfg.Shutdown:
+			j.report(ruleJobNeverCompletes, j.inv.Line, "the classic %s sidecar (%s) keeps running after the application exits, so the %s never completes: add -S (--shutdown)%s",
+				s.Name, s.From, j.p.JobName(), s.WhenClassic())
+		case !slices.Contains(shut, s):
+			j.report(ruleJobNeverCompletes, j.set.LineOf("proxy", "shutdown-url", "shutdown"), "-S does not stop the classic %s sidecar (%s), so the %s never completes: add %s to --proxy (--proxy %s)%s",
+				s.Name, s.From, j.p.JobName(), s.Preset, j.suggest(classic), s.WhenClassic())
+		}
+	}
+}
+
+// jobNeverCompletes, for a Job's pod without proxy-await: a classic sidecar
+// that no statement of the application's command stops.
+func (j *podJudge) jobNeverCompletes() {
+	p := j.p
+	if !p.Job || p.runsProxyAwait() {
+		return
+	}
+	classics := slices.DeleteFunc(slices.Clone(p.Sidecars.Sidecars), func(s *sidecar.Sidecar) bool { return !classic(s) })
+	if len(classics) == 0 {
+		return
+	}
+	var cmds [][]manifest.Word
+	for _, c := range p.Containers {
+		if !c.Init && !p.isSidecar(c) {
+			cmds = append(cmds, invocation.Commands(c, p.images)...)
+		}
+	}
+	var presets []string
+	for _, s := range classics {
+		if !slices.Contains(presets, s.Preset) {
+			presets = append(presets, s.Preset)
+		}
+	}
+	for _, s := range classics {
+		if stops(cmds, s) {
+			continue
+		}
+		quit := s.ShutdownAt.Path
+		if s.ShutdownAt.Port != 0 {
+			quit = fmt.Sprintf("http://127.0.0.1:%d%s", s.ShutdownAt.Port, s.ShutdownAt.Path)
+		}
+		line, named := 0, ""
+		for _, cmd := range cmds {
+			for _, w := range cmd[1:] {
+				if strings.Contains(w.Text, s.ShutdownAt.Path) && named == "" {
+					line, named = w.Line, onlyNamed(cmd, w)
+				}
+			}
+		}
+		if line == 0 {
+			line = firstLine(j.app)
+		}
+		off := ""
+		if s.ShutdownAt.Off != "" {
+			off = " (" + s.ShutdownAt.Off + ")"
+		}
+		j.report(ruleJobNeverCompletes, line,
+			"the classic %s sidecar (%s) keeps running after the application exits and nothing here stops it, so the %s never completes: run the application under proxy-await -S --proxy %s, or POST %s when it ends%s%s%s",
+			s.Name, s.From, p.JobName(), strings.Join(presets, ","), quit, off, named, s.WhenClassic())
+	}
+}
+
+// onlyNamed says why cmd, which has w name a sidecar's quit endpoint, does
+// not call it, as far as the manifest shows: a folded scalar joined the
+// line that calls it to the command before; a trap runs it only on a
+// signal; or the endpoint is an argument of a program that is no HTTP
+// client, which may or may not call it.
+func onlyNamed(cmd []manifest.Word, w manifest.Word) string {
+	program := manifest.Shown(manifest.Word{Text: manifest.BaseName(cmd[0].Text), Secret: cmd[0].Secret, Written: cmd[0].Written})
+	switch {
+	case w.Folded && w.Line > cmd[0].Line:
+		return fmt.Sprintf("; the command names %s only as an argument of %s, on a later line of a folded scalar (- >), which joins the script's lines into one command: write the script as a literal block (- |), or join the commands with &&",
+			manifest.Shown(w), program)
+	case cmd[0].Text == "trap":
+		return fmt.Sprintf("; the script calls it in a trap on %s, which runs only when the shell gets that signal, not when the application exits: add EXIT to the trap's conditions",
+			manifest.Shown(cmd[len(cmd)-1]))
+	}
+	return fmt.Sprintf("; the command gives %s to %s, which check cannot see call it", manifest.Shown(w), program)
+}
+
+// firstLine is the line of a container's command, else its args, else the
+// container's.
+func firstLine(c *manifest.Container) int {
+	switch {
+	case len(c.Command) > 0:
+		return c.Command[0].Line
+	case len(c.Args) > 0:
+		return c.Args[0].Line
+	}
+	return c.Line
+}
+
+// httpClients are the programs that call a URL they are given.
+var httpClients = []string{"curl", "wget", "http", "https", "xh"}
+
+// stops says whether a command visibly stops sidecar s: an HTTP client
+// that calls its quit endpoint, or a command that the proxy table says
+// stops it (pilot-agent's request for Istio's, linkerd-await --shutdown for
+// Linkerd's, scuttle for an Envoy's).
+func stops(cmds [][]manifest.Word, s *sidecar.Sidecar) bool {
+	for _, cmd := range cmds {
+		if len(cmd) == 0 || !cmd[0].Known {
+			continue
+		}
+		args := make([]string, len(cmd)-1)
+		for i, w := range cmd[1:] {
+			args[i] = w.Text
+		}
+		program := manifest.BaseName(cmd[0].Text)
+		if slices.Contains(httpClients, program) {
+			if slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, s.ShutdownAt.Path) }) {
+				return true
+			}
+		} else if s.StoppedByCommand(program, args) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,109 @@
+// preset-mismatch.go: proxy-await would wait for a proxy the pod does not
+// run, or that does not answer where it waits, or that starts only after
+// it.
+
+package rules
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/proxy-await/proxy-await/ctl/invocation"
+	"github.com/proxy-await/proxy-await/ctl/sidecar"
+	"github.com/proxy-await/proxy-await/proxies"
+)
+
+const rulePresetMismatch = "preset-mismatch"
+
+func init() {
+	register(Rule{
+		Name:  rulePresetMismatch,
+		Level: Error,
+		Summary: "proxy-await would wait forever: its preset's mesh is not the pod's (`--proxy linkerd`, the default, in an Istio pod: a pod has one mesh), " +
+			"the pod has none (injection disabled, Istio ambient mode, Dapr without `dapr.io/enabled`), the proxy answers on another port (`config.linkerd.io/admin-port`) " +
+			"or not at all (Cloud SQL Auth Proxy without `--health-check`), or an init container waits for a classic sidecar that starts only after it",
+		Fix:       "the presets of the sidecars the pod shows, `--port`, the proxy's flag, or wait in the application's container",
+		Policy:    true,
+		container: (*judge).presetMismatch,
+	})
+}
+
+func (j *judge) presetMismatch() {
+	if !j.waits() || !j.needs(rulePresetMismatch, append(readyFlags, invocation.DisabledFlag)...) || j.cfg.Disabled {
+		return
+	}
+	line := j.set.LineOf("ready-url", "port", "proxy")
+	sidecars := j.p.Sidecars
+	for _, t := range targets(j.cfg, j.cfg.ReadyURLs) {
+		if s := sidecars.At(t.port, t.path, func(s *sidecar.Sidecar) sidecar.Endpoint { return s.ReadyAt }); s != nil {
+			switch {
+			case s.ReadyAt.Unknown != nil:
+				j.skip(rulePresetMismatch, *s.ReadyAt.Unknown)
+			case s.ReadyAt.Off != "":
+				j.report(rulePresetMismatch, line, "proxy-await waits for %s, which the %s sidecar never answers, so it would wait forever: %s",
+					t.url, s.Name, s.ReadyAt.Off)
+			}
+			j.startsFirst(s)
+			continue
+		}
+		if t.preset == "" {
+			continue // a URL of the user's own: nothing to compare it with
+		}
+		px := proxies.Lookup(t.preset)
+		if s := sidecars.ForPreset(t.preset); s != nil {
+			switch {
+			case s.ReadyAt.Unknown != nil:
+				j.skip(rulePresetMismatch, *s.ReadyAt.Unknown)
+			case s.Proxy == px: // not one it reaches, whose port the manifest does not show
+				j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the %s sidecar here answers on port %d%s: %s",
+					t.preset, t.url, s.Name, s.ReadyAt.Port, s.ReadyAt.Moved, portFix(px, s.ReadyAt))
+			}
+			j.startsFirst(s)
+			continue
+		}
+		if i := slices.IndexFunc(sidecars.Absent, func(a sidecar.Absence) bool { return a.Proxy == px }); i >= 0 {
+			j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the pod has no %s sidecar (%s): it would wait forever; %s",
+				t.preset, t.url, sidecars.Absent[i].Proxy.Name, sidecars.Absent[i].Why, j.waitFor())
+			continue
+		}
+		if other := sidecars.OtherMesh(t.preset); other != nil {
+			j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the pod's mesh is %s (%s), and a pod has one mesh: it would wait forever; %s",
+				t.preset, t.url, other.Name, other.From, j.waitFor())
+		}
+	}
+}
+
+// waitFor is the fix for a preset the pod does not have: the presets of
+// the sidecars it shows, or none.
+func (j *judge) waitFor() string {
+	if p := j.suggest(nil); p != "" {
+		return "use --proxy " + p
+	}
+	return "wait for the proxy the pod has, or use --proxy none"
+}
+
+// portFix is how to point px's preset at the port the sidecar answers on.
+func portFix(px *proxies.Proxy, e sidecar.Endpoint) string {
+	if px.AdminPort {
+		return fmt.Sprintf("set --port %d", e.Port)
+	}
+	return fmt.Sprintf("set --ready-url http://127.0.0.1:%d%s", e.Port, e.Path)
+}
+
+// startsFirst: proxy-await in a classic init container waits before the
+// pod's other containers start; a sidecar that is one of those, or a
+// native sidecar listed after it, is not there yet.
+func (j *judge) startsFirst(s *sidecar.Sidecar) {
+	if !j.c.Init || j.c.RestartAlways {
+		return
+	}
+	line := j.set.LineOf("ready-url", "port", "proxy")
+	switch {
+	case s.Nativeness == sidecar.Native && s.Container != nil && slices.Index(j.p.Containers, s.Container) > slices.Index(j.p.Containers, j.c):
+		j.report(rulePresetMismatch, line, "this init container waits for the %s sidecar, which is native but listed after it: init containers start in order, so it waits forever; list the sidecar first",
+			s.Name)
+	case classic(s):
+		j.report(rulePresetMismatch, line, "this init container waits for the classic %s sidecar (%s), which starts only after every init container has finished: it waits forever; wait in the application's container (proxy-await -- APP) or use a native sidecar%s",
+			s.Name, s.From, s.WhenClassic())
+	}
+}
