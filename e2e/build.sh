@@ -43,16 +43,21 @@ fi
 for cmd in cri pause pki mkimage scenarios httpapp; do
 	CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$BIN/$cmd" "./cmd/$cmd"
 done
-# The project's own module, with the user's caches.
+# The project's own module, with the user's caches, built by the Makefile's
+# own rules (flags, tags and version stamp as `make build` and the release
+# have them) into $BIN; every time, as `make build` does for the first two
+# (the cache may hold a build of another checkout), from go's build cache.
 cd "$REPO"
-env -u GOMODCACHE -u GOCACHE CGO_ENABLED=0 nice -n 10 go build -trimpath -tags nethttpomithttp2 -o "$BIN/proxy-await" .
-env -u GOMODCACHE -u GOCACHE CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$BIN/proxy-awaitctl" ./cmd/proxy-awaitctl
-env -u GOMODCACHE -u GOCACHE CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$BIN/fakeproxy" ./testdata/fakeproxy
-# proxy-await's own image, as the release writes it (scripts/ociimage), for
-# the --install scenario; containerd imports the layout as a tarball.
+rm -f "$BIN/proxy-await" "$BIN/proxy-awaitctl" "$BIN/fakeproxy"
+env -u GOMODCACHE -u GOCACHE nice -n 10 make -s BIN="$BIN" \
+	"$BIN/proxy-await" "$BIN/proxy-awaitctl" "$BIN/fakeproxy"
+# proxy-await's own image, as the release writes it (scripts/ociimage):
+# /proxy-await its entrypoint, /proxy-awaitctl beside it; containerd
+# imports the layout as a tarball.
 rm -rf "$BIN/proxy-await-image"
 env -u GOMODCACHE -u GOCACHE nice -n 10 go run ./scripts/ociimage -out "$BIN/proxy-await-image" \
-	-name k8s.local/proxy-await:e2e -created 1970-01-01T00:00:00Z -license LICENSE "$BIN/proxy-await" >/dev/null
+	-name k8s.local/proxy-await:e2e -entrypoint proxy-await -created 1970-01-01T00:00:00Z -license LICENSE \
+	"$BIN/proxy-await" "$BIN/proxy-awaitctl" >/dev/null
 tar -C "$BIN/proxy-await-image" -cf "$BIN/proxy-await-image.tar" .
 
 # Images for containerd: no registry, so both are built here from files.
