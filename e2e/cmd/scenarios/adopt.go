@@ -153,10 +153,11 @@ func (k *kube) applyPolicy(ctl string) ([]string, string, func(), error) {
 	if asked && actions != "[Deny]" {
 		return nil, "", none, fmt.Errorf("proxy-awaitctl %s wrote a binding with validationActions %s, want [Deny]", strings.Join(args, " "), actions)
 	}
-	// Each validation's message begins with its rule's name: 'grace-period: ...
+	// Each validation's message begins with its rule's name, a CEL string
+	// in either quote: "grace-period: " + ...
 	var rules []string
 	for _, v := range vap.Spec.Validations {
-		if m := regexp.MustCompile(`^\s*'([a-z-]+): `).FindStringSubmatch(v.MessageExpression); m != nil {
+		if m := regexp.MustCompile(`^\s*["']([a-z-]+): `).FindStringSubmatch(v.MessageExpression); m != nil {
 			rules = append(rules, m[1])
 		}
 	}
