@@ -3,7 +3,9 @@
 # binaries (once per e2e/go.mod and go.sum: 8 to 15 minutes cold on 2
 # cores), the CRI client, the pause program, the certificate maker, the
 # image builder, the scenario runner, its HTTP server, proxy-await, the
-# platform tool proxy-awaitctl (check, inject, policy) and the stand-in proxy; then the pause and busybox images, and proxy-await's own.
+# platform tool proxy-awaitctl (check, inject, policy), the stand-in proxy and
+# the registry; then the pause, busybox and HTTP server images, and
+# proxy-await's own.
 set -eu
 . "$(dirname "$0")/env.sh"
 mkdir -p "$BIN"
@@ -60,8 +62,16 @@ env -u GOMODCACHE -u GOCACHE nice -n 10 go run ./scripts/ociimage -out "$BIN/pro
 	"$BIN/proxy-await" "$BIN/proxy-awaitctl" >/dev/null
 tar -C "$BIN/proxy-await-image" -cf "$BIN/proxy-await-image.tar" .
 
-# Images for containerd: no registry, so both are built here from files.
+# The cluster's registry, go-containerregistry's, from the project's module.
+env -u GOMODCACHE -u GOCACHE CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$BIN/registry" ./testdata/registry
+
+# Images, built here from files: nothing is downloaded. containerd imports
+# the pause and busybox images and proxy-await's; the registry serves
+# busybox, proxy-await's and the HTTP server's, whose ENTRYPOINT and CMD
+# run it as scenario 15's Deployment does without a command of its own.
 "$BIN/mkimage" -o "$BIN/pause.tar" -name k8s.local/pause:e2e -entrypoint /pause \
 	"$BIN/pause:/pause"
 "$BIN/mkimage" -o "$BIN/busybox.tar" -name k8s.local/busybox:e2e -entrypoint /bin/sh \
 	-busybox /bin/busybox
+"$BIN/mkimage" -o "$BIN/httpapp.tar" -name k8s.local/httpapp:e2e -entrypoint /httpapp \
+	-cmd -serve -cmd :8080 -cmd -out -cmd /out/app "$BIN/httpapp:/httpapp"

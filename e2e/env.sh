@@ -29,6 +29,10 @@ API_IP=198.18.0.1
 CLUSTER_PODS=198.19.0.0/16
 SERVICE_CIDR=198.18.2.0/24
 SERVICE_IP=198.18.2.1
+# The cluster's registry (testdata/registry), on node 1's address over TLS
+# with the run's CA: the nodes pull from it, proxy-awaitctl inject reads
+# images' commands from it.
+REGISTRY=198.18.0.1:5000
 
 # node I sets the variables of node I: its name, its address on the wire,
 # its pods' range, its network namespace, its directory under $RUN (state,

@@ -1,8 +1,8 @@
 #!/bin/sh
 # stack.sh up|down|proxy MODE: starts or stops a two-node Kubernetes cluster,
 # each node in a network namespace of its own, the two joined by a veth
-# pair: on node 1 etcd, kube-apiserver, kube-controller-manager and
-# kube-scheduler; on each node containerd, a kubelet registered as node
+# pair: on node 1 etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler and the cluster's registry; on each node containerd, a kubelet registered as node
 # e2e-N, and kube-proxy. Each workaround below is explained in docs/e2e.md.
 #
 # up leaves the cluster running with both nodes Ready, both kube-proxies
@@ -59,7 +59,7 @@ up() {
 		node "$i"
 		set -- "$@" -node "$NODE_NAME=$NODE_IP"
 	done
-	"$BIN/pki" -dir "$PKI" -api-ip "$API_IP" -service-ip "$SERVICE_IP" "$@"
+	"$BIN/pki" -dir "$PKI" -api-ip "$API_IP" -service-ip "$SERVICE_IP" -registry-ip "${REGISTRY%:*}" "$@"
 
 	# util-linux's mount keeps its lock in /run/mount.
 	[ -e /run/mount ] || touch "$RUN/made-run-mount"
@@ -144,6 +144,14 @@ up() {
 		start kube-$c 10 "$BIN/kube-$c" "$@"
 	done
 
+	# The registry, on node 1's address, with the images the scenarios
+	# pull from it; it pushes them to itself before it says it is ready.
+	start registry 10 "$BIN/registry" -addr "$REGISTRY" -cert "$PKI/registry.crt" -key "$PKI/registry.key" \
+		-ca "$PKI/ca.crt" -ready "$RUN/registry.ready" \
+		e2e/busybox:e2e="$BIN/busybox.tar" e2e/httpapp:e2e="$BIN/httpapp.tar" \
+		e2e/proxy-await:e2e="$BIN/proxy-await-image"
+	wait_for "the registry" registry test -s "$RUN/registry.ready"
+
 	for i in $NODES; do
 		node "$i"
 		node_up "$mode"
@@ -220,6 +228,8 @@ node_up() {
 	  [plugins."io.containerd.grpc.v1.cri".cni]
 	    bin_dir = "/usr/lib/cni"
 	    conf_dir = "$d/etc/cni"
+	  [plugins."io.containerd.grpc.v1.cri".registry]
+	    config_path = "$d/etc/certs.d"
 	  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
 	    runtime_type = "io.containerd.runc.v2"
 	    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
@@ -246,6 +256,14 @@ node_up() {
 	  }]
 	}
 	JSON
+	# The cluster's registry, trusted through the run's CA.
+	mkdir -p "$d/etc/certs.d/$REGISTRY"
+	cat >"$d/etc/certs.d/$REGISTRY/hosts.toml" <<-TOML
+	server = "https://$REGISTRY"
+	[host."https://$REGISTRY"]
+	  capabilities = ["pull", "resolve"]
+	  ca = "$PKI/ca.crt"
+	TOML
 	start "$NODE_NAME.containerd" 0 containerd --config "$d/etc/containerd.toml"
 	wait_for "containerd of $NODE_NAME" "$NODE_NAME.containerd" ctr --address "$sock" version
 	for img in pause busybox proxy-await-image; do
@@ -482,7 +500,7 @@ down() {
 			node "$i"
 			set -- "$@" "$NODE_NAME.kubelet" "$NODE_NAME.kube-proxy"
 		done
-		stop "$@" kube-scheduler kube-controller-manager
+		stop "$@" kube-scheduler kube-controller-manager registry
 		set --
 		for i in $NODES; do
 			node "$i"

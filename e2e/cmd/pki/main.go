@@ -2,13 +2,13 @@
 // cluster into a directory: one CA, the API server's serving certificate, a
 // client certificate for each component and for the admin, each node's
 // kubelet's client and serving certificates, and the service-account
-// signing key. Every key is ECDSA P-256, made here (crypto/x509), so nothing
+// signing key, and the serving certificate of the cluster's registry. Every key is ECDSA P-256, made here (crypto/x509), so nothing
 // is downloaded and no openssl is needed. The files are valid for a day: a
 // run lasts minutes.
 //
-//	pki -dir DIR -api-ip IP -service-ip IP -node NAME=IP [-node NAME=IP]...
+//	pki -dir DIR -api-ip IP -service-ip IP -registry-ip IP -node NAME=IP [-node NAME=IP]...
 //
-// It writes DIR/ca.crt, DIR/NAME.crt and DIR/NAME.key for apiserver,
+// It writes DIR/ca.crt, DIR/NAME.crt and DIR/NAME.key for apiserver, registry,
 // apiserver-kubelet-client and each client, kubelet-NODE and
 // kubelet-serving-NODE for each node, DIR/sa.key and DIR/sa.pub, and
 // DIR/NAME.kubeconfig for admin, controller-manager, scheduler, kube-proxy
@@ -66,6 +66,7 @@ func main() {
 	dir := flag.String("dir", "", "directory to write into")
 	apiIP := flag.String("api-ip", "", "the API server's address")
 	serviceIP := flag.String("service-ip", "", "the first address of the Service range (the kubernetes Service)")
+	registryIP := flag.String("registry-ip", "", "the registry's address")
 	var nodes []node
 	flag.Func("node", "a node as NAME=IP, its kubelet's address (repeatable)", func(v string) error {
 		name, addr, _ := strings.Cut(v, "=")
@@ -77,18 +78,18 @@ func main() {
 		return nil
 	})
 	flag.Parse()
-	ip, svc := net.ParseIP(*apiIP), net.ParseIP(*serviceIP)
-	if *dir == "" || len(nodes) == 0 || ip == nil || svc == nil {
-		fmt.Fprintln(os.Stderr, "usage: pki -dir DIR -api-ip IP -service-ip IP -node NAME=IP [-node NAME=IP]...")
+	ip, svc, reg := net.ParseIP(*apiIP), net.ParseIP(*serviceIP), net.ParseIP(*registryIP)
+	if *dir == "" || len(nodes) == 0 || ip == nil || svc == nil || reg == nil {
+		fmt.Fprintln(os.Stderr, "usage: pki -dir DIR -api-ip IP -service-ip IP -registry-ip IP -node NAME=IP [-node NAME=IP]...")
 		os.Exit(2)
 	}
-	if err := write(*dir, ip, svc, nodes); err != nil {
+	if err := write(*dir, ip, svc, reg, nodes); err != nil {
 		fmt.Fprintln(os.Stderr, "pki:", err)
 		os.Exit(1)
 	}
 }
 
-func write(dir string, apiIP, serviceIP net.IP, nodes []node) error {
+func write(dir string, apiIP, serviceIP, registryIP net.IP, nodes []node) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -105,6 +106,15 @@ func write(dir string, apiIP, serviceIP net.IP, nodes []node) error {
 		IPAddresses: []net.IP{apiIP, loopback, serviceIP},
 		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local"},
+	}); err != nil {
+		return err
+	}
+	// The registry answers on its address: the nodes' containerd and
+	// proxy-awaitctl reach it by it, and trust it through the CA.
+	if err := p.issue("registry", &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "registry"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{registryIP},
 	}); err != nil {
 		return err
 	}
