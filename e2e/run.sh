@@ -108,7 +108,7 @@ for mode in $modes; do
 	fi
 	# shellcheck disable=SC2086
 	nsenter --net="/run/netns/$NETNS" "$BIN/scenarios" -run "$RUN" -kubectl "$BIN/kubectl" \
-		-examples "$REPO/examples" ${E2E_ONLY:+-only "$E2E_ONLY"} $again $bench 9>&- &
+		-examples "$REPO/examples" -registry "$REGISTRY" ${E2E_ONLY:+-only "$E2E_ONLY"} $again $bench 9>&- &
 	step=$!
 	wait $step || failed=1
 	step=""

@@ -12,7 +12,7 @@
 // that every container and this runner share (busybox's date has no
 // sub-second format).
 //
-//	scenarios -run $RUN -kubectl PATH -examples DIR [-only 1,3] [-again]
+//	scenarios -run $RUN -kubectl PATH -examples DIR -registry HOST:PORT [-only 1,3] [-again]
 //
 // -again runs only the scenarios that go through kube-proxy's rules, for a
 // further pass in another kube-proxy mode.
@@ -51,6 +51,7 @@ func main() {
 	traces := flag.String("traces", "", "with -bench-rollout: the directory each run's trace is saved in")
 	reportDir := flag.String("report", "", "print a table of the rollout traces in this directory instead, and draw them")
 	picturePath := flag.String("picture", "", "with -report: the SVG file to draw the rollouts in")
+	registry := flag.String("registry", "", "the cluster's registry, HOST:PORT (scenario 15)")
 	again := flag.Bool("again", false, "run only the scenarios that go through kube-proxy's rules (8, 12), again in another kube-proxy mode")
 	flag.Parse()
 	if *reportDir != "" {
@@ -59,8 +60,8 @@ func main() {
 		}
 		return
 	}
-	if *run == "" || *examplesDir == "" {
-		fatal(fmt.Errorf("-run and -examples are required"))
+	if *run == "" || *examplesDir == "" || *registry == "" {
+		fatal(fmt.Errorf("-run, -examples and -registry are required"))
 	}
 	k, err := connect(*run, *kubectl)
 	if err != nil {
@@ -118,6 +119,9 @@ func main() {
 		{"13", "Job whose classic sidecar is killed mid-run, with and without --proxy-lost", proxyLost},
 		{"14", "proxy-awaitctl policy in the API server, and what proxy-awaitctl inject adopts doing its job", func(k *kube) (string, error) {
 			return adopt(k, *examplesDir)
+		}},
+		{"15", "proxy-awaitctl inject of containers without a command, from their images' registry", func(k *kube) (string, error) {
+			return fromRegistry(k, *registry)
 		}},
 	}
 

@@ -329,6 +329,9 @@ func endpointsOf(pods []corev1.Pod, port int) []string {
 // conntrack reads the node's connection tracking table and returns the
 // entries whose original destination is ip and whose state is neither
 // ESTABLISHED nor TIME_WAIT: where a connection that failed may have gone.
+// A connection left unanswered stays there in SYN_SENT, with the endpoint
+// it was translated to, or none; a refused one is not there at all (the
+// kernel drops an entry at a reset).
 func (n *node) conntrack(ip string) []string {
 	out, err := exec.Command("nsenter", "--net="+n.netns, "cat", "/proc/net/nf_conntrack").Output()
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -30,12 +31,14 @@ type pod struct {
 
 type ctr struct {
 	Name      string
-	Image     string // "" for busybox
+	Image     string            // "" for busybox
+	Pull      corev1.PullPolicy // "" for Never: the image is in the node's containerd
 	Command   []string
 	Args      []string
 	PreStop   []string // an exec preStop hook
 	User      int64    // runAsUser, when not 0 (root)
 	Mounts    []mount  // besides /opt/e2e and /out
+	Port      int      // a TCP containerPort it declares, when not 0
 	ReadyPort int      // an HTTP GET readiness probe on this port, every second
 	ReadyPath string   // the probe's path; "" for /
 }
@@ -104,7 +107,7 @@ func containers(cs []ctr, restartAlways bool) []corev1.Container {
 		m := corev1.Container{
 			Name:            c.Name,
 			Image:           image,
-			ImagePullPolicy: corev1.PullNever,
+			ImagePullPolicy: cmp.Or(c.Pull, corev1.PullNever),
 			Command:         c.Command,
 			Args:            c.Args,
 			Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
@@ -116,6 +119,9 @@ func containers(cs []ctr, restartAlways bool) []corev1.Container {
 		}
 		for _, v := range c.Mounts {
 			m.VolumeMounts = append(m.VolumeMounts, corev1.VolumeMount{Name: v.Volume, MountPath: v.Path, ReadOnly: v.ReadOnly})
+		}
+		if c.Port != 0 {
+			m.Ports = []corev1.ContainerPort{{ContainerPort: int32(c.Port), Protocol: corev1.ProtocolTCP}}
 		}
 		if c.User != 0 {
 			user := c.User
