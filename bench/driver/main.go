@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,6 +30,10 @@ import (
 // paths of the programs under test and of the helpers.
 type paths struct {
 	proxyAwait string
+	// others are other builds of proxy-await, measured beside it: the
+	// same code built another way (run.sh: with the compiler's default
+	// inlining), so that one run prices the release's build flags.
+	others builds
 	// proxyAwaitSyms is the same build as proxyAwait with its symbol
 	// table, for the packages measure.
 	proxyAwaitSyms string
@@ -47,6 +52,7 @@ var p paths
 
 func main() {
 	flag.StringVar(&p.proxyAwait, "proxy-await", "bin/proxy-await", "proxy-await binary under test")
+	flag.Var(&p.others, "also", "another build of proxy-await to measure beside it, as `NAME=PATH` (repeatable; NAME without =)")
 	flag.StringVar(&p.proxyAwaitSyms, "proxy-await-syms", "", "the same build of proxy-await with its symbol table (packages only)")
 	flag.StringVar(&p.fakeproxy, "fakeproxy", "bin/fakeproxy", "stand-in proxy admin server")
 	flag.StringVar(&p.stamp, "stamp", "", "bench/stamp binary")
@@ -125,13 +131,37 @@ type wrapper struct {
 	Prefix []string
 }
 
-// inits are the three wrappers, proxy-await without a readiness wait.
-func inits() []wrapper {
-	return []wrapper{
-		{"proxy-await", []string{p.proxyAwait, "--proxy", "none", "--"}},
-		{"tini", []string{p.tini, "--"}},
-		{"dumb-init", []string{p.dumbInit}},
+// build is one build of proxy-await: its name in the results, and its file.
+type build struct{ Name, Path string }
+
+// builds are -also's values.
+type builds []build
+
+func (bs *builds) String() string { return fmt.Sprint(*bs) }
+
+func (bs *builds) Set(v string) error {
+	name, path, ok := strings.Cut(v, "=")
+	if !ok || name == "" || path == "" {
+		return fmt.Errorf("want NAME=PATH, not %q", v)
 	}
+	*bs = append(*bs, build{name, path})
+	return nil
+}
+
+// proxyAwaits are the builds of proxy-await measured: the one under test,
+// named proxy-await, then -also's.
+func proxyAwaits() []build {
+	return append([]build{{"proxy-await", p.proxyAwait}}, p.others...)
+}
+
+// inits are the wrappers compared, proxy-await without a readiness wait:
+// each build of proxy-await, tini and dumb-init.
+func inits() []wrapper {
+	var ws []wrapper
+	for _, b := range proxyAwaits() {
+		ws = append(ws, wrapper{b.Name, []string{b.Path, "--proxy", "none", "--"}})
+	}
+	return append(ws, wrapper{"tini", []string{p.tini, "--"}}, wrapper{"dumb-init", []string{p.dumbInit}})
 }
 
 // goFloor is the reference Go program (bench/gofloor): what any Go init with

@@ -66,8 +66,12 @@ func writeReport(path string) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	sized := []struct{ name, path string }{{"proxy-await (stripped, static)", p.proxyAwait},
-		{"Go floor (static)", p.goFloor}, {"tini", p.tini}, {"dumb-init", p.dumbInit}}
+	var sized []struct{ name, path string }
+	for _, b := range proxyAwaits() {
+		sized = append(sized, struct{ name, path string }{b.Name + " (stripped, static)", b.Path})
+	}
+	sized = append(sized, []struct{ name, path string }{
+		{"Go floor (static)", p.goFloor}, {"tini", p.tini}, {"dumb-init", p.dumbInit}}...)
 	for _, w := range depFloors() {
 		sized = append(sized, struct{ name, path string }{w.Name + " (stripped, static)", w.Prefix[0]})
 	}
