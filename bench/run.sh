@@ -3,11 +3,11 @@
 # and a direct exec on this machine, and proxy-await's memory and size
 # against the dependency floor (bench/depfloor: its dependencies without its
 # own code, whole and without each), and writes the figures to
-# bench/results.md: start-up, readiness latency, CPU while waiting, signal
-# forwarding, memory, binary size, reaping, signal storms and the Go
-# benchmarks. It reports figures; it fails only when something does not work
-# at all, never on machine speed. BENCHMARKS.md, written by hand, says what
-# they mean.
+# bench/results.md: start-up, readiness latency, CPU while waiting, what an
+# https:// readiness URL costs, signal forwarding, memory, binary size,
+# reaping, signal storms and the Go benchmarks. It reports figures; it fails
+# only when something does not work at all, never on machine speed.
+# BENCHMARKS.md, written by hand, says what they mean.
 #
 # Needs: go, hyperfine, tini, dumb-init, unshare (root, for a PID namespace);
 # losetup and mkfs.ext4 (root) for the cold memory figures, which are left
@@ -122,6 +122,8 @@ step "2. readiness latency: 2 x 50 runs"
 driver readiness
 step "3. CPU while waiting: 2 x 10 s"
 driver cpuwait
+step "3. an https:// readiness URL: CPU of a whole run against http://"
+driver tls
 step "4. signal forwarding latency"
 driver signals
 step "5. memory: warm, and cold from a loop device without read-ahead"

@@ -30,6 +30,7 @@ type run struct {
 	Launch                                          launchResult
 	Readiness                                       readinessResult
 	CPUWait                                         cpuWaitResult
+	TLS                                             tlsResult
 	Signals                                         signalsResult
 	Storm                                           stormResult
 	Memory                                          memoryResult
@@ -60,7 +61,7 @@ func writeReport(path string) error {
 	if r.Startup, err = hyperfineStats(); err != nil {
 		return err
 	}
-	for name, v := range map[string]any{"launch": &r.Launch, "readiness": &r.Readiness, "cpuwait": &r.CPUWait,
+	for name, v := range map[string]any{"launch": &r.Launch, "readiness": &r.Readiness, "cpuwait": &r.CPUWait, "tls": &r.TLS,
 		"signals": &r.Signals, "storm": &r.Storm, "memory": &r.Memory, "packages": &r.Packages, "reap": &r.Reap} {
 		if err := loadJSON(name, v); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
