@@ -4,8 +4,9 @@
 # against the dependency floor (bench/depfloor: its dependencies without its
 # own code, whole and without each), and writes the figures to
 # bench/results.md: start-up, readiness latency, CPU while waiting, what an
-# https:// readiness URL costs, signal forwarding, memory, binary size,
-# reaping, signal storms and the Go benchmarks. It reports figures; it fails
+# https:// readiness URL costs, signal forwarding, memory (and what
+# processes started from one file share of it), binary size, reaping,
+# signal storms and the Go benchmarks. It reports figures; it fails
 # only when something does not work at all, never on machine speed.
 # BENCHMARKS.md, written by hand, says what they mean.
 #
@@ -129,6 +130,8 @@ driver signals
 step "5. memory: warm, and cold from a loop device without read-ahead"
 setup_cold || step "5. memory: no loop device without read-ahead (root, losetup, mkfs.ext4): warm figures only"
 driver memory
+step "5. memory that proxy-awaits started from one file share: Pss"
+driver shared
 step "5. proxy-await's binary by package: sizes, and pages resident after a readiness wait"
 driver packages
 step "7. scale: reaping orphans as PID 1, signal storm"

@@ -3,7 +3,7 @@
 // Command driver runs the benchmarks of bench/run.sh that need a precise
 // clock or process control, and writes bench/results.md from all the results.
 //
-//	driver [flags] launch|readiness|cpuwait|tls|signals|storm|memory|packages|reap|report
+//	driver [flags] launch|readiness|cpuwait|tls|signals|storm|memory|shared|packages|reap|report
 //
 // Every measure writes OUT/NAME.json; report reads them together with the
 // hyperfine and go test outputs that run.sh leaves in OUT and fills in the
@@ -81,6 +81,7 @@ func main() {
 		"signals":   signals,
 		"storm":     storm,
 		"memory":    memory,
+		"shared":    shared,
 		"packages":  packages,
 		"reap":      reap,
 	}

@@ -34,6 +34,7 @@ type run struct {
 	Signals                                         signalsResult
 	Storm                                           stormResult
 	Memory                                          memoryResult
+	Shared                                          sharedResult
 	Packages                                        packagesResult
 	Reap                                            reapResult
 	Sizes                                           []namedSize
@@ -62,7 +63,7 @@ func writeReport(path string) error {
 		return err
 	}
 	for name, v := range map[string]any{"launch": &r.Launch, "readiness": &r.Readiness, "cpuwait": &r.CPUWait, "tls": &r.TLS,
-		"signals": &r.Signals, "storm": &r.Storm, "memory": &r.Memory, "packages": &r.Packages, "reap": &r.Reap} {
+		"signals": &r.Signals, "storm": &r.Storm, "memory": &r.Memory, "shared": &r.Shared, "packages": &r.Packages, "reap": &r.Reap} {
 		if err := loadJSON(name, v); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
