@@ -69,6 +69,7 @@ depfloor ""
 for dep in pflag slog retryablehttp server client; do
 	depfloor "-no-$dep" "no_$dep"
 done
+depfloor -no-http no_retryablehttp no_server no_client
 depfloor -client-alone no_pflag no_slog no_retryablehttp no_server
 depfloor -none no_pflag no_slog no_retryablehttp no_server no_client
 go build -trimpath -o "$tmp/child" ./bench/child

@@ -172,7 +172,8 @@ func goFloor() wrapper { return wrapper{"Go floor", []string{p.goFloor}} }
 
 // depFloorBuilds are the builds of bench/depfloor that run.sh makes, by
 // the suffix it adds to -depfloor: the whole, each without one dependency
-// (its no_NAME build tag), net/http's client alone, and none of them.
+// (its no_NAME build tag), without any of net/http (its client, its server
+// and go-retryablehttp), net/http's client alone, and none of them.
 var depFloorBuilds = []struct{ suffix, name string }{
 	{"", "dependency floor: pflag, log/slog, net/http's client and server, go-retryablehttp"},
 	{"-no-pflag", "dependency floor without pflag"},
@@ -180,6 +181,7 @@ var depFloorBuilds = []struct{ suffix, name string }{
 	{"-no-retryablehttp", "dependency floor without go-retryablehttp"},
 	{"-no-server", "dependency floor without net/http's server"},
 	{"-no-client", "dependency floor without net/http's client (its probe by hand)"},
+	{"-no-http", "dependency floor without net/http (pflag and log/slog; its probe by hand)"},
 	{"-client-alone", "dependency floor: net/http's client alone"},
 	{"-none", "dependency floor: none of them (its probe by hand)"},
 }
