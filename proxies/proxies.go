@@ -96,6 +96,16 @@ type Proxy struct {
 	// manifest does not show.
 	Reaches []*Proxy
 
+	// FlagsSince are the flags of its own command line that its earlier
+	// releases do not have, and refuse at start, with the release that
+	// added each: a container of the manifest whose image's tag names an
+	// earlier release, or none, is given none of them.
+	FlagsSince []FlagSince
+	// Gateways are the controllers whose pods run the proxy as the
+	// workload itself, an ingress or a gateway, not as a sidecar of an
+	// application.
+	Gateways []Gateway
+
 	// Injected is what its injector adds to a pod, as Pod Security
 	// "restricted" judges it; zero for a proxy that no injector adds.
 	Injected Injected
@@ -197,6 +207,35 @@ type Answer struct {
 	Status int
 	Body   string // what the body holds
 	Hint   string
+}
+
+// FlagSince is a flag of a proxy's own command line and the release that
+// added it.
+type FlagSince struct {
+	Flag  string
+	Since Version
+}
+
+// Since is the release that added flag to p's own command line, and
+// whether p has releases without it.
+func (p *Proxy) Since(flag string) (Version, bool) {
+	for _, f := range p.FlagsSince {
+		if f.Flag == flag {
+			return f.Since, true
+		}
+	}
+	return Version{}, false
+}
+
+// Gateway is a controller whose pods run the proxy as the workload: by
+// the images of its containers beside the proxy's (a shutdown manager),
+// or that run the proxy themselves (Proxy).
+type Gateway struct {
+	Name   string
+	Images []string // image repositories, matched by the end of their path
+	// Proxy says that the images run the proxy themselves: a pod with
+	// one is the gateway's, with or without the proxy's own image.
+	Proxy bool
 }
 
 // Retired is the image of a release that serves neither endpoint, and why
