@@ -45,7 +45,7 @@ for cmd in cri pause pki mkimage scenarios httpapp; do
 done
 # The project's own module, with the user's caches.
 cd "$REPO"
-env -u GOMODCACHE -u GOCACHE CGO_ENABLED=0 nice -n 10 go build -trimpath -tags nethttpomithttp2 -o "$BIN/proxy-await" .
+env -u GOMODCACHE -u GOCACHE CGO_ENABLED=0 nice -n 10 go build -trimpath -tags nethttpomithttp2 -gcflags=all=-l -gcflags=runtime/...= -o "$BIN/proxy-await" .
 env -u GOMODCACHE -u GOCACHE CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$BIN/fakeproxy" ./testdata/fakeproxy
 # proxy-await's own image, as the release writes it (scripts/ociimage), for
 # the --install scenario; containerd imports the layout as a tarball.
