@@ -20,6 +20,15 @@ LDFLAGS    = -s -w -X $(STAMP).version=$(GIT_VERSION) -X $(STAMP).commit=$(GIT_C
 # probes, --app-probe) is HTTP/1.1, and HTTP/2's code is 0.55 MB of the
 # binary. The tests build without it: their children serve h2c.
 TAGS      := nethttpomithttp2
+# No inlining but in the runtime's packages, as .goreleaser.yaml builds
+# proxy-await: the copies of small functions that inlining makes weigh more
+# than the binary would have over its 6.5 MiB limit
+# (scripts/release-check.sh), and proxy-await's work is waiting and
+# forwarding, where the calls they save cost little (BENCHMARKS.md, "The
+# entrypoint's weight", prices them). The runtime keeps its inlining: every
+# allocation, channel operation and signal goes through it. The tests
+# build without these flags.
+GCFLAGS   := -gcflags=all=-l -gcflags=runtime/...=
 # Debian packages the tests and benchmarks run for real: tini and dumb-init to
 # compare against, haproxy for the graceful-stop test, runc and busybox-static
 # for the container test, hyperfine for start-up timing.
@@ -43,7 +52,7 @@ build: $(BIN)/proxy-await $(BIN)/proxy-awaitctl $(BIN)/fakeproxy
 # Built every time: a new commit changes the stamp and no source file, and
 # go build's cache makes a build with nothing changed cheap.
 $(BIN)/proxy-await: FORCE
-	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $@ .
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' $(GCFLAGS) -ldflags '$(LDFLAGS)' -o $@ .
 
 # The platform tool (check, inject, policy), from the same module and stamp.
 $(BIN)/proxy-awaitctl: FORCE

@@ -3,11 +3,12 @@
 # and a direct exec on this machine, and proxy-await's memory and size
 # against the dependency floor (bench/depfloor: its dependencies without its
 # own code, whole and without each), and writes the figures to
-# bench/results.md: start-up, readiness latency, CPU while waiting, signal
-# forwarding, memory, binary size, reaping, signal storms and the Go
-# benchmarks. It reports figures; it fails only when something does not work
-# at all, never on machine speed. BENCHMARKS.md, written by hand, says what
-# they mean.
+# bench/results.md: start-up, readiness latency, CPU while waiting, what an
+# https:// readiness URL costs, signal forwarding, memory (and what
+# processes started from one file share of it), binary size, reaping,
+# signal storms and the Go benchmarks. It reports figures; it fails
+# only when something does not work at all, never on machine speed.
+# BENCHMARKS.md, written by hand, says what they mean.
 #
 # Needs: go, hyperfine, tini, dumb-init, unshare (root, for a PID namespace);
 # losetup and mkfs.ext4 (root) for the cold memory figures, which are left
@@ -52,22 +53,32 @@ step "building proxy-await and the helpers"
 make --no-print-directory -s build
 pa="$root/bin/proxy-await"
 export CGO_ENABLED=0
+# proxy-await's build tags and compiler flags, as the Makefile and
+# .goreleaser.yaml give them (TestBuildsShareTheirFlags).
+tags=nethttpomithttp2
+gcflags=(-gcflags=all=-l -gcflags=runtime/...=)
 # The same build with its symbol table, for the sizes and pages by package.
-go build -trimpath -tags nethttpomithttp2 -o "$tmp/proxy-await-syms" .
+go build -trimpath -tags "$tags" "${gcflags[@]}" -o "$tmp/proxy-await-syms" .
+# The same build with the compiler's inlining, measured beside it: what the
+# flags cost and save.
+pa_inlined="$tmp/proxy-await-inlined"
+go build -trimpath -tags "$tags" -ldflags '-s -w' -o "$pa_inlined" .
 go build -trimpath -ldflags '-s -w' -o "$tmp/stamp" ./bench/stamp
-go build -trimpath -ldflags '-s -w' -o "$tmp/gofloor" ./bench/gofloor
-# The dependency floor as proxy-await is built (its tags), whole and without
-# each dependency; the driver names each build by its suffix (depFloorBuilds).
+go build -trimpath "${gcflags[@]}" -ldflags '-s -w' -o "$tmp/gofloor" ./bench/gofloor
+# The dependency floor as proxy-await is built (its tags and flags), whole
+# and without each dependency; the driver names each build by its suffix
+# (depFloorBuilds).
 depfloor() { # SUFFIX [TAG...]
 	suffix=$1
 	shift
-	go build -trimpath -ldflags '-s -w' -tags "$(echo nethttpomithttp2 "$@" | tr ' ' ,)" \
+	go build -trimpath "${gcflags[@]}" -ldflags '-s -w' -tags "$(echo "$tags" "$@" | tr ' ' ,)" \
 		-o "$tmp/depfloor$suffix" ./bench/depfloor
 }
 depfloor ""
 for dep in pflag slog retryablehttp server client; do
 	depfloor "-no-$dep" "no_$dep"
 done
+depfloor -no-http no_retryablehttp no_server no_client
 depfloor -client-alone no_pflag no_slog no_retryablehttp no_server
 depfloor -none no_pflag no_slog no_retryablehttp no_server no_client
 go build -trimpath -o "$tmp/child" ./bench/child
@@ -86,7 +97,7 @@ setup_cold() {
 	loopdev=$(losetup -f --show "$tmp/cold.img") || return 1
 	echo 0 >"/sys/block/${loopdev#/dev/}/queue/read_ahead_kb" || return 1
 	mkdir "$tmp/cold" && mount "$loopdev" "$tmp/cold" || return 1
-	cp "$pa" "$tmp/gofloor" "$tmp"/depfloor* "$(command -v tini)" "$(command -v dumb-init)" "$tmp/cold/" || return 1
+	cp "$pa" "$pa_inlined" "$tmp/gofloor" "$tmp"/depfloor* "$(command -v tini)" "$(command -v dumb-init)" "$tmp/cold/" || return 1
 	sync -f "$tmp/cold/"
 	cold="$tmp/cold"
 }
@@ -94,7 +105,8 @@ setup_cold() {
 driver() {
 	"$tmp/driver" -out "$tmp" -proxy-await "$pa" -fakeproxy "$root/bin/fakeproxy" \
 		-proxy-await-syms "$tmp/proxy-await-syms" -stamp "$tmp/stamp" -gofloor "$tmp/gofloor" \
-		-depfloor "$tmp/depfloor" -child "$tmp/child" -cold "$cold" "$@"
+		-depfloor "$tmp/depfloor" -child "$tmp/child" -cold "$cold" \
+		-also "proxy-await with inlining=$pa_inlined" "$@"
 }
 
 {
@@ -109,6 +121,7 @@ step "1. start-up: hyperfine, 5 rounds"
 for round in 1 2 3 4 5; do
 	hyperfine -N --style none --warmup 20 --runs 200 --export-json "$tmp/hyperfine-$round.json" \
 		-n proxy-await "$pa --proxy none -- /bin/true" \
+		-n "proxy-await with inlining" "$pa_inlined --proxy none -- /bin/true" \
 		-n dumb-init "dumb-init /bin/true" \
 		-n tini "tini -- /bin/true" \
 		-n /bin/true "/bin/true" \
@@ -118,15 +131,19 @@ done
 step "1. start-up: time to the child's first instruction"
 driver launch
 
-step "2. readiness latency: 2 x 50 runs"
+step "2. readiness latency: 2 x 50 runs a build"
 driver readiness
-step "3. CPU while waiting: 2 x 10 s"
+step "3. CPU while waiting: 2 x 10 s a build"
 driver cpuwait
+step "3. an https:// readiness URL: CPU of a whole run against http://"
+driver tls
 step "4. signal forwarding latency"
 driver signals
 step "5. memory: warm, and cold from a loop device without read-ahead"
 setup_cold || step "5. memory: no loop device without read-ahead (root, losetup, mkfs.ext4): warm figures only"
 driver memory
+step "5. memory that proxy-awaits started from one file share: Pss"
+driver shared
 step "5. proxy-await's binary by package: sizes, and pages resident after a readiness wait"
 driver packages
 step "7. scale: reaping orphans as PID 1, signal storm"
@@ -139,11 +156,15 @@ go test -run '^$' -bench . -benchmem ./... >"$tmp/gotest.txt" 2>&1 || {
 	exit 1
 }
 
-step "the --drain-quiet watch: CPU and delivery delay, 10 s drains and holds beside other ports' churn, in a network namespace of their own, as in a pod"
-go test -c -o "$tmp/drain.test" ./drain/
-echo "# the drain's benchmarks again: 10 s drains and holds, in a network namespace of their own" >>"$tmp/gotest.txt"
-DRAIN_BENCH_TIME=10s unshare -n sh -c 'ip link set lo up && exec "$0" -test.run x -test.bench Watch' "$tmp/drain.test" \
-	| tee -a "$tmp/gotest.txt" >&2
+step "the --drain-quiet watch: CPU and delivery delay, 10 s drains and holds beside other ports' churn, in a network namespace of their own, as in a pod; built as proxy-await is, then with inlining"
+go test -c "${gcflags[@]}" -o "$tmp/drain.test" ./drain/
+go test -c -o "$tmp/drain-inlined.test" ./drain/
+for build in "as proxy-await is built:drain.test" "with inlining:drain-inlined.test"; do
+	echo "# the drain's benchmarks again, built ${build%%:*}: 10 s drains and holds, in a network namespace of their own" >>"$tmp/gotest.txt"
+	# shellcheck disable=SC2016 # "$@" is the inner shell's
+	DRAIN_BENCH_TIME=10s unshare -n sh -c 'ip link set lo up && exec "$@"' sh \
+		"$tmp/${build#*:}" -test.run x -test.bench 'Watch|Learn' | tee -a "$tmp/gotest.txt" >&2
+done
 
 driver -report "$root/bench/results.md" report
 step "wrote bench/results.md"

@@ -128,15 +128,45 @@ func readFile(t *testing.T, name string) string {
 	return string(data)
 }
 
-// The release, `make build` and make e2e build proxy-await with the same
-// build tags (net/http without HTTP/2): what the tests and the cluster run
-// is what users get. make e2e builds it, and proxy-awaitctl, by the
-// Makefile's own rules, into its cache.
-func TestBuildsShareTheirTags(t *testing.T) {
-	release := regexp.MustCompile(`-tags=(\S+)`).FindStringSubmatch(readFile(t, ".goreleaser.yaml"))
-	require.NotNil(t, release, ".goreleaser.yaml builds with -tags=")
+// The release, `make build`, make e2e and make bench build proxy-await
+// with the same build tags (net/http without HTTP/2) and the same compiler
+// flags, in the same order (no inlining but in the runtime: for a package
+// two patterns match, the later wins): what the tests, the cluster and the
+// benchmarks run is what users get. make e2e builds it, and proxy-awaitctl,
+// by the Makefile's own rules, into its cache.
+func TestBuildsShareTheirFlags(t *testing.T) {
+	var cfg struct {
+		Builds []struct {
+			ID      string   `yaml:"id"`
+			Flags   []string `yaml:"flags"`
+			GCFlags []string `yaml:"gcflags"`
+		} `yaml:"builds"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(readFile(t, ".goreleaser.yaml")), &cfg))
+	var tags, gcflags string
+	for _, b := range cfg.Builds {
+		if b.ID != "proxy-await" {
+			continue
+		}
+		for _, f := range b.Flags {
+			if v, ok := strings.CutPrefix(f, "-tags="); ok {
+				tags = v
+			}
+		}
+		var each []string
+		for _, f := range b.GCFlags {
+			each = append(each, "-gcflags="+f)
+		}
+		gcflags = strings.Join(each, " ")
+	}
+	require.NotEmpty(t, tags, ".goreleaser.yaml builds proxy-await with -tags=")
+	require.NotEmpty(t, gcflags, ".goreleaser.yaml builds proxy-await with gcflags")
+
 	out, err := exec.Command("make", "-n", "--no-print-directory", "bin/proxy-await").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), " -tags '"+release[1]+"' ", "make build")
+	assert.Contains(t, string(out), " -tags '"+tags+"' "+gcflags+" ", "make build")
 	assert.Regexp(t, `make -s BIN="\$BIN" \\\n\s+"\$BIN/proxy-await" "\$BIN/proxy-awaitctl"`, readFile(t, "e2e/build.sh"), "make e2e")
+	bench := readFile(t, "bench/run.sh")
+	assert.Equal(t, []string{"tags=" + tags, "gcflags=(" + gcflags + ")"},
+		regexp.MustCompile(`(?m)^(?:tags|gcflags)=.*$`).FindAllString(bench, -1), "make bench")
 }

@@ -8,11 +8,12 @@
 #  2. goreleaser check, then `goreleaser release --snapshot --clean
 #     --skip=publish`, which signs checksums.txt with a throwaway cosign key;
 #  3. the signature verifies, and checksums.txt matches what it lists;
-#  4. every archive holds both commands, proxy-await and proxy-awaitctl,
-#     LICENSE and README.md, and every relative link of its Markdown pages
-#     finds its file in it; every linux binary is static; every archive and
-#     each platform of the image has an SPDX SBOM that lists the modules of
-#     both commands;
+#  4. linux/amd64's proxy-await, the binary every pod runs, is at most
+#     6.5 MiB; every archive holds both commands, proxy-await and
+#     proxy-awaitctl, LICENSE and README.md, and every relative link of its
+#     Markdown pages finds its file in it; every linux binary is static;
+#     every archive and each platform of the image has an SPDX SBOM that
+#     lists the modules of both commands;
 #  5. the image goes through a registry on loopback as the release workflow
 #     pushes it (same digest, the OCI labels), and is signed and verified
 #     there; /proxy-await is its entrypoint, and each platform's layer holds
@@ -110,7 +111,19 @@ cosign_offline verify-blob --key "$tmp/cosign.pub" --bundle dist/checksums.txt.c
 	fail "the signature of dist/checksums.txt does not verify"
 (cd dist && sha256sum --quiet --strict -c checksums.txt) || fail "dist/checksums.txt does not match the files"
 
-# 4. Archives, binaries, SBOMs.
+# 4. The entrypoint's size, archives, binaries, SBOMs.
+# Every pod pays for proxy-await's binary, in its image and in the memory
+# its pages take (BENCHMARKS.md, "The entrypoint's weight"): at most
+# 6.5 MiB, as the release builds it for linux/amd64.
+max_bytes=$((6656 * 1024))
+entrypoint="$(jq -r '.[] | select(.type == "Binary" and .extra.ID == "proxy-await"
+	and .goos == "linux" and .goarch == "amd64") | .path' dist/artifacts.json)"
+[ -f "$entrypoint" ] || fail "no linux/amd64 proxy-await among the binaries: $entrypoint"
+size="$(stat -c %s "$entrypoint")"
+[ "$size" -le "$max_bytes" ] ||
+	fail "$entrypoint is $size bytes, $((size - max_bytes)) over its limit of $max_bytes (6.5 MiB): what each package costs, and the cuts tried, are in BENCHMARKS.md (\"The entrypoint's weight\")"
+step "$entrypoint: $size bytes, $((max_bytes - size)) under its limit of $max_bytes (6.5 MiB)"
+
 commands="proxy-await proxy-awaitctl"
 # sbom_lists FILE WHAT: FILE is an SPDX document naming the Go modules of
 # each command, so syft found both binaries in WHAT: the project's module

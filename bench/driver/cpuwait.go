@@ -40,24 +40,26 @@ func cpuWait() (any, error) {
 	}
 	defer os.RemoveAll(dir)
 	var res cpuWaitResult
-	for _, v := range []struct {
-		name  string
-		flags []string
-	}{
-		{"default (--backoff 20ms)", nil},
-		{"--backoff 5ms", []string{"--backoff", "5ms"}},
-	} {
-		row, err := cpuWaitOnce(dir, v.flags)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", v.name, err)
+	for _, b := range proxyAwaits() {
+		for _, v := range []struct {
+			name  string
+			flags []string
+		}{
+			{"default (--backoff 20ms)", nil},
+			{"--backoff 5ms", []string{"--backoff", "5ms"}},
+		} {
+			row, err := cpuWaitOnce(dir, b.Path, v.flags)
+			if err != nil {
+				return nil, fmt.Errorf("%s, %s: %w", b.Name, v.name, err)
+			}
+			row.Name = b.Name + ", " + v.name
+			res.Rows = append(res.Rows, row)
 		}
-		row.Name = v.name
-		res.Rows = append(res.Rows, row)
 	}
 	return res, nil
 }
 
-func cpuWaitOnce(dir string, flags []string) (cpuWaitRow, error) {
+func cpuWaitOnce(dir, bin string, flags []string) (cpuWaitRow, error) {
 	var row cpuWaitRow
 	f, err := startFake(dir, "never")
 	if err != nil {
@@ -69,7 +71,7 @@ func cpuWaitOnce(dir string, flags []string) (cpuWaitRow, error) {
 		return row, err
 	}
 	args := append([]string{"-q", "-p", f.port, "--timeout", cpuWaitFor.String()}, flags...)
-	cmd := exec.Command(p.proxyAwait, append(append(args, "--"), "/bin/true")...)
+	cmd := exec.Command(bin, append(append(args, "--"), "/bin/true")...)
 	began := time.Now()
 	if err := cmd.Start(); err != nil {
 		return row, err

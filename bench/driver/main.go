@@ -3,7 +3,7 @@
 // Command driver runs the benchmarks of bench/run.sh that need a precise
 // clock or process control, and writes bench/results.md from all the results.
 //
-//	driver [flags] launch|readiness|cpuwait|signals|storm|memory|packages|reap|report
+//	driver [flags] launch|readiness|cpuwait|tls|signals|storm|memory|shared|packages|reap|report
 //
 // Every measure writes OUT/NAME.json; report reads them together with the
 // hyperfine and go test outputs that run.sh leaves in OUT and fills in the
@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,6 +30,10 @@ import (
 // paths of the programs under test and of the helpers.
 type paths struct {
 	proxyAwait string
+	// others are other builds of proxy-await, measured beside it: the
+	// same code built another way (run.sh: with the compiler's default
+	// inlining), so that one run prices the release's build flags.
+	others builds
 	// proxyAwaitSyms is the same build as proxyAwait with its symbol
 	// table, for the packages measure.
 	proxyAwaitSyms string
@@ -47,6 +52,7 @@ var p paths
 
 func main() {
 	flag.StringVar(&p.proxyAwait, "proxy-await", "bin/proxy-await", "proxy-await binary under test")
+	flag.Var(&p.others, "also", "another build of proxy-await to measure beside it, as `NAME=PATH` (repeatable; NAME without =)")
 	flag.StringVar(&p.proxyAwaitSyms, "proxy-await-syms", "", "the same build of proxy-await with its symbol table (packages only)")
 	flag.StringVar(&p.fakeproxy, "fakeproxy", "bin/fakeproxy", "stand-in proxy admin server")
 	flag.StringVar(&p.stamp, "stamp", "", "bench/stamp binary")
@@ -71,9 +77,11 @@ func main() {
 		"launch":    launch,
 		"readiness": readiness,
 		"cpuwait":   cpuWait,
+		"tls":       tlsCost,
 		"signals":   signals,
 		"storm":     storm,
 		"memory":    memory,
+		"shared":    shared,
 		"packages":  packages,
 		"reap":      reap,
 	}
@@ -125,13 +133,37 @@ type wrapper struct {
 	Prefix []string
 }
 
-// inits are the three wrappers, proxy-await without a readiness wait.
-func inits() []wrapper {
-	return []wrapper{
-		{"proxy-await", []string{p.proxyAwait, "--proxy", "none", "--"}},
-		{"tini", []string{p.tini, "--"}},
-		{"dumb-init", []string{p.dumbInit}},
+// build is one build of proxy-await: its name in the results, and its file.
+type build struct{ Name, Path string }
+
+// builds are -also's values.
+type builds []build
+
+func (bs *builds) String() string { return fmt.Sprint(*bs) }
+
+func (bs *builds) Set(v string) error {
+	name, path, ok := strings.Cut(v, "=")
+	if !ok || name == "" || path == "" {
+		return fmt.Errorf("want NAME=PATH, not %q", v)
 	}
+	*bs = append(*bs, build{name, path})
+	return nil
+}
+
+// proxyAwaits are the builds of proxy-await measured: the one under test,
+// named proxy-await, then -also's.
+func proxyAwaits() []build {
+	return append([]build{{"proxy-await", p.proxyAwait}}, p.others...)
+}
+
+// inits are the wrappers compared, proxy-await without a readiness wait:
+// each build of proxy-await, tini and dumb-init.
+func inits() []wrapper {
+	var ws []wrapper
+	for _, b := range proxyAwaits() {
+		ws = append(ws, wrapper{b.Name, []string{b.Path, "--proxy", "none", "--"}})
+	}
+	return append(ws, wrapper{"tini", []string{p.tini, "--"}}, wrapper{"dumb-init", []string{p.dumbInit}})
 }
 
 // goFloor is the reference Go program (bench/gofloor): what any Go init with
@@ -140,7 +172,8 @@ func goFloor() wrapper { return wrapper{"Go floor", []string{p.goFloor}} }
 
 // depFloorBuilds are the builds of bench/depfloor that run.sh makes, by
 // the suffix it adds to -depfloor: the whole, each without one dependency
-// (its no_NAME build tag), net/http's client alone, and none of them.
+// (its no_NAME build tag), without any of net/http (its client, its server
+// and go-retryablehttp), net/http's client alone, and none of them.
 var depFloorBuilds = []struct{ suffix, name string }{
 	{"", "dependency floor: pflag, log/slog, net/http's client and server, go-retryablehttp"},
 	{"-no-pflag", "dependency floor without pflag"},
@@ -148,6 +181,7 @@ var depFloorBuilds = []struct{ suffix, name string }{
 	{"-no-retryablehttp", "dependency floor without go-retryablehttp"},
 	{"-no-server", "dependency floor without net/http's server"},
 	{"-no-client", "dependency floor without net/http's client (its probe by hand)"},
+	{"-no-http", "dependency floor without net/http (pflag and log/slog; its probe by hand)"},
 	{"-client-alone", "dependency floor: net/http's client alone"},
 	{"-none", "dependency floor: none of them (its probe by hand)"},
 }

@@ -46,13 +46,17 @@ type memoryWrapper struct {
 }
 
 func memory() (any, error) {
-	ws := []memoryWrapper{
-		{wrapper: wrapper{"proxy-await, no readiness wait (--proxy none)", []string{p.proxyAwait, "-q", "--proxy", "none", "--"}}},
-		{wrapper: wrapper{"proxy-await, after a readiness wait (a proxy ready 50 ms after its start)", []string{p.proxyAwait, "-q", "-p", "PORT", "--"}}, awaits: true},
+	var ws []memoryWrapper
+	for _, b := range proxyAwaits() {
+		ws = append(ws,
+			memoryWrapper{wrapper: wrapper{b.Name + ", no readiness wait (--proxy none)", []string{b.Path, "-q", "--proxy", "none", "--"}}},
+			memoryWrapper{wrapper: wrapper{b.Name + ", after a readiness wait (a proxy ready 50 ms after its start)", []string{b.Path, "-q", "-p", "PORT", "--"}}, awaits: true})
+	}
+	ws = append(ws, []memoryWrapper{
 		{wrapper: goFloor()},
 		{wrapper: wrapper{"tini", []string{p.tini, "--"}}},
 		{wrapper: wrapper{"dumb-init", []string{p.dumbInit}}},
-	}
+	}...)
 	for _, w := range depFloors() {
 		ws = append(ws, memoryWrapper{wrapper: w, awaits: true})
 	}

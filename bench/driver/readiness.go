@@ -34,18 +34,21 @@ func readiness() (any, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	variants := []struct {
-		name  string
-		flags []string
-	}{
-		{"default (--backoff 20ms)", nil},
-		{"--backoff 5ms", []string{"--backoff", "5ms"}},
+	type variant struct {
+		name, bin string
+		flags     []string
+	}
+	var variants []variant
+	for _, b := range proxyAwaits() {
+		variants = append(variants,
+			variant{b.Name + ", default (--backoff 20ms)", b.Path, nil},
+			variant{b.Name + ", --backoff 5ms", b.Path, []string{"--backoff", "5ms"}})
 	}
 	lat := make([][]time.Duration, len(variants))
 	rates := make([][]float64, len(variants))
 	for range readinessRuns {
 		for i, v := range variants {
-			d, rate, err := readinessOnce(dir, v.flags)
+			d, rate, err := readinessOnce(dir, v.bin, v.flags)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", v.name, err)
 			}
@@ -61,18 +64,18 @@ func readiness() (any, error) {
 	return res, nil
 }
 
-// readinessOnce starts proxy-await against a proxy that is not ready, turns
+// readinessOnce starts proxy-await (bin) against a proxy that is not ready, turns
 // the proxy ready after a random 100-200 ms (so that the polling has reached
 // its ceiling and the moment falls anywhere in an interval), and returns the
 // delay until the command ran, and the probe rate before ready.
-func readinessOnce(dir string, flags []string) (time.Duration, float64, error) {
+func readinessOnce(dir, bin string, flags []string) (time.Duration, float64, error) {
 	f, err := startFake(dir, "never")
 	if err != nil {
 		return 0, 0, err
 	}
 	defer f.stop()
 	args := append([]string{"-p", f.port}, flags...)
-	cmd := wrapper{Prefix: []string{p.proxyAwait}}.command(append(append(args, "--"), p.stamp)...)
+	cmd := wrapper{Prefix: []string{bin}}.command(append(append(args, "--"), p.stamp)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return 0, 0, err

@@ -30,9 +30,11 @@ type run struct {
 	Launch                                          launchResult
 	Readiness                                       readinessResult
 	CPUWait                                         cpuWaitResult
+	TLS                                             tlsResult
 	Signals                                         signalsResult
 	Storm                                           stormResult
 	Memory                                          memoryResult
+	Shared                                          sharedResult
 	Packages                                        packagesResult
 	Reap                                            reapResult
 	Sizes                                           []namedSize
@@ -60,14 +62,18 @@ func writeReport(path string) error {
 	if r.Startup, err = hyperfineStats(); err != nil {
 		return err
 	}
-	for name, v := range map[string]any{"launch": &r.Launch, "readiness": &r.Readiness, "cpuwait": &r.CPUWait,
-		"signals": &r.Signals, "storm": &r.Storm, "memory": &r.Memory, "packages": &r.Packages, "reap": &r.Reap} {
+	for name, v := range map[string]any{"launch": &r.Launch, "readiness": &r.Readiness, "cpuwait": &r.CPUWait, "tls": &r.TLS,
+		"signals": &r.Signals, "storm": &r.Storm, "memory": &r.Memory, "shared": &r.Shared, "packages": &r.Packages, "reap": &r.Reap} {
 		if err := loadJSON(name, v); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	sized := []struct{ name, path string }{{"proxy-await (stripped, static)", p.proxyAwait},
-		{"Go floor (static)", p.goFloor}, {"tini", p.tini}, {"dumb-init", p.dumbInit}}
+	var sized []struct{ name, path string }
+	for _, b := range proxyAwaits() {
+		sized = append(sized, struct{ name, path string }{b.Name + " (stripped, static)", b.Path})
+	}
+	sized = append(sized, []struct{ name, path string }{
+		{"Go floor (static)", p.goFloor}, {"tini", p.tini}, {"dumb-init", p.dumbInit}}...)
 	for _, w := range depFloors() {
 		sized = append(sized, struct{ name, path string }{w.Name + " (stripped, static)", w.Prefix[0]})
 	}
