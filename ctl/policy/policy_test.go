@@ -162,7 +162,7 @@ func TestAdmitsWhatCheckPasses(t *testing.T) {
 	for _, rel := range releases {
 		t.Run(rel, func(t *testing.T) {
 			v := versions(t, rel)
-			c := compile(t, New(v))
+			c := compiledFor(t, rel, false)
 			for _, a := range all {
 				inContext := errorsOf(a.files, v)
 				for _, f := range a.files {
@@ -200,7 +200,7 @@ func TestAdmitsWhatCheckPasses(t *testing.T) {
 // a message that starts with the rule's name, and --check finds that rule
 // in it; right, it is admitted.
 func TestRefusesEachRule(t *testing.T) {
-	c := compile(t, New(nil))
+	c := compiledFor(t, "", false)
 	for _, tc := range []struct {
 		rule, wrong, from, to string // to for from makes it right
 	}{
@@ -353,7 +353,7 @@ func TestCostOfALargePod(t *testing.T) {
 	require.Len(t, objs, 1)
 	require.Greater(t, len(objs[0].text), 400_000, "the pod is large")
 	for _, rel := range releases {
-		v := compile(t, New(versions(t, rel))).eval(t, objs[0].value)
+		v := compiledFor(t, rel, true).eval(t, objs[0].value)
 		require.Empty(t, v.errorsOf, "%s", rel)
 		assert.NotEmpty(t, v.refused, "the pod is wrong enough to be refused")
 		assert.Less(t, v.maxCost, uint64(perCallLimit), "the most one expression costs, %s", rel)
