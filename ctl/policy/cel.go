@@ -73,8 +73,8 @@ type writer struct {
 // flagWord: w is one of proxy-await's flags as a word of its own.
 func (x *writer) flagWord(w string) string {
 	s := x.s
-	long := fmt.Sprintf(`%s.matches('^--(%s)(=(true|false))?$') || %s.matches('^--(%s)(=.+)?$')`,
-		w, strings.Join(s.boolLong, "|"), w, strings.Join(s.valueLong, "|"))
+	long := fmt.Sprintf(`%s.matches('^--(%s)(=(%s))?$') || %s.matches('^--(%s)(=.+)?$')`,
+		w, strings.Join(s.boolLong, "|"), strings.Join(append(slices.Clone(trueWords), falseWords...), "|"), w, strings.Join(s.valueLong, "|"))
 	short := fmt.Sprintf(`%s.matches('^-([%s]+|[%s]*[%s].*)$')`, w, s.boolShort, s.boolShort, s.valueShort)
 	return "(" + long + " || " + short + ")"
 }
@@ -210,7 +210,8 @@ func podKeyIn(key string, values []string) string {
 		q(key), list(values))
 }
 
-// trueWords and falseWords are what Go's strconv.ParseBool takes.
+// trueWords and falseWords are what Go's strconv.ParseBool takes, as
+// proxy-await's boolean flags do (--shutdown=False).
 var trueWords, falseWords = []string{"1", "t", "T", "TRUE", "true", "True"}, []string{"0", "f", "F", "FALSE", "false", "False"}
 
 // injectedClassic is the condition that the pod's own annotation injects

@@ -114,10 +114,16 @@ func (x *writer) variables() []Variable {
 			val := v(short2) + "[k]"
 			return fmt.Sprintf("(%[1]s == '' || %[1]s.matches('%[2]s'))", val, durationPattern)
 		}
-		shut := fmt.Sprintf("(%[1]s[k] != '' && %[1]s[k] != '--shutdown=false')", v("s"))
+		// A boolean flag is on where it is last set, unless that sets it
+		// to a false word: --shutdown=false, as proxy-await's parser reads it.
+		on := func(short2, flag string) string {
+			at := v(short2+"At") + "[k]"
+			return fmt.Sprintf("(%[1]s >= 0 && !(%[2]s[%[1]s].startsWith('--%[3]s=') && %[2]s[%[1]s].substring(%[4]d) in %[5]s))",
+				at, w, flag, len(flag)+3, list(falseWords))
+		}
 		vars = append(vars,
-			Variable{name("shutdownOn"), each(shut)},
-			Variable{name("keepOn"), each(fmt.Sprintf("(%[1]s[k] != '' && %[1]s[k] != '--keep-proxy-on-failure=false')", v("keep")))},
+			Variable{name("shutdownOn"), each(on("s", "shutdown"))},
+			Variable{name("keepOn"), each(on("keep", "keep-proxy-on-failure"))},
 			Variable{name("urls"), each(fmt.Sprintf("%s[k] >= 0 || %s[k] >= 0 || %s[k] >= 0", v("suAt"), v("ruAt"), v("portAt")))},
 			Variable{name("presets"), each(fmt.Sprintf("!%[1]s[k] ? [] : %[2]s[k] == '' ? %[3]s : %[2]s[k].lowerAscii().split(',').map(p, p.trim())", v("plain"), v("px"), list(x.defaults.Proxies)))},
 			Variable{name("overGrace"), each(fmt.Sprintf("%s[k] && %s && %s && %s && %s + %s + %s + (%s[k] ? (%s[k] != '' ? %s : %s) : duration('0s')) > variables.grace",

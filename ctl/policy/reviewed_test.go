@@ -1,0 +1,79 @@
+package policy
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/ctl/check"
+	"github.com/proxy-await/proxy-await/ctl/rules"
+)
+
+// checkErrors are the rules of the errors check finds in one object, with
+// the releases rel, in the order it reports them.
+func checkErrors(t testing.TB, text []byte, rel string) []string {
+	t.Helper()
+	findings, _ := check.Paths([]string{"-"}, check.Options{Versions: versions(t, rel), Stdin: bytes.NewReader(text)})
+	var out []string
+	for _, f := range findings {
+		if f.Level == rules.Error && !slices.Contains(out, f.Rule) {
+			out = append(out, f.Rule)
+		}
+	}
+	return out
+}
+
+// Objects that a review found the policy refusing while check passed them,
+// or admitting where check finds an error the object alone decides: the
+// policy refuses each for exactly the rules of refused, and check finds
+// each of them in it.
+func TestReviewedObjects(t *testing.T) {
+	for _, tc := range []struct {
+		name, rel, object string
+		refused           []string
+	}{
+		{name: "--shutdown=false is no -S", object: `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: registry.example.com/web:1
+          command: [proxy-await, --proxy, none, --shutdown=false, --term-delay, 27s, --, /web]
+`},
+		{name: "--keep-proxy-on-failure=false is none", refused: []string{"retry-loses-proxy"}, object: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: sync}
+spec:
+  template:
+    metadata: {labels: {sidecar.istio.io/inject: "true"}}
+    spec:
+      restartPolicy: OnFailure
+      containers:
+        - name: sync
+          image: registry.example.com/sync:1
+          command: [proxy-await, --proxy, istio, -S, --keep-proxy-on-failure=false, --, /sync]
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := objects(t, "object.yaml", []byte(tc.object))
+			require.Len(t, objs, 1)
+			v := compiledFor(t, tc.rel, false).eval(t, objs[0].value)
+			require.Empty(t, v.errorsOf)
+			assert.Equal(t, tc.refused, v.rules, "%s", v)
+			found := checkErrors(t, []byte(tc.object), tc.rel)
+			for _, r := range v.rules {
+				assert.Contains(t, found, r, "check of the object")
+			}
+		})
+	}
+}
