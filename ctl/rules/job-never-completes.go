@@ -34,7 +34,9 @@ func init() {
 }
 
 func (j *judge) jobNeverCompletes() {
-	if !j.supervises() || !j.p.Job || j.c.Init || !j.needs(ruleJobNeverCompletes, shutdownFlags...) {
+	// Without -S the sidecar is not stopped, whatever --proxy says.
+	if !j.supervises() || !j.p.Job || j.c.Init || !j.needs(ruleJobNeverCompletes, "shutdown") ||
+		j.cfg.Shutdown && !j.needs(ruleJobNeverCompletes, shutdownFlags...) {
 		return
 	}
 	shut := j.shutdownTargets()

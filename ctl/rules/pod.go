@@ -130,6 +130,13 @@ func (j *judge) needs(rule string, flags ...string) bool {
 	return true
 }
 
+// known says whether the input holds the value of flag, and of every flag
+// when the words where flags go are not known.
+func (j *judge) known(flag string) bool {
+	_, unknown := j.set.Unknown[flag]
+	return j.set.All == nil && !unknown
+}
+
 // skip notes a rule not judged for want of a value.
 func (j *judge) skip(rule string, u manifest.Unknown) {
 	if !slices.Contains(j.skipped, rule) {

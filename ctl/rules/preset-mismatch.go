@@ -29,7 +29,9 @@ func init() {
 }
 
 func (j *judge) presetMismatch() {
-	if !j.waits() || !j.needs(rulePresetMismatch, append(readyFlags, invocation.DisabledFlag)...) || j.cfg.Disabled {
+	// With the wait turned off, nothing is waited for, whatever --proxy says.
+	if !j.waits() || j.known(invocation.DisabledFlag) && j.cfg.Disabled ||
+		!j.needs(rulePresetMismatch, append(readyFlags, invocation.DisabledFlag)...) || j.cfg.Disabled {
 		return
 	}
 	line := j.set.LineOf("ready-url", "port", "proxy")

@@ -33,7 +33,7 @@ func init() {
 }
 
 func (j *judge) probesKeepDrainBusy() {
-	if !j.supervises() || !j.needs(ruleProbesBusy, "drain-quiet", "drain-ports", "probe-port") || j.cfg.DrainQuiet == 0 {
+	if !j.supervises() || !j.needs(ruleProbesBusy, "drain-quiet") || j.cfg.DrainQuiet == 0 || !j.needs(ruleProbesBusy, "drain-ports", "probe-port") {
 		return
 	}
 	for _, pr := range j.c.Probes {
