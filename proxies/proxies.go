@@ -117,6 +117,20 @@ type Injected struct {
 	Remedy             string
 }
 
+// SetUp are the names of the init containers that p's injector adds
+// beside the proxy, by default or with its Remedy: they may run the
+// proxy's image, to set up the pod's network (or check that a CNI plugin
+// did), and exit; they are no sidecar.
+func (p *Proxy) SetUp() []string {
+	var names []string
+	for _, c := range []*Container{p.Injected.Init, p.Injected.FixedInit} {
+		if c != nil && !slices.Contains(names, c.Name) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
 // Container is an injected container, as far as Pod Security looks at it.
 type Container struct {
 	Name    string

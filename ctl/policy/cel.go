@@ -170,8 +170,19 @@ func repository(img string) string {
 }
 
 // isProxy: the container c is px's, by its image or its injector's name
-// for it (a retired image is its too).
+// for it (a retired image is its too), and not a container its injector
+// adds to set up the pod's network, which runs the proxy's image: the
+// policy does not tell an init container from another, so it takes one
+// of those names that is no native sidecar to be none of px's.
 func isProxy(c string, px *proxies.Proxy) string {
+	cond := isProxyByImage(c, px)
+	if setUp := px.SetUp(); len(setUp) > 0 {
+		cond = fmt.Sprintf("(%s && !(%s.name in %s && !(has(%[2]s.restartPolicy) && %[2]s.restartPolicy == 'Always')))", cond, c, list(setUp))
+	}
+	return cond
+}
+
+func isProxyByImage(c string, px *proxies.Proxy) string {
 	var conds []string
 	repo := repository(c + ".image")
 	for _, r := range px.Retired {

@@ -63,6 +63,46 @@ spec:
           image: registry.example.com/sync:1
           command: [proxy-await, --proxy, istio, -S, --keep-proxy-on-failure=false, --, /sync]
 `},
+		{name: "istio-init is no sidecar", object: `
+apiVersion: v1
+kind: Pod
+metadata: {name: istio-injected}
+spec:
+  initContainers:
+    - name: istio-init
+      image: docker.io/istio/proxyv2:1.30.3
+      args: [istio-iptables, -p, "15001"]
+    - name: istio-proxy
+      image: docker.io/istio/proxyv2:1.30.3
+      args: [proxy, sidecar]
+      restartPolicy: Always
+    - name: migrate
+      image: registry.example.com/migrate:1
+      command: [/proxy-await/proxy-await, --proxy, istio, --, /migrate]
+  containers:
+    - name: reports
+      image: registry.example.com/reports:1
+      command: [/proxy-await/proxy-await, --proxy, istio, --, /reports]
+`},
+		{name: "linkerd-network-validator is no sidecar", object: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: linkerd-cni}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      initContainers:
+        - name: linkerd-network-validator
+          image: cr.l5d.io/linkerd/proxy:stable-2.20.0
+        - name: linkerd-proxy
+          image: cr.l5d.io/linkerd/proxy:stable-2.20.0
+          restartPolicy: Always
+      containers:
+        - name: report
+          image: registry.example.com/report:1
+          command: [/proxy-await/proxy-await, --proxy-lost, 10s, --, /report]
+`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := objects(t, "object.yaml", []byte(tc.object))

@@ -156,8 +156,19 @@ func Find(p *manifest.Pod, versions map[string]proxies.Version, runsProxyAwait f
 }
 
 // ProxyOf is the proxy a container of the manifest is, by its
-// image (a retired release's first) or its injector's name for it.
+// image (a retired release's first) or its injector's name for it; nil for
+// an init container that its injector adds to set up the pod's network,
+// which runs the proxy's image but is not the proxy.
 func ProxyOf(c *manifest.Container) *proxies.Proxy {
+	px := imageOrName(c)
+	if px != nil && c.Init && !c.RestartAlways && slices.Contains(px.SetUp(), c.Name) {
+		return nil
+	}
+	return px
+}
+
+// imageOrName is the proxy whose image or container name c has.
+func imageOrName(c *manifest.Container) *proxies.Proxy {
 	repo := manifest.Repository(c.Image)
 	for _, px := range proxies.InPods {
 		for _, r := range px.Retired {

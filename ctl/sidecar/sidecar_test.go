@@ -70,3 +70,23 @@ func TestNearMissOfEveryKey(t *testing.T) {
 		}
 	}
 }
+
+// An init container that a proxy's injector adds to set up the pod's
+// network runs the proxy's image but is no sidecar; the same name as a
+// native sidecar, or as an application's container, is what its image
+// says.
+func TestSetUpContainersAreNoSidecars(t *testing.T) {
+	n := 0
+	for _, px := range proxies.InPods {
+		for _, img := range px.Images {
+			image := "registry.example.com/" + strings.TrimPrefix(img, "/") + ":1.2.3"
+			for _, name := range px.SetUp() {
+				n++
+				assert.Nil(t, ProxyOf(&manifest.Container{Name: name, Image: image, Init: true}), "%s: %s", px.Name, name)
+				assert.Same(t, px, ProxyOf(&manifest.Container{Name: name, Image: image, Init: true, RestartAlways: true}), "%s: %s", px.Name, name)
+				assert.Same(t, px, ProxyOf(&manifest.Container{Name: name, Image: image}), "%s: %s", px.Name, name)
+			}
+		}
+	}
+	assert.NotZero(t, n, "no injector of the table adds such a container")
+}
