@@ -33,17 +33,22 @@ var consul = Proxy{
 
 	Images:     []string{"/consul-dataplane"}, // values.yaml global.imageConsulDataplane
 	Containers: []string{"consul-dataplane"},  // webhook/mesh_webhook.go sidecarContainer
+	// webhook/mesh_webhook.go shouldInject: the pod's annotation
+	// (constants/annotations_and_labels.go AnnotationInject), read with
+	// strconv.ParseBool.
 	Inject: Injection{
-		Key:           "consul.hashicorp.com/connect-inject", // constants/annotations_and_labels.go AnnotationInject
-		On:            []string{"true"},                      //
-		Off:           []string{"false"},                     //
+		Key:           "consul.hashicorp.com/connect-inject",
+		On:            GoBool.True,
+		Off:           GoBool.False,
 		FromNamespace: true,
 	},
 	Mesh: true,
 	// hashicorp/consul-k8s#4678, in v1.9.0 and backported to v1.6.9, v1.7.5
 	// and v1.8.2 (their CHANGELOG.md); values.yaml
 	// dataplaneAsSidecarInitContainer.defaultEnabled: false.
-	Native: Native{Keys: []NativeKey{{Key: "consul.hashicorp.com/enable-consul-dataplane-as-sidecar"}}},
+	// lifecycle/lifecycle_configuration.go EnableConsulDataplaneAsSidecar:
+	// strconv.ParseBool.
+	Native: Native{Keys: []NativeKey{{Key: "consul.hashicorp.com/enable-consul-dataplane-as-sidecar"}}, Reads: GoBool},
 
 	ShutdownPortKey: consulGracefulPortKey,
 	ShutdownPathKey: "consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-shutdown-path",

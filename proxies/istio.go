@@ -25,9 +25,12 @@ var istio = Proxy{
 	Images:     []string{"/proxyv2"},    // manifests/charts/istio-control/istio-discovery/values.yaml global.proxy.image
 	Containers: []string{"istio-proxy"}, // istio-discovery/files/injection-template.yaml
 	Inject: Injection{
-		Key: "sidecar.istio.io/inject", // a label (or the deprecated annotation): pkg/kube/inject/inject.go
-		On:  []string{"true"},          //
-		Off: []string{"false"},         //
+		// pkg/kube/inject/inject.go injectRequired: the label, else the
+		// deprecated annotation, exactly "true" or "false".
+		Key:    "sidecar.istio.io/inject",
+		On:     []string{"true"},
+		Off:    []string{"false"},
+		Labels: true,
 		// The namespace labels that inject Istio's sidecar
 		// (istio-discovery/templates/mutatingwebhook.yaml).
 		Namespace: []Label{{Key: "istio-injection", On: "enabled", Off: "disabled"}, {Key: "istio.io/rev"}},
@@ -38,7 +41,8 @@ var istio = Proxy{
 	},
 	Mesh: true,
 	Native: Native{
-		Keys: []NativeKey{{Key: "sidecar.istio.io/nativeSidecar"}}, // pkg/kube/inject/inject.go: it wins over the mesh's setting
+		Keys:  []NativeKey{{Key: "sidecar.istio.io/nativeSidecar"}},      // pkg/kube/inject/inject.go: it wins over the mesh's setting
+		Reads: Boolean{True: []string{"true"}, False: []string{"false"}}, // ... exactly "true" or "false"
 		// pilot/pkg/features/pilot.go: ENABLE_NATIVE_SIDECARS=auto from 1.27
 		// (false in 1.26), native when the kubelets are 1.33 or later
 		// (pkg/kube/inject/webhook.go DetectNativeSidecar).

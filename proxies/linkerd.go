@@ -43,7 +43,9 @@ var linkerd = Proxy{
 	Images:     []string{"linkerd/proxy"}, // charts/linkerd-control-plane/values.yaml proxy.image.name: cr.l5d.io/linkerd/proxy
 	Containers: []string{"linkerd-proxy"}, // pkg/k8s/labels.go ProxyContainerName
 	Inject: Injection{
-		Key:           "linkerd.io/inject",            // pkg/k8s/labels.go ProxyInjectAnnotation, on the pod or its namespace
+		// pkg/k8s/labels.go ProxyInjectAnnotation, on the pod or its
+		// namespace; pkg/inject/report.go reads the annotations alone.
+		Key:           "linkerd.io/inject",
 		On:            []string{"enabled", "ingress"}, // ProxyInjectEnabled, ProxyInjectIngress
 		Off:           []string{"disabled"},           // ProxyInjectDisabled
 		FromNamespace: true,
@@ -64,6 +66,7 @@ var linkerd = Proxy{
 			{"config.beta.linkerd.io/proxy-enable-native-sidecar", []Span{{From: Version{Major: 2, Minor: 19}}}},
 			{"config.alpha.linkerd.io/proxy-enable-native-sidecar", []Span{{From: Version{Major: 2, Minor: 15}}}},
 		},
+		Reads: GoBool,                       // pkg/inject/inject.go: strconv.ParseBool
 		Since: Version{Major: 2, Minor: 20}, // values.yaml proxy.nativeSidecar: true from 2.20 (false in 2.19), linkerd/linkerd2#15267
 	},
 

@@ -222,9 +222,14 @@ type Retired struct {
 
 // Injection is what asks a proxy's injector to add its sidecar to a pod.
 type Injection struct {
-	Key string   // the pod annotation (or label) that asks for the sidecar
+	Key string   // the pod annotation (or label, with Labels) that asks for the sidecar
 	On  []string // its values that inject
 	Off []string // its values that keep the sidecar out
+	// Labels says that its injector reads Key as a pod label too, before
+	// the annotation; without it, it reads the annotation alone.
+	Labels bool
+	// Fold says that its injector trims Key's value and ignores its case.
+	Fold bool
 	// PodOnly says that only the pod's own Key injects: without it, the pod
 	// has no sidecar.
 	PodOnly bool
@@ -237,6 +242,15 @@ type Injection struct {
 	// Sidecarless is a label of the pod or its Namespace that serves the
 	// pod without a sidecar.
 	Sidecarless Mode
+}
+
+// Value says whether v, Key's value, injects the sidecar (on) or keeps it
+// out (off), as the injector reads it; neither for another value.
+func (in Injection) Value(v string) (on, off bool) {
+	if in.Fold {
+		v = strings.ToLower(strings.TrimSpace(v))
+	}
+	return slices.Contains(in.On, v), slices.Contains(in.Off, v)
 }
 
 // Label is a label (or annotation) whose value injects or keeps a sidecar
@@ -257,6 +271,7 @@ type Mode struct {
 // restartPolicy: Always, which the kubelet stops after the application).
 type Native struct {
 	Keys      []NativeKey // pod annotations that choose it (true/false), the most binding first
+	Reads     Boolean     // how its injector reads their values
 	Since     Version     // the release from which it is native by default
 	KubeSince Version     // ... when the cluster's Kubernetes is this release or later
 }
@@ -283,6 +298,34 @@ func (k NativeKey) ReadBy(r Version) bool {
 		}
 	}
 	return false
+}
+
+// Boolean is how an injector reads an annotation that is true or false.
+type Boolean struct {
+	True, False []string // the values it reads as true, and as false
+	// Fold: it trims the value and ignores its case. Else: any other value
+	// is false; without it, another value is neither, and the annotation
+	// is not read.
+	Fold, Else bool
+}
+
+// GoBool is Go's strconv.ParseBool, which most injectors read booleans
+// with.
+var GoBool = Boolean{True: []string{"true", "True", "TRUE", "t", "T", "1"}, False: []string{"false", "False", "FALSE", "f", "F", "0"}}
+
+// Read is what the injector makes of v: true or false, and whether it
+// reads it at all.
+func (b Boolean) Read(v string) (value, ok bool) {
+	if b.Fold {
+		v = strings.ToLower(strings.TrimSpace(v))
+	}
+	switch {
+	case slices.Contains(b.True, v):
+		return true, true
+	case slices.Contains(b.False, v):
+		return false, true
+	}
+	return false, b.Else
 }
 
 // Settings is how a proxy reads the settings of its own command line

@@ -214,16 +214,44 @@ func classicShown(px *proxies.Proxy) string {
 		isProxy("c", px), runsPA("c"))
 }
 
-// podKey is the pod's label or annotation key, label first, as injectors
-// read the injection key: its value, for a condition on it.
+// podKeyIn is the condition that the pod's label key, else its annotation
+// key, is one of values.
 func podKeyIn(key string, values []string) string {
 	return fmt.Sprintf("(%[1]s in variables.labels ? variables.labels[%[1]s] in %[2]s : (%[1]s in variables.annotations && variables.annotations[%[1]s] in %[2]s))",
 		q(key), list(values))
 }
 
+// injectIn is the condition that the switch of px's injector is one of
+// values, where and as that injector reads it: the annotation, or the
+// label first; trimmed and in lower case for one that folds it.
+func injectIn(px *proxies.Proxy, values []string) string {
+	in := px.Inject
+	in1 := func(m string) string {
+		v := fmt.Sprintf("%s[%s]", m, q(in.Key))
+		if in.Fold {
+			v += ".trim().lowerAscii()"
+		}
+		return fmt.Sprintf("(%s in %s && %s in %s)", q(in.Key), m, v, list(values))
+	}
+	if in.Labels {
+		return fmt.Sprintf("(%s in variables.labels ? %s : %s)", q(in.Key), in1("variables.labels"), in1("variables.annotations"))
+	}
+	return in1("variables.annotations")
+}
+
+// annotationReads is the condition that the pod's annotation key is one of
+// values, as b reads it.
+func annotationReads(key string, b proxies.Boolean, values []string) string {
+	v := fmt.Sprintf("variables.annotations[%s]", q(key))
+	if b.Fold {
+		v += ".trim().lowerAscii()"
+	}
+	return fmt.Sprintf("(%s in variables.annotations && %s in %s)", q(key), v, list(values))
+}
+
 // trueWords and falseWords are what Go's strconv.ParseBool takes, as
 // proxy-await's boolean flags do (--shutdown=False).
-var trueWords, falseWords = []string{"1", "t", "T", "TRUE", "true", "True"}, []string{"0", "f", "F", "FALSE", "false", "False"}
+var trueWords, falseWords = proxies.GoBool.True, proxies.GoBool.False
 
 // injectedClassic is the condition that the pod's own annotation injects
 // px's sidecar and that it is not native, as the pod and the stated
@@ -238,14 +266,17 @@ func (x *writer) injectedClassic(px *proxies.Proxy) string {
 			return "" // the Namespace, or which release reads which spelling, decides
 		}
 	}
-	on := podKeyIn(px.Inject.Key, px.Inject.On)
-	// An annotation every release reads decides: the first that holds a
-	// boolean.
-	var decided, native []string
+	on := injectIn(px, px.Inject.On)
+	// An annotation every release reads decides: the first that the
+	// injector reads as true or false.
+	var native []string
 	for _, k := range px.Native.Keys {
-		has := fmt.Sprintf("(%[1]s in variables.annotations && variables.annotations[%[1]s] in %[2]s)", q(k.Key), list(append(slices.Clone(trueWords), falseWords...)))
-		isTrue := fmt.Sprintf("(%[1]s in variables.annotations && variables.annotations[%[1]s] in %[2]s)", q(k.Key), list(trueWords))
-		decided = append(decided, has)
+		b := px.Native.Reads
+		has := annotationReads(k.Key, b, append(slices.Clone(b.True), b.False...))
+		if b.Else {
+			has = fmt.Sprintf("(%s in variables.annotations)", q(k.Key))
+		}
+		isTrue := annotationReads(k.Key, b, b.True)
 		native = append(native, fmt.Sprintf("(%s ? %s : ", has, isTrue))
 	}
 	byDefault := "true" // classic by default, or depends: not native

@@ -103,6 +103,37 @@ spec:
           image: registry.example.com/report:1
           command: [/proxy-await/proxy-await, --proxy-lost, 10s, --, /report]
 `},
+		{name: "Dapr reads an annotation, not a label", object: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: dapr-label}
+spec:
+  template:
+    metadata:
+      labels: {dapr.io/enabled: "true", dapr.io/app-id: report}
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: report
+          image: registry.example.com/report:1
+          command: [proxy-await, --proxy, none, --, /report]
+`},
+		{name: "Dapr's true in any case", object: `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: orders}
+spec:
+  selector: {matchLabels: {app: orders}}
+  template:
+    metadata:
+      labels: {app: orders}
+      annotations: {dapr.io/enabled: "True", dapr.io/app-id: orders}
+    spec:
+      containers:
+        - name: orders
+          image: registry.example.com/orders:1
+          command: [proxy-await, --proxy, dapr, --, /orders]
+`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := objects(t, "object.yaml", []byte(tc.object))

@@ -412,13 +412,13 @@ func (x *writer) absent(px *proxies.Proxy) string {
 	}
 	var conds []string
 	if len(in.Off) > 0 {
-		conds = append(conds, podKeyIn(in.Key, in.Off))
+		conds = append(conds, injectIn(px, in.Off))
 	}
 	if in.PodOnly {
-		conds = append(conds, "!"+podKeyIn(in.Key, in.On))
+		conds = append(conds, "!"+injectIn(px, in.On))
 	}
 	if m := in.Sidecarless; m.Key != "" {
-		conds = append(conds, fmt.Sprintf("(!%s && %s)", podKeyIn(in.Key, in.On), podKeyIn(m.Key, []string{m.Value})))
+		conds = append(conds, fmt.Sprintf("(!%s && %s)", injectIn(px, in.On), podKeyIn(m.Key, []string{m.Value})))
 	}
 	// A sidecar whose port is in its own configuration answers anywhere.
 	var others []string

@@ -223,12 +223,18 @@ func onPod(where string) string {
 // why.
 func injected(p *manifest.Pod, px *proxies.Proxy) (from, why string) {
 	in := px.Inject
-	if v, ok := p.Label(in.Key); ok {
-		switch {
-		case slices.Contains(in.On, v.Text):
+	v, set := p.Annotations.Get(in.Key)
+	if l, ok := p.Labels.Get(in.Key); in.Labels && ok {
+		v, set = l, true // the label wins over the annotation
+	}
+	if set {
+		switch on, off := in.Value(v.Text); {
+		case on:
 			return fmt.Sprintf("%s: %q", in.Key, v.Text), ""
-		case slices.Contains(in.Off, v.Text):
+		case off:
 			return "", fmt.Sprintf("%s: %q", in.Key, v.Text)
+		case in.PodOnly:
+			return "", fmt.Sprintf("%s: %q, which its injector reads as false", in.Key, v.Text)
 		}
 	}
 	mode := in.Sidecarless
@@ -258,7 +264,11 @@ func injected(p *manifest.Pod, px *proxies.Proxy) (from, why string) {
 			return "", fmt.Sprintf("namespace %s has %s: %s", p.NS.Name, l.Key, v.Text)
 		}
 	}
-	if v, ok := p.NS.Meta(in.Key); in.FromNamespace && ok && slices.Contains(in.On, v.Text) {
+	v, set = p.NS.Annotations.Get(in.Key)
+	if l, ok := p.NS.Labels.Get(in.Key); in.Labels && ok {
+		v, set = l, true
+	}
+	if on, _ := in.Value(v.Text); in.FromNamespace && set && on {
 		return fmt.Sprintf("namespace %s has %s: %s", p.NS.Name, in.Key, v.Text), ""
 	}
 	return "", ""
@@ -303,7 +313,7 @@ func annotated(p *manifest.Pod, px *proxies.Proxy, r proxies.Version, every bool
 		if !ok || !every && !k.ReadBy(r) || every && len(k.Reads) > 0 {
 			continue
 		}
-		if b, err := strconv.ParseBool(v.Text); err == nil {
+		if b, ok := px.Native.Reads.Read(v.Text); ok {
 			return b, where, true
 		}
 	}
@@ -374,7 +384,7 @@ func unread(p *manifest.Pod, px *proxies.Proxy, rel proxies.Version) string {
 	var present, reads []string
 	for _, k := range px.Native.Keys {
 		if v, _, ok := setting(p, px, k.Key); ok && !k.ReadBy(rel) {
-			if b, err := strconv.ParseBool(v.Text); err == nil && b {
+			if b, _ := px.Native.Reads.Read(v.Text); b {
 				present = append(present, k.Key) // it would make the sidecar native
 			}
 		}
