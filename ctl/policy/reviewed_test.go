@@ -134,6 +134,45 @@ spec:
           image: registry.example.com/orders:1
           command: [proxy-await, --proxy, dapr, --, /orders]
 `},
+		{name: "two Cloud SQL Auth Proxies: the one that answers decides", object: `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: two-instances}
+spec:
+  selector: {matchLabels: {app: reports}}
+  template:
+    metadata: {labels: {app: reports}}
+    spec:
+      containers:
+        - name: reports
+          image: registry.example.com/reports:1
+          command: [proxy-await, --proxy, cloudsql, --, /reports]
+        - name: cloud-sql-proxy-archive
+          image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.27.0
+          args: [--port=5433, "project:region:archive"]
+        - name: cloud-sql-proxy
+          image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.27.0
+          args: [--health-check, --port=5432, "project:region:reports"]
+`},
+		{name: "-S reaches the Cloud SQL Auth Proxy that takes it", object: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: one-left}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: export
+          image: registry.example.com/export:1
+          command: [proxy-await, --proxy, cloudsql, -S, --proxy-lost, 10s, --, /export]
+        - name: cloudsql-proxy-v1
+          image: gcr.io/cloudsql-docker/gce-proxy:1.37.0
+          command: [/cloud_sql_proxy, -instances=project:region:old=tcp:5433]
+        - name: cloud-sql-proxy
+          image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.27.0
+          args: [--health-check, --quitquitquit, --port=5432, "project:region:reports"]
+`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := objects(t, "object.yaml", []byte(tc.object))

@@ -332,15 +332,15 @@ func (x *writer) shellForm(r rules.Rule) Validation {
 		fmt.Sprintf(`'container ' + variables.all.filter(c, %s).map(c, c.name).join(', ') + ': proxy-await runs under sh -c without exec: the shell gets the kubelet\'s SIGTERM, not proxy-await'`, shell), "")}
 }
 
-// shutdownOff is the condition that px's sidecar is certainly there, not
-// native, and its shutdown endpoint off, from the object alone: a flag
-// its container lacks, an annotation of the pod that turns it off; "" when
-// the object alone never says.
+// shutdownOff is the condition that the sidecar that takes px's preset's
+// shutdown POST, at the preset's own port, does not take it, from the
+// object alone: its container lacks the flag that turns the endpoint on
+// (unserved), or the pod's own annotation turns it off; "" when the object
+// alone never says.
 func (x *writer) shutdownOff(px *proxies.Proxy) string {
 	var offs []string
-	if f := px.Shutdown.Flag; f != "" {
-		offs = append(offs, fmt.Sprintf("variables.all.exists(c, %s && !%s && !(has(c.restartPolicy) && c.restartPolicy == 'Always') && %s)",
-			isProxy("c", px), runsPA("c"), x.flagOff(px, "c", f)))
+	if u := x.unserved(px, true); u != "" {
+		offs = append(offs, u)
 	}
 	if sw := px.ShutdownSwitch; sw.Key != "" {
 		off := fmt.Sprintf("(%[1]s in variables.annotations && !(variables.annotations[%[1]s] in %[2]s))", q(sw.Key), list([]string{sw.On}))
@@ -370,20 +370,88 @@ func movedShutdown(px *proxies.Proxy) string {
 	return "(" + strings.Join(keys, " || ") + ")"
 }
 
-// readyOff is the condition that px's sidecar container never answers
-// proxy-await's readiness probe: a retired image, or a flag it lacks.
-func (x *writer) readyOff(px *proxies.Proxy) string {
-	var offs []string
-	for _, r := range px.Retired {
-		offs = append(offs, fmt.Sprintf("%s.endsWith(%s)", repository("c.image"), q(r.Image)))
+// readyOff is the condition that the sidecar that answers px's preset's
+// readiness probe, at the preset's own port, never answers it: a retired
+// image, or a container without the flag that turns the endpoint on.
+func (x *writer) readyOff(px *proxies.Proxy) string { return x.unserved(px, false) }
+
+// unserved is the condition that no sidecar container serves px's
+// endpoint (readiness, or with shutdown the shutdown POST) at the
+// preset's own port and path, and one is there that does not: as check's
+// sidecar.Set.At decides, the one that serves it wins over the one that
+// does not (two proxies of one kind: the one without the endpoint's flag
+// binds no port). A container that may serve it (its port or flag set
+// in a way the policy does not read, a native sidecar, for shutdown), an
+// injected sidecar of another proxy whose endpoint may be there, or one
+// that runs proxy-await in any word, leaves it not judged. "" for a proxy
+// whose endpoint no flag of its own turns on and no retired image lacks.
+func (x *writer) unserved(px *proxies.Proxy, shutdown bool) string {
+	end := func(o *proxies.Proxy) proxies.Endpoint {
+		if shutdown {
+			return o.Shutdown
+		}
+		return o.Ready
 	}
-	if f := px.Ready.Flag; f != "" {
-		offs = append(offs, x.flagOff(px, "c", f))
-	}
-	if len(offs) == 0 {
+	e := end(px)
+	if e.Flag == "" && len(px.Retired) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("variables.all.exists(c, %s && !%s && (%s))", isProxy("c", px), runsPA("c"), strings.Join(offs, " || "))
+	var at, serves, injected []string
+	for _, o := range proxies.InPods {
+		eo := end(o)
+		if eo.Path != e.Path || o.PortInConfig {
+			continue
+		}
+		// An annotation of the pod may move o's port there.
+		var keys []string
+		for _, k := range []string{o.AdminPortKey, map[bool]string{true: o.ShutdownPortKey}[shutdown]} {
+			if k != "" {
+				keys = append(keys, q(k)+" in variables.annotations")
+			}
+		}
+		moved := or(keys...)
+		if o.Inject.Key != "" && eo.Port == e.Port {
+			injected = append(injected, injectIn(o, o.Inject.On))
+		} else if o.Inject.Key != "" {
+			injected = append(injected, fmt.Sprintf("(%s && %s)", injectIn(o, o.Inject.On), moved))
+		}
+		if len(o.Images) == 0 && len(o.Containers) == 0 {
+			continue
+		}
+		var retired []string
+		for _, r := range o.Retired {
+			retired = append(retired, fmt.Sprintf("%s.endsWith(%s)", repository("c.image"), q(r.Image)))
+		}
+		old := or(retired...)
+		// Where its endpoint is: at its own port unless a setting moves it.
+		here := "false"
+		if eo.Port == e.Port {
+			here = "true"
+			if eo.PortFlag != "" {
+				here = fmt.Sprintf("(%s || %s)", old, x.flagOff(o, "c", eo.PortFlag))
+			}
+			here = fmt.Sprintf("(%s && !%s)", here, moved)
+		}
+		may := "true"
+		if eo.Port != e.Port && eo.PortFlag == "" {
+			may = moved
+		}
+		off := old
+		if eo.Flag != "" {
+			off = or(old, x.flagOff(o, "c", eo.Flag))
+		}
+		if shutdown {
+			off = fmt.Sprintf("(%s && !(has(c.restartPolicy) && c.restartPolicy == 'Always'))", off)
+		}
+		sidecar := fmt.Sprintf("(%s && !%s.exists(w, w.contains('proxy-await')))", isProxy("c", o), argv("c"))
+		at = append(at, fmt.Sprintf("(%s && %s && %s)", sidecar, here, off))
+		serves = append(serves, fmt.Sprintf("(%s && %s && !%s)", isProxy("c", o), may, off))
+	}
+	cond := fmt.Sprintf("(variables.all.exists(c, %s) && !variables.all.exists(c, %s))", or(at...), or(serves...))
+	if len(injected) > 0 {
+		cond = fmt.Sprintf("(%s && !%s)", cond, or(injected...))
+	}
+	return cond
 }
 
 // flagOff: the sidecar container c was not started with its flag --f, as

@@ -41,16 +41,32 @@ func (j *judge) jobNeverCompletes() {
 	}
 	shut := j.shutdownTargets()
 	for _, s := range j.p.Sidecars.Sidecars {
+		other := slices.IndexFunc(shut, func(r *sidecar.Sidecar) bool { return r.Proxy == s.Proxy })
 		switch {
 		case !classic(s):
 		case !j.cfg.Shutdown:
 			j.report(ruleJobNeverCompletes, j.inv.Line, "the classic %s sidecar (%s) keeps running after the application exits, so the %s never completes: add -S (--shutdown)%s",
 				s.Name, s.From, j.p.JobName(), s.WhenClassic())
+		case !slices.Contains(shut, s) && other >= 0:
+			j.report(ruleJobNeverCompletes, j.set.LineOf("proxy", "shutdown-url", "shutdown"), "-S reaches the %s sidecar that answers on port %d, not this other one (%s), so the %s never completes: give it its own shutdown endpoint (%s) and add its URL with --shutdown-url%s",
+				s.Name, shut[other].ShutdownAt.Port, s.From, j.p.JobName(), ownEndpoint(s), s.WhenClassic())
 		case !slices.Contains(shut, s):
 			j.report(ruleJobNeverCompletes, j.set.LineOf("proxy", "shutdown-url", "shutdown"), "-S does not stop the classic %s sidecar (%s), so the %s never completes: add %s to --proxy (--proxy %s)%s",
 				s.Name, s.From, j.p.JobName(), s.Preset, j.suggest(classic), s.WhenClassic())
 		}
 	}
+}
+
+// ownEndpoint is what gives a second sidecar of a kind a shutdown endpoint
+// of its own: its flags, where it has them.
+func ownEndpoint(s *sidecar.Sidecar) string {
+	switch e := s.Shutdown; {
+	case e.Flag != "" && e.PortFlag != "":
+		return fmt.Sprintf("--%s, on an --%s of its own", e.Flag, e.PortFlag)
+	case e.PortFlag != "":
+		return fmt.Sprintf("an --%s of its own", e.PortFlag)
+	}
+	return "on a port of its own"
 }
 
 // jobNeverCompletes, for a Job's pod without proxy-await: a classic sidecar

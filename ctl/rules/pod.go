@@ -181,13 +181,30 @@ func targets(cfg *config.Config, urls []string) []target {
 	return out
 }
 
-// shutdownTargets are the sidecars the shutdown URLs reach, by path.
+// shutdownTargets are the sidecars the shutdown URLs reach: the one that
+// takes each URL's POST where one does (sidecar.Set.At), else, by path,
+// those of the URL's preset (shutdown-disabled says where they take it).
+// A sidecar that does not serve the URL's endpoint is reached only where
+// none there does, so that each such sidecar is said once, by
+// shutdown-disabled.
 func (j *judge) shutdownTargets() []*sidecar.Sidecar {
 	var out []*sidecar.Sidecar
+	add := func(s *sidecar.Sidecar) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
 	for _, t := range targets(j.cfg, j.cfg.ShutdownURLs) {
+		at := j.p.Sidecars.At(t.port, t.path, func(s *sidecar.Sidecar) sidecar.Endpoint { return s.ShutdownAt })
 		for _, s := range j.p.Sidecars.Sidecars {
-			if s.ShutdownAt.Path == t.path && (t.preset == "" || t.preset == s.Preset || s.ShutdownAt.Port == t.port) && !slices.Contains(out, s) {
-				out = append(out, s)
+			switch ep := s.ShutdownAt; {
+			case ep.Path != t.path:
+			case at != nil && at.ShutdownAt.Off == "" && at.ShutdownAt.Unknown == nil:
+				if s == at {
+					add(s)
+				}
+			case at != nil && ep.Port == t.port, at == nil && (t.preset == "" || t.preset == s.Preset):
+				add(s)
 			}
 		}
 	}

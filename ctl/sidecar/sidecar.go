@@ -839,14 +839,35 @@ func proxyConfigField(p *manifest.Pod, annotation, field string) (time.Duration,
 	return d, err == nil, nil
 }
 
-// At is the sidecar whose endpoint e answers path on port.
+// At is the sidecar whose endpoint e answers path on port: of those whose
+// endpoint is there, one that serves it, before one whose settings the
+// input does not hold, before one that does not serve it (two proxies of
+// one kind in a pod: one started without the endpoint's flag binds no
+// port, and the other answers); else one whose port is not in the
+// manifest (0).
 func (m Set) At(port int, path string, e func(*Sidecar) Endpoint) *Sidecar {
+	var best *Sidecar
+	rank := 4
 	for _, s := range m.Sidecars {
-		if ep := e(s); ep.Path == path && (ep.Port == port || ep.Port == 0) {
-			return s
+		ep := e(s)
+		if ep.Path != path || ep.Port != port && ep.Port != 0 {
+			continue
+		}
+		r := 3 // anywhere
+		switch {
+		case ep.Port != port:
+		case ep.Unknown != nil:
+			r = 1
+		case ep.Off != "":
+			r = 2
+		default:
+			r = 0
+		}
+		if r < rank {
+			best, rank = s, r
 		}
 	}
-	return nil
+	return best
 }
 
 // Covers says whether preset waits for and shuts down s: the proxy itself,
