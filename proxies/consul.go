@@ -5,13 +5,19 @@ package proxies
 // consulGracefulPortKey moves consul-dataplane's graceful (shutdown) port.
 const consulGracefulPortKey = "consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port"
 
+// consulEnvoyAdmin is where consul-dataplane's Envoy serves its admin API,
+// which the consul preset's readiness probe reaches:
+// hashicorp/consul-dataplane's -envoy-admin-bind-port, default 19000, which
+// consul-k8s does not change.
+const consulEnvoyAdmin = 19000
+
 // Consul: hashicorp/consul-k8s at v1.9 (control-plane/connect-inject and
 // charts/consul/values.yaml).
 var consul = Proxy{
 	Name:   "Consul",
 	Preset: "consul",
 	Ready: Endpoint{
-		Port:     19000,    // consul-dataplane's Envoy admin port
+		Port:     consulEnvoyAdmin,
 		Path:     "/ready", // Envoy's, as envoy.go says
 		OK:       Answer{Status: 200, Body: "LIVE\n"},
 		NotReady: Answer{Status: 503, Body: "PRE_INITIALIZING\n"},

@@ -5,6 +5,10 @@ package proxies
 
 import "time"
 
+// istioEnvoyAdmin is where the Envoy of Istio's sidecar serves its admin
+// API: pkg/config/mesh/mesh.go DefaultProxyConfig ProxyAdminPort.
+const istioEnvoyAdmin = 15000
+
 // Istio: istio/istio at 1.27.0 unless a line says otherwise.
 var istio = Proxy{
 	Name:   "Istio",

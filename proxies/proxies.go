@@ -92,13 +92,20 @@ type Proxy struct {
 	// an HTTP client that POSTs its Shutdown path.
 	StoppedBy []Command
 	// Reaches are the proxies whose sidecars its preset waits for and
-	// shuts down as well: their admin API is its own, on a port their
-	// manifest does not show.
-	Reaches []*Proxy
+	// shuts down as well, at the port where each serves its admin API:
+	// their admin API is its own, on a port their manifest does not show.
+	Reaches []Reach
 
 	// Injected is what its injector adds to a pod, as Pod Security
 	// "restricted" judges it; zero for a proxy that no injector adds.
 	Injected Injected
+}
+
+// Reach is a proxy whose sidecar runs another's admin API (an Envoy inside
+// it), and the port where it serves it.
+type Reach struct {
+	Proxy *Proxy
+	Port  int
 }
 
 // Injected is what a proxy's injector adds to a pod at one release, by

@@ -219,7 +219,7 @@ func (j *judge) suggest(only func(*sidecar.Sidecar) bool) string {
 	var covered []*sidecar.Sidecar
 	for _, p := range j.cfg.Proxies {
 		for _, s := range j.p.Sidecars.Sidecars {
-			if sidecar.Covers(p, s) && (only == nil || only(s)) {
+			if sidecar.Covers(p, j.cfg.Port, s) && (only == nil || only(s)) {
 				if !slices.Contains(out, p) {
 					out = append(out, p)
 				}

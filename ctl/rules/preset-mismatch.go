@@ -52,7 +52,7 @@ func (j *judge) presetMismatch() {
 			continue // a URL of the user's own: nothing to compare it with
 		}
 		px := proxies.Lookup(t.preset)
-		if s := sidecars.ForPreset(t.preset); s != nil {
+		if s := sidecars.ForPreset(t.preset, j.cfg.Port); s != nil {
 			switch {
 			case s.ReadyAt.Unknown != nil:
 				j.skip(rulePresetMismatch, *s.ReadyAt.Unknown)
@@ -66,6 +66,11 @@ func (j *judge) presetMismatch() {
 		if i := slices.IndexFunc(sidecars.Absent, func(a sidecar.Absence) bool { return a.Proxy == px }); i >= 0 {
 			j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the pod has no %s sidecar (%s): it would wait forever; %s",
 				t.preset, t.url, sidecars.Absent[i].Proxy.Name, sidecars.Absent[i].Why, j.waitFor())
+			continue
+		}
+		if s, port := sidecars.ReachedElsewhere(t.preset, j.cfg.Port); s != nil {
+			j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the %s sidecar (%s) serves %s's admin API on port %d: it would wait forever; use --proxy %s, or set --port %d",
+				t.preset, t.url, s.Name, s.From, px.Name, port, s.Preset, port)
 			continue
 		}
 		if other := sidecars.OtherMesh(t.preset); other != nil {

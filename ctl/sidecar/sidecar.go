@@ -9,6 +9,7 @@
 package sidecar
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -870,25 +871,50 @@ func (m Set) At(port int, path string, e func(*Sidecar) Endpoint) *Sidecar {
 	return best
 }
 
-// Covers says whether preset waits for and shuts down s: the proxy itself,
-// or one that its proxy reaches (the envoy preset, any Envoy-based proxy,
-// whose admin port is not in the manifest).
-func Covers(preset string, s *Sidecar) bool {
+// Covers says whether preset, with --port port (0 for none), waits for and
+// shuts down s: the proxy itself, or one that its proxy reaches on that
+// port (the envoy preset, an Envoy-based proxy's, whose admin port is not
+// in the manifest).
+func Covers(preset string, port int, s *Sidecar) bool {
 	if s.Preset == preset {
 		return true
 	}
-	px := proxies.Lookup(preset)
-	return px != nil && slices.Contains(px.Reaches, s.Proxy)
+	r, ok := reach(preset, s)
+	return ok && r.Port == cmp.Or(port, proxies.Lookup(preset).DefaultPort())
 }
 
-// ForPreset is the pod's sidecar that preset waits for.
-func (m Set) ForPreset(preset string) *Sidecar {
+// reach is how preset's proxy reaches s's, if it does.
+func reach(preset string, s *Sidecar) (proxies.Reach, bool) {
+	px := proxies.Lookup(preset)
+	if px == nil {
+		return proxies.Reach{}, false
+	}
+	i := slices.IndexFunc(px.Reaches, func(r proxies.Reach) bool { return r.Proxy == s.Proxy })
+	if i < 0 {
+		return proxies.Reach{}, false
+	}
+	return px.Reaches[i], true
+}
+
+// ForPreset is the pod's sidecar that preset, with --port port, waits for.
+func (m Set) ForPreset(preset string, port int) *Sidecar {
 	for _, s := range m.Sidecars {
-		if Covers(preset, s) {
+		if Covers(preset, port, s) {
 			return s
 		}
 	}
 	return nil
+}
+
+// ReachedElsewhere is a sidecar of the pod that preset's proxy reaches,
+// but on another port than port (0: the preset's), and that port.
+func (m Set) ReachedElsewhere(preset string, port int) (*Sidecar, int) {
+	for _, s := range m.Sidecars {
+		if r, ok := reach(preset, s); ok && !Covers(preset, port, s) {
+			return s, r.Port
+		}
+	}
+	return nil, 0
 }
 
 // OtherMesh is the pod's service mesh when preset names another one: a pod
