@@ -173,6 +173,20 @@ spec:
           image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.27.0
           args: [--health-check, --quitquitquit, --port=5432, "project:region:reports"]
 `},
+		{name: "a Job's own code may POST the quit endpoint", object: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: export}
+spec:
+  template:
+    metadata: {labels: {sidecar.istio.io/inject: "true"}}
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: export
+          image: registry.example.com/export:1
+          command: [/export, --quit-sidecar]
+`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := objects(t, "object.yaml", []byte(tc.object))

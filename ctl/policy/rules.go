@@ -252,25 +252,16 @@ func (x *writer) gracePeriod(r rules.Rule) Validation {
 		" (proxy-awaitctl check says by how much)")}
 }
 
-// jobNeverCompletes: a Job's classic sidecar that nothing stops.
+// jobNeverCompletes: a Job's classic sidecar that nothing stops, where
+// its application runs under proxy-await without -S. A Job that runs no
+// proxy-await is not judged: its own code may call the sidecar's quit
+// endpoint (a Dapr app calls the SDK's Shutdown()), which the object does
+// not show.
 func (x *writer) jobNeverCompletes(r rules.Rule) Validation {
 	anyClassic := "variables.classic.exists(p, variables.classic[p])"
-	e1, m1 := apps("variables.job && V.command[k] && !V.shutdownOn[k] && " + anyClassic)
-	// No container runs proxy-await, and no word of the pod can stop the
-	// sidecar: none names its quit endpoint or a program that stops it.
-	var unstopped []string
-	for _, px := range proxies.InPods {
-		words := []string{strings.TrimPrefix(px.Shutdown.Path, "/")}
-		for _, c := range px.StoppedBy {
-			words = append(words, c.Program)
-		}
-		mentions := fmt.Sprintf("variables.all.exists(c, %s.exists(w, %s.exists(s, w.contains(s))))", argv("c"), list(words))
-		unstopped = append(unstopped, fmt.Sprintf("(variables.classic[%[1]s] && !variables.moved[%[1]s] && !%[2]s)", q(px.Preset), mentions))
-	}
-	noPA := fmt.Sprintf("variables.job && size(variables.containers) > 0 && !variables.all.exists(c, (has(c.image) && c.image.contains('proxy-await')) || %s.exists(w, w.contains('proxy-await') || w.contains('$')))", argv("c"))
-	e2 := fmt.Sprintf("!(%s && (%s))", noPA, strings.Join(unstopped, " || "))
-	return Validation{r.Name, e1 + " && " + e2, message(r,
-		fmt.Sprintf(`'the classic sidecar (' + variables.classic.filter(p, variables.classic[p]).join(', ') + ') keeps running after the application exits, so the ' + object.kind + ' never completes ' + (%[1]s != '' ? '(container ' + %[1]s + ' runs proxy-await without -S)' : '(no container runs proxy-await, and none calls its quit endpoint)')`, m1),
+	e, m := apps("variables.job && V.command[k] && !V.shutdownOn[k] && " + anyClassic)
+	return Validation{r.Name, e, message(r,
+		fmt.Sprintf(`'the classic sidecar (' + variables.classic.filter(p, variables.classic[p]).join(', ') + ') keeps running after the application exits, so the ' + object.kind + ' never completes (container ' + %s + ' runs proxy-await without -S)'`, m),
 		" (proxy-awaitctl inject adds them)")}
 }
 
