@@ -56,6 +56,9 @@ var consul = Proxy{
 	// strconv.ParseBool.
 	Native: Native{Keys: []NativeKey{{Key: "consul.hashicorp.com/enable-consul-dataplane-as-sidecar"}}, Reads: GoBool},
 
+	// webhook/consul_dataplane_sidecar.go: /usr/local/bin/consul-dataplane.
+	Processes: []string{"consul-dataplane"},
+
 	ShutdownPortKey: consulGracefulPortKey,
 	ShutdownPathKey: "consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-shutdown-path",
 	ShutdownSwitch: Switch{

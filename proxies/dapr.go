@@ -45,6 +45,8 @@ var dapr = Proxy{
 		Reads: Boolean{True: daprTruthy, Fold: true, Else: true},
 	},
 
+	Processes: []string{"daprd"}, // sidecar_container.go: the command /daprd
+
 	Stop: Stop{
 		Key:     "dapr.io/graceful-shutdown-seconds", // sidecar.go; pkg/runtime/config.go DefaultGracefulShutdownDuration
 		Seconds: true,                                //

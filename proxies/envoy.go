@@ -27,6 +27,7 @@ var envoy = Proxy{
 
 	Images:    []string{"envoyproxy/envoy"}, // docs/root/start/install.rst, the pre-built Docker images
 	StoppedBy: []Command{{Program: "scuttle"}},
+	Processes: []string{"envoy"},
 	// Istio's and Consul's sidecars run an Envoy, whose admin API the envoy
 	// preset reaches on the port where each serves it: the preset's own
 	// for Istio's, --port 19000 for consul-dataplane's.

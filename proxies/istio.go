@@ -72,6 +72,9 @@ var istio = Proxy{
 		NativeField:   "drainDuration",
 		NativeDefault: 45 * time.Second,
 	},
+	// pilot/docker/Dockerfile.proxyv2: ENTRYPOINT pilot-agent, which runs
+	// Envoy and exits when it is killed.
+	Processes: []string{"pilot-agent"},
 	StoppedBy: []Command{
 		{Program: "pilot-agent", Path: true}, // pilot-agent request POST quitquitquit, to its own status port
 		{Program: "scuttle"},                 // scuttle POSTs pilot-agent's /quitquitquit when its command exits

@@ -87,6 +87,9 @@ var linkerd = Proxy{
 		Default:    0,
 		ByInjector: true,
 	},
+	// Dockerfile.proxy: linkerd2-proxy-identity, which execs
+	// /usr/lib/linkerd/linkerd2-proxy.
+	Processes: []string{"linkerd2-proxy"},
 	// linkerd-await --shutdown (-S) POSTs the proxy's /shutdown once its
 	// command exits.
 	StoppedBy: []Command{{Program: "linkerd-await", Words: []string{"--shutdown", "-S"}}},

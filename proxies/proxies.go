@@ -91,6 +91,10 @@ type Proxy struct {
 	// StoppedBy are the commands of an application that stop it, besides
 	// an HTTP client that POSTs its Shutdown path.
 	StoppedBy []Command
+	// Processes are the names of its sidecar's processes that stop it
+	// when killed (as killall and pkill match them), which a container
+	// sees in a pod with shareProcessNamespace.
+	Processes []string
 	// Reaches are the proxies whose sidecars its preset waits for and
 	// shuts down as well, at the port where each serves its admin API:
 	// their admin API is its own, on a port their manifest does not show.

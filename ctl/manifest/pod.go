@@ -34,6 +34,9 @@ type Pod struct {
 	RestartPolicy        Scalar
 	Deadline             Scalar       // activeDeadlineSeconds: the Job's, else the pod's own; "" when neither bounds the pod
 	Containers           []*Container // init containers first, in order
+	// SharedProcesses is shareProcessNamespace: the containers see one
+	// another's processes.
+	SharedProcesses bool
 
 	bounds Bounds
 }
@@ -113,14 +116,15 @@ func podOf(o object, t podTemplate, lines *fileLines, b Bounds) *Pod {
 	spec := get(tpl, "spec")
 	p := &Pod{
 		File: o.file, Kind: o.kind, Name: o.name, Namespace: o.namespace, Line: o.line, NamespaceLine: o.nsLine,
-		Job:           t.job,
-		Labels:        metaOf(path(tpl, "metadata", "labels")),
-		Annotations:   metaOf(path(tpl, "metadata", "annotations")),
-		Grace:         DefaultGrace,
-		GraceField:    "terminationGracePeriodSeconds",
-		RestartPolicy: scalarOf(get(spec, "restartPolicy")),
-		Deadline:      scalarOf(get(spec, "activeDeadlineSeconds")),
-		bounds:        b,
+		Job:             t.job,
+		Labels:          metaOf(path(tpl, "metadata", "labels")),
+		Annotations:     metaOf(path(tpl, "metadata", "annotations")),
+		Grace:           DefaultGrace,
+		GraceField:      "terminationGracePeriodSeconds",
+		RestartPolicy:   scalarOf(get(spec, "restartPolicy")),
+		Deadline:        scalarOf(get(spec, "activeDeadlineSeconds")),
+		SharedProcesses: str(get(spec, "shareProcessNamespace")) == "true",
+		bounds:          b,
 	}
 	if d := get(t.jobSpec, "activeDeadlineSeconds"); d != nil {
 		p.Deadline = scalarOf(d)
