@@ -46,6 +46,9 @@ var dapr = Proxy{
 	},
 
 	Processes: []string{"daprd"}, // sidecar_container.go: the command /daprd
+	// dapr/docs operations/hosting/kubernetes/kubernetes-job.md: a Job's
+	// application calls the shutdown API, or an SDK's Shutdown().
+	AppStops: "the application calls Dapr's shutdown API itself (its SDK's Shutdown())",
 
 	Stop: Stop{
 		Key:     "dapr.io/graceful-shutdown-seconds", // sidecar.go; pkg/runtime/config.go DefaultGracefulShutdownDuration

@@ -91,6 +91,10 @@ type Proxy struct {
 	// StoppedBy are the commands of an application that stop it, besides
 	// an HTTP client that POSTs its Shutdown path.
 	StoppedBy []Command
+	// AppStops is how an application stops the sidecar from its own code,
+	// the way the proxy documents for a Job: a Job that nothing in its
+	// manifest stops may well be stopped so. "" when it documents none.
+	AppStops string
 	// Processes are the names of its sidecar's processes that stop it
 	// when killed (as killall and pkill match them), which a container
 	// sees in a pod with shareProcessNamespace.

@@ -187,6 +187,21 @@ spec:
           image: registry.example.com/export:1
           command: [/export, --quit-sidecar]
 `},
+		{name: "a Dapr app calls the SDK's Shutdown()", object: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: dapr-without-s}
+spec:
+  template:
+    metadata:
+      annotations: {dapr.io/enabled: "true", dapr.io/app-id: report}
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: report
+          image: registry.example.com/report:1
+          command: [proxy-await, --proxy, dapr, --proxy-lost, 10s, --, /report]
+`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := objects(t, "object.yaml", []byte(tc.object))

@@ -258,7 +258,15 @@ func (x *writer) gracePeriod(r rules.Rule) Validation {
 // endpoint (a Dapr app calls the SDK's Shutdown()), which the object does
 // not show.
 func (x *writer) jobNeverCompletes(r rules.Rule) Validation {
-	anyClassic := "variables.classic.exists(p, variables.classic[p])"
+	// Nor a sidecar whose proxy documents how the application stops it from
+	// its own code, for which check warns.
+	var appStops []string
+	for _, px := range proxies.InPods {
+		if px.AppStops != "" {
+			appStops = append(appStops, px.Preset)
+		}
+	}
+	anyClassic := fmt.Sprintf("variables.classic.exists(p, variables.classic[p] && !(p in %s))", list(appStops))
 	e, m := apps("variables.job && V.command[k] && !V.shutdownOn[k] && " + anyClassic)
 	return Validation{r.Name, e, message(r,
 		fmt.Sprintf(`'the classic sidecar (' + variables.classic.filter(p, variables.classic[p]).join(', ') + ') keeps running after the application exits, so the ' + object.kind + ' never completes (container ' + %s + ' runs proxy-await without -S)'`, m),

@@ -26,7 +26,8 @@ func init() {
 		Summary: "a Job's or CronJob's classic sidecar that nothing stops: its proxy-await has no `-S` or `-S` does not reach that sidecar, " +
 			"or no container runs proxy-await and nothing the application's shell runs calls the sidecar's quit endpoint: a statement of its script, " +
 			"behind wrappers (`timeout`, `command`, `env`, `nice`, `nohup`), in a command substitution, a trap on EXIT, `eval` or a nested `sh -c` " +
-			"(a folded scalar, `- >`, joins a script's lines into one command)",
+			"(a folded scalar, `- >`, joins a script's lines into one command), or kills its process through `shareProcessNamespace` (`killall`, `pkill`); " +
+			"a warning for a sidecar that its proxy documents the application stopping from its own code (Dapr's, whose SDK's `Shutdown()` calls its shutdown API)",
 		Fix:       "`proxy-await -S` with every sidecar's preset in `--proxy`, or a native sidecar",
 		Policy:    true,
 		container: (*judge).jobNeverCompletes,
@@ -45,6 +46,9 @@ func (j *judge) jobNeverCompletes() {
 		other := slices.IndexFunc(shut, func(r *sidecar.Sidecar) bool { return r.Proxy == s.Proxy })
 		switch {
 		case !classic(s):
+		case !j.cfg.Shutdown && s.AppStops != "":
+			j.reportAs(Warning, ruleJobNeverCompletes, j.inv.Line, "the classic %s sidecar (%s) keeps running after the application exits unless %s, which the manifest does not show, so the %s may never complete: add -S (--shutdown)%s",
+				s.Name, s.From, s.AppStops, j.p.JobName(), s.WhenClassic())
 		case !j.cfg.Shutdown:
 			j.report(ruleJobNeverCompletes, j.inv.Line, "the classic %s sidecar (%s) keeps running after the application exits, so the %s never completes: add -S (--shutdown)%s",
 				s.Name, s.From, j.p.JobName(), s.WhenClassic())
@@ -118,6 +122,12 @@ func (j *podJudge) jobNeverCompletes() {
 		}
 		if k := killer(cmds, s); k != nil && named == "" {
 			named = fmt.Sprintf("; a container kills it (%s), but it sees no process of the sidecar's: the pod has no shareProcessNamespace: true", shown(k))
+		}
+		if s.AppStops != "" {
+			j.reportAs(Warning, ruleJobNeverCompletes, line,
+				"the classic %s sidecar (%s) keeps running after the application exits unless %s, which the manifest does not show, so the %s may never complete: run the application under proxy-await -S --proxy %s, or POST %s when it ends%s%s%s",
+				s.Name, s.From, s.AppStops, p.JobName(), strings.Join(presets, ","), quit, off, named, s.WhenClassic())
+			continue
 		}
 		j.report(ruleJobNeverCompletes, line,
 			"the classic %s sidecar (%s) keeps running after the application exits and nothing here stops it, so the %s never completes: run the application under proxy-await -S --proxy %s, or POST %s when it ends%s%s%s",

@@ -104,11 +104,17 @@ type judge struct {
 }
 
 func (j *judge) report(rule string, line int, format string, args ...any) {
+	j.reportAs(lookup(rule).Level, rule, line, format, args...)
+}
+
+// reportAs is a finding of rule at level, which the rule's own level
+// says where nothing makes it less sure.
+func (j *judge) reportAs(level, rule string, line int, format string, args ...any) {
 	if line == 0 {
 		line = j.inv.Line
 	}
 	j.out = append(j.out, Finding{
-		File: j.p.File, Line: line, Level: lookup(rule).Level, Rule: rule,
+		File: j.p.File, Line: line, Level: level, Rule: rule,
 		Kind: j.p.Kind, Name: j.p.Name, Container: j.c.Name,
 		Message: fmt.Sprintf(format, args...),
 	})
@@ -249,10 +255,15 @@ type podJudge struct {
 // report is a finding about the pod as a whole, at the container that
 // runs proxy-await, else its first application container.
 func (j *podJudge) report(rule string, line int, format string, args ...any) {
+	j.reportAs(lookup(rule).Level, rule, line, format, args...)
+}
+
+// reportAs is a finding of rule at level.
+func (j *podJudge) reportAs(level, rule string, line int, format string, args ...any) {
 	if line == 0 {
 		line = j.app.Line
 	}
-	j.out = append(j.out, Finding{File: j.p.File, Line: line, Level: lookup(rule).Level, Rule: rule,
+	j.out = append(j.out, Finding{File: j.p.File, Line: line, Level: level, Rule: rule,
 		Kind: j.p.Kind, Name: j.p.Name, Container: j.app.Name, Message: fmt.Sprintf(format, args...)})
 }
 
