@@ -288,7 +288,7 @@ spec:
   containers:
     - name: tool
       image: registry.example.com/tool:1
-      command: [sh, -c, "proxy-await --proxy none -- /tool --all"]
+      command: [dash, -c, "proxy-await --proxy none -- /tool --all"]
 `, `"proxy-await`, `"exec proxy-await`},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {

@@ -202,6 +202,36 @@ spec:
           image: registry.example.com/report:1
           command: [proxy-await, --proxy, dapr, --proxy-lost, 10s, --, /report]
 `},
+		{name: "bash execs a lone simple command", object: `
+apiVersion: v1
+kind: Pod
+metadata: {name: tool}
+spec:
+  containers:
+    - name: tool
+      image: registry.example.com/tool:1
+      command: [bash, -c, "proxy-await --proxy none -- /tool --all"]
+`},
+		{name: "sh may be dash: a warning", object: `
+apiVersion: v1
+kind: Pod
+metadata: {name: tool}
+spec:
+  containers:
+    - name: tool
+      image: registry.example.com/tool:1
+      command: [/bin/sh, -c, "proxy-await --proxy none -- /tool --all"]
+`},
+		{name: "dash keeps the shell", refused: []string{"shell-form"}, object: `
+apiVersion: v1
+kind: Pod
+metadata: {name: tool}
+spec:
+  containers:
+    - name: tool
+      image: registry.example.com/tool:1
+      command: [dash, -c, "proxy-await --proxy none -- /tool --all"]
+`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := objects(t, "object.yaml", []byte(tc.object))

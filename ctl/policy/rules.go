@@ -321,12 +321,16 @@ func (x *writer) presetMismatch(r rules.Rule) Validation {
 
 // shellForm: proxy-await runs its command under sh -c without exec, in a
 // script of one plain statement; the shells are those check reads scripts
-// of.
+// of and finds an error in such a script: not those that exec it
+// themselves, nor those that may be such a shell, of which check warns.
 func (x *writer) shellForm(r rules.Rule) Validation {
+	shells := slices.DeleteFunc(slices.Clone(invocation.Shells), func(s string) bool {
+		return slices.Contains(invocation.ExecsLone, s) || slices.Contains(invocation.MayExecLone, s)
+	})
 	form := `^[ \\t]*([^ \\t\\n;&|<>()$\x60\x27"\\\\#]*/)?proxy-await([ \\t]+[^ \\t\\n;&|<>()$\x60\x27"\\\\#]+)*[ \\t]+--[ \\t]+[^\\n;&|<>()$\x60\x27"\\\\#]*[^ \\t\\n;&|<>()$\x60\x27"\\\\#][ \\t\\n]*$`
 	w := argv("c")
 	shell := fmt.Sprintf(`(size(%[1]s) >= 3 && %[1]s[0].matches('^(/[^ ]*/)?(%[3]s)$') && %[1]s[1] == '-c' && %[1]s[2].matches('%[2]s') && !%[1]s[2].split(' -- ')[0].matches('[ \\t]--(check|inject|policy|install|help|version)') && !%[1]s[2].split(' -- ')[0].matches('[ \\t]-[^- \\t]*[hV]'))`,
-		w, form, strings.Join(invocation.Shells, "|"))
+		w, form, strings.Join(shells, "|"))
 	return Validation{r.Name, fmt.Sprintf("!variables.all.exists(c, %s)", shell), message(r,
 		fmt.Sprintf(`'container ' + variables.all.filter(c, %s).map(c, c.name).join(', ') + ': proxy-await runs under sh -c without exec: the shell gets the kubelet\'s SIGTERM, not proxy-await'`, shell), "")}
 }
