@@ -45,6 +45,7 @@ type Tool struct {
 type Check struct {
 	Paths    []string                   // files and directories of manifests, - for stdin
 	Versions map[string]proxies.Version // --versions: the cluster's releases, by name
+	Native   map[string]bool            // --versions: native sidecars turned on (or off) for the whole mesh, by preset
 	JSON     bool                       // --log-format json: one object per finding
 }
 
@@ -54,14 +55,17 @@ type Check struct {
 type Inject struct {
 	Paths      []string                   // files and directories of manifests, - for stdin
 	Versions   map[string]proxies.Version // --versions: the cluster's releases, by name
+	Native     map[string]bool            // --versions: native sidecars turned on (or off) for the whole mesh, by preset
 	Image      string                     // --image: the proxy-await-install init container's
 	Containers []string                   // --container: the containers to adopt, by name; nil for every one
 	JSON       bool                       // --log-format json: one object per container skipped
 }
 
-// Policy is what policy reads: the cluster's releases.
+// Policy is what policy reads: the cluster's releases and mesh-wide
+// settings.
 type Policy struct {
 	Versions map[string]proxies.Version
+	Native   map[string]bool
 }
 
 // subcommand is one of proxy-awaitctl's commands: its name, what it does
@@ -75,6 +79,7 @@ type subcommand struct {
 // toolFlags are the subcommands' flags as the command line gives them.
 type toolFlags struct {
 	versions   map[string]proxies.Version
+	native     map[string]bool
 	image      string
 	containers []string
 }
@@ -115,8 +120,10 @@ func toolFlagSet(sub *subcommand, t *Tool, o *toolFlags) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	o.versions = map[string]proxies.Version{}
-	fs.Var(versionList(o.versions), "versions", "the cluster's releases, e.g. linkerd=2.20,istio=1.27,kubernetes=1.33")
+	o.versions, o.native = map[string]proxies.Version{}, map[string]bool{}
+	fs.Var(versionList{o.versions, o.native}, "versions", "the cluster's releases, e.g. linkerd=2.20,istio=1.27,kubernetes=1.33; "+
+		"+native or +classic after a proxy's release (istio=1.26+native), or alone (dapr=native): a setting of its whole mesh turns native sidecars on or off ("+
+		strings.Join(proxies.MeshNames(), ", ")+")")
 	sub.flags(fs, o)
 	boolFlag(fs, &t.Verbose, "verbose", "v", "debug logging")
 	boolFlag(fs, &t.Quiet, "quiet", "q", "log errors only")
@@ -198,12 +205,12 @@ func ParseTool(args []string, getenv func(string) (string, bool)) (*Tool, error)
 	json := t.LogFormat == "json"
 	switch sub.name {
 	case "check":
-		t.Check = &Check{Paths: paths, Versions: o.versions, JSON: json}
+		t.Check = &Check{Paths: paths, Versions: o.versions, Native: o.native, JSON: json}
 	case "inject":
-		t.Inject = &Inject{Paths: paths, Versions: o.versions, Image: cmp.Or(o.image, ReleaseImage()),
+		t.Inject = &Inject{Paths: paths, Versions: o.versions, Native: o.native, Image: cmp.Or(o.image, ReleaseImage()),
 			Containers: o.containers, JSON: json}
 	case "policy":
-		t.Policy = &Policy{Versions: o.versions}
+		t.Policy = &Policy{Versions: o.versions, Native: o.native}
 	}
 	return t, nil
 }
@@ -339,15 +346,34 @@ func PrintToolVersion(w io.Writer) {
 
 // versionList is the --versions flag: NAME=V items, comma-separated on the
 // command line too; the names are those whose releases the proxy table
-// knows to differ (proxies.ReleaseNames).
-type versionList map[string]proxies.Version
+// knows to differ (proxies.ReleaseNames). A proxy whose native sidecars a
+// setting of the whole mesh turns on or off (proxies.MeshNames) also takes
+// +native or +classic after its release, or native or classic alone.
+type versionList struct {
+	releases map[string]proxies.Version
+	native   map[string]bool
+}
+
+// Mesh-wide settings, as --versions writes them.
+const (
+	meshNative  = "native"
+	meshClassic = "classic"
+)
 
 func (l versionList) Type() string    { return "NAME=V[,...]" }
 func (l versionList) example() string { return "linkerd=2.20" }
 func (l versionList) String() string {
 	var items []string
-	for name, v := range l {
+	for name, v := range l.releases {
 		items = append(items, name+"="+v.String())
+	}
+	for name, on := range l.native {
+		setting := map[bool]string{true: meshNative, false: meshClassic}[on]
+		if i := slices.IndexFunc(items, func(it string) bool { return strings.HasPrefix(it, name+"=") }); i >= 0 {
+			items[i] += "+" + setting
+		} else {
+			items = append(items, name+"="+setting)
+		}
 	}
 	slices.Sort(items)
 	return strings.Join(items, ",")
@@ -361,14 +387,44 @@ func (l versionList) add(item string) error {
 			"write FLAG linkerd=2.20,istio=1.27,kubernetes=1.33")
 	}
 	name = strings.ToLower(strings.TrimSpace(name))
-	if names := proxies.ReleaseNames(); !slices.Contains(names, name) {
+	releases, meshes := proxies.ReleaseNames(), proxies.MeshNames()
+	if !slices.Contains(releases, name) && !slices.Contains(meshes, name) {
+		var names []string
+		for _, n := range append(slices.Clone(releases), meshes...) {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
 		return hint.New(fmt.Errorf("unknown name %s", shown(name)), "name one of "+strings.Join(names, ", "))
 	}
-	ver, err := parseVersion(strings.TrimSpace(v))
+	v = strings.TrimSpace(v)
+	rel, setting, withSetting := strings.Cut(v, "+")
+	if v == meshNative || v == meshClassic {
+		rel, setting, withSetting = "", v, true
+	}
+	if withSetting {
+		if !slices.Contains(meshes, name) {
+			return hint.New(fmt.Errorf("%s has no setting of the whole mesh that --versions states, not +%s", name, setting),
+				"only "+strings.Join(meshes, ", ")+" take +native or +classic")
+		}
+		if setting != meshNative && setting != meshClassic {
+			return hint.New(fmt.Errorf("unknown setting %s for %s", shown(setting), name),
+				fmt.Sprintf("write %s=V+native or %[1]s=V+classic, or %[1]s=native alone", name))
+		}
+		l.native[name] = setting == meshNative
+	}
+	if rel == "" {
+		return nil
+	}
+	if !slices.Contains(releases, name) {
+		return hint.New(fmt.Errorf("the release of %s makes no difference to what proxy-awaitctl judges", name),
+			fmt.Sprintf("write %s=native or %[1]s=classic, for the setting of its whole mesh", name))
+	}
+	ver, err := parseVersion(rel)
 	if err != nil {
 		return err
 	}
-	l[name] = ver
+	l.releases[name] = ver
 	return nil
 }
 

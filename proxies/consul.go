@@ -54,7 +54,11 @@ var consul = Proxy{
 	// dataplaneAsSidecarInitContainer.defaultEnabled: false.
 	// lifecycle/lifecycle_configuration.go EnableConsulDataplaneAsSidecar:
 	// strconv.ParseBool.
-	Native: Native{Keys: []NativeKey{{Key: "consul.hashicorp.com/enable-consul-dataplane-as-sidecar"}}, Reads: GoBool},
+	// ... whose default is the webhook's
+	// -default-enable-consul-dataplane-as-sidecar, from the Helm value
+	// (templates/connect-inject-deployment.yaml).
+	Native: Native{Keys: []NativeKey{{Key: "consul.hashicorp.com/enable-consul-dataplane-as-sidecar"}}, Reads: GoBool,
+		Mesh: "the Helm value connectInject.dataplaneAsSidecarInitContainer.defaultEnabled"},
 
 	// webhook/consul_dataplane_sidecar.go: /usr/local/bin/consul-dataplane.
 	Processes: []string{"consul-dataplane"},

@@ -43,6 +43,10 @@ var dapr = Proxy{
 	Native: Native{
 		Keys:  []NativeKey{{Key: "dapr.io/enable-native-sidecar"}}, // sidecar.go EnableNativeSidecar, from 1.18
 		Reads: Boolean{True: daprTruthy, Fold: true, Else: true},
+		// charts/dapr/charts/dapr_sidecar_injector/values.yaml nativeSidecar:
+		// false, the injector's NATIVE_SIDECAR_ENABLED, which the
+		// annotation overrides (pkg/injector/service/pod_patch.go).
+		Mesh: "the Helm value dapr_sidecar_injector.nativeSidecar",
 	},
 
 	Processes: []string{"daprd"}, // sidecar_container.go: the command /daprd

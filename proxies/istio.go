@@ -52,6 +52,10 @@ var istio = Proxy{
 		// (pkg/kube/inject/webhook.go DetectNativeSidecar).
 		Since:     Version{Major: 1, Minor: 27},
 		KubeSince: Version{Major: 1, Minor: 33},
+		// ENABLE_NATIVE_SIDECARS=true or false overrides the default (a
+		// boolean in pilot/pkg/features/experimental.go up to 1.26; true,
+		// false or auto from 1.27).
+		Mesh: "istiod's ENABLE_NATIVE_SIDECARS",
 	},
 
 	ShutdownPortKey: "status.sidecar.istio.io/port", // injection-template.yaml

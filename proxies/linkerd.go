@@ -68,6 +68,7 @@ var linkerd = Proxy{
 		},
 		Reads: GoBool,                       // pkg/inject/inject.go: strconv.ParseBool
 		Since: Version{Major: 2, Minor: 20}, // values.yaml proxy.nativeSidecar: true from 2.20 (false in 2.19), linkerd/linkerd2#15267
+		Mesh:  "the Helm value proxy.nativeSidecar",
 	},
 
 	AdminPortKey: "config.linkerd.io/admin-port", // pkg/k8s/labels.go ProxyAdminPortAnnotation

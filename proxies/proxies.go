@@ -289,6 +289,10 @@ type Native struct {
 	Reads     Boolean     // how its injector reads their values
 	Since     Version     // the release from which it is native by default
 	KubeSince Version     // ... when the cluster's Kubernetes is this release or later
+	// Mesh is the setting of the whole mesh that makes it native, or
+	// classic, for every pod whose annotations do not choose (--versions
+	// NAME=native states it); "" when there is none.
+	Mesh string
 }
 
 // NativeKey is an annotation that chooses a native sidecar, and the
@@ -437,6 +441,19 @@ func ReleaseNames() []string {
 	}
 	for _, p := range All {
 		if p.byRelease() {
+			names = append(names, p.Preset)
+		}
+	}
+	return names
+}
+
+// MeshNames are the proxies whose native sidecars a setting of the whole
+// mesh turns on or off, which --versions can state (NAME=native,
+// NAME=V+classic).
+func MeshNames() []string {
+	var names []string
+	for _, p := range All {
+		if p.Native.Mesh != "" {
 			names = append(names, p.Preset)
 		}
 	}

@@ -67,7 +67,8 @@ func argv(c string) string {
 type writer struct {
 	s        flagSyntax
 	versions map[string]proxies.Version
-	defaults *config.Config // proxy-await's settings where a command line gives none
+	native   map[string]bool // the settings of whole meshes that turn native sidecars on or off, by preset
+	defaults *config.Config  // proxy-await's settings where a command line gives none
 }
 
 // flagWord: w is one of proxy-await's flags as a word of its own.
@@ -280,7 +281,9 @@ func (x *writer) injectedClassic(px *proxies.Proxy) string {
 		native = append(native, fmt.Sprintf("(%s ? %s : ", has, isTrue))
 	}
 	byDefault := "true" // classic by default, or depends: not native
-	if n := px.Native; n.Since != (proxies.Version{}) {
+	if on, ok := x.native[px.Preset]; ok {
+		byDefault = map[bool]string{true: "false", false: "true"}[on] // the whole mesh's setting
+	} else if n := px.Native; n.Since != (proxies.Version{}) {
 		rel, stated := x.versions[px.Preset]
 		kube, kubeStated := x.versions[proxies.Kubernetes]
 		if stated && rel.AtLeast(n.Since) && (n.KubeSince == (proxies.Version{}) || kubeStated && kube.AtLeast(n.KubeSince)) {

@@ -79,7 +79,8 @@ func compiledFor(t testing.TB, rel string, tracked bool) *compiled {
 	if c, ok := cache.by[key]; ok {
 		return c
 	}
-	c := compile(t, New(versions(t, rel)), tracked)
+	v := versions(t, rel)
+	c := compile(t, New(v.versions, v.native), tracked)
 	cache.by[key] = c
 	return c
 }

@@ -31,9 +31,11 @@ type Policy struct {
 	Validations []Validation
 }
 
-// New is the policy for the cluster's releases.
-func New(versions map[string]proxies.Version) *Policy {
-	x := &writer{s: syntax(), versions: versions, defaults: defaults()}
+// New is the policy for the cluster's releases, and the settings of whole
+// meshes that turn native sidecars on or off (by preset), as --versions
+// states them.
+func New(versions map[string]proxies.Version, native map[string]bool) *Policy {
+	x := &writer{s: syntax(), versions: versions, native: native, defaults: defaults()}
 	return &Policy{Variables: x.variables(), Validations: x.validations()}
 }
 
@@ -137,7 +139,7 @@ func node(v any) *yaml.Node {
 // Main is proxy-awaitctl policy: it writes the policy and its binding to
 // stdout.
 func Main(c *config.Policy, stdout io.Writer, log *slog.Logger) int {
-	if _, err := stdout.Write(New(c.Versions).YAML()); err != nil {
+	if _, err := stdout.Write(New(c.Versions, c.Native).YAML()); err != nil {
 		log.Error(fmt.Sprintf("cannot write the policy: %v", err), "event", "policy_failed")
 		return exitcode.Findings
 	}

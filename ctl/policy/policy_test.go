@@ -24,14 +24,21 @@ import (
 // classic sidecars, native ones.
 var releases = []string{"", "linkerd=2.19,istio=1.26,kubernetes=1.32", "linkerd=2.20,istio=1.27,kubernetes=1.33"}
 
-func versions(t testing.TB, s string) map[string]proxies.Version {
+// cluster is what --versions s states: the releases and the settings of
+// whole meshes.
+type cluster struct {
+	versions map[string]proxies.Version
+	native   map[string]bool
+}
+
+func versions(t testing.TB, s string) cluster {
 	t.Helper()
 	if s == "" {
-		return nil
+		return cluster{}
 	}
 	cfg, err := config.ParseTool([]string{"check", "--versions", s, "x"}, func(string) (string, bool) { return "", false })
 	require.NoError(t, err)
-	return cfg.Check.Versions
+	return cluster{cfg.Check.Versions, cfg.Check.Native}
 }
 
 // The kinds the policy is bound to.
@@ -132,8 +139,8 @@ func manifests(t *testing.T) []archive {
 
 // errorsOf are the rules of the error findings --check makes of each
 // object of paths, by FILE KIND/NAME.
-func errorsOf(paths []string, v map[string]proxies.Version) map[string][]string {
-	findings, _ := check.Paths(paths, check.Options{Versions: v})
+func errorsOf(paths []string, v cluster) map[string][]string {
+	findings, _ := check.Paths(paths, check.Options{Versions: v.versions, Native: v.native})
 	out := map[string][]string{}
 	for _, f := range findings {
 		if f.Level == rules.Error {
@@ -303,7 +310,7 @@ spec:
 			p := filepath.Join(t.TempDir(), "wrong.yaml")
 			require.NoError(t, os.WriteFile(p, []byte(tc.wrong), 0o644))
 			var rules []string
-			for _, r := range errorsOf([]string{p}, nil) {
+			for _, r := range errorsOf([]string{p}, cluster{}) {
 				rules = append(rules, r...)
 			}
 			assert.Contains(t, rules, tc.rule, "--check of the wrong manifest")

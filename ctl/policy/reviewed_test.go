@@ -16,7 +16,8 @@ import (
 // the releases rel, in the order it reports them.
 func checkErrors(t testing.TB, text []byte, rel string) []string {
 	t.Helper()
-	findings, _ := check.Paths([]string{"-"}, check.Options{Versions: versions(t, rel), Stdin: bytes.NewReader(text)})
+	v := versions(t, rel)
+	findings, _ := check.Paths([]string{"-"}, check.Options{Versions: v.versions, Native: v.native, Stdin: bytes.NewReader(text)})
 	var out []string
 	for _, f := range findings {
 		if f.Level == rules.Error && !slices.Contains(out, f.Rule) {
@@ -231,6 +232,34 @@ spec:
     - name: tool
       image: registry.example.com/tool:1
       command: [dash, -c, "proxy-await --proxy none -- /tool --all"]
+`},
+		{name: "native sidecars for the whole mesh", rel: "istio=1.26+native,kubernetes=1.32", object: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: export}
+spec:
+  template:
+    metadata: {labels: {sidecar.istio.io/inject: "true"}}
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: export
+          image: registry.example.com/export:1
+          command: [proxy-await, --proxy, istio, --proxy-lost, 10s, --, /export]
+`},
+		{name: "classic sidecars for the whole mesh", rel: "istio=1.27+classic,kubernetes=1.33", refused: []string{"job-never-completes"}, object: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: export}
+spec:
+  template:
+    metadata: {labels: {sidecar.istio.io/inject: "true"}}
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: export
+          image: registry.example.com/export:1
+          command: [proxy-await, --proxy, istio, --proxy-lost, 10s, --, /export]
 `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,6 +24,9 @@ import (
 type Options struct {
 	// Versions are the cluster's releases, by name (proxies.ReleaseNames).
 	Versions map[string]proxies.Version
+	// Native are the settings of whole meshes that turn native sidecars on
+	// (true) or off, by preset (proxies.MeshNames).
+	Native map[string]bool
 	// Images are what the images run where the caller knows it (a file of
 	// entrypoints, a registry), or nil: a container that sets no command
 	// runs its image's ENTRYPOINT, which a manifest does not show.
@@ -49,7 +52,7 @@ func Analyse(p *manifest.Pod, opt Options) *Pod {
 			a.Invocations[c] = inv
 		}
 	}
-	a.Sidecars = sidecar.Find(p, opt.Versions, a.Runs)
+	a.Sidecars = sidecar.Find(p, sidecar.Cluster{Versions: opt.Versions, Native: opt.Native}, a.Runs)
 	return a
 }
 

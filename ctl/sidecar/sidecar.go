@@ -109,9 +109,19 @@ type Set struct {
 	Absent   []Absence
 }
 
-// Find finds the sidecars of p. runsProxyAwait tells the containers that
-// run proxy-await, which are not sidecars whatever their image.
-func Find(p *manifest.Pod, versions map[string]proxies.Version, runsProxyAwait func(*manifest.Container) bool) Set {
+// Cluster is what --versions states of the cluster: the releases, by name
+// (proxies.ReleaseNames), and the settings of whole meshes that turn
+// native sidecars on (true) or off (false), by preset (proxies.MeshNames).
+type Cluster struct {
+	Versions map[string]proxies.Version
+	Native   map[string]bool
+}
+
+// Find finds the sidecars of p in the cluster c. runsProxyAwait tells the
+// containers that run proxy-await, which are not sidecars whatever their
+// image.
+func Find(p *manifest.Pod, c Cluster, runsProxyAwait func(*manifest.Container) bool) Set {
+	versions := c.Versions
 	var m Set
 	for _, c := range p.Containers {
 		if runsProxyAwait(c) {
@@ -133,7 +143,7 @@ func Find(p *manifest.Pod, versions map[string]proxies.Version, runsProxyAwait f
 		switch {
 		case from != "":
 			s := &Sidecar{Proxy: px, From: from}
-			nativeOf(p, s, versions)
+			nativeOf(p, s, c)
 			m.Sidecars = append(m.Sidecars, s)
 		case why != "":
 			m.Absent = append(m.Absent, Absence{px, why})
@@ -279,9 +289,9 @@ func injected(p *manifest.Pod, px *proxies.Proxy) (from, why string) {
 // that the release reads decide, else the proxy's default in the releases
 // stated. Without the proxy's release, it is native or classic if every
 // release agrees, and depends otherwise.
-func nativeOf(p *manifest.Pod, s *Sidecar, versions map[string]proxies.Version) {
+func nativeOf(p *manifest.Pod, s *Sidecar, c Cluster) {
 	px := s.Proxy
-	rel, stated := versions[px.Preset]
+	rel, stated := c.Versions[px.Preset]
 	// Annotations that every release reads decide alone.
 	if b, why, ok := annotated(p, px, proxies.Version{}, true); ok {
 		s.decided(b, why)
@@ -299,10 +309,22 @@ func nativeOf(p *manifest.Pod, s *Sidecar, versions map[string]proxies.Version) 
 	// Without the release, a spelling that some releases read decides if
 	// every release agrees.
 	if !stated && slices.ContainsFunc(px.Native.Keys, func(k proxies.NativeKey) bool { _, _, ok := setting(p, px, k.Key); return len(k.Reads) > 0 && ok }) {
-		releasesDecide(p, s)
+		releasesDecide(p, s, c)
 		return
 	}
-	nativeByDefault(s, versions)
+	// Else the setting of the whole mesh, where --versions states it.
+	if on, ok := c.Native[px.Preset]; ok {
+		s.decided(on, meshWhy(px, on))
+		return
+	}
+	nativeByDefault(s, c.Versions)
+}
+
+// meshWhy is why a sidecar is native, or classic, by the setting of the
+// whole mesh that --versions states.
+func meshWhy(px *proxies.Proxy, on bool) string {
+	setting := map[bool]string{true: "native", false: "classic"}[on]
+	return fmt.Sprintf("%s, which --versions %s=%s states, makes it %s for the whole mesh", px.Native.Mesh, px.Preset, setting, setting)
 }
 
 // annotated is what the annotations of p that release r reads say about
@@ -405,9 +427,9 @@ func unread(p *manifest.Pod, px *proxies.Proxy, rel proxies.Version) string {
 // releasesDecide settles a sidecar whose annotations some releases read
 // and others do not: it is native or classic if every release agrees, and
 // depends otherwise, classic with the releases it names.
-func releasesDecide(p *manifest.Pod, s *Sidecar) {
+func releasesDecide(p *manifest.Pod, s *Sidecar, c Cluster) {
 	px := s.Proxy
-	v := verdictsAt(p, px, releaseBounds(px))
+	v := verdictsAt(p, px, releaseBounds(px), c)
 	switch {
 	case !slices.Contains(v.native, false):
 		s.Nativeness, s.NativeWhy = Native, v.why
@@ -463,17 +485,24 @@ type verdicts struct {
 // annotations that the release reads decide, else the proxy's default in
 // it. The why is the last annotation that makes it native, else the
 // default.
-func verdictsAt(p *manifest.Pod, px *proxies.Proxy, at []proxies.Version) verdicts {
+func verdictsAt(p *manifest.Pod, px *proxies.Proxy, at []proxies.Version, c Cluster) verdicts {
 	v := verdicts{px: px, at: at, native: make([]bool, len(at)), refused: make([]string, len(at))}
+	mesh, meshStated := c.Native[px.Preset]
 	for i, r := range at {
-		if b, w, ok := annotated(p, px, r, false); ok {
+		switch b, w, ok := annotated(p, px, r, false); {
+		case ok:
 			v.native[i] = b
 			if b {
 				v.why = w
 			} else {
 				v.refused[i] = w
 			}
-		} else {
+		case meshStated:
+			v.native[i] = mesh
+			if mesh && v.why == "" {
+				v.why = meshWhy(px, mesh)
+			}
+		default:
 			v.native[i] = r.AtLeast(px.Native.Since)
 			if v.native[i] && v.why == "" {
 				v.why = "the default from " + px.Name + " " + px.Native.Since.String()
