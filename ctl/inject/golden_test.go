@@ -108,7 +108,7 @@ func options(t *testing.T, args []string) Options {
 	cfg, err := config.ParseTool(append(append([]string{"inject"}, args...), "x"), func(string) (string, bool) { return "", false })
 	require.NoError(t, err)
 	c := cfg.Inject
-	return Options{Versions: c.Versions, Image: c.Image, Containers: c.Containers}
+	return Options{Versions: c.Versions, Native: c.Native, Image: c.Image, Containers: c.Containers}
 }
 
 // Adopting one container, then the others, adds the volume and the init

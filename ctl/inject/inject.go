@@ -75,6 +75,9 @@ func (l Line) String() string {
 type Options struct {
 	// Versions are the cluster's releases, by name (proxies.ReleaseNames).
 	Versions map[string]proxies.Version
+	// Native are the settings of whole meshes that turn native sidecars on
+	// (true) or off, by preset (proxies.MeshNames).
+	Native map[string]bool
 	// Stdin is read for the path "-".
 	Stdin io.Reader
 	// Images are what the images run where the caller knows it, or nil.
@@ -91,7 +94,7 @@ func Paths(paths []string, opt Options) *Result {
 	for _, f := range in.Files {
 		for _, p := range f.Pods {
 			in.Link(p)
-			pods[p] = rules.Analyse(p, rules.Options{Versions: opt.Versions, Images: opt.Images})
+			pods[p] = rules.Analyse(p, rules.Options{Versions: opt.Versions, Native: opt.Native, Images: opt.Images})
 		}
 	}
 	for _, f := range in.Files {
@@ -224,7 +227,7 @@ func lineStarts(data []byte) []int {
 // container was skipped or a file refused. A --container that names none of the input's containers is a
 // usage error, returned for the caller to print, and nothing is written.
 func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger) (int, error) {
-	r := Paths(c.Paths, Options{Versions: c.Versions, Stdin: stdin, Image: c.Image, Containers: c.Containers})
+	r := Paths(c.Paths, Options{Versions: c.Versions, Native: c.Native, Stdin: stdin, Image: c.Image, Containers: c.Containers})
 	enc := json.NewEncoder(stderr)
 	enc.SetEscapeHTML(false)
 	for _, l := range r.Lines {
