@@ -76,10 +76,12 @@ func TestMissingValueHintIsAValue(t *testing.T) {
 // The same holds for proxy-awaitctl's flags, in each command that has them.
 func TestToolMissingValueHintIsAValue(t *testing.T) {
 	want := map[string]string{
-		"versions":   "linkerd=2.20",
-		"image":      "ghcr.io/proxy-await/proxy-await:v1.2.3",
-		"container":  "app",
-		"log-format": "text",
+		"versions":            "linkerd=2.20",
+		"image":               "ghcr.io/proxy-await/proxy-await:v1.2.3",
+		"container":           "app",
+		"log-format":          "text",
+		"action":              "deny",
+		"namespaces-excluded": "batch",
 	}
 	none := testutil.Getenv(nil)
 	for _, sub := range subcommands {

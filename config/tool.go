@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,10 +63,17 @@ type Inject struct {
 }
 
 // Policy is what policy reads: the cluster's releases and mesh-wide
-// settings.
+// settings, what the API server does with what it refuses, and the
+// namespaces it leaves alone.
 type Policy struct {
 	Versions map[string]proxies.Version
 	Native   map[string]bool
+	// Deny: --action deny, the API server refuses the object; else it
+	// warns the client and writes the audit log.
+	Deny bool
+	// NamespacesExcluded are --namespaces-excluded: namespaces whose
+	// objects are not judged, beside Kubernetes' own.
+	NamespacesExcluded []string
 }
 
 // subcommand is one of proxy-awaitctl's commands: its name, what it does
@@ -82,6 +90,8 @@ type toolFlags struct {
 	native     map[string]bool
 	image      string
 	containers []string
+	action     string
+	excluded   []string
 }
 
 var subcommands = []subcommand{
@@ -98,8 +108,12 @@ var subcommands = []subcommand{
 		}},
 	{name: "policy",
 		summary: "write an admission policy that refuses what check finds in one object",
-		usage:   "proxy-awaitctl policy [--versions NAME=V,...]",
-		flags:   func(*pflag.FlagSet, *toolFlags) {}},
+		usage:   "proxy-awaitctl policy [--versions NAME=V,...] [--action deny|warn] [--namespaces-excluded NS,...]",
+		flags: func(fs *pflag.FlagSet, o *toolFlags) {
+			o.action = actionWarn
+			fs.Var((*actionValue)(&o.action), "action", "what the API server does with an object the policy refuses: warn (warn the client, write the audit log) or deny (refuse it)")
+			fs.Var(namespaceList{&o.excluded}, "namespaces-excluded", "namespaces whose objects are not judged, comma-separated or repeated, beside kube-system, kube-public and kube-node-lease")
+		}},
 }
 
 // lookupSubcommand is the subcommand called name, or nil.
@@ -210,7 +224,7 @@ func ParseTool(args []string, getenv func(string) (string, bool)) (*Tool, error)
 		t.Inject = &Inject{Paths: paths, Versions: o.versions, Native: o.native, Image: cmp.Or(o.image, ReleaseImage()),
 			Containers: o.containers, JSON: json}
 	case "policy":
-		t.Policy = &Policy{Versions: o.versions, Native: o.native}
+		t.Policy = &Policy{Versions: o.versions, Native: o.native, Deny: o.action == actionDeny, NamespacesExcluded: o.excluded}
 	}
 	return t, nil
 }
@@ -459,6 +473,49 @@ func (v *imageValue) Set(s string) error {
 	*v = imageValue(s)
 	return nil
 }
+
+// The actions of --action.
+const (
+	actionWarn = "warn"
+	actionDeny = "deny"
+)
+
+// actionValue is --action: warn or deny.
+type actionValue string
+
+func (v *actionValue) String() string  { return string(*v) }
+func (v *actionValue) Type() string    { return "deny|warn" }
+func (v *actionValue) example() string { return actionDeny }
+func (v *actionValue) Set(s string) error {
+	switch s = strings.ToLower(strings.TrimSpace(s)); s {
+	case actionWarn, actionDeny:
+		*v = actionValue(s)
+		return nil
+	}
+	return fmt.Errorf("choose deny or warn")
+}
+
+// namespaceList is --namespaces-excluded: namespaces' names, comma lists
+// or one a use.
+type namespaceList struct{ names *[]string }
+
+func (l namespaceList) String() string            { return strings.Join(*l.names, ",") }
+func (l namespaceList) Type() string              { return "NS,..." }
+func (l namespaceList) example() string           { return "batch" }
+func (l namespaceList) Set(s string) error        { return addItems(l, s, l.splitsOnCommandLine()) }
+func (l namespaceList) splitsOnCommandLine() bool { return true }
+func (l namespaceList) add(item string) error {
+	if !dnsLabel.MatchString(item) {
+		return fmt.Errorf("%s is not a namespace's name (lower case letters, digits and -, at most 63)", shown(item))
+	}
+	if !slices.Contains(*l.names, item) {
+		*l.names = append(*l.names, item)
+	}
+	return nil
+}
+
+// dnsLabel is a namespace's name, an RFC 1123 label.
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
 // nameList is --container: a container's name a use, repeatable.
 type nameList struct{ names *[]string }

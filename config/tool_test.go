@@ -86,6 +86,22 @@ func TestToolMeshSettings(t *testing.T) {
 	assert.Equal(t, "dapr=native,istio=1.26+native,kubernetes=1.33", l.String())
 }
 
+// policy takes --action (warn by default) and --namespaces-excluded, a
+// comma list or repeated, each a namespace's name, once.
+func TestToolPolicyAction(t *testing.T) {
+	c, err := ParseTool([]string{"policy"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	assert.False(t, c.Policy.Deny)
+	assert.Empty(t, c.Policy.NamespacesExcluded)
+	c, err = ParseTool([]string{"policy", "--action", "deny", "--namespaces-excluded", "batch,legacy", "--namespaces-excluded=batch", "--namespaces-excluded", "ci"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	assert.True(t, c.Policy.Deny)
+	assert.Equal(t, []string{"batch", "legacy", "ci"}, c.Policy.NamespacesExcluded)
+	c, err = ParseTool([]string{"policy", "--action=Warn"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	assert.False(t, c.Policy.Deny)
+}
+
 // policy takes --versions and no path.
 func TestToolPolicy(t *testing.T) {
 	c, err := ParseTool([]string{"policy", "--versions", "istio=1.27,kubernetes=1.33"}, testutil.Getenv(nil))
@@ -141,6 +157,9 @@ func TestToolUsageErrors(t *testing.T) {
 		{[]string{"inject", "-q"}, nil, "inject needs a PATH to read", "give files or directories of manifests, or - for stdin"},
 		{[]string{"policy", "k8s/"}, nil, "policy reads no PATH: it writes the policy to stdout", "drop k8s/ and what follows it"},
 		{[]string{"check", "--versions", "cilium=1.16", "x"}, nil, `invalid value "cilium=1.16" for --versions: unknown name cilium`, "name one of kubernetes, linkerd, istio, dapr, consul"},
+		{[]string{"policy", "--action", "block"}, nil, `invalid value "block" for --action: choose deny or warn`, ""},
+		{[]string{"policy", "--namespaces-excluded", "ci,Prod"}, nil, `invalid value "ci,Prod" for --namespaces-excluded: Prod is not a namespace's name (lower case letters, digits and -, at most 63)`, ""},
+		{[]string{"check", "--action", "deny", "x"}, nil, "unknown flag --action", "see --help for the flags"},
 		{[]string{"check", "--versions", "kubernetes=1.33+native", "x"}, nil, `invalid value "kubernetes=1.33+native" for --versions: kubernetes has no setting of the whole mesh that --versions states, not +native`, "only linkerd, istio, dapr, consul take +native or +classic"},
 		{[]string{"check", "--versions", "istio=1.26+on", "x"}, nil, `invalid value "istio=1.26+on" for --versions: unknown setting on for istio`, "write istio=V+native or istio=V+classic, or istio=native alone"},
 		{[]string{"check", "--versions", "dapr=1.18", "x"}, nil, `invalid value "dapr=1.18" for --versions: the release of dapr makes no difference to what proxy-awaitctl judges`, "write dapr=native or dapr=classic, for the setting of its whole mesh"},

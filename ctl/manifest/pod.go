@@ -41,6 +41,14 @@ type Pod struct {
 	bounds Bounds
 }
 
+// OptOut is the annotation, on a pod template or its Namespace, that
+// leaves the pod alone: inject adopts nothing in it, and the admission
+// policy does not judge it, when its value is OptOutValue.
+const (
+	OptOut      = "proxy-await.io/inject"
+	OptOutValue = "disabled"
+)
+
 // DefaultGrace is terminationGracePeriodSeconds when a pod does not set it:
 // the API server's default.
 const DefaultGrace = 30 * time.Second

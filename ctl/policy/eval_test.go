@@ -12,6 +12,8 @@ import (
 	"github.com/google/cel-go/ext"
 	"github.com/google/cel-go/interpreter"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/config"
 )
 
 // The API server's bounds on a policy's CEL (k8s.io/apiserver
@@ -59,6 +61,7 @@ func newEnv(t testing.TB, names []string) *cel.Env {
 
 // compiled is the policy's CEL, compiled.
 type compiled struct {
+	conditions  []cel.Program // its matchConditions
 	vars        []cel.Program
 	names       []string
 	validations []cel.Program
@@ -80,7 +83,7 @@ func compiledFor(t testing.TB, rel string, tracked bool) *compiled {
 		return c
 	}
 	v := versions(t, rel)
-	c := compile(t, New(v.versions, v.native), tracked)
+	c := compile(t, New(&config.Policy{Versions: v.versions, Native: v.native}), tracked)
 	cache.by[key] = c
 	return c
 }
@@ -108,6 +111,9 @@ func compile(t testing.TB, p *Policy, tracked bool) *compiled {
 		pr, err := env.Program(ast, opts...)
 		require.NoError(t, err)
 		return pr
+	}
+	for _, m := range p.MatchConditions {
+		c.conditions = append(c.conditions, prog(m.Expression))
 	}
 	for _, v := range p.Variables {
 		c.vars = append(c.vars, prog(v.Expression))
@@ -177,3 +183,20 @@ func (c *compiled) eval(t testing.TB, obj map[string]any) verdict {
 }
 
 func (v verdict) String() string { return strings.Join(v.refused, "\n") }
+
+// judges says whether the policy judges a request: operation (CREATE or
+// UPDATE) of obj in namespace, which was old before an UPDATE, as its
+// matchConditions say. An error is the API server's failurePolicy's,
+// Ignore: not judged.
+func (c *compiled) judges(t testing.TB, operation, namespace string, obj, old map[string]any) bool {
+	t.Helper()
+	act := map[string]any{"object": obj, "oldObject": old, "request": map[string]any{"operation": operation, "namespace": namespace}}
+	for _, p := range c.conditions {
+		out, _, err := p.Eval(act)
+		require.NoError(t, err)
+		if out.Value() != true {
+			return false
+		}
+	}
+	return true
+}
