@@ -88,19 +88,21 @@ func (x *writer) bareValueFlag(w string) string {
 }
 
 // Per container, in the variables: its words (argvs), where its "--" is
-// (dds: the positions of "--", the first of which counts), and whether it
-// runs proxy-await plainly: the words before "--" are its flags and their
-// values, nothing the object does not hold stands in for them, and no
-// mode (--check, --install, ...) makes it something else than a run.
-func (x *writer) plain(k, words, dds, cs string) string {
+// (dds: the positions of "--", the first of which counts), the positions
+// of its flags (pos: those before it), and whether it runs proxy-await
+// plainly: the words before "--" are its flags and their values, nothing
+// the object does not hold stands in for them, and no mode (--check,
+// --install, ...) makes it something else than a run.
+func (x *writer) plain(k, words, dds, pos, cs string) string {
 	w := fmt.Sprintf("%s[%s]", words, k)
 	d := fmt.Sprintf("%s[%s][0]", dds, k)
+	p := fmt.Sprintf("%s[%s]", pos, k)
 	c := fmt.Sprintf("%s[%s]", cs, k)
 	isPA := fmt.Sprintf("(size(%[1]s) > 0 && (%[1]s[0] == 'proxy-await' || %[1]s[0].endsWith('/proxy-await')))", w)
-	flags := fmt.Sprintf("variables.idx.all(i, i < 1 || i >= %[2]s || (i > 1 && %[3]s ? !%[1]s[i].startsWith('-') && %[1]s[i] != '' : %[4]s))",
-		w, d, x.bareValueFlag(w+"[i-1]"), x.flagWord(w+"[i]"))
+	flags := fmt.Sprintf("%[2]s.all(i, (i > 1 && %[3]s) ? !%[1]s[i].startsWith('-') && %[1]s[i] != '' : %[4]s)",
+		w, p, x.bareValueFlag(w+"[i-1]"), x.flagWord(w+"[i]"))
 	last := fmt.Sprintf("!(%[2]s > 1 && %[3]s)", w, d, x.bareValueFlag(w+"["+d+"-1]"))
-	modes := fmt.Sprintf(`!variables.idx.exists(i, i >= 1 && i < %[2]s && (%[1]s[i].matches('^--(check|inject|policy|install|help|version|image|container|versions)(=.*)?$') || %[1]s[i].matches('^-[^-]*[hV]')))`, w, d)
+	modes := fmt.Sprintf(`!%[2]s.exists(i, %[1]s[i].matches('^--(check|inject|policy|install|help|version|image|container|versions)(=.*)?$') || %[1]s[i].matches('^-[^-]*[hV]'))`, w, p)
 	env := fmt.Sprintf(`!has(%[1]s.envFrom) && (!has(%[1]s.env) || !%[1]s.env.exists(e, e.name.startsWith('PROXY_AWAIT_') || e.name in %[2]s))`, c, list(config.DisableVars()))
 	noVars := fmt.Sprintf(`!%s.exists(v, v.contains('$('))`, w)
 	return fmt.Sprintf("(%s && size(%s[%s]) > 0 && %s < %d && %s && %s && %s && %s && %s)",
@@ -117,52 +119,15 @@ func (x *writer) sets(w, name, short string) string {
 	return cond
 }
 
-// lastSet is the positions at which the flag is set, before d.
-func (x *writer) lastSet(w, d, name, short string) string {
-	return fmt.Sprintf("variables.idx.filter(i, i >= 1 && i < %s && %s)", d, x.sets(w, name, short))
-}
-
-// boolFlag is the value of a boolean flag: its last setting, false when
-// it has none.
-func (x *writer) boolFlag(w, d, name, short string) string {
-	l := x.lastSet(w, d, name, short)
-	return fmt.Sprintf("(size(%[1]s) > 0 && %[2]s[%[1]s[size(%[1]s) - 1]] != '--%[3]s=false')", l, w, name)
-}
-
-// given says whether a flag is set at all.
-func (x *writer) given(w, d, name, short string) string {
-	return fmt.Sprintf("(size(%s) > 0)", x.lastSet(w, d, name, short))
-}
-
-// valueOf is the value of a long flag at its last setting (the caller
-// makes sure there is one).
-func (x *writer) valueOf(w, d, name string) string {
-	l := x.lastSet(w, d, name, "")
-	i := fmt.Sprintf("%s[size(%s) - 1]", l, l)
-	return fmt.Sprintf("(%[1]s[%[2]s] == '--%[3]s' ? %[1]s[%[2]s + 1] : %[1]s[%[2]s].substring(%[4]d))", w, i, name, len(name)+3)
+// lastSet is the positions of pos (the flags' positions) at which the
+// flag is set.
+func (x *writer) lastSet(w, pos, name, short string) string {
+	return fmt.Sprintf("%s.filter(i, %s)", pos, x.sets(w, name, short))
 }
 
 // durationPattern is a duration the policy reads: seconds, or Go's
 // syntax. Days (2d) are not read: a flag that gives them is not judged.
 const durationPattern = `^([0-9]{1,9}|([0-9]{1,9}(\\.[0-9]{1,9})?(h|m|s|ms|us|ns))+)$`
-
-// durationFlag is a flag's value as a duration, 0s when it is not set;
-// okDuration says whether the policy reads it.
-func (x *writer) durationFlag(w, d, name string) string {
-	v := x.valueOf(w, d, name)
-	return fmt.Sprintf("(%[1]s ? (%[2]s.matches('^[0-9]+$') ? duration(%[2]s + 's') : duration(%[2]s)) : duration('0s'))",
-		x.given(w, d, name, ""), v)
-}
-
-func (x *writer) okDuration(w, d, name string) string {
-	return fmt.Sprintf("(!%s || %s.matches('%s'))", x.given(w, d, name, ""), x.valueOf(w, d, name), durationPattern)
-}
-
-// presets is the list of --proxy's presets, the default's without it.
-func (x *writer) presets(w, d string) string {
-	return fmt.Sprintf("(%s ? %s.lowerAscii().split(',').map(p, p.trim()) : ['linkerd'])",
-		x.given(w, d, "proxy", ""), x.valueOf(w, d, "proxy"))
-}
 
 // repository is an image's repository: without its digest and tag.
 func repository(img string) string {

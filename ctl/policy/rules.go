@@ -84,13 +84,18 @@ func (x *writer) variables() []Variable {
 		}
 		v := func(n string) string { return "variables." + name(n) }
 		w, d := v("words")+"[k]", v("dds")+"[k][0]"
+		// Each list is read once by position: ks, the containers'
+		// positions; pos, each container's positions of proxy-await's
+		// flags, before its "--". The rest iterate those, not idx.
 		each := func(expr string) string {
-			return fmt.Sprintf("variables.idx.filter(k, k < size(%s)).map(k, %s)", l.cs, expr)
+			return fmt.Sprintf("%s.map(k, %s)", v("ks"), expr)
 		}
 		vars = append(vars,
+			Variable{name("ks"), fmt.Sprintf("variables.idx.filter(k, k < size(%s))", l.cs)},
 			Variable{name("words"), l.cs + ".map(c, " + argv("c") + ")"},
 			Variable{name("dds"), v("words") + ".map(w, variables.idx.filter(i, i < size(w) && w[i] == '--'))"},
-			Variable{name("plain"), each(x.plain("k", v("words"), v("dds"), l.cs))},
+			Variable{name("pos"), each(fmt.Sprintf("size(%[1]s[k]) > 0 ? variables.idx.filter(i, i >= 1 && i < %[1]s[k][0]) : []", v("dds")))},
+			Variable{name("plain"), each(x.plain("k", v("words"), v("dds"), v("pos"), l.cs))},
 			Variable{name("command"), each(fmt.Sprintf("%s[k] && %s", v("plain"), command(w, d)))},
 		)
 		// Each flag the rules read, once: where it is last set (-1 for
@@ -99,7 +104,7 @@ func (x *writer) variables() []Variable {
 			{"term-delay", "", "td"}, {"kill-after", "", "ka"}, {"shutdown-timeout", "", "st"}, {"proxy", "", "px"},
 			{"shutdown", "S", "s"}, {"keep-proxy-on-failure", "", "keep"}, {"shutdown-url", "", "su"}, {"ready-url", "", "ru"}, {"port", "p", "port"},
 		} {
-			l := x.lastSet(w, d, f.flag, f.short)
+			l := x.lastSet(w, v("pos")+"[k]", f.flag, f.short)
 			vars = append(vars, Variable{name(f.short2 + "At"), each(fmt.Sprintf("%s[k] ? (size(%[2]s) > 0 ? %[2]s[size(%[2]s) - 1] : -1) : -1", v("plain"), l))})
 			at := v(f.short2+"At") + "[k]"
 			val := fmt.Sprintf("(%[3]s < 0 ? '' : %[1]s[%[3]s] == '--%[2]s' ? %[1]s[%[3]s + 1] : %[1]s[%[3]s].startsWith('--%[2]s=') ? %[1]s[%[3]s].substring(%[4]d) : '-')",
@@ -166,16 +171,16 @@ func durationOf(d time.Duration) string { return "duration(" + q(d.String()) + "
 // cond holds for a container k (its variables prefixed with prefix), and
 // names are the containers it refuses.
 func refused(prefix, cond string) (string, string) {
-	cs := "variables.containers"
+	cs, ks := "variables.containers", "variables.ks"
 	if prefix != "" {
-		cs = "variables.inits"
+		cs, ks = "variables.inits", "variables.initKs"
 	}
 	cond = strings.ReplaceAll(cond, "V.", "variables."+prefix)
 	if prefix != "" {
 		cond = fixCase(cond, prefix)
 	}
-	return fmt.Sprintf("!variables.idx.exists(k, k < size(%s) && %s)", cs, cond),
-		fmt.Sprintf("variables.idx.filter(k, k < size(%s) && %s).map(k, %s[k].name)", cs, cond, cs)
+	return fmt.Sprintf("!%s.exists(k, %s)", ks, cond),
+		fmt.Sprintf("%s.filter(k, %s).map(k, %s[k].name)", ks, cond, cs)
 }
 
 // fixCase writes variables.initX for variables.initx.
