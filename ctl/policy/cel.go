@@ -175,6 +175,11 @@ func shown(px *proxies.Proxy) string {
 	return fmt.Sprintf("variables.all.exists(c, %s && !%s)", isProxy("c", px), runsPA("c"))
 }
 
+// nativeShown: the pod shows px's sidecar as a native sidecar container.
+func nativeShown(px *proxies.Proxy) string {
+	return fmt.Sprintf("variables.inits.exists(c, %s && !%s && has(c.restartPolicy) && c.restartPolicy == 'Always')", isProxy("c", px), runsPA("c"))
+}
+
 func classicShown(px *proxies.Proxy) string {
 	return fmt.Sprintf("(variables.containers.exists(c, %[1]s && !%[2]s) || variables.inits.exists(c, %[1]s && !%[2]s && !(has(c.restartPolicy) && c.restartPolicy == 'Always')))",
 		isProxy("c", px), runsPA("c"))

@@ -261,6 +261,49 @@ spec:
           image: registry.example.com/export:1
           command: [proxy-await, --proxy, istio, --proxy-lost, 10s, --, /export]
 `},
+		{name: "an init container waits for a native sidecar beside a classic one of its kind", object: `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: two-linkerd}
+spec:
+  selector: {matchLabels: {app: x}}
+  template:
+    metadata: {labels: {app: x}}
+    spec:
+      initContainers:
+        - name: linkerd-native
+          image: cr.l5d.io/linkerd/proxy:stable-2.20.0
+          restartPolicy: Always
+        - name: wait
+          image: registry.example.com/app:1
+          command: [proxy-await, --, /app]
+      containers:
+        - name: app
+          image: registry.example.com/app:1
+          command: [/app]
+        - name: linkerd-proxy
+          image: cr.l5d.io/linkerd/proxy:stable-2.20.0
+`},
+		{name: "-S does not reach a Cloud SQL Auth Proxy on another --admin-port", object: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: moved}
+spec:
+  template:
+    spec:
+      restartPolicy: OnFailure
+      containers:
+        - name: app
+          image: registry.example.com/app:1
+          command: [proxy-await, --proxy, cloudsql, -S, --, /app]
+        - name: cloud-sql-proxy
+          image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.27.0
+          args: [--health-check, --quitquitquit, --admin-port=9191, "project:region:db"]
+      initContainers:
+        - name: envoy
+          image: envoyproxy/envoy:v1.34.0
+          restartPolicy: Always
+`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := objects(t, "object.yaml", []byte(tc.object))

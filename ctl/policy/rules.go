@@ -60,15 +60,19 @@ func (x *writer) variables() []Variable {
 		{"grace", "has(variables.spec.terminationGracePeriodSeconds) ? duration(string(variables.spec.terminationGracePeriodSeconds) + 's') : " + durationOf(manifest.DefaultGrace)},
 	}
 	// What the object shows of each proxy's sidecar, by preset.
-	var classic, off, never, moved []string
+	// classic: one of them is not native; onlyClassic: none is, where
+	// check judges the one that answers, which may be a native one.
+	var classic, onlyClassic, off, never, moved []string
 	for _, px := range proxies.InPods {
 		classic = append(classic, fmt.Sprintf("%s: %s", q(px.Preset), x.notNative(px)))
-		moved = append(moved, fmt.Sprintf("%s: %s", q(px.Preset), movedShutdown(px)))
+		onlyClassic = append(onlyClassic, fmt.Sprintf("%s: (%s && !%s)", q(px.Preset), x.notNative(px), nativeShown(px)))
+		moved = append(moved, fmt.Sprintf("%s: %s", q(px.Preset), x.shutdownMoved(px)))
 		off = append(off, fmt.Sprintf("%s: %s", q(px.Preset), or(x.shutdownOff(px))))
 		never = append(never, fmt.Sprintf("%s: %s", q(px.Preset), or(x.readyOff(px), x.absent(px))))
 	}
 	vars = append(vars,
 		Variable{"classic", "{" + strings.Join(classic, ", ") + "}"},
+		Variable{"onlyClassic", "{" + strings.Join(onlyClassic, ", ") + "}"},
 		Variable{"moved", "{" + strings.Join(moved, ", ") + "}"},
 		Variable{"shutdownOff", "{" + strings.Join(off, ", ") + "}"},
 		Variable{"neverReady", "{" + strings.Join(never, ", ") + "}"},
@@ -281,7 +285,7 @@ func (x *writer) jobNeverCompletes(r rules.Rule) Validation {
 // retryLosesProxy: -S without --keep-proxy-on-failure, where the kubelet
 // restarts the application in the same pod.
 func (x *writer) retryLosesProxy(r rules.Rule) Validation {
-	e, m := apps("variables.job && has(variables.spec.restartPolicy) && variables.spec.restartPolicy == 'OnFailure' && V.command[k] && V.shutdownOn[k] && !V.keepOn[k] && !V.urls[k] && V.presets[k].exists(p, p in variables.classic && variables.classic[p] && !variables.moved[p])")
+	e, m := apps("variables.job && has(variables.spec.restartPolicy) && variables.spec.restartPolicy == 'OnFailure' && V.command[k] && V.shutdownOn[k] && !V.keepOn[k] && !V.urls[k] && V.presets[k].exists(p, p in variables.onlyClassic && variables.onlyClassic[p] && !variables.moved[p])")
 	return Validation{r.Name, e, message(r,
 		`'container ' + `+m+` + ': restartPolicy: OnFailure restarts the application in the same pod after a failure, but -S has shut the classic sidecar down by then, and it is not restarted'`, "")}
 }
@@ -312,7 +316,7 @@ func (x *writer) shutdownDisabled(r rules.Rule) Validation {
 // which it never answers, from the proxy table.
 func (x *writer) presetMismatch(r rules.Rule) Validation {
 	ew, mw := both("!V.urls[k] && V.presets[k].exists(p, p in variables.neverReady && variables.neverReady[p])")
-	es, ms := refused("init", "!(has(variables.inits[k].restartPolicy) && variables.inits[k].restartPolicy == 'Always') && !V.urls[k] && V.presets[k].exists(p, p in variables.classic && variables.classic[p])")
+	es, ms := refused("init", "!(has(variables.inits[k].restartPolicy) && variables.inits[k].restartPolicy == 'Always') && !V.urls[k] && V.presets[k].exists(p, p in variables.onlyClassic && variables.onlyClassic[p])")
 	var flags []string
 	for _, px := range proxies.InPods {
 		if f := px.Ready.Flag; f != "" {
@@ -355,12 +359,23 @@ func (x *writer) shutdownOff(px *proxies.Proxy) string {
 		if sw.On == "" {
 			off = fmt.Sprintf("(%[1]s in variables.annotations && variables.annotations[%[1]s] in %[2]s)", q(sw.Key), list(falseWords))
 		}
-		offs = append(offs, fmt.Sprintf("(%s && %s && !%s)", x.notNative(px), off, movedShutdown(px)))
+		offs = append(offs, fmt.Sprintf("(%s && !%s && %s && !%s)", x.notNative(px), nativeShown(px), off, movedShutdown(px)))
 	}
 	if len(offs) == 0 {
 		return ""
 	}
 	return "(" + strings.Join(offs, " || ") + ")"
+}
+
+// shutdownMoved is the condition that px's shutdown endpoint may not be
+// where its preset POSTs: the pod's annotations move it, or a container
+// of px's sets the flag of its port, which the policy does not follow.
+func (x *writer) shutdownMoved(px *proxies.Proxy) string {
+	f := px.Shutdown.PortFlag
+	if f == "" {
+		return movedShutdown(px)
+	}
+	return fmt.Sprintf("(%s || variables.all.exists(c, %s && !%s))", movedShutdown(px), isProxy("c", px), x.flagOff(px, "c", f))
 }
 
 // movedShutdown is the condition that the pod's annotations move px's
