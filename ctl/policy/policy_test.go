@@ -359,7 +359,10 @@ func TestCostOfALargePod(t *testing.T) {
 	objs := objects(t, "large.yaml", []byte(b.String()))
 	require.Len(t, objs, 1)
 	require.Greater(t, len(objs[0].text), 400_000, "the pod is large")
-	for _, rel := range releases {
+	// Without releases stated, the sidecars' nativeness is least decided
+	// and the most of the CEL runs: the costliest set (the others cost
+	// the same within a percent).
+	for _, rel := range releases[:1] {
 		v := compiledFor(t, rel, true).eval(t, objs[0].value)
 		require.Empty(t, v.errorsOf, "%s", rel)
 		assert.NotEmpty(t, v.refused, "the pod is wrong enough to be refused")

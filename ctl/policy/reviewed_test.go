@@ -233,7 +233,7 @@ spec:
       image: registry.example.com/tool:1
       command: [dash, -c, "proxy-await --proxy none -- /tool --all"]
 `},
-		{name: "native sidecars for the whole mesh", rel: "istio=1.26+native,kubernetes=1.32", object: `
+		{name: "native sidecars for the whole mesh", rel: releasesOf[3], object: `
 apiVersion: batch/v1
 kind: Job
 metadata: {name: export}
@@ -247,7 +247,7 @@ spec:
           image: registry.example.com/export:1
           command: [proxy-await, --proxy, istio, --proxy-lost, 10s, --, /export]
 `},
-		{name: "classic sidecars for the whole mesh", rel: "istio=1.27+classic,kubernetes=1.33", refused: []string{"job-never-completes"}, object: `
+		{name: "classic sidecars for the whole mesh", rel: releasesOf[4], refused: []string{"job-never-completes"}, object: `
 apiVersion: batch/v1
 kind: Job
 metadata: {name: export}
