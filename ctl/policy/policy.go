@@ -101,8 +101,10 @@ func Description() string {
 	for _, r := range Omitted() {
 		not = append(not, r.Name)
 	}
-	return "Refuses a pod template that one of proxy-awaitctl check's errors shows by itself: " + strings.Join(covered, ", ") +
+	return "Warns of, or with its binding's Deny refuses, a pod template that one of proxy-awaitctl check's errors shows by itself: " + strings.Join(covered, ", ") +
 		", where the object alone decides (proxy-await plainly first in a container's command, its flags written out, the sidecars the pod shows by itself). " +
+		"Judged: every CREATE, and an UPDATE that changes the pod template's spec, outside " + strings.Join(SystemNamespaces, ", ") + " and the namespaces excluded, " +
+		"of an object without " + manifest.OptOut + ": " + manifest.OptOutValue + ". " +
 		"Not covered: " + strings.Join(not, ", ") + ", nor what a Namespace or the rest of the input decides: run proxy-awaitctl check on the manifests for those."
 }
 
