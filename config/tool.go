@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -505,7 +504,7 @@ func (l namespaceList) example() string           { return "batch" }
 func (l namespaceList) Set(s string) error        { return addItems(l, s, l.splitsOnCommandLine()) }
 func (l namespaceList) splitsOnCommandLine() bool { return true }
 func (l namespaceList) add(item string) error {
-	if !dnsLabel.MatchString(item) {
+	if !dnsLabel(item) {
 		return fmt.Errorf("%s is not a namespace's name (lower case letters, digits and -, at most 63)", shown(item))
 	}
 	if !slices.Contains(*l.names, item) {
@@ -514,8 +513,21 @@ func (l namespaceList) add(item string) error {
 	return nil
 }
 
-// dnsLabel is a namespace's name, an RFC 1123 label.
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+// dnsLabel says whether s is a namespace's name, an RFC 1123 label: at
+// most 63 lower case letters, digits and -, a letter or digit first and
+// last.
+func dnsLabel(s string) bool {
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+	if s == "" || len(s) > 63 || !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := range len(s) {
+		if !alnum(s[i]) && s[i] != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 // nameList is --container: a container's name a use, repeatable.
 type nameList struct{ names *[]string }

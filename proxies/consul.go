@@ -44,8 +44,8 @@ var consul = Proxy{
 	// strconv.ParseBool.
 	Inject: Injection{
 		Key:           "consul.hashicorp.com/connect-inject",
-		On:            GoBool.True,
-		Off:           GoBool.False,
+		On:            goTrue,
+		Off:           goFalse,
 		FromNamespace: true,
 	},
 	Mesh: true,
@@ -57,7 +57,7 @@ var consul = Proxy{
 	// ... whose default is the webhook's
 	// -default-enable-consul-dataplane-as-sidecar, from the Helm value
 	// (templates/connect-inject-deployment.yaml).
-	Native: Native{Keys: []NativeKey{{Key: "consul.hashicorp.com/enable-consul-dataplane-as-sidecar"}}, Reads: GoBool,
+	Native: Native{Keys: []NativeKey{{Key: "consul.hashicorp.com/enable-consul-dataplane-as-sidecar"}}, Reads: Boolean{True: goTrue, False: goFalse},
 		Mesh: "the Helm value connectInject.dataplaneAsSidecarInitContainer.defaultEnabled"},
 
 	// webhook/consul_dataplane_sidecar.go: /usr/local/bin/consul-dataplane.

@@ -66,8 +66,8 @@ var linkerd = Proxy{
 			{"config.beta.linkerd.io/proxy-enable-native-sidecar", []Span{{From: Version{Major: 2, Minor: 19}}}},
 			{"config.alpha.linkerd.io/proxy-enable-native-sidecar", []Span{{From: Version{Major: 2, Minor: 15}}}},
 		},
-		Reads: GoBool,                       // pkg/inject/inject.go: strconv.ParseBool
-		Since: Version{Major: 2, Minor: 20}, // values.yaml proxy.nativeSidecar: true from 2.20 (false in 2.19), linkerd/linkerd2#15267
+		Reads: Boolean{True: goTrue, False: goFalse}, // pkg/inject/inject.go: strconv.ParseBool
+		Since: Version{Major: 2, Minor: 20},          // values.yaml proxy.nativeSidecar: true from 2.20 (false in 2.19), linkerd/linkerd2#15267
 		Mesh:  "the Helm value proxy.nativeSidecar",
 	},
 

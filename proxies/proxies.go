@@ -329,8 +329,12 @@ type Boolean struct {
 }
 
 // GoBool is Go's strconv.ParseBool, which most injectors read booleans
-// with.
-var GoBool = Boolean{True: []string{"true", "True", "TRUE", "t", "T", "1"}, False: []string{"false", "False", "FALSE", "f", "F", "0"}}
+// with. A proxy's facts name its words, goTrue and goFalse, not GoBool:
+// a copy of a variable is work at initialisation, a variable's words are
+// static data.
+var GoBool = Boolean{True: goTrue, False: goFalse}
+
+var goTrue, goFalse = []string{"true", "True", "TRUE", "t", "T", "1"}, []string{"false", "False", "FALSE", "f", "F", "0"}
 
 // Read is what the injector makes of v: true or false, and whether it
 // reads it at all.
