@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Measures proxy-await against tini, dumb-init, the Go floor (bench/gofloor)
-# and a direct exec on this machine, and writes the figures to
+# and a direct exec on this machine, and proxy-await's memory and size
+# against the dependency floor (bench/depfloor: its dependencies without its
+# own code, whole and without each), and writes the figures to
 # bench/results.md: start-up, readiness latency, CPU while waiting, signal
 # forwarding, memory, binary size, reaping, signal storms and the Go
 # benchmarks. It reports figures; it fails only when something does not work
@@ -50,8 +52,24 @@ step "building proxy-await and the helpers"
 make --no-print-directory -s build
 pa="$root/bin/proxy-await"
 export CGO_ENABLED=0
+# The same build with its symbol table, for the sizes and pages by package.
+go build -trimpath -tags nethttpomithttp2 -o "$tmp/proxy-await-syms" .
 go build -trimpath -ldflags '-s -w' -o "$tmp/stamp" ./bench/stamp
 go build -trimpath -ldflags '-s -w' -o "$tmp/gofloor" ./bench/gofloor
+# The dependency floor as proxy-await is built (its tags), whole and without
+# each dependency; the driver names each build by its suffix (depFloorBuilds).
+depfloor() { # SUFFIX [TAG...]
+	suffix=$1
+	shift
+	go build -trimpath -ldflags '-s -w' -tags "$(echo nethttpomithttp2 "$@" | tr ' ' ,)" \
+		-o "$tmp/depfloor$suffix" ./bench/depfloor
+}
+depfloor ""
+for dep in pflag slog retryablehttp server client; do
+	depfloor "-no-$dep" "no_$dep"
+done
+depfloor -client-alone no_pflag no_slog no_retryablehttp no_server
+depfloor -none no_pflag no_slog no_retryablehttp no_server no_client
 go build -trimpath -o "$tmp/child" ./bench/child
 go build -trimpath -o "$tmp/driver" ./bench/driver
 
@@ -64,18 +82,19 @@ setup_cold() {
 	if [ "$(id -u)" != 0 ] || ! command -v losetup >/dev/null || ! command -v mkfs.ext4 >/dev/null; then
 		return 1
 	fi
-	truncate -s 64M "$tmp/cold.img" && mkfs.ext4 -q -F "$tmp/cold.img" || return 1
+	truncate -s 128M "$tmp/cold.img" && mkfs.ext4 -q -F "$tmp/cold.img" || return 1
 	loopdev=$(losetup -f --show "$tmp/cold.img") || return 1
 	echo 0 >"/sys/block/${loopdev#/dev/}/queue/read_ahead_kb" || return 1
 	mkdir "$tmp/cold" && mount "$loopdev" "$tmp/cold" || return 1
-	cp "$pa" "$tmp/gofloor" "$(command -v tini)" "$(command -v dumb-init)" "$tmp/cold/" || return 1
+	cp "$pa" "$tmp/gofloor" "$tmp"/depfloor* "$(command -v tini)" "$(command -v dumb-init)" "$tmp/cold/" || return 1
 	sync -f "$tmp/cold/"
 	cold="$tmp/cold"
 }
 
 driver() {
 	"$tmp/driver" -out "$tmp" -proxy-await "$pa" -fakeproxy "$root/bin/fakeproxy" \
-		-stamp "$tmp/stamp" -gofloor "$tmp/gofloor" -child "$tmp/child" -cold "$cold" "$@"
+		-proxy-await-syms "$tmp/proxy-await-syms" -stamp "$tmp/stamp" -gofloor "$tmp/gofloor" \
+		-depfloor "$tmp/depfloor" -child "$tmp/child" -cold "$cold" "$@"
 }
 
 {
@@ -93,7 +112,8 @@ for round in 1 2 3 4 5; do
 		-n dumb-init "dumb-init /bin/true" \
 		-n tini "tini -- /bin/true" \
 		-n /bin/true "/bin/true" \
-		-n "Go floor" "$tmp/gofloor /bin/true" >/dev/null 2>&1
+		-n "Go floor" "$tmp/gofloor /bin/true" \
+		-n "dependency floor" "$tmp/depfloor /bin/true" >/dev/null 2>&1
 done
 step "1. start-up: time to the child's first instruction"
 driver launch
@@ -107,6 +127,8 @@ driver signals
 step "5. memory: warm, and cold from a loop device without read-ahead"
 setup_cold || step "5. memory: no loop device without read-ahead (root, losetup, mkfs.ext4): warm figures only"
 driver memory
+step "5. proxy-await's binary by package: sizes, and pages resident after a readiness wait"
+driver packages
 step "7. scale: reaping orphans as PID 1, signal storm"
 driver reap
 driver storm

@@ -82,6 +82,8 @@ func TestToolMissingValueHintIsAValue(t *testing.T) {
 		"log-format":          "text",
 		"action":              "deny",
 		"namespaces-excluded": "batch",
+		"platform":            "linux/arm64",
+		"entrypoints":         "entrypoints.yaml",
 	}
 	none := testutil.Getenv(nil)
 	for _, sub := range subcommands {

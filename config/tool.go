@@ -51,14 +51,20 @@ type Check struct {
 
 // Inject is what inject reads: the manifests' paths, the cluster's
 // releases, the image its init container runs, the containers to adopt,
-// and how to print what it skips.
+// where the commands of images come from, and how to print what it did.
 type Inject struct {
 	Paths      []string                   // files and directories of manifests, - for stdin
 	Versions   map[string]proxies.Version // --versions: the cluster's releases, by name
 	Native     map[string]bool            // --versions: native sidecars turned on (or off) for the whole mesh, by preset
 	Image      string                     // --image: the proxy-await-install init container's
 	Containers []string                   // --container: the containers to adopt, by name; nil for every one
-	JSON       bool                       // --log-format json: one object per container skipped
+	// Platform picks an image of a multi-platform index (--platform,
+	// OS/ARCH[/VARIANT]); "" is linux/amd64.
+	Platform    string
+	Entrypoints string // --entrypoints: images' ENTRYPOINT and CMD, asked before any registry; "" for none
+	NoRegistry  bool   // --registry=false: no registry is asked
+	Undo        bool   // --undo: take back what inject added
+	JSON        bool   // --log-format json: one object per line said
 }
 
 // Policy is what policy reads: the cluster's releases and mesh-wide
@@ -85,12 +91,16 @@ type subcommand struct {
 
 // toolFlags are the subcommands' flags as the command line gives them.
 type toolFlags struct {
-	versions   map[string]proxies.Version
-	native     map[string]bool
-	image      string
-	containers []string
-	action     string
-	excluded   []string
+	versions    map[string]proxies.Version
+	native      map[string]bool
+	image       string
+	containers  []string
+	action      string
+	excluded    []string
+	platform    string
+	entrypoints string
+	registry    bool
+	undo        bool
 }
 
 var subcommands = []subcommand{
@@ -100,10 +110,15 @@ var subcommands = []subcommand{
 		flags:   func(*pflag.FlagSet, *toolFlags) {}},
 	{name: "inject", takesPaths: true,
 		summary: "write the manifests with proxy-await adopted in every pod template",
-		usage:   "proxy-awaitctl inject [--versions NAME=V,...] [--image IMAGE] [--container NAME] PATH...",
+		usage:   "proxy-awaitctl inject [--versions NAME=V,...] [--image IMAGE] [--container NAME] [--platform OS/ARCH] [--entrypoints FILE] [--registry=false] [--undo] PATH...",
 		flags: func(fs *pflag.FlagSet, o *toolFlags) {
 			fs.Var((*imageValue)(&o.image), "image", "the image of the proxy-await-install init container (default: this release's, "+ImageRepository+":vVERSION)")
 			fs.Var(nameList{&o.containers}, "container", "adopt only the containers called `NAME`, repeatable (default: every one that is no proxy)")
+			fs.Var((*platformValue)(&o.platform), "platform", "the platform whose image of a multi-platform index gives a container's command (default linux/amd64)")
+			fs.Var((*fileValue)(&o.entrypoints), "entrypoints", "images' ENTRYPOINT and CMD in `FILE` (YAML or JSON: image: {entrypoint: [...], cmd: [...]}), asked before any registry")
+			o.registry = true
+			boolFlag(fs, &o.registry, "registry", "", "read the command of a container without one from its image's registry; =false asks none")
+			boolFlag(fs, &o.undo, "undo", "", "take back what inject added, and write the manifests as they were before it")
 		}},
 	{name: "policy",
 		summary: "write an admission policy that refuses what check finds in one object",
@@ -221,7 +236,8 @@ func ParseTool(args []string, getenv func(string) (string, bool)) (*Tool, error)
 		t.Check = &Check{Paths: paths, Versions: o.versions, Native: o.native, JSON: json}
 	case "inject":
 		t.Inject = &Inject{Paths: paths, Versions: o.versions, Native: o.native, Image: cmp.Or(o.image, ReleaseImage()),
-			Containers: o.containers, JSON: json}
+			Containers: o.containers, Platform: o.platform, Entrypoints: o.entrypoints, NoRegistry: !o.registry,
+			Undo: o.undo, JSON: json}
 	case "policy":
 		t.Policy = &Policy{Versions: o.versions, Native: o.native, Deny: o.action == actionDeny, NamespacesExcluded: o.excluded}
 	}
@@ -540,5 +556,39 @@ func (l nameList) Set(s string) error {
 		return fmt.Errorf("not a container's name")
 	}
 	*l.names = append(*l.names, s)
+	return nil
+}
+
+// platformValue is --platform: OS/ARCH or OS/ARCH/VARIANT, as an image
+// index names its platforms.
+type platformValue string
+
+func (v *platformValue) String() string  { return string(*v) }
+func (v *platformValue) Type() string    { return "OS/ARCH" }
+func (v *platformValue) example() string { return "linux/arm64" }
+func (v *platformValue) Set(s string) error {
+	parts := strings.Split(s, "/")
+	ok := len(parts) == 2 || len(parts) == 3
+	for _, p := range parts {
+		ok = ok && p != "" && strings.Trim(p, "abcdefghijklmnopqrstuvwxyz0123456789_.-") == ""
+	}
+	if !ok {
+		return hint.New(fmt.Errorf("not OS/ARCH or OS/ARCH/VARIANT"), "write FLAG linux/amd64, linux/arm64 or linux/arm/v7")
+	}
+	*v = platformValue(s)
+	return nil
+}
+
+// fileValue is a file's path: not empty.
+type fileValue string
+
+func (v *fileValue) String() string  { return string(*v) }
+func (v *fileValue) Type() string    { return "FILE" }
+func (v *fileValue) example() string { return "entrypoints.yaml" }
+func (v *fileValue) Set(s string) error {
+	if s == "" {
+		return fmt.Errorf("no file named")
+	}
+	*v = fileValue(s)
 	return nil
 }

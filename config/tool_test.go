@@ -50,11 +50,20 @@ func TestToolInject(t *testing.T) {
 	assert.Equal(t, &Inject{Paths: []string{"a.yaml", "-"}, Versions: map[string]proxies.Version{"istio": {Major: 1, Minor: 26}}, Native: map[string]bool{},
 		Image: "registry.example.com/pa:1", Containers: []string{"web", "worker"}}, c.Inject)
 
+	// Where commands come from, and --undo, wherever they are among the paths.
+	c, err = ParseTool([]string{"inject", "a.yaml", "--platform", "linux/arm/v7", "b.yaml", "--entrypoints=ep.yaml", "--registry=false", "c/", "--undo"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	assert.Equal(t, &Inject{Paths: []string{"a.yaml", "b.yaml", "c/"}, Versions: map[string]proxies.Version{}, Native: map[string]bool{}, Image: ReleaseImage(),
+		Platform: "linux/arm/v7", Entrypoints: "ep.yaml", NoRegistry: true, Undo: true}, c.Inject)
+
 	c, err = ParseTool([]string{"inject", "-"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json"}))
 	require.NoError(t, err)
 	assert.Equal(t, ReleaseImage(), c.Inject.Image)
 	assert.Nil(t, c.Inject.Containers)
 	assert.True(t, c.Inject.JSON)
+	assert.False(t, c.Inject.NoRegistry, "the registry is asked unless --registry=false")
+	assert.False(t, c.Inject.Undo)
+	assert.Empty(t, c.Inject.Platform, "linux/amd64 is the resolver's default")
 }
 
 // A proxy's setting of its whole mesh, native sidecars on or off, comes
@@ -172,6 +181,12 @@ func TestToolUsageErrors(t *testing.T) {
 		{[]string{"check", "--image", "pa:1", "x"}, nil, "unknown flag --image", "see --help for the flags"},
 		{[]string{"inject", "--image", "", "x"}, nil, `invalid value "" for --image: not an image reference, as in ghcr.io/proxy-await/proxy-await:v1.2.3`, ""},
 		{[]string{"inject", "--container", "a,b", "x"}, nil, `invalid value "a,b" for --container: not a container's name`, ""},
+		{[]string{"inject", "--platform", "amd64", "x"}, nil, `invalid value "amd64" for --platform: not OS/ARCH or OS/ARCH/VARIANT`, "write --platform linux/amd64, linux/arm64 or linux/arm/v7"},
+		{[]string{"inject", "x", "--platform=linux/"}, nil, `invalid value "linux/" for --platform: not OS/ARCH or OS/ARCH/VARIANT`, "write --platform linux/amd64, linux/arm64 or linux/arm/v7"},
+		{[]string{"inject", "--entrypoints=", "x"}, nil, `invalid value "" for --entrypoints: no file named`, ""},
+		{[]string{"inject", "--registry", "false", "x"}, nil, `invalid value "false" for --registry: a boolean flag takes its value only after =`, "write --registry=false, or put -- before a path named false"},
+		{[]string{"check", "--undo", "x"}, nil, "unknown flag --undo", "see --help for the flags"},
+		{[]string{"check", "--registry=false", "x"}, nil, "unknown flag --registry", "see --help for the flags"},
 		{[]string{"check", "--log-format", "yaml", "x"}, nil, `invalid value "yaml" for --log-format: choose text or json`, ""},
 		{[]string{"check", "x"}, map[string]string{"PROXY_AWAIT_LOG_FORMAT": "yaml"}, `invalid value "yaml" for $PROXY_AWAIT_LOG_FORMAT (--log-format): choose text or json`, ""},
 		{[]string{"check", "--versions=http://u:pa55w0rd@127.0.0.1:1/x", "x"}, nil, `invalid value "http://u:xxxxx@127.0.0.1:1/x" for --versions: no item of this flag has an @: is it a URL meant for another flag?`, "write --versions linkerd=2.20,istio=1.27,kubernetes=1.33"},

@@ -1,6 +1,7 @@
 package ctl_test
 
 import (
+	"flag"
 	"os"
 	"testing"
 	"time"
@@ -22,6 +23,8 @@ var commands = map[string]func(){
 	"proxy-await":    func() { os.Exit(lifecycle.Main(os.Args, os.Environ())) },
 }
 
+var update = flag.Bool("update", false, "rewrite the files that the scenarios' cmp compare stdout and stderr with")
+
 func TestMain(m *testing.M) {
 	testscript.Main(m, commands)
 }
@@ -30,12 +33,15 @@ func TestMain(m *testing.M) {
 // a scenario, named after it (go test -run TestScripts/check-stdin-json):
 // what a platform engineer types and what proxy-awaitctl answers. The
 // commands beside testscript's own are package scripttest's (exits,
-// cmplog). The environment holds nothing of the developer's.
+// cmplog). The environment holds nothing of the developer's. go test -run
+// TestScripts -update rewrites what cmp compares with, to be read line by
+// line.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Deadline:            time.Now().Add(5 * time.Minute),
 		Cmds:                scripttest.Commands(),
+		UpdateScripts:       *update,
 	})
 }

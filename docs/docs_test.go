@@ -102,7 +102,7 @@ func loggedEvents(t *testing.T) []string {
 // release tooling and the kubelet scenarios (a module of their own).
 var notProduct = map[string]bool{
 	"testdata": true, "internal/testutil": true, "internal/testchild": true,
-	"internal/fakeproxy": true, "internal/manifesttest": true,
+	"internal/fakeproxy": true, "internal/manifesttest": true, "internal/registrytest": true,
 	"e2e": true, "bench": true, "scripts": true,
 }
 

@@ -82,9 +82,9 @@ func checkSnippet(t *testing.T, snippet string) {
 
 // checkExample marks docs/check.md's manifest with a mistake, which
 // TestDocsSnippets leaves to TestDocsCheckExample.
-const checkExample = "<!-- check example: a manifest with a mistake on purpose; a test runs --check on it and compares the output -->"
+const checkExample = "<!-- check example: a manifest with a mistake on purpose; a test runs proxy-awaitctl check on it and compares the output -->"
 
-// docs/check.md's finding is what --check prints for its manifest, with
+// docs/check.md's finding is what proxy-awaitctl check prints for its manifest, with
 // the exit code it shows.
 func TestDocsCheckExample(t *testing.T) {
 	page := readDoc(t, "docs/check.md")

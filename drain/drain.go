@@ -10,7 +10,7 @@
 // socket (traffic it cannot see), or it finds no listener, it warns once
 // and stays silent, so that --term-delay decides.
 //
-// It works on Linux only (Supported); elsewhere Learn and Start return nil,
+// It works on Linux only (Supported); elsewhere Learn returns nil,
 // a Watch that is never quiet.
 package drain
 

@@ -59,14 +59,7 @@ type Watch struct {
 // connection to them that closes, read in batches.
 func Learn(o Options) *Watch {
 	w := &Watch{holdC: make(chan struct{}), quietC: make(chan struct{}), stopC: make(chan struct{}), done: make(chan struct{})}
-	go w.run(o)
-	return w
-}
-
-// Start is Learn and Hold at once, for a watch with no time to learn.
-func Start(o Options) *Watch {
-	w := Learn(o)
-	w.Hold()
+	go w.keepWatch(o)
 	return w
 }
 
@@ -119,7 +112,9 @@ const (
 	udpHint   = "set --drain-ports to the TCP ports to watch, and its UDP traffic holds the stop signal no longer; or use --term-delay alone"
 )
 
-func (w *Watch) run(o Options) {
+// keepWatch is the watch's goroutine: it learns until Hold, then follows the
+// listeners until they are quiet or the watch is stopped.
+func (w *Watch) keepWatch(o Options) {
 	defer close(w.done)
 	d, err := newDumper()
 	if err != nil {
@@ -140,7 +135,7 @@ func (w *Watch) run(o Options) {
 	timer := time.NewTimer(0)
 	timer.Stop()
 	defer timer.Stop()
-	v := &watcher{Watch: w, o: o, log: o.Logger, s: s, timer: timer, warned: map[string]bool{}}
+	v := &lookout{Watch: w, o: o, log: o.Logger, s: s, timer: timer, warned: map[string]bool{}}
 	if !v.learn(feed) {
 		return
 	}
@@ -157,7 +152,7 @@ func (w *Watch) run(o Options) {
 		return
 	}
 	w.publish(s, v.following(), v.quietPeriod())
-	v.loop(feed)
+	v.untilQuiet(feed)
 }
 
 // giveUp is the watch without its sockets: it cannot tell quiet from busy,
@@ -192,9 +187,10 @@ const (
 	quiet
 )
 
-// watcher is one run of a Watch. Only the watch's goroutine touches it; each
-// transition between states is one method.
-type watcher struct {
+// lookout is a Watch's goroutine at work: where it stands and what it has
+// seen. Only that goroutine touches it; each transition between states is
+// one method.
+type lookout struct {
 	*Watch
 	o      Options
 	log    *slog.Logger
@@ -209,10 +205,10 @@ type watcher struct {
 }
 
 // following says whether the watch sees every listener and follows it.
-func (v *watcher) following() bool { return v.state != unarmed }
+func (v *lookout) following() bool { return v.state != unarmed }
 
 // first says whether event is warned of for the first time.
-func (v *watcher) first(event string) bool {
+func (v *lookout) first(event string) bool {
 	was := v.warned[event]
 	v.warned[event] = true
 	return !was
@@ -231,7 +227,7 @@ const learnPause = 10 * time.Second
 // connections from outside the pod as their reports come, and says nothing:
 // what it cannot see, it says when the hold begins. It returns false when
 // the watch was stopped first.
-func (v *watcher) learn(feed *destroyFeed) bool {
+func (v *lookout) learn(feed *destroyFeed) bool {
 	_, _ = v.s.findListeners(true) // looked at again when the hold begins
 	// Until the app listens, it is looked for every tenth of a second for
 	// the first ten seconds.
@@ -278,11 +274,13 @@ func (v *watcher) learn(feed *destroyFeed) bool {
 
 // quietPeriod is the quiet period the hold waits for: o.Quiet, or longer
 // for the arrivals seen so far, and never shorter than at the stop signal.
-func (v *watcher) quietPeriod() time.Duration {
+func (v *lookout) quietPeriod() time.Duration {
 	return max(v.held, v.s.arrivals.quiet(v.o.Quiet, v.o.TermDelay))
 }
 
-func (v *watcher) loop(feed *destroyFeed) {
+// untilQuiet follows the listeners through the hold, until they have been
+// quiet for the quiet period or the watch is stopped.
+func (v *lookout) untilQuiet(feed *destroyFeed) {
 	var refresh <-chan time.Time
 	if len(v.o.Ports) == 0 {
 		t := time.NewTicker(refreshPeriod(v.o.Quiet))
@@ -313,7 +311,7 @@ func (v *watcher) loop(feed *destroyFeed) {
 		case <-v.timer.C:
 			v.timerEnded()
 			if v.state == quiet {
-				v.quiet()
+				v.sayQuiet()
 				return
 			}
 		}
@@ -326,7 +324,7 @@ func (v *watcher) loop(feed *destroyFeed) {
 // socket. The processes are walked again when a listener is new, while the
 // watch is unarmed, and with walk (before the watch says quiet). announce
 // logs the listeners found after the first look.
-func (v *watcher) look(walk, announce bool) error {
+func (v *lookout) look(walk, announce bool) error {
 	added, err := v.s.findListeners(walk || v.state == unarmed)
 	if err != nil {
 		return err
@@ -356,7 +354,7 @@ func (v *watcher) look(walk, announce bool) error {
 }
 
 // blinded goes to unarmed: a UDP socket holds traffic the watch cannot see.
-func (v *watcher) blinded(b *unseen) {
+func (v *lookout) blinded(b *unseen) {
 	if v.following() {
 		v.state = unarmed
 		v.timer.Stop()
@@ -371,7 +369,7 @@ func (v *watcher) blinded(b *unseen) {
 
 // arm goes from unarmed to armed: the quiet period counts from now, or from
 // traffic the connections show later.
-func (v *watcher) arm() error {
+func (v *lookout) arm() error {
 	// The listeners found from now on are followed: what they served
 	// before, they served before now.
 	v.s.traffic(time.Now())
@@ -401,7 +399,7 @@ func (v *watcher) arm() error {
 // over, which a look at the listeners and connections tells (and then the
 // watch settles); settling, the reports in flight are in, and without later
 // traffic the watch is quiet. Traffic since starts the quiet period again.
-func (v *watcher) timerEnded() {
+func (v *lookout) timerEnded() {
 	if v.state != settling && !v.lookAgain() {
 		return
 	}
@@ -421,7 +419,7 @@ func (v *watcher) timerEnded() {
 
 // lookAgain looks at the listeners and their connections; false when the
 // watch is not armed after, or a look failed (and then it tries again soon).
-func (v *watcher) lookAgain() bool {
+func (v *lookout) lookAgain() bool {
 	err := v.look(true, true)
 	if err == nil && v.state == unarmed {
 		return false
@@ -437,7 +435,7 @@ func (v *watcher) lookAgain() bool {
 }
 
 // stillHolding logs a long hold, with a fresh look at the connections.
-func (v *watcher) stillHolding() {
+func (v *lookout) stillHolding() {
 	if !v.following() {
 		return
 	}
@@ -446,8 +444,8 @@ func (v *watcher) stillHolding() {
 		"connections", len(v.s.conns), "since_traffic", since(v.s.last), "drain_quiet", v.quietPeriod())
 }
 
-// quiet says the listeners are quiet, and waits for Stop.
-func (v *watcher) quiet() {
+// sayQuiet says the listeners are quiet (closes Quiet), and waits for Stop.
+func (v *lookout) sayQuiet() {
 	v.publish(v.s, v.following(), v.quietPeriod())
 	close(v.quietC)
 	<-v.stopC
@@ -456,7 +454,7 @@ func (v *watcher) quiet() {
 }
 
 // stopped ends the watch on Stop, with a last look at the connections.
-func (v *watcher) stopped() {
+func (v *lookout) stopped() {
 	if v.following() {
 		_ = v.s.lookAtConnections()
 	}

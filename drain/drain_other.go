@@ -9,9 +9,6 @@ const Supported = false
 // Watch is never started on this system.
 type Watch struct{}
 
-// Start returns nil: there is nothing to watch with.
-func Start(Options) *Watch { return nil }
-
 // Learn returns nil: there is nothing to watch with.
 func Learn(Options) *Watch { return nil }
 

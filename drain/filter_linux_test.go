@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // waitLimit bounds every wait, so that a bug fails a test instead of hanging
@@ -107,15 +109,13 @@ func (o *observer) total() int {
 // waitFor waits until the observer has seen n reports on port.
 func (o *observer) waitFor(t *testing.T, port uint16, n int) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
+	got := 0
+	if !testutil.Until(waitLimit, func() bool {
 		o.mu.Lock()
-		got := o.byPort[port]
-		o.mu.Unlock()
-		if got >= n {
-			return
-		}
-		require.True(t, time.Now().Before(deadline), "%d reports on port %d, not %d, after %s", got, port, n, waitLimit)
-		time.Sleep(time.Millisecond)
+		defer o.mu.Unlock()
+		got = o.byPort[port]
+		return got >= n
+	}) {
+		t.Fatalf("%d reports on port %d, not %d, after %s", got, port, n, waitLimit)
 	}
 }

@@ -20,9 +20,9 @@ import (
 // Name is the file Copy writes in the directory.
 const Name = "proxy-await"
 
-// Run is --install: copy proxy-await into dir, print the path written on
+// Into is --install: copy proxy-await into dir, print the path written on
 // stdout, and return the exit code.
-func Run(dir string, stdout io.Writer, log *slog.Logger) int {
+func Into(dir string, stdout io.Writer, log *slog.Logger) int {
 	path, err := Copy(dir)
 	var e *Error
 	switch {

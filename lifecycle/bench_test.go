@@ -56,11 +56,8 @@ func BenchmarkProxyLostWatch(b *testing.B) {
 				if err := cmd.Start(); err != nil {
 					b.Fatal(err)
 				}
-				for deadline := time.Now().Add(waitLimit); len(testutil.Children(cmd.Process.Pid)) == 0; time.Sleep(time.Millisecond) {
-					if time.Now().After(deadline) {
-						b.Fatal("proxy-await never started its command")
-					}
-				}
+				testutil.Eventually(b, func() bool { return len(testutil.Children(cmd.Process.Pid)) > 0 },
+					"proxy-await never started its command")
 				time.Sleep(time.Second)
 				before, began, answered := cpuOf(b, cmd.Process.Pid), time.Now(), fp.Count("GET", "/ready")
 				time.Sleep(d)

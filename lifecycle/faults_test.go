@@ -182,11 +182,7 @@ func TestLateProxyIsShutDown(t *testing.T) {
 	require.NoError(t, ln.Close())
 	p := startPA(t, nil, append([]string{"-v", "-S", "-t", "100ms", "--timeout-fatal=false", "--shutdown-timeout", "15s",
 		"--ready-url", "http://" + addr + "/ready", "--shutdown-url", "http://" + addr + "/shutdown"}, child("exit", "3")...)...)
-	deadline := time.Now().Add(waitLimit)
-	for !strings.Contains(p.stderr.String(), `debug: shutdown POST failed url=http://`+addr+`/shutdown attempt=1 error="connection refused"`) {
-		require.True(t, time.Now().Before(deadline), "no refused shutdown POST; stderr:\n%s", p.stderr.String())
-		time.Sleep(5 * time.Millisecond)
-	}
+	p.waitLog(`debug: shutdown POST failed url=http://` + addr + `/shutdown attempt=1 error="connection refused"`)
 	fp := testutil.StartFakeProxy(t, "-addr", addr, "-stay-up")
 	assert.Equal(t, 3, p.wait())
 	assert.Equal(t, 1, fp.Count("POST", "/shutdown"))
@@ -217,11 +213,8 @@ func TestZombieStorm(t *testing.T) {
 	const stormLimit = 3 * time.Minute
 	require.Equal(t, "done", p.lines.NextWithin(t, `"done"`, stormLimit))
 	reaped := func() int { return strings.Count(p.stderr.String(), "reaped orphan") }
-	deadline := time.Now().Add(stormLimit)
-	for reaped() < orphans {
-		require.True(t, time.Now().Before(deadline), "%d orphans reaped of %d; zombies left: %d",
-			reaped(), orphans, len(zombies(p.cmd.Process.Pid)))
-		time.Sleep(10 * time.Millisecond)
+	if !testutil.Until(stormLimit, func() bool { return reaped() >= orphans }) {
+		t.Fatalf("%d orphans reaped of %d; zombies left: %d", reaped(), orphans, len(zombies(p.cmd.Process.Pid)))
 	}
 	assert.Empty(t, zombies(p.cmd.Process.Pid), "zombies left")
 	require.NoError(t, p.stdin.Close())
@@ -308,11 +301,7 @@ func TestChildDiesWithProxyAwait(t *testing.T) {
 	require.NoError(t, err)
 	p.signal(syscall.SIGKILL)
 	assert.Equal(t, 137, p.wait())
-	deadline := time.Now().Add(waitLimit)
-	for alive(pid) {
-		require.True(t, time.Now().Before(deadline), "the child %d outlived proxy-await", pid)
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, func() bool { return !alive(pid) }, "the child %d outlived proxy-await", pid)
 }
 
 // alive says whether pid exists and is not a zombie.

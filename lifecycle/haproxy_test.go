@@ -8,9 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -151,10 +148,10 @@ func (be *slowBackend) waitArrived(t *testing.T) {
 	}
 }
 
-// haproxy is HAProxy running behind proxy-await, listening on addr.
+// haproxy is HAProxy running behind proxy-await.
 type haproxy struct {
+	*testutil.HAProxy
 	pa     *proc
-	addr   string
 	client *http.Client
 }
 
@@ -163,55 +160,23 @@ type haproxy struct {
 // handles its stop signals.
 func startHAProxy(t *testing.T, be *slowBackend, paArgs, modeArgs []string, master bool) *haproxy {
 	t.Helper()
-	bin := haproxyPath(t)
-	addr := freeAddr(t)
-	cfg := filepath.Join(t.TempDir(), "haproxy.cfg")
-	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`global
-    maxconn 100
-
-defaults
-    mode http
-    timeout connect 10s
-    timeout client 5m
-    timeout server 5m
-
-frontend web
-    bind %s
-    default_backend app
-
-backend app
-    server app1 %s
-`, addr, be.srv.Listener.Addr())), 0o644))
-
-	args := append([]string{"--proxy", "none"}, paArgs...)
-	args = append(append(args, "--", bin), modeArgs...)
+	h := testutil.NewHAProxy(t, be.srv.Listener.Addr().String())
+	args := append(append([]string{"--proxy", "none"}, paArgs...), "--")
 	hp := &haproxy{
-		pa:   startPA(t, nil, append(args, "-f", cfg)...),
-		addr: addr,
+		HAProxy: h,
+		pa:      startPA(t, nil, append(args, h.Args(modeArgs...)...)...),
 		// A fresh connection each request: an idle keep-alive connection
 		// would be one more thing for the soft stop to wait for.
 		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
 	}
-	deadline := time.Now().Add(waitLimit)
-	for {
-		resp, err := hp.client.Get("http://" + addr + "/ok")
-		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
+	testutil.Eventually(t, func() bool {
 		select {
 		case <-hp.pa.done:
-			t.Fatalf("proxy-await exited %d before HAProxy served; stderr:\n%s", hp.pa.code, hp.pa.stderr.String())
+			t.Fatalf("proxy-await exited %d before HAProxy served; stderr:\n%s", hp.pa.code, hp.pa.stderr)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("HAProxy did not serve on %s within %s (last: %v); stderr:\n%s", addr, waitLimit, err, hp.pa.stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return h.Serves("/ok")
+	}, "HAProxy did not serve on %s; stderr:\n%s", h.Addr, hp.pa.stderr)
 	hp.waitSignalsHandled(t, master)
 	return hp
 }
@@ -222,20 +187,15 @@ backend app
 // for the re-executed image (HAPROXY_MWORKER_WAIT_ONLY in its environment).
 func (hp *haproxy) waitSignalsHandled(t *testing.T, master bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		if pid, ok := childPID(hp.pa.cmd.Process.Pid); ok {
-			env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-			reexeced := bytes.Contains(env, []byte("\x00HAPROXY_MWORKER_WAIT_ONLY=1\x00"))
-			if catches(pid, syscall.SIGUSR1) && (!master || reexeced) {
-				return
-			}
+	testutil.Eventually(t, func() bool {
+		pid, ok := childPID(hp.pa.cmd.Process.Pid)
+		if !ok {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("HAProxy did not set up its signal handlers within %s; stderr:\n%s", waitLimit, hp.pa.stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		reexeced := bytes.Contains(env, []byte("\x00HAPROXY_MWORKER_WAIT_ONLY=1\x00"))
+		return catches(pid, syscall.SIGUSR1) && (!master || reexeced)
+	}, "HAProxy did not set up its signal handlers; stderr:\n%s", hp.pa.stderr)
 }
 
 // childPID finds a child of pid in /proc.
@@ -264,7 +224,7 @@ type result struct {
 func (hp *haproxy) get(path string) <-chan result {
 	c := make(chan result, 1)
 	go func() {
-		resp, err := hp.client.Get("http://" + hp.addr + path)
+		resp, err := hp.client.Get("http://" + hp.Addr + path)
 		if err != nil {
 			c <- result{err: err}
 			return
@@ -279,19 +239,15 @@ func (hp *haproxy) get(path string) <-chan result {
 // waitRefused waits until HAProxy no longer accepts connections.
 func (hp *haproxy) waitRefused(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		c, err := net.Dial("tcp", hp.addr)
+	testutil.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", hp.Addr)
 		if err != nil {
 			require.ErrorIs(t, err, syscall.ECONNREFUSED)
-			return
+			return true
 		}
 		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatalf("HAProxy still accepts connections %s after SIGTERM; stderr:\n%s", waitLimit, hp.pa.stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false
+	}, "HAProxy still accepts connections after SIGTERM; stderr:\n%s", hp.pa.stderr)
 }
 
 func waitResult(t *testing.T, c <-chan result) result {
@@ -303,28 +259,4 @@ func waitResult(t *testing.T, c <-chan result) result {
 		t.Fatalf("the request through HAProxy did not end within %s", waitLimit)
 		return result{}
 	}
-}
-
-// haproxyPath finds the haproxy binary; Debian installs it in /usr/sbin,
-// which a user's PATH may lack.
-func haproxyPath(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("haproxy"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/usr/sbin/haproxy"); err == nil {
-		return "/usr/sbin/haproxy"
-	}
-	t.Fatal("haproxy is not installed: run `make deps` (or apt-get install haproxy)")
-	return ""
-}
-
-// freeAddr returns a 127.0.0.1 address with a port nobody listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }

@@ -49,7 +49,7 @@ func Main(args, environ []string) int {
 	log := newLogger(cfg)
 	if cfg.Install != nil {
 		warn(cfg, log)
-		return install.Run(cfg.Install.Dir, os.Stdout, log)
+		return install.Into(cfg.Install.Dir, os.Stdout, log)
 	}
 	return run(cfg, log)
 }

@@ -174,8 +174,8 @@ func lifecycle(t *testing.T, out *testutil.Buffer, c, answering *config.Config) 
 		code, start, proxy := awaitProxy(c, log, new(wrapper.Supervisor))
 		assert.Equal(t, 0, code)
 		assert.True(t, start)
-		shutdownProxy(c, log, proxy.answered)
-		shutdownProxy(answering, log, proxy.answered)
+		shutDown(c, log, 0, proxy.answered)
+		shutDown(answering, log, 0, proxy.answered)
 	})
 	wg.Go(func() {
 		// --proxy-lost's watch, of URLs taken for ready, that all fail.
@@ -192,7 +192,7 @@ func lifecycle(t *testing.T, out *testutil.Buffer, c, answering *config.Config) 
 	})
 	wg.Go(func() {
 		gone := c.ShutdownURLs[0] // refused
-		_ = shutdown.Post(context.Background(), shutdown.Options{Targets: shutdown.Targets(gone),
+		_ = shutdown.Post(context.Background(), shutdown.Options{Targets: []shutdown.Target{{URL: gone}},
 			Answered: []string{gone}, Timeout: time.Minute, Logger: log})
 	})
 	wg.Wait()

@@ -95,17 +95,14 @@ func descendants(t *testing.T, root int) []proctree.Stat {
 // waitState polls /proc until process pid is in state want.
 func waitState(t *testing.T, pid int, want byte, what string) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
+	var state byte
+	if !testutil.Until(waitLimit, func() bool {
 		st, ok := proctree.ReadStat(pid)
 		require.True(t, ok, "%s (PID %d) is gone while waiting for state %c", what, pid, want)
-		if st.State == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s (PID %d) is in state %c, not %c, after %s", what, pid, st.State, want, waitLimit)
-		}
-		time.Sleep(time.Millisecond)
+		state = st.State
+		return state == want
+	}) {
+		t.Fatalf("%s (PID %d) is in state %c, not %c, after %s", what, pid, state, want, waitLimit)
 	}
 }
 

@@ -24,16 +24,16 @@ import (
 // lastErr while the child runs, up to the delivery of the stop signal as
 // as ("" for SIGTERM itself).
 func lostLines(url, lastErr, lost, as string) []string {
-	delivered := `proxy-await: delivering termination signal signal=SIGTERM child_pid=PID`
+	delivered := `proxy-await: delivering termination signal signal=SIGTERM child_pid=*`
 	if as != "" {
 		delivered += " as=" + as
 	}
 	return []string{
 		`proxy-await: waiting for the proxy: --ready-url url=` + url,
-		`proxy-await: proxy is ready elapsed=D`,
+		`proxy-await: proxy is ready elapsed=*`,
 		`proxy-await: warning: proxy not ready: the command is stopped if this lasts --proxy-lost url=` + url +
 			` proxy_lost=` + lost + ` error="` + lastErr + `"`,
-		`proxy-await: error: proxy lost: stopping the command, then exiting 69 url=` + url + ` failing=D error="` + lastErr + `"`,
+		`proxy-await: error: proxy lost: stopping the command, then exiting 69 url=` + url + ` failing=* error="` + lastErr + `"`,
 		delivered + ` reason="proxy lost"`,
 	}
 }
@@ -75,7 +75,7 @@ func TestProxyKilledMidRun(t *testing.T) {
 			fp.Kill()
 			p.expect("signal SIGTERM ")
 			assert.Equal(t, tc.want, p.wait())
-			want := append(lostLines(url, "connection refused", "500ms", ""), `proxy-await: child exited child_pid=PID exit_code=`+tc.code)
+			want := append(lostLines(url, "connection refused", "500ms", ""), `proxy-await: child exited child_pid=* exit_code=`+tc.code)
 			if tc.want == 7 {
 				want = append(want, `proxy-await: exit code mapped exit_code=69 as=7`)
 			}
@@ -106,14 +106,14 @@ func TestProxyNotReadyShorterThenLonger(t *testing.T) {
 		` proxy_lost=2s error="answered 503 Service Unavailable"`
 	assert.Equal(t, []string{
 		`proxy-await: waiting for the proxy: --ready-url url=` + url,
-		`proxy-await: proxy is ready elapsed=D`,
+		`proxy-await: proxy is ready elapsed=*`,
 		failing,
-		`proxy-await: proxy ready again url=` + url + ` failing=D`,
+		`proxy-await: proxy ready again url=` + url + ` failing=*`,
 		failing,
 		`proxy-await: error: proxy lost: stopping the command, then exiting 69 url=` + url +
-			` failing=D error="answered 503 Service Unavailable"`,
-		`proxy-await: delivering termination signal signal=SIGTERM child_pid=PID reason="proxy lost"`,
-		`proxy-await: child exited child_pid=PID exit_code=0`,
+			` failing=* error="answered 503 Service Unavailable"`,
+		`proxy-await: delivering termination signal signal=SIGTERM child_pid=* reason="proxy lost"`,
+		`proxy-await: child exited child_pid=* exit_code=0`,
 	}, testutil.LogLines(p.stderr.String()))
 }
 
@@ -131,7 +131,7 @@ func TestProxyLostStopIsTheStopSignal(t *testing.T) {
 		assert.Equal(t, 69, p.wait())
 		assert.Empty(t, p.restLines, "SIGUSR1 alone reached the child")
 		assert.Equal(t, append(lostLines(url, "connection refused", "300ms", "SIGUSR1"),
-			`proxy-await: child exited child_pid=PID exit_code=0`), killedLog(p.stderr.String()))
+			`proxy-await: child exited child_pid=* exit_code=0`), killedLog(p.stderr.String()))
 	})
 	t.Run("kill after", func(t *testing.T) {
 		fp := testutil.StartFakeProxy(t)
@@ -142,8 +142,8 @@ func TestProxyLostStopIsTheStopSignal(t *testing.T) {
 		fp.Kill()
 		assert.Equal(t, 69, p.wait())
 		assert.Equal(t, append(lostLines(url, "connection refused", "300ms", ""),
-			`proxy-await: warning: child still running after the termination signal: sending SIGKILL child_pid=PID kill_after=500ms`,
-			`proxy-await: child killed by signal child_pid=PID signal=SIGKILL exit_code=137`,
+			`proxy-await: warning: child still running after the termination signal: sending SIGKILL child_pid=* kill_after=500ms`,
+			`proxy-await: child killed by signal child_pid=* signal=SIGKILL exit_code=137`,
 		), killedLog(p.stderr.String()))
 	})
 }
@@ -162,8 +162,8 @@ func TestStopSignalAfterProxyLost(t *testing.T) {
 	require.NoError(t, p.stdin.Close())
 	assert.Equal(t, 69, p.wait())
 	assert.Equal(t, append(lostLines(url, "connection refused", "300ms", ""),
-		`proxy-await: forwarding signal signal=SIGTERM child_pid=PID`,
-		`proxy-await: child exited child_pid=PID exit_code=0`,
+		`proxy-await: forwarding signal signal=SIGTERM child_pid=*`,
+		`proxy-await: child exited child_pid=* exit_code=0`,
 	), killedLog(p.stderr.String()))
 }
 
@@ -190,13 +190,13 @@ func TestProxyDiesDuringTheHold(t *testing.T) {
 	assert.Equal(t, 3, p.wait())
 	assert.Equal(t, []string{
 		`proxy-await: waiting for the proxy: --ready-url url=` + url,
-		`proxy-await: proxy is ready elapsed=D`,
+		`proxy-await: proxy is ready elapsed=*`,
 		`proxy-await: debug: watching the proxy url=` + url + ` proxy_lost=300ms`,
-		`proxy-await: debug: child started child_pid=PID`,
+		`proxy-await: debug: child started child_pid=*`,
 		`proxy-await: debug: no longer watching the proxy: the stop signal arrived`,
 		`proxy-await: holding SIGTERM while the child keeps serving signal=SIGTERM term_delay=1h0m0s`,
-		`proxy-await: delivering termination signal signal=SIGTERM child_pid=PID reason="second SIGTERM received"`,
-		`proxy-await: child exited child_pid=PID exit_code=3`,
+		`proxy-await: delivering termination signal signal=SIGTERM child_pid=* reason="second SIGTERM received"`,
+		`proxy-await: child exited child_pid=* exit_code=3`,
 	}, testutil.LogLines(p.stderr.String()))
 }
 
@@ -218,8 +218,8 @@ func TestShutdownAfterProxyLost(t *testing.T) {
 		assert.Equal(t, 1, back.Count("POST", "/shutdown"))
 		assert.Zero(t, back.Count("GET", "/ready"), "no probe once the proxy was lost")
 		assert.Equal(t, append(lostLines(url, "connection refused", "300ms", ""),
-			`proxy-await: child exited child_pid=PID exit_code=0`,
-			`proxy-await: proxy shutdown requested url=`+fp.URL("/shutdown")+` status=200 elapsed=D`,
+			`proxy-await: child exited child_pid=* exit_code=0`,
+			`proxy-await: proxy shutdown requested url=`+fp.URL("/shutdown")+` status=200 elapsed=*`,
 		), killedLog(p.stderr.String()))
 	})
 	t.Run("the proxy is gone", func(t *testing.T) {
@@ -231,8 +231,8 @@ func TestShutdownAfterProxyLost(t *testing.T) {
 		fp.Kill()
 		assert.Equal(t, 69, p.wait())
 		assert.Equal(t, append(lostLines(url, "connection refused", "300ms", ""),
-			`proxy-await: child exited child_pid=PID exit_code=0`,
-			`proxy-await: proxy already gone, nothing to shut down url=`+fp.URL("/shutdown")+` elapsed=D`,
+			`proxy-await: child exited child_pid=* exit_code=0`,
+			`proxy-await: proxy already gone, nothing to shut down url=`+fp.URL("/shutdown")+` elapsed=*`,
 		), killedLog(p.stderr.String()))
 	})
 }
@@ -252,7 +252,7 @@ func TestOneOfSeveralProxiesLost(t *testing.T) {
 	lines := killedLog(p.stderr.String())
 	require.Len(t, lines, 6, "log:\n%s", p.stderr.String())
 	assert.Equal(t, `proxy-await: error: proxy lost: stopping the command, then exiting 69 url=`+sqlReady+
-		` failing=D error="connection refused"`, lines[3])
+		` failing=* error="connection refused"`, lines[3])
 	assert.NotContains(t, p.stderr.String(), "proxy not ready: the command is stopped if this lasts --proxy-lost url="+istioReady)
 }
 
@@ -304,5 +304,5 @@ func TestRealCloudSQLProxyLost(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(killed), 1900*time.Millisecond, "the command was stopped --proxy-lost after the kill, not before")
 	assert.Equal(t, 69, p.wait())
 	assert.Equal(t, append(lostLines(sql.startup, "connection refused", "2s", ""),
-		`proxy-await: child exited child_pid=PID exit_code=0`), killedLog(p.stderr.String()))
+		`proxy-await: child exited child_pid=* exit_code=0`), killedLog(p.stderr.String()))
 }

@@ -39,7 +39,7 @@ func run(c *config.Config, log *slog.Logger) int {
 	}
 	if start && len(c.Command) > 0 { // no command: only wait
 		probes.Started()
-		code = runChild(c, log, sup, probes, proxy.ready)
+		code = superviseChild(c, log, sup, probes, proxy.ready)
 	}
 	code = mapExitCode(c, log, code)
 	shutDown(c, log, code, proxy.answered)
@@ -154,10 +154,10 @@ func awaitProxy(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor) (co
 	return 0, true, proxy
 }
 
-// runChild runs the command to its end and returns its exit code; with
+// superviseChild runs the command to its end and returns its exit code; with
 // --proxy-lost, while the readiness URLs are watched, ready being those
 // that the wait found ready.
-func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probes *probes.Server, ready []string) int {
+func superviseChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probes *probes.Server, ready []string) int {
 	cfg := wrapper.Config{
 		Args:         c.Command,
 		Rewrite:      c.Rewrite,
@@ -175,7 +175,7 @@ func runChild(c *config.Config, log *slog.Logger, sup *wrapper.Supervisor, probe
 		defer watch.Stop() // the supervisor ends it; here too if the child never started
 		cfg.Proxy = watch
 	}
-	code, err := sup.Run(cfg)
+	code, err := sup.Supervise(cfg)
 	var startErr *wrapper.StartError
 	switch {
 	case errors.As(err, &startErr):
@@ -202,33 +202,26 @@ func watchProxy(c *config.Config, log *slog.Logger, ready []string) *readiness.W
 // shutDown POSTs the shutdown URLs with -S, unless --keep-proxy-on-failure
 // keeps the proxy for the container's restart: the code is final before the
 // shutdown, and with --keep-proxy-on-failure it decides, as the kubelet
-// decides on a restart.
-func shutDown(c *config.Config, log *slog.Logger, code int, answered []string) {
-	switch {
-	case c.Shutdown && c.KeepProxy && code != 0:
-		log.Info("the run failed: leaving the proxy running for the container's restart",
-			"event", "shutdown_skipped", "exit_code", code)
-	case c.Shutdown:
-		shutdownProxy(c, log, answered)
-	}
-}
-
-// shutdownProxy POSTs the shutdown URLs; its outcome is logged, never fatal.
+// decides on a restart. The POSTs' outcome is logged, never fatal.
 // answered are the readiness URLs that the proxy answered: with each
 // shutdown URL's proxy and its readiness URLs, they tell a proxy that has
 // exited already from one whose shutdown endpoint is missing.
-func shutdownProxy(c *config.Config, log *slog.Logger, answered []string) {
-	if len(c.ShutdownURLs) == 0 {
+func shutDown(c *config.Config, log *slog.Logger, code int, answered []string) {
+	switch {
+	case !c.Shutdown:
+	case c.KeepProxy && code != 0:
+		log.Info("the run failed: leaving the proxy running for the container's restart",
+			"event", "shutdown_skipped", "exit_code", code)
+	case len(c.ShutdownURLs) == 0:
 		log.Debug("no shutdown URL: nothing to POST", "event", "shutdown_skipped")
-		return
+	default:
+		_ = shutdown.Post(context.Background(), shutdown.Options{
+			Targets:  shutdown.Pair(c.ProxyURLs(c.ReadyURLs), c.ProxyURLs(c.ShutdownURLs)),
+			Answered: answered,
+			Timeout:  c.ShutdownTimeout,
+			Logger:   log,
+		})
 	}
-	targets := shutdown.Pair(c.ProxyURLs(c.ReadyURLs), c.ProxyURLs(c.ShutdownURLs))
-	_ = shutdown.Post(context.Background(), shutdown.Options{
-		Targets:  targets,
-		Answered: answered,
-		Timeout:  c.ShutdownTimeout,
-		Logger:   log,
-	})
 }
 
 // readyPresets names the preset of each readiness URL that has one, for

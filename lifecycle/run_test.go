@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"syscall"
@@ -22,7 +23,7 @@ import (
 // runtime's own signal loop, which the first signal.Notify starts for good,
 // is running.
 func goroutinesBefore() int {
-	wrapper.Stop(wrapper.Notify())
+	signal.Stop(wrapper.Notify())
 	return runtime.NumGoroutine()
 }
 
@@ -30,14 +31,10 @@ func goroutinesBefore() int {
 // helpers (probes, the shutdown POST, the drain watch) must all end with it.
 func noGoroutinesLeft(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(testutil.WaitLimit)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines left after run returned (%d before):\n%s",
-				runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testutil.Until(testutil.WaitLimit, func() bool { return runtime.NumGoroutine() <= before }) {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines left after run returned (%d before):\n%s",
+			runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 	}
 }
 
@@ -62,14 +59,10 @@ func TestNoGoroutineLeftAfterDrain(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- run(c, logging.Discard()) }()
 
-	deadline := time.Now().Add(testutil.WaitLimit)
-	for {
-		if data, err := os.ReadFile(addrFile); err == nil && len(data) > 0 {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the child never listened")
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, func() bool {
+		data, err := os.ReadFile(addrFile)
+		return err == nil && len(data) > 0
+	}, "the child never listened")
 	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))
 	select {
 	case code := <-done:

@@ -30,12 +30,13 @@ import (
 //	                        proxy serves readiness on a port of its own
 //	cmplog FILE WANT        FILE (or stdout, stderr) is WANT, line for
 //	                        line, as cmpenv compares, once what differs
-//	                        from run to run is * in FILE: the value of
-//	                        time, elapsed, elapsed_ms, child_pid and
-//	                        remote, as key=VALUE in a text line and as
-//	                        "key":VALUE in a JSON one (requests.log's
-//	                        too); so a scenario asserts every log line
-//	                        and their order, not a line somewhere
+//	                        from run to run is * in FILE
+//	                        (testutil.NormalizeLog: times, PIDs,
+//	                        durations, addresses, as key=VALUE in a text
+//	                        line and as "key":VALUE in a JSON one,
+//	                        requests.log's too); so a scenario asserts
+//	                        every log line and their order, not a line
+//	                        somewhere
 //
 // proxy-await, linkerd-await, scuttle and fakeproxy are on PATH: this test
 // binary, run under each name (TestMain); $PROXY_AWAIT is proxy-await's

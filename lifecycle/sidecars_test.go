@@ -10,12 +10,14 @@ package lifecycle_test
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -267,11 +269,7 @@ func TestRealCloudSQLProxy(t *testing.T) {
 	sql := newCloudSQL(t, "--quitquitquit")
 	p := startPA(t, nil, "-S", "--ready-url", sql.startup, "--shutdown-url", sql.quit,
 		"--", "sh", "-c", "busybox wget -q -O - "+sql.startup+" && echo; exit 3")
-	deadline := time.Now().Add(waitLimit)
-	for !strings.Contains(p.stderr.String(), "waiting for the proxy") {
-		require.True(t, time.Now().Before(deadline), "proxy-await did not start waiting; stderr:\n%s", p.stderr.String())
-		time.Sleep(5 * time.Millisecond)
-	}
+	p.waitLog("waiting for the proxy")
 	p.silent("cloud-sql-proxy is not running yet")
 	sql.start(t)
 
@@ -373,4 +371,14 @@ func preset(name string) config.Preset {
 		panic("no preset " + name)
 	}
 	return p
+}
+
+// freeAddr returns a 127.0.0.1 address with a port nobody listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }

@@ -120,6 +120,20 @@ func TestCtrlCReachesTheChildOnce(t *testing.T) {
 	}
 }
 
+// A Ctrl-C is the stop signal too: the terminal delivered it already, so it
+// is not sent again, and --kill-after counts from it. The child prints its
+// signals and exits of none but SIGTERM: only the SIGKILL ends it.
+func TestCtrlCArmsKillAfter(t *testing.T) {
+	s := startJobShell(t, "signals", []string{"-v", "--proxy", "none", "--kill-after", "200ms"}, "SIGTERM")
+	assert.Equal(t, "ready", s.next())
+	s.typeKeys("\x03")
+	assert.Equal(t, "SIGINT", s.nextSignal())
+	assert.Equal(t, "shell: exited 137 foreground job", s.next())
+	assert.Equal(t, 0, s.wait())
+	assert.Contains(t, s.proc.stderr.String(), "signal from the terminal reached the child too: not forwarded signal=SIGINT")
+	assert.Contains(t, s.proc.stderr.String(), "sending SIGKILL")
+}
+
 // Ctrl-Z stops the job as a whole: the child stops, proxy-await follows it,
 // so the shell sees the job stopped and takes the terminal back; "fg"
 // resumes both with the terminal in the child's hands (it reads a line from

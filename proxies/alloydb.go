@@ -49,4 +49,10 @@ var alloydb = Proxy{
 	// Its shutdown command POSTs its own /quitquitquit on --admin-port
 	// (runShutdownCmd; GoogleCloudPlatform/alloydb-auth-proxy#883).
 	StoppedBy: []Command{{Program: "alloydb-auth-proxy", Words: []string{"shutdown"}}},
+
+	// CHANGELOG.md, and the first tag whose cmd/root.go has each:
+	// --health-check came in 0.5.0, the quitquitquit endpoint in 1.2.0
+	// (#255), --min-sigterm-delay in 1.11.0 (#693). An earlier release
+	// exits on an unknown flag.
+	FlagsSince: []FlagSince{{"health-check", Version{0, 5}}, {"quitquitquit", Version{1, 2}}, {"min-sigterm-delay", Version{1, 11}}},
 }

@@ -55,4 +55,10 @@ var cloudsql = Proxy{
 	// cmd/root.go: --min-sigterm-delay, "the number of seconds to
 	// accept new connections after receiving a TERM signal", default 0.
 	Stop: Stop{Flag: "min-sigterm-delay"},
+
+	// CHANGELOG.md, and the first tag whose cmd/root.go has each: the
+	// quitquitquit endpoint came in 2.1.0 (#1624), --min-sigterm-delay in
+	// 2.12.0 (#2266); --health-check is in every v2 release (#1271, in
+	// v2.0.0-preview.0). An earlier release exits on an unknown flag.
+	FlagsSince: []FlagSince{{"quitquitquit", Version{2, 1}}, {"min-sigterm-delay", Version{2, 12}}},
 }

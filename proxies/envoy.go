@@ -32,4 +32,18 @@ var envoy = Proxy{
 	// preset reaches on the port where each serves it: the preset's own
 	// for Istio's, --port 19000 for consul-dataplane's.
 	Reaches: []Reach{{&istio, istioEnvoyAdmin}, {&consul, consulEnvoyAdmin}},
+
+	// Ingress and Gateway API controllers whose pods run Envoy as the
+	// workload: Contour's envoy DaemonSet runs it beside its
+	// shutdown-manager, the contour image (projectcontour/contour
+	// examples/contour/03-envoy.yaml); Envoy Gateway's proxy Deployment
+	// beside its shutdown-manager, the gateway image (envoyproxy/gateway
+	// internal/infrastructure/kubernetes/proxy/testdata/deployments/
+	// default.yaml); Emissary-ingress's image runs Envoy itself
+	// (emissary-ingress/emissary, its ambassador container).
+	Gateways: []Gateway{
+		{Name: "Contour", Images: []string{"projectcontour/contour"}},
+		{Name: "Envoy Gateway", Images: []string{"envoyproxy/gateway", "envoyproxy/gateway-dev"}},
+		{Name: "Emissary-ingress", Images: []string{"emissaryingress/emissary", "datawire/emissary", "datawire/ambassador", "datawire/aes"}, Proxy: true},
+	},
 }

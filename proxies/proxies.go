@@ -1,7 +1,7 @@
 // Package proxies is what proxy-await knows of each proxy it waits for and
 // shuts down, one file per proxy: its preset (where it answers the
 // readiness probe and takes the shutdown POST, and what --port moves), the
-// hints its errors get, and the facts --check judges a manifest by, per
+// hints its errors get, and the facts check judges a manifest by, per
 // release, each beside the upstream file it was read from. config,
 // readiness, shutdown and check read this table; none of them keeps a port,
 // a path or a rule of a proxy of its own. A proxy's next release that
@@ -23,7 +23,7 @@ import (
 // presets' hint list them.
 var All = []*Proxy{&linkerd, &istio, &envoy, &cloudsql, &alloydb, &dapr, &consul}
 
-// InPods is every proxy, in the order that --check names the sidecars of a
+// InPods is every proxy, in the order that check names the sidecars of a
 // pod and suggests their presets.
 var InPods = []*Proxy{&linkerd, &istio, &dapr, &consul, &cloudsql, &alloydb, &envoy}
 
@@ -58,7 +58,7 @@ type Proxy struct {
 	// that --port replaces; the other presets' ports are fixed.
 	AdminPort bool
 	// PortInConfig says that the admin port is in the proxy's own
-	// configuration, which a manifest does not show: --check takes it to
+	// configuration, which a manifest does not show: check takes it to
 	// answer on any port.
 	PortInConfig bool
 
@@ -67,7 +67,7 @@ type Proxy struct {
 	MissingHint string // the shutdown URL refuses while readiness answers: why, and the fix
 	Off         Answer // how it answers a shutdown POST while that endpoint is switched off
 
-	// How --check recognises the proxy in a pod.
+	// How check recognises the proxy in a pod.
 	Images     []string  // image repositories, matched by the end of their path
 	Retired    []Retired // images of releases that serve neither endpoint
 	Containers []string  // the container names its injector gives it
@@ -103,6 +103,16 @@ type Proxy struct {
 	// shuts down as well, at the port where each serves its admin API:
 	// their admin API is its own, on a port their manifest does not show.
 	Reaches []Reach
+
+	// FlagsSince are the flags of its own command line that its earlier
+	// releases do not have, and refuse at start, with the release that
+	// added each: a container of the manifest whose image's tag names an
+	// earlier release, or none, is given none of them.
+	FlagsSince []FlagSince
+	// Gateways are the controllers whose pods run the proxy as the
+	// workload itself, an ingress or a gateway, not as a sidecar of an
+	// application.
+	Gateways []Gateway
 
 	// Injected is what its injector adds to a pod, as Pod Security
 	// "restricted" judges it; zero for a proxy that no injector adds.
@@ -226,6 +236,35 @@ type Answer struct {
 	Status int
 	Body   string // what the body holds
 	Hint   string
+}
+
+// FlagSince is a flag of a proxy's own command line and the release that
+// added it.
+type FlagSince struct {
+	Flag  string
+	Since Version
+}
+
+// Since is the release that added flag to p's own command line, and
+// whether p has releases without it.
+func (p *Proxy) Since(flag string) (Version, bool) {
+	for _, f := range p.FlagsSince {
+		if f.Flag == flag {
+			return f.Since, true
+		}
+	}
+	return Version{}, false
+}
+
+// Gateway is a controller whose pods run the proxy as the workload: by
+// the images of its containers beside the proxy's (a shutdown manager),
+// or that run the proxy themselves (Proxy).
+type Gateway struct {
+	Name   string
+	Images []string // image repositories, matched by the end of their path
+	// Proxy says that the images run the proxy themselves: a pod with
+	// one is the gateway's, with or without the proxy's own image.
+	Proxy bool
 }
 
 // Retired is the image of a release that serves neither endpoint, and why

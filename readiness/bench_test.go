@@ -75,13 +75,13 @@ func BenchmarkWatchProbeHealthy(b *testing.B) {
 	}
 	defer p.close()
 	p.keepReady = true
-	ws := &urlWatch{url: "ready", lost: time.Minute, log: logging.Discard()}
+	ws := &urlWatch{url: "ready", after: time.Minute, log: logging.Discard()}
 	ws.start()
 	ctx := context.Background()
 	b.ReportAllocs()
 	before := cpuTime(b)
 	for b.Loop() {
-		if _, lost := ws.record(time.Now(), p.probe(ctx)); lost || ws.state != healthy {
+		if _, gone := ws.record(time.Now(), p.probe(ctx)); gone || ws.state != healthy {
 			b.Fatal("the healthy proxy failed a probe")
 		}
 	}

@@ -358,15 +358,19 @@ func TestHTTPSProbes(t *testing.T) {
 	}
 	assert.Equal(t, int64(1), conns.Load(), "https probes share one connection too")
 
-	// The handshake's deadline is not the connection's: a probe after the
-	// first one's --probe-timeout still goes out on it.
-	p, err = newProber(srv.URL+"/ready", 100*time.Millisecond)
+	// The handshake's deadline is not the connection's: a probe sent once
+	// the first one's --probe-timeout has passed, counted from its start,
+	// still goes out on it. The timeout is what is tested, and a second
+	// leaves a TLS handshake under -race on a loaded machine its time,
+	// which a tenth of one did not.
+	const timeout = time.Second
+	p, err = newProber(srv.URL+"/ready", timeout)
 	require.NoError(t, err)
 	defer p.close()
-	for range 2 {
-		assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable")
-		time.Sleep(150 * time.Millisecond)
-	}
+	began := time.Now()
+	assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable")
+	time.Sleep(time.Until(began.Add(timeout + 10*time.Millisecond)))
+	assert.EqualError(t, p.probe(context.Background()), "answered 503 Service Unavailable")
 	assert.Equal(t, int64(2), conns.Load(), "one connection for the second prober's two probes")
 
 	bad := testutil.NewUntrustedTLSServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))

@@ -64,9 +64,7 @@ func cancelWhen(t *testing.T, cond func() bool) context.Context {
 	t.Cleanup(cancel)
 	go func() {
 		defer cancel()
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !cond(); {
-			time.Sleep(time.Millisecond)
-		}
+		testutil.Until(testutil.WaitLimit, cond)
 	}()
 	return ctx
 }
@@ -170,15 +168,13 @@ func TestAwaitSaysWhetherTheProxyAnswered(t *testing.T) {
 			defer cancel()
 			go func() {
 				defer cancel()
-				for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				testutil.Until(testutil.WaitLimit, func() bool {
 					all := true
 					for _, u := range tc.urls {
 						all = all && strings.Contains(log.String(), "probe failed url="+u+" ")
 					}
-					if all {
-						return
-					}
-				}
+					return all
+				})
 			}()
 			res, err := Await(ctx, o)
 			assert.ErrorIs(t, err, context.Canceled)
@@ -294,22 +290,15 @@ type logWatch struct {
 // until waits, at most bound, for done to hold for the lines seen so far.
 func (w *logWatch) until(t *testing.T, what string, done func(lines []string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(bound)
-	for {
+	testutil.EventuallyWithin(t, bound, func() bool {
 		s, now := w.buf.String(), time.Now()
 		complete := strings.Split(s[:strings.LastIndex(s, "\n")+1], "\n")
 		for _, line := range complete[len(w.lines) : len(complete)-1] {
 			w.lines = append(w.lines, line)
 			w.seen = append(w.seen, now)
 		}
-		if done(w.lines) {
-			return
-		}
-		if now.After(deadline) {
-			t.Fatalf("no %s within %s; log:\n%s", what, bound, s)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return done(w.lines)
+	}, "no %s; log:\n%s", what, &w.buf)
 }
 
 // after waits for the first line that starts with mark and n lines after

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/proxy-await/proxy-await/internal/proxyloss"
 )
 
 // WatchOptions says what Watch keeps probing while the command runs
@@ -25,19 +27,11 @@ type WatchOptions struct {
 	Logger       *slog.Logger
 }
 
-// Loss is a proxy lost: one readiness URL whose every probe has failed for
-// at least WatchOptions.Lost.
-type Loss struct {
-	URL     string
-	Failing time.Duration // since its first failed probe was sent
-	Err     error         // its last probe's error
-}
-
 // A Watcher probes each readiness URL about once a second, one goroutine a
-// URL, and reports the first Loss on Lost. It decides nothing else: what a
+// URL, and reports the first proxy lost on Lost. It decides nothing else: what a
 // loss does to the command is the supervisor's to say.
 type Watcher struct {
-	lost   chan Loss // holds the first loss, for the supervisor to take
+	losses chan proxyloss.Loss // holds the first loss, for the supervisor to take
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -45,7 +39,7 @@ type Watcher struct {
 // Watch starts watching opts.URLs; Stop ends it.
 func Watch(opts WatchOptions) *Watcher {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &Watcher{lost: make(chan Loss, 1), cancel: cancel}
+	w := &Watcher{losses: make(chan proxyloss.Loss, 1), cancel: cancel}
 	every := watchInterval(opts.Lost)
 	for _, u := range opts.URLs {
 		p, err := newProber(u, opts.ProbeTimeout)
@@ -53,7 +47,7 @@ func Watch(opts WatchOptions) *Watcher {
 			continue // the wait found it ready, so it parses: never here
 		}
 		p.keepReady = true
-		ws := &urlWatch{url: u, lost: opts.Lost, log: opts.Logger}
+		ws := &urlWatch{url: u, after: opts.Lost, log: opts.Logger}
 		if slices.Contains(opts.Ready, u) {
 			ws.start()
 		}
@@ -61,7 +55,7 @@ func Watch(opts WatchOptions) *Watcher {
 		go func() {
 			defer w.wg.Done()
 			defer p.close()
-			w.watch(ctx, p, ws, every)
+			w.followURL(ctx, p, ws, every)
 		}()
 	}
 	return w
@@ -70,16 +64,16 @@ func Watch(opts WatchOptions) *Watcher {
 // watchInterval is the time between two probes of a URL: a second, or less
 // for a --proxy-lost under two seconds, so that two probes at least fall
 // within it.
-func watchInterval(lost time.Duration) time.Duration {
-	return max(min(time.Second, lost/2), 10*time.Millisecond)
+func watchInterval(after time.Duration) time.Duration {
+	return max(min(time.Second, after/2), 10*time.Millisecond)
 }
 
 // Lost yields the first loss, once. A nil Watcher never loses anything.
-func (w *Watcher) Lost() <-chan Loss {
+func (w *Watcher) Lost() <-chan proxyloss.Loss {
 	if w == nil {
 		return nil
 	}
-	return w.lost
+	return w.losses
 }
 
 // Stop ends every probe and returns once the goroutines are gone. It may be
@@ -92,9 +86,9 @@ func (w *Watcher) Stop() {
 	w.wg.Wait()
 }
 
-// watch probes one URL every interval, counting from each probe's send,
+// followURL probes one URL every interval, counting from each probe's send,
 // until its proxy is lost or ctx ends.
-func (w *Watcher) watch(ctx context.Context, p *prober, ws *urlWatch, every time.Duration) {
+func (w *Watcher) followURL(ctx context.Context, p *prober, ws *urlWatch, every time.Duration) {
 	timer := time.NewTimer(every)
 	defer timer.Stop()
 	for {
@@ -108,9 +102,9 @@ func (w *Watcher) watch(ctx context.Context, p *prober, ws *urlWatch, every time
 		if ctx.Err() != nil {
 			return // stopped: an interrupted probe says nothing
 		}
-		if loss, lost := ws.record(sent, err); lost {
+		if loss, gone := ws.record(sent, err); gone {
 			select {
-			case w.lost <- loss:
+			case w.losses <- loss:
 			default: // another URL's loss came first
 			}
 			return
@@ -132,7 +126,7 @@ const (
 // it.
 type urlWatch struct {
 	url   string
-	lost  time.Duration
+	after time.Duration // --proxy-lost: how long its probes fail before its proxy is lost
 	log   *slog.Logger
 	state urlState
 	since time.Time // failing: when the first failed probe was sent
@@ -141,29 +135,29 @@ type urlWatch struct {
 // record is the outcome err of a probe sent at sent. It says whether the
 // proxy is lost, and how: a probe that failed alone for --proxy-lost (one
 // that timed out, with a --proxy-lost under --probe-timeout) is enough.
-func (ws *urlWatch) record(sent time.Time, err error) (Loss, bool) {
+func (ws *urlWatch) record(sent time.Time, err error) (proxyloss.Loss, bool) {
 	switch {
 	case err == nil && ws.state == unseen:
 		ws.start()
-		return Loss{}, false
+		return proxyloss.Loss{}, false
 	case err == nil && ws.state == failing:
 		ws.recover()
-		return Loss{}, false
+		return proxyloss.Loss{}, false
 	case err == nil, ws.state == unseen:
-		return Loss{}, false
+		return proxyloss.Loss{}, false
 	case ws.state == healthy:
 		ws.fail(sent, err)
 	}
-	if failing := time.Since(ws.since); failing >= ws.lost {
-		return Loss{URL: ws.url, Failing: failing.Round(time.Millisecond), Err: err}, true
+	if failing := time.Since(ws.since); failing >= ws.after {
+		return proxyloss.Loss{URL: ws.url, Failing: failing.Round(time.Millisecond), Err: err}, true
 	}
-	return Loss{}, false
+	return proxyloss.Loss{}, false
 }
 
 // start counts the URL's failures from now on.
 func (ws *urlWatch) start() {
 	ws.state = healthy
-	ws.log.Debug("watching the proxy", "event", "proxy_watch_started", "url", ws.url, "proxy_lost", ws.lost)
+	ws.log.Debug("watching the proxy", "event", "proxy_watch_started", "url", ws.url, "proxy_lost", ws.after)
 }
 
 // fail begins a run of failed probes, which ends the command if it lasts
@@ -171,7 +165,7 @@ func (ws *urlWatch) start() {
 func (ws *urlWatch) fail(sent time.Time, err error) {
 	ws.state, ws.since = failing, sent
 	ws.log.Warn("proxy not ready: the command is stopped if this lasts --proxy-lost", "event", "proxy_failing",
-		"url", ws.url, "proxy_lost", ws.lost, "error", err.Error())
+		"url", ws.url, "proxy_lost", ws.after, "error", err.Error())
 }
 
 // recover ends a run of failed probes shorter than --proxy-lost.

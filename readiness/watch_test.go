@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/logging"
+	"github.com/proxy-await/proxy-await/internal/proxyloss"
 	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
@@ -65,14 +66,14 @@ func startWatch(t *testing.T, opts WatchOptions) *Watcher {
 }
 
 // loss waits for the watch's loss.
-func loss(t *testing.T, w *Watcher) Loss {
+func loss(t *testing.T, w *Watcher) proxyloss.Loss {
 	t.Helper()
 	select {
 	case l := <-w.Lost():
 		return l
 	case <-time.After(bound):
 		t.Fatalf("no loss within %s", bound)
-		return Loss{}
+		return proxyloss.Loss{}
 	}
 }
 
@@ -236,11 +237,9 @@ func TestWatchStop(t *testing.T) {
 	ep.status.Store(http.StatusServiceUnavailable)
 	w.Stop()
 	w.Stop()
-	for deadline := time.Now().Add(bound); runtime.NumGoroutine() > before; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines left after Stop (%d before):\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
+	if !testutil.Until(bound, func() bool { return runtime.NumGoroutine() <= before }) {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines left after Stop (%d before):\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 	}
 	noLoss(t, w, "the watch was stopped")
 
@@ -250,13 +249,13 @@ func TestWatchStop(t *testing.T) {
 }
 
 func TestWatchInterval(t *testing.T) {
-	for lost, want := range map[time.Duration]time.Duration{
+	for after, want := range map[time.Duration]time.Duration{
 		time.Minute:            time.Second,
 		2 * time.Second:        time.Second,
 		time.Second:            500 * time.Millisecond,
 		200 * time.Millisecond: 100 * time.Millisecond,
 		time.Millisecond:       10 * time.Millisecond,
 	} {
-		assert.Equal(t, want, watchInterval(lost), "--proxy-lost %s", lost)
+		assert.Equal(t, want, watchInterval(after), "--proxy-lost %s", after)
 	}
 }

@@ -12,18 +12,53 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 )
+
+// The commands `make build` and the release build, each with its make target.
+var commands = map[string]string{"proxy-await": "bin/proxy-await", "proxy-awaitctl": "bin/proxy-awaitctl"}
+
+// releaseStamps is, for each build of .goreleaser.yaml by its id, the
+// variables its ldflags set with -X and the goreleaser template field each
+// gets.
+func releaseStamps(t *testing.T) map[string]map[string]string {
+	var cfg struct {
+		Builds []struct {
+			ID      string   `yaml:"id"`
+			LDFlags []string `yaml:"ldflags"`
+		} `yaml:"builds"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(readFile(t, ".goreleaser.yaml")), &cfg))
+	stamps := map[string]map[string]string{}
+	for _, b := range cfg.Builds {
+		stamps[b.ID] = map[string]string{}
+		for _, m := range regexp.MustCompile(`-X (\S+)=\{\{ \.(\w+) \}\}`).FindAllStringSubmatch(strings.Join(b.LDFlags, " "), -1) {
+			stamps[b.ID][m[1]] = m[2]
+		}
+	}
+	return stamps
+}
+
+// The release builds both commands and stamps each with the same version
+// variables, which config holds for both.
+func TestReleaseStampsBothCommands(t *testing.T) {
+	stamps := releaseStamps(t)
+	require.Len(t, stamps, len(commands), ".goreleaser.yaml's builds: %v", stamps)
+	for name := range commands {
+		require.Contains(t, stamps, name, ".goreleaser.yaml builds no %s", name)
+		assert.Len(t, stamps[name], 3, "%s's ldflags", name)
+		assert.Equal(t, stamps["proxy-await"], stamps[name], "%s is stamped as proxy-await is", name)
+	}
+}
 
 // `make build` stamps the version as the release does: the variables that
 // .goreleaser.yaml's ldflags set, with the values goreleaser gives them (the
 // tag without its v, the full commit, the commit's time in UTC), from git;
 // outside a git checkout of this tree, with nothing, so that --version says
-// (devel) and unknown rather than another repository's commit.
+// (devel) and unknown rather than another repository's commit. Both
+// commands alike.
 func TestMakeBuildStampsTheVersion(t *testing.T) {
-	release := map[string]string{} // variable -> goreleaser's template field
-	for _, m := range regexp.MustCompile(`-X (\S+)=\{\{ \.(\w+) \}\}`).FindAllStringSubmatch(readFile(t, ".goreleaser.yaml"), -1) {
-		release[m[1]] = m[2]
-	}
+	release := releaseStamps(t)["proxy-await"] // variable -> goreleaser's template field
 	require.Len(t, release, 3, ".goreleaser.yaml's ldflags")
 
 	git := func(args ...string) string {
@@ -49,36 +84,39 @@ func TestMakeBuildStampsTheVersion(t *testing.T) {
 		t.Logf("not a git checkout of this tree: the stamp is empty")
 	}
 
-	// stamped is what `make build` passes to -X, run in dir (dry: make -n).
-	stamped := func(dir string) map[string]string {
+	// stamped is what `make build` passes to -X when it builds target, run
+	// in dir (dry: make -n).
+	stamped := func(dir, target string) map[string]string {
 		makefile, err := filepath.Abs("Makefile")
 		require.NoError(t, err)
-		out, err := exec.Command("make", "-n", "--no-print-directory", "-f", makefile, "-C", dir, "bin/proxy-await").CombinedOutput()
+		out, err := exec.Command("make", "-n", "--no-print-directory", "-f", makefile, "-C", dir, target).CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		var build string
 		for _, line := range strings.Split(string(out), "\n") {
-			if strings.Contains(line, " build ") && strings.HasSuffix(line, " .") {
+			if strings.Contains(line, " build ") && strings.Contains(line, " -o "+target+" ") {
 				build = line
 			}
 		}
-		require.NotEmpty(t, build, "make -n bin/proxy-await runs no go build:\n%s", out)
+		require.NotEmpty(t, build, "make -n %s runs no go build:\n%s", target, out)
 		got := map[string]string{}
 		for _, m := range regexp.MustCompile(`-X (\S+)=(\S*)`).FindAllStringSubmatch(build, -1) {
 			got[m[1]] = strings.TrimSuffix(m[2], "'")
 		}
 		return got
 	}
-	got := stamped(wd)
-	for variable, field := range release {
-		assert.Equal(t, want[field], got[variable], "%s (goreleaser's .%s)", variable, field)
-	}
-	assert.Len(t, got, len(release), "make build stamps variables the release does not: %v", got)
+	for _, target := range commands {
+		got := stamped(wd, target)
+		for variable, field := range release {
+			assert.Equal(t, want[field], got[variable], "%s: %s (goreleaser's .%s)", target, variable, field)
+		}
+		assert.Len(t, got, len(release), "make %s stamps variables the release does not: %v", target, got)
 
-	// A tree that is no git checkout, here one below no repository.
-	empty := stamped(t.TempDir())
-	for variable := range release {
-		v, ok := empty[variable]
-		assert.True(t, ok && v == "", "outside a checkout, %s is %q, not empty", variable, v)
+		// A tree that is no git checkout, here one below no repository.
+		empty := stamped(t.TempDir(), target)
+		for variable := range release {
+			v, ok := empty[variable]
+			assert.True(t, ok && v == "", "%s: outside a checkout, %s is %q, not empty", target, variable, v)
+		}
 	}
 }
 

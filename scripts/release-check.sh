@@ -8,14 +8,21 @@
 #  2. goreleaser check, then `goreleaser release --snapshot --clean
 #     --skip=publish`, which signs checksums.txt with a throwaway cosign key;
 #  3. the signature verifies, and checksums.txt matches what it lists;
-#  4. every archive holds the binary, LICENSE and README.md, and every
-#     relative link of its Markdown pages finds its file in it; every linux
-#     binary is static; every archive and each platform of the image has an
-#     SPDX SBOM that lists the binary's modules;
+#  4. every archive holds both commands, proxy-await and proxy-awaitctl,
+#     LICENSE and README.md, and every relative link of its Markdown pages
+#     finds its file in it; every linux binary is static; every archive and
+#     each platform of the image has an SPDX SBOM that lists the modules of
+#     both commands;
 #  5. the image goes through a registry on loopback as the release workflow
-#     pushes it (same digest, the OCI labels), and is signed and verified there;
+#     pushes it (same digest, the OCI labels), and is signed and verified
+#     there; /proxy-await is its entrypoint, and each platform's layer holds
+#     both commands, built for that platform;
 #  6. the amd64 image, imported into a private containerd, runs
-#     `/proxy-await --version`, which prints the snapshot's version and commit.
+#     `/proxy-await --version` and `/proxy-awaitctl --version`, which print
+#     the snapshot's version and commit; and runc, in its file system as the
+#     registry gives it, runs `/proxy-awaitctl check -`, which reads a
+#     manifest from its stdin and finds its mistake, as
+#     `docker run --rm -i --entrypoint /proxy-awaitctl IMAGE check -` does.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -104,13 +111,23 @@ cosign_offline verify-blob --key "$tmp/cosign.pub" --bundle dist/checksums.txt.c
 (cd dist && sha256sum --quiet --strict -c checksums.txt) || fail "dist/checksums.txt does not match the files"
 
 # 4. Archives, binaries, SBOMs.
+commands="proxy-await proxy-awaitctl"
 # sbom_lists FILE WHAT: FILE is an SPDX document naming the Go modules of
-# proxy-await, so syft found the binary in WHAT.
+# each command, so syft found both binaries in WHAT: the project's module
+# read from each binary, a module both link (pflag) and one that only
+# proxy-awaitctl links (the YAML library).
 sbom_lists() {
 	[ -s "$1" ] || fail "no SBOM $1 for $2"
 	jq -e '.spdxVersion | startswith("SPDX-2")' "$1" >/dev/null || fail "$1 is not an SPDX document"
-	jq -e '[.packages[].name] | index("github.com/spf13/pflag")' "$1" >/dev/null ||
-		fail "$1 does not list the binary's modules: syft found no Go binary in $2"
+	for module in github.com/spf13/pflag go.yaml.in/yaml/v3; do
+		jq -e --arg m "$module" '[.packages[].name] | index($m)' "$1" >/dev/null ||
+			fail "$1 does not list $module: syft did not find both commands in $2"
+	done
+	for c in $commands; do
+		jq -e --arg c "$c" '[.packages[] | select(.name == "github.com/proxy-await/proxy-await")
+			| .sourceInfo | select(endswith("/" + $c))] | length == 1' "$1" >/dev/null ||
+			fail "$1 does not list the modules of $c: syft found no $c in $2"
+	done
 	grep -q " $(basename "$1")\$" dist/checksums.txt || fail "$1 is not in checksums.txt"
 }
 
@@ -119,7 +136,7 @@ archives="$(jq -r '.[] | select(.type == "Archive") | .path' dist/artifacts.json
 for a in $archives; do
 	step "$a"
 	list="$(tar -tzf "$a")"
-	for f in proxy-await LICENSE README.md; do
+	for f in $commands LICENSE README.md; do
 		echo "$list" | grep -qx "$f" || fail "$a does not hold $f (it holds: $(echo "$list" | paste -sd' ' -))"
 	done
 	tar -xzOf "$a" LICENSE | cmp -s - LICENSE || fail "$a: LICENSE is not the repository's"
@@ -138,12 +155,20 @@ for a in $archives; do
 	done | sort -u)"
 	[ -z "$missing" ] || fail "$a lacks files its pages link to: $missing"
 	case "$a" in *_linux_*)
-		mkdir -p "$tmp/bin" && tar -xzf "$a" -C "$tmp/bin" proxy-await
-		kind="$(file -b "$tmp/bin/proxy-await")"
-		case "$kind" in *"statically linked"*) ;; *) fail "$a: proxy-await is not static: $kind" ;; esac
+		rm -rf "$tmp/commands" && mkdir -p "$tmp/commands"
+		for c in $commands; do
+			tar -xzf "$a" -C "$tmp/commands" "$c"
+			kind="$(file -b "$tmp/commands/$c")"
+			case "$kind" in *"statically linked"*) ;; *) fail "$a: $c is not static: $kind" ;; esac
+		done
 		;;
 	esac
 	sbom_lists "$a.sbom.json" "$a"
+done
+binaries="$(jq -r '.[] | select(.type == "Binary") | .path' dist/artifacts.json)"
+for c in $commands; do
+	[ "$(echo "$binaries" | grep -c "/$c\$")" -eq 5 ] ||
+		fail "want 5 binaries of $c (linux amd64, arm64, armv7; darwin amd64, arm64), got: $binaries"
 done
 for b in $(jq -r '.[] | select(.type == "Binary" and .goos == "linux") | .path' dist/artifacts.json); do
 	kind="$(file -b "$b")"
@@ -180,8 +205,22 @@ for label in \
 	got="$(echo "$config" | jq -r --arg k "${label%%=*}" '.config.Labels[$k]')"
 	[ "$got" = "${label#*=}" ] || fail "label ${label%%=*} is \"$got\", want \"${label#*=}\""
 done
-for p in linux/amd64 linux/arm64 linux/arm/v7; do
-	crane digest --platform "$p" "$repo@$index" >/dev/null || fail "the image has no $p"
+entrypoint="$(echo "$config" | jq -c .config.Entrypoint)"
+[ "$entrypoint" = '["/proxy-await"]' ] || fail "the image's entrypoint is $entrypoint, want [\"/proxy-await\"]"
+# Each platform's layer holds both commands, executable, built for it.
+for p in linux/amd64:x86-64 linux/arm64:aarch64 linux/arm/v7:ARM; do
+	platform="${p%%:*}" machine="${p#*:}"
+	crane digest --platform "$platform" "$repo@$index" >/dev/null || fail "the image has no $platform"
+	fs="$tmp/rootfs-$(echo "$platform" | tr / -)"
+	mkdir -p "$fs"
+	crane export --platform "$platform" "$repo@$index" - | tar -xf - -C "$fs" ||
+		fail "crane export --platform $platform $repo@$index"
+	for c in $commands; do
+		[ -x "$fs/$c" ] || fail "the $platform image has no executable /$c (it holds: $(ls -m "$fs"))"
+		kind="$(file -b "$fs/$c")"
+		case "$kind" in *"statically linked"*) ;; *) fail "the $platform image's /$c is not static: $kind" ;; esac
+		case "$kind" in *"$machine"*) ;; *) fail "the $platform image's /$c is not for $machine: $kind" ;; esac
+	done
 done
 cosign_offline sign --yes --key "$tmp/cosign.key" --tlog-upload=false "$repo@$index" ||
 	fail "cosign sign $repo@$index"
@@ -216,13 +255,55 @@ done
 tar -C dist/image -cf "$tmp/image.tar" .
 ctr -a "$sock" -n "$ns" images import --platform linux/amd64 "$tmp/image.tar" >&2 ||
 	fail "ctr images import: $(tail -20 "$c/containerd.log")"
-got="$(ctr -a "$sock" -n "$ns" run --rm --fifo-dir "$c/fifo" --runc-root "$c/runc" \
-	"$image" release-check /proxy-await --version)" ||
-	fail "ctr run $image /proxy-await --version: $(tail -20 "$c/containerd.log")"
-step "the image says: $got"
-first="$(echo "$got" | sed -n 1p)"
-second="$(echo "$got" | sed -n 2p)"
-[ "$first" = "proxy-await $version" ] || fail "--version's first line is \"$first\", want \"proxy-await $version\""
-case "$second" in "commit $commit, "*) ;; *) fail "--version's second line is \"$second\", want \"commit $commit, ...\"" ;; esac
+# run ARGS...: ARGS (the command's path first) in a container of the amd64
+# image.
+run() {
+	ctr -a "$sock" -n "$ns" run --rm --fifo-dir "$c/fifo" --runc-root "$c/runc" \
+		"$image" release-check "$@"
+}
+# versions_say NAME TEXT: TEXT is NAME's --version of this snapshot.
+versions_say() {
+	step "the image's /$1 says: $2"
+	first="$(echo "$2" | sed -n 1p)"
+	second="$(echo "$2" | sed -n 2p)"
+	[ "$first" = "$1 $version" ] || fail "$1 --version's first line is \"$first\", want \"$1 $version\""
+	case "$second" in "commit $commit, "*) ;; *) fail "$1 --version's second line is \"$second\", want \"commit $commit, ...\"" ;; esac
+}
+for cmd in $commands; do
+	got="$(run "/$cmd" --version </dev/null)" ||
+		fail "ctr run $image /$cmd --version: $(tail -20 "$c/containerd.log")"
+	versions_say "$cmd" "$got"
+done
+# The tool reads a manifest from stdin, as `docker run --rm -i --entrypoint
+# /proxy-awaitctl IMAGE check -` gives it one, and finds what is wrong in
+# it: the kubelet's SIGKILL would come before proxy-await's own. runc runs
+# it in the amd64 image's file system (step 5), read-only, with this
+# script's stdin, whose end ctr run would never pass on.
+bundle="$tmp/bundle"
+mkdir -p "$bundle"
+(cd "$bundle" && runc spec) || fail "runc spec"
+jq --arg rootfs "$tmp/rootfs-linux-amd64" --arg cgroup "/$ns/check" \
+	'.process.terminal = false | .process.args = ["/proxy-awaitctl", "check", "-q", "-"]
+	| .root = {path: $rootfs, readonly: true} | .linux.cgroupsPath = $cgroup' \
+	"$bundle/config.json" >"$bundle/config.json.new" && mv "$bundle/config.json.new" "$bundle/config.json"
+status=0
+got="$(runc --root "$tmp/runc" run --bundle "$bundle" release-check-tool <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  terminationGracePeriodSeconds: 15
+  containers:
+    - name: web
+      image: registry.example.com/web:1
+      command: [proxy-await, --proxy, none, --term-delay, 10s, --kill-after, 10s, --, /web]
+EOF
+)" || status=$?
+step "the image's /proxy-awaitctl check - says: $got"
+[ "$status" -eq 1 ] || fail "/proxy-awaitctl check - exited $status, want 1 (an error found)"
+case "$got" in
+"<stdin>:5: error: grace-period: Pod/web container web: "*) ;;
+*) fail "/proxy-awaitctl check - printed \"$got\", want the grace-period error at <stdin>:5" ;;
+esac
 
 step "OK: $project $version"

@@ -4,8 +4,9 @@
 #
 #   release-image.sh PLATFORM=SBOM... -- OCIIMAGE-FLAGS...
 #
-# writes the image from the linux binaries with scripts/ociimage (the flags
-# say where and what), then each platform's SPDX SBOM with syft.
+# writes the image from the linux binaries of both commands with
+# scripts/ociimage (the flags say where, what, and which is the entrypoint),
+# then each platform's SPDX SBOM with syft.
 set -eu
 
 sboms=""
@@ -28,9 +29,10 @@ if [ -z "$out" ] || [ -z "$name" ]; then
 	exit 2
 fi
 
-# goreleaser's build directories are NAME_OS_ARCH[_VARIANT]; ociimage reads
-# each binary's platform from the binary itself.
-go run ../scripts/ociimage "$@" ./*_linux_*/proxy-await
+# goreleaser's build directories are ID_OS_ARCH[_VARIANT], one for each
+# command and platform; ociimage reads each binary's platform from the binary
+# itself, and fails unless every platform has both.
+go run ../scripts/ociimage "$@" ./*_linux_*/proxy-await ./*_linux_*/proxy-awaitctl
 
 for pair in $sboms; do
 	platform="${pair%%=*}" sbom="${pair#*=}"

@@ -83,16 +83,6 @@ type Target struct {
 	Ready []string
 }
 
-// Targets are the given URLs, each of an unknown proxy with no readiness
-// URL: a refused connection means "gone" only after one reached it.
-func Targets(urls ...string) []Target {
-	t := make([]Target, len(urls))
-	for i, u := range urls {
-		t[i] = Target{URL: u}
-	}
-	return t
-}
-
 // MissingHint names the likely cause, for the proxy of preset, of a shutdown
 // URL that refuses connections while the proxy still answers, and the
 // remedy: the proxy's own, where the proxy table has one.
@@ -129,16 +119,16 @@ func Post(ctx context.Context, opts Options) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = newTarget(tg, opts).post(ctx, opts.Timeout)
+			errs[i] = newURLShutdown(tg, opts).post(ctx, opts.Timeout)
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
-// target is one URL's shutdown: what is known of its proxy, and where its
+// urlShutdown is one URL's shutdown: what is known of its proxy, and where its
 // attempts stand.
-type target struct {
+type urlShutdown struct {
 	Target
 	log   *slog.Logger
 	own   string   // the URL's host:port
@@ -153,7 +143,7 @@ type target struct {
 	last    string // the last attempt's answer or error, in plain words
 }
 
-// seen is what of a target's proxy has answered, during the readiness wait
+// seen is what of a URL's proxy has answered, during the readiness wait
 // or an attempt of the shutdown. It only grows.
 type seen int32
 
@@ -163,7 +153,7 @@ const (
 	itsOwn               // the URL's own host and port
 )
 
-// state is where a target's attempts stand: what the last one that was not
+// state is where a URL's attempts stand: what the last one that was not
 // cut by the deadline found.
 type state int
 
@@ -176,8 +166,8 @@ const (
 	gone                  // nothing listens where the proxy answered before: it has exited, and the shutdown is done
 )
 
-func newTarget(tg Target, opts Options) *target {
-	t := &target{Target: tg, log: opts.Logger, own: hostPort(tg.URL)}
+func newURLShutdown(tg Target, opts Options) *urlShutdown {
+	t := &urlShutdown{Target: tg, log: opts.Logger, own: hostPort(tg.URL)}
 	for _, r := range tg.Ready {
 		if hp := hostPort(r); hp != t.own && !slices.Contains(t.ready, hp) {
 			t.ready = append(t.ready, hp)
@@ -195,7 +185,7 @@ func newTarget(tg Target, opts Options) *target {
 }
 
 // saw raises what is known to have answered to s.
-func (t *target) saw(s seen) {
+func (t *urlShutdown) saw(s seen) {
 	for {
 		old := t.seen.Load()
 		if old >= int32(s) || t.seen.CompareAndSwap(old, int32(s)) {
@@ -204,11 +194,11 @@ func (t *target) saw(s seen) {
 	}
 }
 
-func (t *target) seenSoFar() seen { return seen(t.seen.Load()) }
+func (t *urlShutdown) seenSoFar() seen { return seen(t.seen.Load()) }
 
 // gotAnswer is an attempt that got an HTTP answer (its connection raised
 // what was seen to the URL's own host and port).
-func (t *target) gotAnswer(resp *http.Response) {
+func (t *urlShutdown) gotAnswer(resp *http.Response) {
 	t.state, t.last = answered, resp.Status
 	t.log.Debug("shutdown POST answered", "event", "shutdown_attempt", "url", t.URL,
 		"attempt", t.n, "status", resp.StatusCode)
@@ -216,7 +206,7 @@ func (t *target) gotAnswer(resp *http.Response) {
 
 // gotNoAnswer is an attempt that failed for another reason than a refused
 // connection.
-func (t *target) gotNoAnswer(err error) {
+func (t *urlShutdown) gotNoAnswer(err error) {
 	t.state, t.last = failed, answer.Describe(err)
 	t.log.Debug("shutdown POST failed", "event", "shutdown_attempt", "url", t.URL,
 		"attempt", t.n, "error", t.last)
@@ -227,7 +217,7 @@ func (t *target) gotNoAnswer(err error) {
 // rule): its own host and port answered before, or its readiness URLs,
 // which answered before, now refuse too. While one of them accepts
 // connections, the endpoint is missing.
-func (t *target) gotRefused(ctx context.Context, err error) {
+func (t *urlShutdown) gotRefused(ctx context.Context, err error) {
 	t.state, t.last = refused, answer.Describe(err)
 	t.log.Debug("shutdown POST failed", "event", "shutdown_attempt", "url", t.URL,
 		"attempt", t.n, "error", t.last)
@@ -253,7 +243,7 @@ func (t *target) gotRefused(ctx context.Context, err error) {
 // cut is an attempt cut by the deadline: it says nothing new of the proxy,
 // and the last outcome stands; but nothing listening where the proxy
 // answered before is still a proxy gone.
-func (t *target) cut(err error) {
+func (t *urlShutdown) cut(err error) {
 	if t.last == "" {
 		t.last = "no answer"
 	}
@@ -272,7 +262,7 @@ func hostPort(rawURL string) string {
 	return net.JoinHostPort(strings.ToLower(u.Hostname()), urlport.Of(u))
 }
 
-func (t *target) post(ctx context.Context, budget time.Duration) error {
+func (t *urlShutdown) post(ctx context.Context, budget time.Duration) error {
 	log, url := t.log, t.URL
 	start := time.Now()
 	client := t.client()
@@ -352,7 +342,7 @@ func switchedOff(resp *http.Response) *proxies.Answer {
 // environment, no redirects, no keep-alive (each attempt's connection
 // carries one answer, which answer.Conn bounds), and no time limit of its
 // own: the context's deadline is the budget.
-func (t *target) client() *retryablehttp.Client {
+func (t *urlShutdown) client() *retryablehttp.Client {
 	return &retryablehttp.Client{
 		HTTPClient: &http.Client{
 			Transport: &http.Transport{
@@ -379,7 +369,7 @@ func (t *target) client() *retryablehttp.Client {
 	}
 }
 
-func (t *target) connect(ctx context.Context, network, addr string) (net.Conn, error) {
+func (t *urlShutdown) connect(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, network, addr)
 	if err == nil {
@@ -388,7 +378,7 @@ func (t *target) connect(ctx context.Context, network, addr string) (net.Conn, e
 	return conn, err
 }
 
-func (t *target) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+func (t *urlShutdown) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	conn, err := t.connect(ctx, network, addr)
 	if err != nil {
 		return nil, err
@@ -396,7 +386,7 @@ func (t *target) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	return answer.NewConn(conn), nil
 }
 
-func (t *target) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
+func (t *urlShutdown) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
 	conn, err := t.connect(ctx, network, addr)
 	if err != nil {
 		return nil, err
@@ -411,8 +401,8 @@ func (t *target) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 }
 
 // checkRetry is the retry policy of the package comment: it moves the
-// target on by each attempt's outcome, and says whether to ask again.
-func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+// URL's shutdown on by each attempt's outcome, and says whether to ask again.
+func (t *urlShutdown) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	t.n++
 	switch {
 	case err == nil:
@@ -447,7 +437,7 @@ func (t *target) checkRetry(ctx context.Context, resp *http.Response, err error)
 // readyNow looks whether the proxy's readiness URLs accept connections: it
 // returns the first that does, or says whether every one refused. A look
 // that ends otherwise (a timeout, the budget's end) tells neither.
-func (t *target) readyNow(ctx context.Context) (answering string, refusing bool) {
+func (t *urlShutdown) readyNow(ctx context.Context) (answering string, refusing bool) {
 	if len(t.ready) == 0 {
 		return "", false
 	}
@@ -467,7 +457,7 @@ func (t *target) readyNow(ctx context.Context) (answering string, refusing bool)
 }
 
 // readyURL is the readiness URL at addr.
-func (t *target) readyURL(addr string) string {
+func (t *urlShutdown) readyURL(addr string) string {
 	for _, r := range t.Ready {
 		if hostPort(r) == addr {
 			return r

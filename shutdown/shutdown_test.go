@@ -274,11 +274,7 @@ func TestRefused(t *testing.T) {
 				Logger: logging.New(&buf, "text", -4)})
 		}()
 		// Start the proxy once a refused POST has been logged.
-		deadline := time.Now().Add(bound)
-		for !strings.Contains(buf.String(), `error="connection refused"`) {
-			require.True(t, time.Now().Before(deadline), "no refused POST logged: %q", buf.String())
-			time.Sleep(time.Millisecond)
-		}
+		buf.WaitFor(t, `error="connection refused"`, bound)
 		a := &answers{statuses: []int{200}}
 		srv := httptest.NewUnstartedServer(a)
 		srv.Listener.Close()
@@ -606,7 +602,7 @@ func (c deadlineOnly) Deadline() (time.Time, bool) { return c.deadline, true }
 // A connection refused as the budget runs out, at a URL whose host and port
 // answered before, is still a proxy gone.
 func TestRefusedAtTheDeadlineIsGone(t *testing.T) {
-	tg := newTarget(Target{URL: closedPort(t)}, Options{Logger: logging.Discard()})
+	tg := newURLShutdown(Target{URL: closedPort(t)}, Options{Logger: logging.Discard()})
 	tg.saw(itsOwn)
 	ctx := deadlineOnly{context.Background(), time.Now().Add(-time.Millisecond)}
 	retry, err := tg.checkRetry(ctx, nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})

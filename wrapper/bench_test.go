@@ -52,9 +52,9 @@ func BenchmarkRunTrue(b *testing.B) {
 	cfg := Config{Args: []string{"/bin/true"}}
 	b.ReportAllocs()
 	for b.Loop() {
-		code, err := (&Supervisor{sigs: sigs, log: logging.Discard()}).Run(cfg)
+		code, err := (&Supervisor{sigs: sigs, log: logging.Discard()}).Supervise(cfg)
 		if err != nil || code != 0 {
-			b.Fatalf("Run = %d, %v", code, err)
+			b.Fatalf("Supervise = %d, %v", code, err)
 		}
 	}
 }

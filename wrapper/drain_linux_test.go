@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // armed is the message of drain_started: the watch follows the sockets.
@@ -31,14 +33,13 @@ func startListener(t *testing.T, cfg Config) (*running, string) {
 // listenAddr waits for the "listen" child to write its address.
 func listenAddr(t *testing.T, path string) string {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		if data, err := os.ReadFile(path); err == nil && len(data) > 0 {
-			return string(data)
-		}
-		require.True(t, time.Now().Before(deadline), "the child never said where it listens")
-		time.Sleep(time.Millisecond)
-	}
+	var data []byte
+	testutil.Eventually(t, func() bool {
+		var err error
+		data, err = os.ReadFile(path)
+		return err == nil && len(data) > 0
+	}, "the child never said where it listens")
+	return string(data)
 }
 
 // connectFor opens and closes connections to addr every gap until d has

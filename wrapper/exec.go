@@ -67,7 +67,7 @@ func spawn(cmd *exec.Cmd) (*os.Process, error) {
 		path = shell
 	}
 	if err != nil {
-		return nil, startError(path, err)
+		return nil, startFailure(path, err)
 	}
 	return run.Process, nil
 }
@@ -132,8 +132,8 @@ func executable(file string, st fs.FileInfo) bool {
 	return false
 }
 
-// startError explains why exec of file failed.
-func startError(file string, err error) *StartError {
+// startFailure explains why exec of file failed.
+func startFailure(file string, err error) *StartError {
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
 		return &StartError{Code: exitcode.NotExecutable, Msg: file + ": cannot be started", Err: err}

@@ -15,7 +15,7 @@ import (
 	"github.com/proxy-await/proxy-await/internal/hint"
 )
 
-// runOut runs args under Run and returns the exit code and what the child
+// runOut runs args under Supervise and returns the exit code and what the child
 // wrote to stdout, or the start error.
 func runOut(t *testing.T, args ...string) (int, string, *StartError) {
 	t.Helper()
@@ -23,7 +23,7 @@ func runOut(t *testing.T, args ...string) (int, string, *StartError) {
 	require.NoError(t, err)
 	defer out.Close()
 	sigs := Notify()
-	code, err := (&Supervisor{sigs: sigs, log: logging.Discard()}).Run(Config{Args: args, Stdout: out})
+	code, err := (&Supervisor{sigs: sigs, log: logging.Discard()}).Supervise(Config{Args: args, Stdout: out})
 	Stop(sigs)
 	if err != nil {
 		var se *StartError

@@ -11,7 +11,7 @@ import (
 
 // The tests pass whatever signal dispositions they inherit: under nohup, or
 // as a background job of a script, SIGHUP, SIGINT and SIGQUIT come ignored,
-// and Run rightly leaves an inherited SIG_IGN in place. The tests that send
+// and Supervise rightly leaves an inherited SIG_IGN in place. The tests that send
 // those signals run again here, in this test binary started with the three
 // ignored.
 func TestSignalTestsPassWithSignalsIgnored(t *testing.T) {

@@ -9,42 +9,6 @@ import (
 	"github.com/proxy-await/proxy-await/internal/signals"
 )
 
-// forwardUnlessFromTerminal forwards a SIGINT, SIGQUIT or SIGTSTP, unless
-// the terminal may have sent it to the whole foreground process group, the
-// child included (a Ctrl-C without -g): a second copy would read as a second
-// keypress. Without si_code, a signal sent to proxy-await alone with kill is
-// then not forwarded either.
-func (s *Supervisor) forwardUnlessFromTerminal(sig syscall.Signal) {
-	if !s.fromTerminal(sig) {
-		s.forward(sig)
-	}
-}
-
-// fromTerminal says whether sig may be a keypress that the terminal sent to
-// the child as well, and logs it if so.
-func (s *Supervisor) fromTerminal(sig syscall.Signal) bool {
-	if sig == syscall.SIGTERM || !s.sharesForeground() {
-		return false
-	}
-	s.log.Debug("signal from the terminal reached the child too: not forwarded",
-		"event", "signal_from_terminal", "signal", signals.Name(sig))
-	return true
-}
-
-// sharesForeground says whether the child is in our process group and that
-// group is the foreground group of our controlling terminal.
-func (s *Supervisor) sharesForeground() bool {
-	if s.cfg.ProcessGroup {
-		return false
-	}
-	fg, ok := terminalForeground()
-	if !ok || fg != unix.Getpgrp() {
-		return false
-	}
-	child, err := unix.Getpgid(s.pid)
-	return err == nil && child == fg
-}
-
 // childStopped follows the child into a job-control stop (Ctrl-Z, or a
 // stop signal forwarded to it): proxy-await stops too, so that the shell
 // that started it sees the job stopped and takes the terminal back. SIGCONT

@@ -10,29 +10,29 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/proxy-await/proxy-await/internal/proxyloss"
 	"github.com/proxy-await/proxy-await/internal/testutil"
-	"github.com/proxy-await/proxy-await/readiness"
 )
 
 // fakeWatch is a watch of the proxy whose loss the test reports.
 type fakeWatch struct {
-	lost    chan readiness.Loss
+	lost    chan proxyloss.Loss
 	stopped atomic.Int32 // calls of Stop
 }
 
-func newFakeWatch() *fakeWatch { return &fakeWatch{lost: make(chan readiness.Loss, 1)} }
+func newFakeWatch() *fakeWatch { return &fakeWatch{lost: make(chan proxyloss.Loss, 1)} }
 
-func (w *fakeWatch) Lost() <-chan readiness.Loss { return w.lost }
+func (w *fakeWatch) Lost() <-chan proxyloss.Loss { return w.lost }
 func (w *fakeWatch) Stop()                       { w.stopped.Add(1) }
 
 // lose reports the loss of the proxy at url, as readiness.Watch does.
 func (w *fakeWatch) lose() {
-	w.lost <- readiness.Loss{URL: "http://127.0.0.1:4191/ready", Failing: 2 * time.Second, Err: errors.New("connection refused")}
+	w.lost <- proxyloss.Loss{URL: "http://127.0.0.1:4191/ready", Failing: 2 * time.Second, Err: errors.New("connection refused")}
 }
 
 const (
-	childStarted = `proxy-await: debug: child started child_pid=PID`
-	lostLine     = `proxy-await: error: proxy lost: stopping the command, then exiting 69 url=http://127.0.0.1:4191/ready failing=D error="connection refused"`
+	childStarted = `proxy-await: debug: child started child_pid=*`
+	lostLine     = `proxy-await: error: proxy lost: stopping the command, then exiting 69 url=http://127.0.0.1:4191/ready failing=* error="connection refused"`
 )
 
 // A loss while the child serves stops it at once, with SIGTERM as its
@@ -48,14 +48,14 @@ func TestProxyLostStopsTheChild(t *testing.T) {
 		forward string // its line in the log
 	}{
 		{"SIGTERM", Config{}, []string{"exit-on", "0", "SIGTERM"}, "SIGTERM",
-			`proxy-await: delivering termination signal signal=SIGTERM child_pid=PID reason="proxy lost"`},
+			`proxy-await: delivering termination signal signal=SIGTERM child_pid=* reason="proxy lost"`},
 		{"child exits 3", Config{}, []string{"exit-on", "3", "SIGTERM"}, "SIGTERM",
-			`proxy-await: delivering termination signal signal=SIGTERM child_pid=PID reason="proxy lost"`},
+			`proxy-await: delivering termination signal signal=SIGTERM child_pid=* reason="proxy lost"`},
 		{"rewritten", Config{Rewrite: map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGUSR1}},
 			[]string{"exit-on", "0", "SIGUSR1"}, "SIGUSR1",
-			`proxy-await: delivering termination signal signal=SIGTERM child_pid=PID as=SIGUSR1 reason="proxy lost"`},
+			`proxy-await: delivering termination signal signal=SIGTERM child_pid=* as=SIGUSR1 reason="proxy lost"`},
 		{"not held", Config{TermDelay: time.Hour}, []string{"exit-on", "0", "SIGTERM"}, "SIGTERM",
-			`proxy-await: delivering termination signal signal=SIGTERM child_pid=PID reason="proxy lost"`},
+			`proxy-await: delivering termination signal signal=SIGTERM child_pid=* reason="proxy lost"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newFakeWatch()
@@ -66,7 +66,7 @@ func TestProxyLostStopsTheChild(t *testing.T) {
 			r.expect("signal " + tc.got + " ")
 			assert.Equal(t, 69, r.wait())
 			code := tc.args[1]
-			assert.Equal(t, []string{childStarted, lostLine, tc.forward, "proxy-await: child exited child_pid=PID exit_code=" + code}, testutil.LogLines(r.log.String()))
+			assert.Equal(t, []string{childStarted, lostLine, tc.forward, "proxy-await: child exited child_pid=* exit_code=" + code}, testutil.LogLines(r.log.String()))
 			assert.Equal(t, int32(1), w.stopped.Load(), "the watch ended at the loss")
 		})
 	}
@@ -89,10 +89,10 @@ func TestProxyLostThenStopSignal(t *testing.T) {
 	assert.Equal(t, []string{
 		childStarted,
 		lostLine,
-		`proxy-await: delivering termination signal signal=SIGTERM child_pid=PID reason="proxy lost"`,
-		`proxy-await: forwarding signal signal=SIGTERM child_pid=PID`,
-		`proxy-await: warning: child still running after the termination signal: sending SIGKILL child_pid=PID kill_after=1s`,
-		`proxy-await: child killed by signal child_pid=PID signal=SIGKILL exit_code=137`,
+		`proxy-await: delivering termination signal signal=SIGTERM child_pid=* reason="proxy lost"`,
+		`proxy-await: forwarding signal signal=SIGTERM child_pid=*`,
+		`proxy-await: warning: child still running after the termination signal: sending SIGKILL child_pid=* kill_after=1s`,
+		`proxy-await: child killed by signal child_pid=* signal=SIGKILL exit_code=137`,
 	}, testutil.LogLines(r.log.String()))
 }
 
@@ -115,8 +115,8 @@ func TestStopSignalEndsTheWatch(t *testing.T) {
 		childStarted,
 		`proxy-await: debug: no longer watching the proxy: the stop signal arrived`,
 		`proxy-await: holding SIGTERM while the child keeps serving signal=SIGTERM term_delay=1h0m0s`,
-		`proxy-await: delivering termination signal signal=SIGTERM child_pid=PID reason="second SIGTERM received"`,
-		`proxy-await: child exited child_pid=PID exit_code=0`,
+		`proxy-await: delivering termination signal signal=SIGTERM child_pid=* reason="second SIGTERM received"`,
+		`proxy-await: child exited child_pid=* exit_code=0`,
 	}, testutil.LogLines(r.log.String()))
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/proxy-await/proxy-await/internal/proctree"
+	"github.com/proxy-await/proxy-await/internal/testchild"
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // A process left behind that is stopped (kill -STOP, a job stopped by
@@ -25,9 +27,30 @@ func TestWaitAllResumesAStoppedWorker(t *testing.T) {
 
 func resumesAStoppedWorker(t *testing.T, group bool) {
 	log := filepath.Join(t.TempDir(), "worker.log")
-	r := start(t, Config{WaitAll: 10 * time.Second, ProcessGroup: group}, "leave-worker-at-eof", log, "slow-term")
-	worker, err := strconv.Atoi(strings.TrimPrefix(r.expect("worker "), "worker "))
-	require.NoError(t, err)
+	// The child is a shell, which runs one thread, and it starts the
+	// worker (the test binary) itself. A child of several threads, as the
+	// test binary is, can hand the worker to a sibling thread as the
+	// thread that forked it exits; when the child's last thread exits
+	// while that sibling is still on its way out, the kernel finds the
+	// child's process group orphaned with a stopped process in it, and
+	// sends it SIGHUP and SIGCONT (POSIX job control): the worker dies of
+	// the SIGHUP before --wait-all's SIGTERM. The worker's "ready" (on its
+	// fd 3) and the shell's "worker PID" come in either order.
+	cfg := Config{WaitAll: 10 * time.Second, ProcessGroup: group, Args: []string{"/bin/sh", "-c",
+		`"$0" "$@" 3>&1 & echo "worker $!"; exec cat >/dev/null`, testchild.Self(), log, "slow-term"}}
+	r := startCommand(t, cfg, "worker")
+	var worker int
+	for range 2 {
+		line := r.lines.Next(t, `"worker PID" or "ready"`)
+		if pid, ok := strings.CutPrefix(line, "worker "); ok {
+			var err error
+			worker, err = strconv.Atoi(pid)
+			require.NoError(t, err)
+		} else {
+			require.Equal(t, "ready", line)
+		}
+	}
+	require.NotZero(t, worker, "the shell said the worker's PID")
 	require.NoError(t, syscall.Kill(worker, syscall.SIGSTOP))
 	waitStopped(t, worker)
 	require.NoError(t, r.stdin.Close())
@@ -48,14 +71,9 @@ func resumesAStoppedWorker(t *testing.T, group bool) {
 // waitStopped waits until pid is in state T (stopped).
 func waitStopped(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
+	testutil.Eventually(t, func() bool {
 		st, ok := proctree.ReadStat(pid)
 		require.True(t, ok, "PID %d is gone", pid)
-		if st.State == 'T' {
-			return
-		}
-		require.True(t, time.Now().Before(deadline), "PID %d never stopped", pid)
-		time.Sleep(time.Millisecond)
-	}
+		return st.State == 'T'
+	}, "PID %d never stopped", pid)
 }

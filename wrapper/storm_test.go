@@ -38,7 +38,7 @@ func TestChildExitFoundWhenItsSIGCHLDIsLost(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		s := &Supervisor{sigs: sigs, log: logging.New(log, "text", -4)}
-		code, err := s.Run(Config{Args: []string{testchild.Self()}, Stdin: inR})
+		code, err := s.Supervise(Config{Args: []string{testchild.Self()}, Stdin: inR})
 		inR.Close()
 		done <- result{code, err}
 	}()

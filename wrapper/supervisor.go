@@ -17,27 +17,27 @@ import (
 
 // Supervisor owns proxy-await's signals and the reaping of its children for
 // the whole run: while the proxy is awaited (Await) and while the child runs
-// (Run). It is the only reader of the signal channel and the only caller of
-// wait4. The zero Supervisor receives no signal.
+// (Supervise). It is the only reader of the signal channel and the only
+// caller of wait4. The zero Supervisor receives no signal.
 type Supervisor struct {
 	sigs <-chan os.Signal
 	log  *slog.Logger
 	out  LogOutput // nil: no signal is proxy-await's own
 
-	// The supervision of the child, which Run sets up; only Run's
+	// The supervision of the child, which Supervise sets up; only its
 	// goroutine touches it.
 	cfg    Config
 	pid    int  // the main child
 	target int  // where signals go: pid, or -pid for its process group
 	tty    bool // the child's group was handed the terminal on stdin (-g)
 
-	phase       phase          // where the stop signal stands
-	stop        syscall.Signal // the stop signal (see onStopSignal); 0 until it arrives
-	sentSIGSTOP bool           // a SIGSTOP was sent whose stop the child has not reported yet
-	hold        *time.Timer    // ends the hold of the stop signal (--term-delay); nil when none is held
-	kill        *time.Timer    // --kill-after; nil until the stop signal is delivered
-	drain       *drain.Watch   // --drain-quiet, from the child's start until the hold ends; nil when not draining
-	proxy       ProxyWatch     // --proxy-lost, from the child's start until the stop signal or the loss; nil when not watching
+	phase       phase        // where the stop signal stands (signals.go)
+	stop        stop         // the stop signal, once it arrived
+	sentSIGSTOP bool         // a SIGSTOP was sent whose stop the child has not reported yet
+	hold        *time.Timer  // ends the hold of the stop signal (--term-delay); nil when none is held
+	kill        *time.Timer  // --kill-after; nil until the stop signal is delivered
+	drain       *drain.Watch // --drain-quiet, from the child's start until the hold ends; nil when not draining
+	proxy       ProxyWatch   // --proxy-lost, from the child's start until the stop signal or the loss; nil when not watching
 }
 
 // LogOutput is where proxy-await's log lines go (logging.Stderr). A write
@@ -101,16 +101,10 @@ func (s *Supervisor) awaiting(sig syscall.Signal) syscall.Signal {
 	return 0
 }
 
-// own says whether sig is one proxy-await raised itself: a SIGPIPE from
-// writing its log to a pipe whose reader is gone. It is never acted on.
-func (s *Supervisor) own(sig syscall.Signal) bool {
-	return sig == syscall.SIGPIPE && s.out != nil && s.out.RaisedSigpipe()
-}
-
-// Run starts the child and supervises it until it exits, then returns the
-// code proxy-await should exit with. A *StartError says the child never
-// started. A Supervisor runs one child.
-func (s *Supervisor) Run(cfg Config) (int, error) {
+// Supervise starts the child and supervises it until it exits, then returns
+// the code proxy-await should exit with. A *StartError says the child never
+// started. A Supervisor supervises one child.
+func (s *Supervisor) Supervise(cfg Config) (int, error) {
 	// The parent-death signal fires when the forking thread ends, not the
 	// process: keep this goroutine on its thread until the child is reaped.
 	runtime.LockOSThread()
@@ -135,77 +129,6 @@ func (s *Supervisor) Run(cfg Config) (int, error) {
 	s.log.Debug("child started", "event", "child_started", "child_pid", s.pid)
 	s.learn()
 	return s.loop()
-}
-
-// phase is where the supervision stands, as the stop signal moves it on:
-// holdStop goes from serving to holding, deliverStop (or a stop signal that
-// reached the child from its terminal) to stopping; a loss of the proxy
-// goes from serving to lost (proxyLost).
-type phase int
-
-const (
-	serving  phase = iota // no stop signal yet
-	holding               // the stop signal is held for --term-delay, or until the drain watch says quiet
-	stopping              // the stop signal has reached the child; --kill-after counts
-	lost                  // the proxy was lost and the child sent its stop; --kill-after counts, and the run exits 69
-)
-
-func (s *Supervisor) loop() (int, error) {
-	defer s.stopTimers()
-	for {
-		// Reap at every turn, as tini does, not only after a SIGCHLD:
-		// signal.Notify drops a signal that finds the channel full, so
-		// under a storm of signals the SIGCHLD of the child's exit may
-		// never arrive. It is lost only to a full channel, whose signals
-		// then come after the exit, each followed by a reap. The first
-		// turn reaps what exited before the loop began.
-		switch ws, exited, _, err := s.reap(); {
-		case err != nil:
-			return 0, err
-		case exited:
-			return s.exitCode(s.childExited(ws)), nil
-		}
-		select {
-		case sig := <-s.sigs:
-			if sig != syscall.SIGCHLD {
-				s.handle(sig.(syscall.Signal))
-			}
-		case <-timerC(s.hold):
-			s.deliverStop("term delay elapsed")
-		case <-s.drain.Quiet():
-			s.deliverQuiet()
-		case loss := <-s.proxyLoss():
-			s.proxyLost(loss)
-		case <-timerC(s.kill):
-			s.log.Warn("child still running after the termination signal: sending SIGKILL",
-				"event", "kill_after", "child_pid", s.pid, "kill_after", s.cfg.KillAfter)
-			s.send(syscall.SIGKILL)
-		}
-	}
-}
-
-// handle deals with one received signal.
-func (s *Supervisor) handle(sig syscall.Signal) {
-	switch {
-	case s.own(sig):
-		s.log.Debug("signal raised by proxy-await's own write: not forwarded", "event", "signal_dropped",
-			"signal", signals.Name(sig))
-	case signals.IsTermination(sig):
-		s.onStopSignal(sig)
-	case sig == syscall.SIGTSTP:
-		s.forwardUnlessFromTerminal(sig)
-	case sig == syscall.SIGCONT && s.tty:
-		// Resumed after a stop: "fg" made our group the terminal's
-		// foreground again; pass the terminal on to the child's group before
-		// it runs, or its first read would stop it again. After "bg" the
-		// terminal stays where it is.
-		if fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
-			s.giveTerminal(s.pid)
-		}
-		s.forward(sig)
-	default:
-		s.forward(sig)
-	}
 }
 
 // childExited logs how the child ended and, with -g, tells what is left of its
@@ -236,33 +159,4 @@ func (s *Supervisor) childExited(ws syscall.WaitStatus) int {
 		s.waitAll()
 	}
 	return code
-}
-
-// exitCode is the code the run exits with once the child ended with code:
-// the child's, or 69 after a loss of the proxy, whatever the child's was.
-func (s *Supervisor) exitCode(code int) int {
-	if s.phase == lost {
-		return exitcode.Unavailable
-	}
-	return code
-}
-
-func (s *Supervisor) stopTimers() {
-	stopTimer(s.hold)
-	stopTimer(s.kill)
-	s.drain.Stop()
-	s.endWatch("")
-}
-
-func timerC(t *time.Timer) <-chan time.Time {
-	if t == nil {
-		return nil
-	}
-	return t.C
-}
-
-func stopTimer(t *time.Timer) {
-	if t != nil {
-		t.Stop()
-	}
 }

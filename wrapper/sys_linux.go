@@ -24,7 +24,7 @@ func becomeReaper(log *slog.Logger) {
 // sysProcAttr sets the child's process group and asks the kernel to SIGKILL
 // the child if proxy-await dies without supervising it to the end (kill -9,
 // the OOM killer). The parent-death signal is tied to the thread that forks,
-// so Run keeps that thread locked until the child has been reaped.
+// so Supervise keeps that thread locked until the child has been reaped.
 func sysProcAttr(group, foreground bool) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{
 		Setpgid:    group,
@@ -37,7 +37,7 @@ func sysProcAttr(group, foreground bool) *syscall.SysProcAttr {
 // setForeground makes pgrp the foreground process group of the terminal on
 // fd. A process outside the foreground group may do so only if it does not
 // take SIGTTOU, so the signal is blocked on this thread meanwhile; the
-// caller keeps its goroutine on the thread (Run does).
+// caller keeps its goroutine on the thread (Supervise does).
 func setForeground(fd, pgrp int) error {
 	var set, old unix.Sigset_t
 	n, w := int(syscall.SIGTTOU)-1, int(unsafe.Sizeof(set.Val[0]))*8

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/proxy-await/proxy-await/drain"
-	"github.com/proxy-await/proxy-await/readiness"
+	"github.com/proxy-await/proxy-await/internal/proxyloss"
 )
 
 // Config says what to run and how to treat it.
@@ -58,7 +58,7 @@ type Probes interface {
 // stop signal came first: the supervisor ends the watch at the stop signal,
 // at the loss, and when the child exits.
 type ProxyWatch interface {
-	Lost() <-chan readiness.Loss
+	Lost() <-chan proxyloss.Loss
 	Stop()
 }
 

@@ -32,8 +32,8 @@ func TestMain(m *testing.M) {
 // waitLimit bounds every wait, so a bug fails a test instead of hanging it.
 const waitLimit = 20 * time.Second
 
-// running is a child under Run in this test process. Signals are real: they
-// are sent to this process, caught by Notify and forwarded by Run.
+// running is a child under Supervise in this test process. Signals are real: they
+// are sent to this process, caught by Notify and forwarded by Supervise.
 type running struct {
 	t     *testing.T
 	stdin *os.File
@@ -47,8 +47,16 @@ type result struct {
 	err  error
 }
 
-// start runs a testchild scenario under Run with cfg.
+// start runs a testchild scenario under Supervise with cfg.
 func start(t *testing.T, cfg Config, scenario string, args ...string) *running {
+	t.Helper()
+	cfg.Args = append([]string{testchild.Self()}, args...)
+	return startCommand(t, cfg, scenario)
+}
+
+// startCommand runs cfg.Args under Supervise, with the test binary playing
+// scenario wherever the command starts it.
+func startCommand(t *testing.T, cfg Config, scenario string) *running {
 	t.Helper()
 	t.Setenv(testchild.Env, scenario)
 	inR, inW, err := os.Pipe()
@@ -57,12 +65,11 @@ func start(t *testing.T, cfg Config, scenario string, args ...string) *running {
 	require.NoError(t, err)
 	r := &running{t: t, stdin: inW, done: make(chan result, 1), log: &testutil.Buffer{}}
 	r.lines = testutil.NewLines(outR, waitLimit, func() string { return "log:\n" + r.log.String() })
-	cfg.Args = append([]string{testchild.Self()}, args...)
 	cfg.Stdin, cfg.Stdout = inR, outW
 
 	sigs := Notify()
 	go func() {
-		code, err := (&Supervisor{sigs: sigs, log: logging.New(r.log, "text", -4)}).Run(cfg)
+		code, err := (&Supervisor{sigs: sigs, log: logging.New(r.log, "text", -4)}).Supervise(cfg)
 		Stop(sigs)
 		inR.Close()
 		outW.Close()
@@ -224,14 +231,15 @@ func TestProcessGroup(t *testing.T) {
 
 // unreaped waits for pid to be gone and says 0, or returns pid after waitLimit.
 func unreaped(pid int) int {
-	deadline := time.Now().Add(waitLimit)
-	for time.Now().Before(deadline) {
+	if testutil.Until(waitLimit, func() bool {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
-			return 0
+			return true
 		}
 		var ws syscall.WaitStatus
 		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-		time.Sleep(5 * time.Millisecond)
+		return false
+	}) {
+		return 0
 	}
 	return pid
 }
@@ -371,7 +379,7 @@ func TestStartErrors(t *testing.T) {
 		{[]string{"/"}, exitcode.NotExecutable},
 	} {
 		sigs := Notify()
-		_, err := (&Supervisor{sigs: sigs, log: logging.Discard()}).Run(Config{Args: tc.args})
+		_, err := (&Supervisor{sigs: sigs, log: logging.Discard()}).Supervise(Config{Args: tc.args})
 		Stop(sigs)
 		var se *StartError
 		require.ErrorAs(t, err, &se, "%v", tc.args)

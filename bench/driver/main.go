@@ -3,7 +3,7 @@
 // Command driver runs the benchmarks of bench/run.sh that need a precise
 // clock or process control, and writes bench/results.md from all the results.
 //
-//	driver [flags] launch|readiness|cpuwait|signals|storm|memory|reap|report
+//	driver [flags] launch|readiness|cpuwait|signals|storm|memory|packages|reap|report
 //
 // Every measure writes OUT/NAME.json; report reads them together with the
 // hyperfine and go test outputs that run.sh leaves in OUT and fills in the
@@ -29,23 +29,29 @@ import (
 // paths of the programs under test and of the helpers.
 type paths struct {
 	proxyAwait string
-	fakeproxy  string
-	stamp      string
-	goFloor    string
-	child      string
-	tini       string
-	dumbInit   string
-	out        string
-	cold       string // copies of the binaries on a device without read-ahead, or ""
+	// proxyAwaitSyms is the same build as proxyAwait with its symbol
+	// table, for the packages measure.
+	proxyAwaitSyms string
+	fakeproxy      string
+	stamp          string
+	goFloor        string
+	depFloor       string // bench/depfloor whole; its other builds beside it (depFloorBuilds)
+	child          string
+	tini           string
+	dumbInit       string
+	out            string
+	cold           string // copies of the binaries on a device without read-ahead, or ""
 }
 
 var p paths
 
 func main() {
 	flag.StringVar(&p.proxyAwait, "proxy-await", "bin/proxy-await", "proxy-await binary under test")
+	flag.StringVar(&p.proxyAwaitSyms, "proxy-await-syms", "", "the same build of proxy-await with its symbol table (packages only)")
 	flag.StringVar(&p.fakeproxy, "fakeproxy", "bin/fakeproxy", "stand-in proxy admin server")
 	flag.StringVar(&p.stamp, "stamp", "", "bench/stamp binary")
 	flag.StringVar(&p.goFloor, "gofloor", "", "bench/gofloor binary")
+	flag.StringVar(&p.depFloor, "depfloor", "", "bench/depfloor binary, built whole; run.sh builds the others beside it")
 	flag.StringVar(&p.child, "child", "", "bench/child binary")
 	flag.StringVar(&p.out, "out", "", "directory for results")
 	flag.StringVar(&p.cold, "cold", "", "directory on a device without read-ahead holding copies of the wrappers, for the cold memory figures")
@@ -68,6 +74,7 @@ func main() {
 		"signals":   signals,
 		"storm":     storm,
 		"memory":    memory,
+		"packages":  packages,
 		"reap":      reap,
 	}
 	name := flag.Arg(0)
@@ -130,6 +137,30 @@ func inits() []wrapper {
 // goFloor is the reference Go program (bench/gofloor): what any Go init with
 // proxy-await's signal subscriptions costs before doing anything else.
 func goFloor() wrapper { return wrapper{"Go floor", []string{p.goFloor}} }
+
+// depFloorBuilds are the builds of bench/depfloor that run.sh makes, by
+// the suffix it adds to -depfloor: the whole, each without one dependency
+// (its no_NAME build tag), net/http's client alone, and none of them.
+var depFloorBuilds = []struct{ suffix, name string }{
+	{"", "dependency floor: pflag, log/slog, net/http's client and server, go-retryablehttp"},
+	{"-no-pflag", "dependency floor without pflag"},
+	{"-no-slog", "dependency floor without log/slog"},
+	{"-no-retryablehttp", "dependency floor without go-retryablehttp"},
+	{"-no-server", "dependency floor without net/http's server"},
+	{"-no-client", "dependency floor without net/http's client (its probe by hand)"},
+	{"-client-alone", "dependency floor: net/http's client alone"},
+	{"-none", "dependency floor: none of them (its probe by hand)"},
+}
+
+// depFloors are the dependency floor's builds (bench/depfloor), each as a
+// wrapper that waits for the proxy at PORT, as proxy-await's -p does.
+func depFloors() []wrapper {
+	var ws []wrapper
+	for _, b := range depFloorBuilds {
+		ws = append(ws, wrapper{b.name, []string{p.depFloor + b.suffix, "-q", "-p", "PORT", "--"}})
+	}
+	return ws
+}
 
 func (w wrapper) command(args ...string) *exec.Cmd {
 	all := append(slices.Clone(w.Prefix), args...)

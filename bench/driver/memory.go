@@ -53,6 +53,9 @@ func memory() (any, error) {
 		{wrapper: wrapper{"tini", []string{p.tini, "--"}}},
 		{wrapper: wrapper{"dumb-init", []string{p.dumbInit}}},
 	}
+	for _, w := range depFloors() {
+		ws = append(ws, memoryWrapper{wrapper: w, awaits: true})
+	}
 	res := memoryResult{Runs: memoryRuns}
 	if p.cold == "" {
 		res.ColdSkipped = "run.sh could not set up a loop device without read-ahead (it needs root, losetup and mkfs.ext4)"

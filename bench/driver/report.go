@@ -33,6 +33,7 @@ type run struct {
 	Signals                                         signalsResult
 	Storm                                           stormResult
 	Memory                                          memoryResult
+	Packages                                        packagesResult
 	Reap                                            reapResult
 	Sizes                                           []namedSize
 	GoBench                                         string
@@ -60,13 +61,17 @@ func writeReport(path string) error {
 		return err
 	}
 	for name, v := range map[string]any{"launch": &r.Launch, "readiness": &r.Readiness, "cpuwait": &r.CPUWait,
-		"signals": &r.Signals, "storm": &r.Storm, "memory": &r.Memory, "reap": &r.Reap} {
+		"signals": &r.Signals, "storm": &r.Storm, "memory": &r.Memory, "packages": &r.Packages, "reap": &r.Reap} {
 		if err := loadJSON(name, v); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	for _, f := range []struct{ name, path string }{{"proxy-await (stripped, static)", p.proxyAwait},
-		{"Go floor (static)", p.goFloor}, {"tini", p.tini}, {"dumb-init", p.dumbInit}} {
+	sized := []struct{ name, path string }{{"proxy-await (stripped, static)", p.proxyAwait},
+		{"Go floor (static)", p.goFloor}, {"tini", p.tini}, {"dumb-init", p.dumbInit}}
+	for _, w := range depFloors() {
+		sized = append(sized, struct{ name, path string }{w.Name + " (stripped, static)", w.Prefix[0]})
+	}
+	for _, f := range sized {
 		if st, err := os.Stat(f.path); err == nil {
 			r.Sizes = append(r.Sizes, namedSize{f.name, st.Size()})
 		}
@@ -80,6 +85,7 @@ func writeReport(path string) error {
 		"mib": func(b int64) string { return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20)) },
 		"f1":  func(v float64) string { return fmt.Sprintf("%.1f", v) },
 		"f2":  func(v float64) string { return fmt.Sprintf("%.2f", v) },
+		"f0":  func(v float64) string { return fmt.Sprintf("%.0f", v) },
 		"x": func(v, base float64) string {
 			if base == 0 {
 				return "-"

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // BenchmarkExamples checks the project's examples/ directory: what a --check
@@ -85,11 +87,16 @@ func benchmarkFile(b *testing.B, data []byte) {
 	}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	var peak uint64
 	for b.Loop() {
-		if _, sum := Paths([]string{path}, Options{}); sum.Pods == 0 {
-			b.Fatal("no pods")
-		}
+		peak = max(peak, testutil.PeakHeap(func() {
+			if _, sum := Paths([]string{path}, Options{}); sum.Pods == 0 {
+				b.Fatal("no pods")
+			}
+		}))
 	}
+	b.ReportMetric(float64(peak), "peak-B")
+	b.ReportMetric(float64(peak)/float64(len(data)), "peak/input")
 }
 
 // BenchmarkLargeList checks one kind: List of 1000 Deployments (about 1 MB).

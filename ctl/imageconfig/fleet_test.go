@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/proxy-await/proxy-await/internal/registrytest"
 )
 
 // fleet is the repository's fleet of upstream manifests (testdata/fleet,
@@ -90,20 +92,20 @@ func TestFleetResolvesAsRecorded(t *testing.T) {
 	// the recorded values, and whose linux/arm64 image does not. A
 	// reference pinned by digest names a manifest no test can make again:
 	// it is asked for at the digest of what was pushed.
-	c, tr := world(t)
+	c, tr := registrytest.World(t)
 	asked := map[string]string{}   // the reference resolved → as written
 	digests := map[string]string{} // as written → the amd64 image's digest
 	for _, img := range images {
 		ref, err := name.ParseReference(img)
 		require.NoError(t, err)
 		rec := recorded[ref.Name()]
-		amd := image(t, "linux/amd64", rec.Entrypoint, rec.Cmd)
-		arm := image(t, "linux/arm64", []string{"/not-this-platform"}, nil)
+		amd := registrytest.Image(t, "linux/amd64", rec.Entrypoint, rec.Cmd)
+		arm := registrytest.Image(t, "linux/arm64", []string{"/not-this-platform"}, nil)
 		at, pushTo := img, img
 		if _, ok := ref.(name.Digest); ok {
 			pushTo = ref.Context().Tag("fleet").String()
 		}
-		pushed := push(t, pushTo, index(t, arm, amd), tr) // arm64 first: no resolver gets amd64 by chance
+		pushed := registrytest.Push(t, pushTo, registrytest.Index(t, arm, amd), tr) // arm64 first: no resolver gets amd64 by chance
 		if _, ok := ref.(name.Digest); ok {
 			at = ref.Context().Digest(pushed.String()).String()
 		}
@@ -112,7 +114,7 @@ func TestFleetResolvesAsRecorded(t *testing.T) {
 		require.NoError(t, err)
 		digests[img] = d.String()
 	}
-	before := c.total()
+	before := c.Total()
 
 	r := resolver(t, Options{})
 	r.transport = tr
@@ -126,7 +128,7 @@ func TestFleetResolvesAsRecorded(t *testing.T) {
 			assert.Equal(t, digests[img], got.Digest, "%s: digest", img)
 		}
 	}
-	assert.Equal(t, 3*len(asked), c.total()-before, "each image once: its index, its linux/amd64 manifest, its configuration")
+	assert.Equal(t, 3*len(asked), c.Total()-before, "each image once: its index, its linux/amd64 manifest, its configuration")
 
 	offline := resolver(t, Options{File: filepath.Join(fleet, "entrypoints.yaml"), NoRegistry: true})
 	for _, img := range images {

@@ -42,6 +42,11 @@ type Options struct {
 	// NoRegistry contacts no registry (--registry=false): an image not in
 	// File is an error.
 	NoRegistry bool
+	// Transport carries the requests to registries; nil is the registry
+	// client's own, which takes a proxy from $HTTPS_PROXY. A caller that
+	// serves registries itself (a mirror, a test's in-process registry)
+	// gives its own.
+	Transport http.RoundTripper
 }
 
 // Resolver finds images' commands for one run, and remembers each answer,
@@ -87,11 +92,14 @@ func New(o Options) (*Resolver, error) {
 		platform:    *p,
 		registry:    !o.NoRegistry,
 		keychain:    authn.DefaultKeychain,
-		transport:   remote.DefaultTransport,
+		transport:   o.Transport,
 		timeout:     fetchTimeout,
 		maxConfig:   maxConfig,
 		maxManifest: maxManifest,
 		fetches:     map[string]*fetch{},
+	}
+	if r.transport == nil {
+		r.transport = remote.DefaultTransport
 	}
 	if o.File != "" {
 		if r.file, err = ReadEntrypoints(o.File); err != nil {

@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/registrytest"
 )
 
 // requireReason fails unless err is an *Error of reason, and gives it.
@@ -28,9 +30,9 @@ func requireReason(t *testing.T, err error, reason Reason) *Error {
 // An image's ENTRYPOINT and CMD come from its configuration in a plain
 // registry, with the digest of the manifest they were read from.
 func TestResolveReadsTheConfiguration(t *testing.T) {
-	reg := serve(t, quietRegistry())
-	img := image(t, "linux/amd64", []string{"/docker-entrypoint.sh"}, []string{"nginx", "-g", "daemon off;"})
-	digest := push(t, reg+"/web/nginx:1.27", img, nil)
+	reg := registrytest.Serve(t, registrytest.Registry())
+	img := registrytest.Image(t, "linux/amd64", []string{"/docker-entrypoint.sh"}, []string{"nginx", "-g", "daemon off;"})
+	digest := registrytest.Push(t, reg+"/web/nginx:1.27", img, nil)
 
 	c, err := resolver(t, Options{}).Resolve(t.Context(), reg+"/web/nginx:1.27")
 	require.NoError(t, err)
@@ -41,10 +43,10 @@ func TestResolveReadsTheConfiguration(t *testing.T) {
 // A reference by digest reads that manifest, also when a tag stands
 // before the digest (the tag is then only a comment, as for the runtime).
 func TestResolveByDigest(t *testing.T) {
-	reg := serve(t, quietRegistry())
-	old := image(t, "linux/amd64", []string{"/app"}, []string{"--old"})
-	oldDigest := push(t, reg+"/app:1", old, nil)
-	push(t, reg+"/app:1", image(t, "linux/amd64", []string{"/app"}, []string{"--new"}), nil) // the tag moves on
+	reg := registrytest.Serve(t, registrytest.Registry())
+	old := registrytest.Image(t, "linux/amd64", []string{"/app"}, []string{"--old"})
+	oldDigest := registrytest.Push(t, reg+"/app:1", old, nil)
+	registrytest.Push(t, reg+"/app:1", registrytest.Image(t, "linux/amd64", []string{"/app"}, []string{"--new"}), nil) // the tag moves on
 
 	r := resolver(t, Options{})
 	for _, ref := range []string{reg + "/app@" + oldDigest.String(), reg + "/app:1@" + oldDigest.String()} {
@@ -65,10 +67,10 @@ func TestResolveByDigest(t *testing.T) {
 // From a multi-platform index, the manifest of --platform is read; a
 // platform the index lacks is an error that lists those it has.
 func TestResolvePicksThePlatform(t *testing.T) {
-	reg := serve(t, quietRegistry())
-	amd := image(t, "linux/amd64", []string{"/app-amd64"}, nil)
-	arm := image(t, "linux/arm64/v8", []string{"/app-arm64"}, nil)
-	push(t, reg+"/app:multi", index(t, amd, arm), nil)
+	reg := registrytest.Serve(t, registrytest.Registry())
+	amd := registrytest.Image(t, "linux/amd64", []string{"/app-amd64"}, nil)
+	arm := registrytest.Image(t, "linux/arm64/v8", []string{"/app-arm64"}, nil)
+	registrytest.Push(t, reg+"/app:multi", registrytest.Index(t, amd, arm), nil)
 	amdDigest, err := amd.Digest()
 	require.NoError(t, err)
 	armDigest, err := arm.Digest()
@@ -99,13 +101,12 @@ func TestResolvePicksThePlatform(t *testing.T) {
 // Each image is fetched once per run, however many pods name it, however
 // it is spelt, and whether or not it was found.
 func TestResolveFetchesEachImageOnce(t *testing.T) {
-	c, tr := world(t)
-	img := image(t, "linux/amd64", []string{"/docker-entrypoint.sh"}, []string{"nginx", "-g", "daemon off;"})
-	push(t, "docker.io/library/nginx:1.27", index(t, img), tr)
-	before := c.total()
+	c, tr := registrytest.World(t)
+	img := registrytest.Image(t, "linux/amd64", []string{"/docker-entrypoint.sh"}, []string{"nginx", "-g", "daemon off;"})
+	registrytest.Push(t, "docker.io/library/nginx:1.27", registrytest.Index(t, img), tr)
+	before := c.Total()
 
-	r := resolver(t, Options{})
-	r.transport = tr
+	r := resolver(t, Options{Transport: tr})
 	spellings := []string{"nginx:1.27", "docker.io/library/nginx:1.27", "index.docker.io/library/nginx:1.27", "library/nginx:1.27"}
 	var wg sync.WaitGroup
 	for i := range 32 {
@@ -120,21 +121,21 @@ func TestResolveFetchesEachImageOnce(t *testing.T) {
 	wg.Wait()
 	imgDigest, err := img.Digest()
 	require.NoError(t, err)
-	assert.Equal(t, 1, c.count("GET", "/v2/library/nginx/manifests/1.27"), "the index")
-	assert.Equal(t, 1, c.count("GET", "/v2/library/nginx/manifests/"+imgDigest.String()), "the platform's manifest")
-	assert.Equal(t, 1, c.count("GET", "/v2/library/nginx/blobs/"+configDigest(t, img).String()), "the configuration")
-	assert.Equal(t, 1, c.count("GET", "/v2/library/nginx/manifests/0.0-missing"), "the missing tag")
-	assert.Equal(t, 4, c.total()-before, "nothing else")
+	assert.Equal(t, 1, c.Count("GET", "/v2/library/nginx/manifests/1.27"), "the index")
+	assert.Equal(t, 1, c.Count("GET", "/v2/library/nginx/manifests/"+imgDigest.String()), "the platform's manifest")
+	assert.Equal(t, 1, c.Count("GET", "/v2/library/nginx/blobs/"+registrytest.ConfigDigest(t, img).String()), "the configuration")
+	assert.Equal(t, 1, c.Count("GET", "/v2/library/nginx/manifests/0.0-missing"), "the missing tag")
+	assert.Equal(t, 4, c.Total()-before, "nothing else")
 }
 
 // The entrypoints file answers before any registry, for the reference in
 // any spelling; --registry=false asks none, and an image not in the file
 // is then an error naming the file and the fix.
 func TestEntrypointsFileAnswersFirst(t *testing.T) {
-	c, tr := world(t)
-	push(t, "docker.io/library/nginx:1.27", image(t, "linux/amd64", []string{"/from-registry"}, nil), tr)
-	push(t, "quay.io/org/tool:2", image(t, "linux/amd64", []string{"/tool"}, nil), tr)
-	before := c.total()
+	c, tr := registrytest.World(t)
+	registrytest.Push(t, "docker.io/library/nginx:1.27", registrytest.Image(t, "linux/amd64", []string{"/from-registry"}, nil), tr)
+	registrytest.Push(t, "quay.io/org/tool:2", registrytest.Image(t, "linux/amd64", []string{"/tool"}, nil), tr)
+	before := c.Total()
 	file := writeFile(t, "entrypoints.yaml", "nginx:1.27:\n  entrypoint: [/docker-entrypoint.sh]\n  cmd: [nginx, -g, daemon off;]\n")
 
 	for _, offline := range []bool{false, true} {
@@ -156,29 +157,11 @@ func TestEntrypointsFileAnswersFirst(t *testing.T) {
 			assert.Equal(t, []string{"/tool"}, got.Entrypoint)
 		}
 	}
-	assert.Equal(t, 2, c.total()-before, "the registry was asked for quay.io/org/tool:2 alone, once: its manifest and configuration")
+	assert.Equal(t, 2, c.Total()-before, "the registry was asked for quay.io/org/tool:2 alone, once: its manifest and configuration")
 
 	_, err := resolver(t, Options{NoRegistry: true}).Resolve(t.Context(), "nginx:1.27")
 	e := requireReason(t, err, NotInFile)
 	assert.Equal(t, "nginx:1.27: no registry is asked (--registry=false): add its entrypoint and cmd to an --entrypoints file, or let the registry be asked", e.Error())
-}
-
-// basicAuth lets through the requests that carry user and password, and
-// answers the others 401 as a registry that wants credentials does, with
-// an error that quotes the Authorization header it was sent: a registry
-// may be careless, and nothing of it must reach a message.
-func basicAuth(next http.Handler, user, password string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); ok && u == user && p == password {
-			next.ServeHTTP(w, r)
-			return
-		}
-		w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
-			"code": "UNAUTHORIZED", "message": "not with " + r.Header.Get("Authorization")}}})
-	})
 }
 
 // A registry that wants credentials is read with those of the Docker
@@ -187,10 +170,10 @@ func basicAuth(next http.Handler, user, password string) http.Handler {
 // with wrong ones, the error says which and gives docker login; no error
 // shows a credential.
 func TestResolveAuthenticatesAsDockerDoes(t *testing.T) {
-	backend := quietRegistry()
-	pushTo := serve(t, backend)
-	reg := serve(t, basicAuth(backend, "ci-bot", "s3cr3t-pa55word"))
-	push(t, pushTo+"/private/app:1", image(t, "linux/amd64", []string{"/app"}, []string{"serve"}), nil)
+	backend := registrytest.Registry()
+	pushTo := registrytest.Serve(t, backend)
+	reg := registrytest.Serve(t, registrytest.BasicAuth(backend, "ci-bot", "s3cr3t-pa55word"))
+	registrytest.Push(t, pushTo+"/private/app:1", registrytest.Image(t, "linux/amd64", []string{"/app"}, []string{"serve"}), nil)
 	ref := reg + "/private/app:1"
 	auth := func(user, password string) string {
 		return base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
@@ -215,7 +198,7 @@ func TestResolveAuthenticatesAsDockerDoes(t *testing.T) {
 			text: ref + ": registry " + reg + " refused the credentials the Docker config gives for it (401 Unauthorized)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dockerConfig(t, tc.config)
+			registrytest.DockerConfig(t, tc.config)
 			t.Setenv(helperServerEnv, reg)
 			t.Setenv(helperUserEnv, "ci-bot")
 			t.Setenv(helperSecretEnv, tc.helper)
@@ -237,9 +220,9 @@ func TestResolveAuthenticatesAsDockerDoes(t *testing.T) {
 // What a registry says back is shown without the credentials that were
 // sent to it, and a URL it names without its password.
 func TestErrorsShowNoCredential(t *testing.T) {
-	backend := quietRegistry()
-	pushTo := serve(t, backend)
-	push(t, pushTo+"/app:1", image(t, "linux/amd64", []string{"/app"}, nil), nil)
+	backend := registrytest.Registry()
+	pushTo := registrytest.Serve(t, backend)
+	registrytest.Push(t, pushTo+"/app:1", registrytest.Image(t, "linux/amd64", []string{"/app"}, nil), nil)
 	// A registry that refuses with a status nothing retries, quoting the
 	// request's Authorization header; and one that sends the configuration
 	// to a store whose URL holds a password, where nothing listens.
@@ -270,8 +253,8 @@ func TestErrorsShowNoCredential(t *testing.T) {
 		{"a redirect to a URL with a password", redirecting, Unreachable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := serve(t, tc.h)
-			dockerConfig(t, map[string]any{"auths": map[string]any{reg: map[string]string{"username": "ci-bot", "password": "s3cr3t-pa55word"}}})
+			reg := registrytest.Serve(t, tc.h)
+			registrytest.DockerConfig(t, map[string]any{"auths": map[string]any{reg: map[string]string{"username": "ci-bot", "password": "s3cr3t-pa55word"}}})
 			_, err := resolver(t, Options{}).Resolve(t.Context(), reg+"/app:1")
 			e := requireReason(t, err, tc.reason)
 			for _, s := range []string{"s3cr3t-pa55word", base64.StdEncoding.EncodeToString([]byte("ci-bot:s3cr3t-pa55word")), "st0re-pa55word"} {
@@ -285,9 +268,9 @@ func TestErrorsShowNoCredential(t *testing.T) {
 // Each fetch is bounded in time: a registry that does not answer is given
 // up on at the bound, with a time-out error that names the fix.
 func TestResolveTimesOut(t *testing.T) {
-	backend := quietRegistry()
-	pushTo := serve(t, backend)
-	push(t, pushTo+"/app:1", image(t, "linux/amd64", []string{"/app"}, nil), nil)
+	backend := registrytest.Registry()
+	pushTo := registrytest.Serve(t, backend)
+	registrytest.Push(t, pushTo+"/app:1", registrytest.Image(t, "linux/amd64", []string{"/app"}, nil), nil)
 	// The manifest comes 5 s late: long after the bound, short enough that
 	// a fetch without one ends, and the test fails rather than hangs.
 	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -300,7 +283,7 @@ func TestResolveTimesOut(t *testing.T) {
 		}
 		backend.ServeHTTP(w, r)
 	})
-	reg := serve(t, slow)
+	reg := registrytest.Serve(t, slow)
 	r := resolver(t, Options{})
 	r.timeout = 200 * time.Millisecond
 	start := time.Now()
@@ -312,10 +295,10 @@ func TestResolveTimesOut(t *testing.T) {
 
 // A configuration past 1 MiB is refused before it is read.
 func TestResolveRefusesALargeConfiguration(t *testing.T) {
-	c := counting(quietRegistry())
-	reg := serve(t, c)
-	img := image(t, "linux/amd64", []string{"/app"}, []string{strings.Repeat("x", maxConfig)})
-	push(t, reg+"/app:big", img, nil)
+	c := registrytest.Counting(registrytest.Registry())
+	reg := registrytest.Serve(t, c)
+	img := registrytest.Image(t, "linux/amd64", []string{"/app"}, []string{strings.Repeat("x", maxConfig)})
+	registrytest.Push(t, reg+"/app:big", img, nil)
 	m, err := img.Manifest()
 	require.NoError(t, err)
 	require.Greater(t, m.Config.Size, int64(maxConfig))
@@ -324,15 +307,15 @@ func TestResolveRefusesALargeConfiguration(t *testing.T) {
 	e := requireReason(t, err, TooLarge)
 	assert.Equal(t, fmt.Sprintf("%s/app:big: its configuration is %d bytes, past the %d that are read: check that the reference names the container's image, %s",
 		reg, m.Config.Size, maxConfig, fromFile(reg+"/app:big")), e.Error())
-	assert.Zero(t, c.count("GET", "/v2/app/blobs/"+m.Config.Digest.String()), "the configuration was not read")
+	assert.Zero(t, c.Count("GET", "/v2/app/blobs/"+m.Config.Digest.String()), "the configuration was not read")
 }
 
 // A manifest or index past its bound is refused, whether the registry
 // says its length first or streams it without end.
 func TestResolveRefusesALargeManifest(t *testing.T) {
-	backend := quietRegistry()
-	reg := serve(t, backend)
-	push(t, reg+"/app:1", image(t, "linux/amd64", []string{"/app"}, nil), nil)
+	backend := registrytest.Registry()
+	reg := registrytest.Serve(t, backend)
+	registrytest.Push(t, reg+"/app:1", registrytest.Image(t, "linux/amd64", []string{"/app"}, nil), nil)
 	endless := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.Contains(r.URL.Path, "/manifests/") {
 			backend.ServeHTTP(w, r)
@@ -352,7 +335,7 @@ func TestResolveRefusesALargeManifest(t *testing.T) {
 		reg  string
 	}{
 		{"with its length", reg},
-		{"streamed", serve(t, endless)},
+		{"streamed", registrytest.Serve(t, endless)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := resolver(t, Options{})
@@ -366,8 +349,8 @@ func TestResolveRefusesALargeManifest(t *testing.T) {
 
 // What cannot be read says why, and the fix.
 func TestResolveSaysWhatIsMissing(t *testing.T) {
-	reg := serve(t, quietRegistry())
-	push(t, reg+"/app:1", image(t, "linux/amd64", []string{"/app"}, nil), nil)
+	reg := registrytest.Serve(t, registrytest.Registry())
+	registrytest.Push(t, reg+"/app:1", registrytest.Image(t, "linux/amd64", []string{"/app"}, nil), nil)
 	down := closedPort(t)
 	for _, tc := range []struct {
 		ref    string

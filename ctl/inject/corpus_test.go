@@ -98,7 +98,7 @@ func TestCorpusInjected(t *testing.T) {
 		for _, rel := range releases {
 			t.Run(name+"/"+rel, func(t *testing.T) {
 				v := versions(t, rel)
-				r := Paths([]string{dir}, Options{Versions: v, Image: "registry.example.com/proxy-await:1"})
+				r := Paths(t.Context(), []string{dir}, Options{Versions: v, Image: "registry.example.com/proxy-await:1"})
 				skipped := map[string]bool{}
 				for _, l := range r.Lines {
 					t.Logf("%s", l)
@@ -129,7 +129,7 @@ func TestCorpusInjected(t *testing.T) {
 						t.Errorf("%s", f)
 					}
 				}
-				again := Paths(paths, Options{Versions: v, Image: "registry.example.com/proxy-await:1"})
+				again := Paths(t.Context(), paths, Options{Versions: v, Image: "registry.example.com/proxy-await:1"})
 				require.Len(t, again.Written, len(r.Written))
 				for i, w := range again.Written {
 					assert.Equal(t, string(r.Written[i].Data), string(w.Data), "%s injected twice", w.Name)

@@ -2,15 +2,17 @@
 // does and writes them to stdout with proxy-await adopted in every pod
 // template, the way linkerd inject adds its proxy. What to change is its
 // plan (plan.go), made from the model that check's rules judge (rules.Pod:
-// the sidecars a pod shows, what its containers run); this package edits
-// the text, at the nodes' positions, so that every other byte stays as it
-// was (splice.go).
-//
-// Nothing of it runs unless --inject does.
+// the sidecars a pod shows, what its containers and their images run,
+// images.go); this package edits the text, at the nodes' positions, so
+// that every other byte stays as it was (splice.go, pod.go), and records
+// each change in the pod (record.go), so that --undo and the next inject
+// take it back (undo.go).
 package inject
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,9 +21,10 @@ import (
 	"strings"
 
 	"github.com/proxy-await/proxy-await/config"
-	"github.com/proxy-await/proxy-await/ctl/invocation"
+	"github.com/proxy-await/proxy-await/ctl/imageconfig"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/ctl/rules"
+	"github.com/proxy-await/proxy-await/ctl/sidecar"
 	"github.com/proxy-await/proxy-await/internal/editdistance"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/hint"
@@ -40,24 +43,44 @@ type Result struct {
 	Unknown  []string
 	Failed   bool // a container was skipped or an input refused
 	nameSeen map[string]bool
+	w        *writer
 }
 
 // Written is a file's text as written.
 type Written struct {
-	Name string
-	Data []byte
+	Name       string
+	Data       []byte
+	start, end int // in the output
 }
 
-// Line is a container skipped or a file refused, as
-// FILE[:LINE]: skipped|refused: [KIND/NAME container NAME: ]message.
+// Line is what became of a container or a pod template, or a file
+// refused, as FILE[:LINE]: EVENT: [KIND/NAME [container NAME]: ]message.
 type Line struct {
-	Event     string // skipped or refused
+	Event     string // adopted, skipped, warning, or refused (a file)
 	File      string
 	Line      int
 	Kind      string
 	Name      string
 	Container string
 	Message   string
+	Flags     []string // adopted: the container's flags
+	// failure: a container that needs proxy-await is left without it, or
+	// an input is refused.
+	failure bool
+}
+
+// level is how much a line matters, as -q and -v choose what is said: a
+// container left without proxy-await that needs it, or a file refused, is
+// an error, said even under -q; a warning is a warning; what was adopted,
+// and what needs nothing, is information.
+func (l Line) level() slog.Level {
+	switch {
+	case l.failure:
+		return slog.LevelError
+	case l.Event == "warning":
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
 }
 
 func (l Line) String() string {
@@ -65,8 +88,11 @@ func (l Line) String() string {
 	if l.Line > 0 {
 		at = fmt.Sprintf("%s:%d", l.File, l.Line)
 	}
-	if l.Kind == "" {
+	switch {
+	case l.Kind == "":
 		return fmt.Sprintf("%s: %s: %s", at, l.Event, l.Message)
+	case l.Container == "":
+		return fmt.Sprintf("%s: %s: %s/%s: %s", at, l.Event, l.Kind, l.Name, l.Message)
 	}
 	return fmt.Sprintf("%s: %s: %s/%s container %s: %s", at, l.Event, l.Kind, l.Name, l.Container, l.Message)
 }
@@ -80,26 +106,86 @@ type Options struct {
 	Native map[string]bool
 	// Stdin is read for the path "-".
 	Stdin io.Reader
-	// Images are what the images run where the caller knows it, or nil.
-	Images     invocation.Images
+	// Images find what the image of a container that sets no command
+	// runs; nil finds none.
+	Images     Resolver
 	Image      string   // the proxy-await-install init container's
 	Containers []string // the containers to adopt, by name; none: every one
+	// Undo takes back what inject changed, and adopts nothing.
+	Undo bool
 }
 
-// Paths injects proxy-await into the manifests at paths.
-func Paths(paths []string, opt Options) *Result {
-	r := &Result{nameSeen: map[string]bool{}}
+// Paths injects proxy-await into the manifests at paths. What an earlier
+// inject changed is taken back first, so that it is worked out again from
+// the current --versions and input; with opt.Undo, that is all. The
+// commands of images are read, within ctx, before anything is written.
+func Paths(ctx context.Context, paths []string, opt Options) *Result {
+	r := &Result{nameSeen: map[string]bool{}, w: newWriter()}
 	in := manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Command: "inject", Keep: true})
-	pods := map[*manifest.Pod]*rules.Pod{}
+	undone, changed := map[string]undoneFile{}, map[string][]byte{}
+	for _, f := range in.Files {
+		if u := r.undoFile(f); len(u.pods) > 0 {
+			undone[f.Name] = u
+			if len(u.edits) > 0 {
+				changed[f.Name] = u.data
+			}
+		}
+	}
+	if opt.Undo {
+		r.undoOnly(in, undone)
+		r.written()
+		return r
+	}
+	if len(changed) > 0 {
+		in = in.Reread(changed)
+	}
+	before := map[*manifest.Pod]undonePod{}
+	prior := map[string]imageconfig.Config{}
+	for _, f := range in.Files {
+		for _, u := range undone[f.Name].pods {
+			if u.index < len(f.Pods) {
+				before[f.Pods[u.index]] = u
+			}
+			for img, c := range u.images {
+				prior[img] = c
+			}
+		}
+	}
+
+	picked := func(name string) bool { return len(opt.Containers) == 0 || slices.Contains(opt.Containers, name) }
+	choose := func(name string) bool {
+		r.nameSeen[name] = r.nameSeen[name] || slices.Contains(opt.Containers, name)
+		return picked(name)
+	}
+	var all []*manifest.Pod
 	for _, f := range in.Files {
 		for _, p := range f.Pods {
 			in.Link(p)
-			pods[p] = rules.Analyse(p, rules.Options{Versions: opt.Versions, Native: opt.Native, Images: opt.Images})
+			all = append(all, p)
 		}
 	}
+	im := resolve(ctx, opt.Images, all, prior, func(p *manifest.Pod, c *manifest.Container) bool {
+		return !c.Init && (picked(c.Name) || slices.Contains(before[p].containers, c.Name)) && sidecar.ProxyOf(c) == nil &&
+			leftOut(p) == "" && !slices.Contains(skippedNames(p), c.Name)
+	})
+	pods := map[*manifest.Pod]*rules.Pod{}
+	for _, p := range all {
+		pods[p] = rules.Analyse(p, rules.Options{Versions: opt.Versions, Native: opt.Native, Images: im})
+	}
+	pl := &planner{choose: choose, images: im, in: in, hostPorts: newHostPorts(all), before: before}
 	for _, f := range in.Files {
-		if out, ok := r.file(f, pods, opt); ok {
-			r.write(out, f)
+		from := len(r.Lines)
+		if pieces, ok := r.file(f, pods, pl, opt); ok {
+			r.write(f, pieces...)
+		}
+		if u, ok := undone[f.Name]; ok && len(u.edits) > 0 {
+			// Lines of the text read again are lines of the input.
+			m := newLineMap(u.orig, u.edits)
+			for i := from; i < len(r.Lines); i++ {
+				if r.Lines[i].File == f.Name {
+					r.Lines[i].Line = m.line(r.Lines[i].Line)
+				}
+			}
 		}
 	}
 	for _, name := range opt.Containers {
@@ -107,106 +193,271 @@ func Paths(paths []string, opt Options) *Result {
 			r.Unknown = append(r.Unknown, name)
 		}
 	}
+	r.written()
 	return r
 }
 
-// write adds a file's text to the output, a document marker between two
-// files of YAML.
-func (r *Result) write(out []byte, f *manifest.File) {
+// undoOnly writes each file with what inject changed taken back, and says
+// of each pod template that had changes whether they were.
+func (r *Result) undoOnly(in *manifest.Input, undone map[string]undoneFile) {
+	for _, f := range in.Files {
+		if !r.readable(f) {
+			continue
+		}
+		u, ok := undone[f.Name]
+		if !ok {
+			r.write(f, f.Data)
+			continue
+		}
+		for _, up := range u.pods {
+			p := up.pod
+			if up.err != nil {
+				r.line(Line{Event: "skipped", File: p.File, Line: p.Line, Kind: p.Kind, Name: p.Name, failure: true,
+					Message: fmt.Sprintf("what inject changed cannot be taken back: %v; it is written as it is", up.err)})
+				continue
+			}
+			what := "what inject changed is taken back"
+			switch len(up.containers) {
+			case 0:
+			case 1:
+				what += fmt.Sprintf(": %s no longer runs proxy-await", up.containers[0])
+			default:
+				what += fmt.Sprintf(": %s no longer run proxy-await", list(up.containers))
+			}
+			r.line(Line{Event: "undone", File: p.File, Line: p.Line, Kind: p.Kind, Name: p.Name, Message: what})
+			r.Pods++
+		}
+		r.write(f, u.data)
+	}
+}
+
+// list is names in English: "a", "a and b", "a, b and c".
+func list(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// write adds a file's text, in pieces, to the output, a document marker
+// between two files of YAML.
+func (r *Result) write(f *manifest.File, pieces ...[]byte) {
 	if len(r.Output) > 0 {
 		if r.Output[len(r.Output)-1] != '\n' {
 			r.Output = append(r.Output, '\n')
 		}
-		if t := bytes.TrimLeft(out, " \t\r\n"); len(t) == 0 || t[0] != '{' && t[0] != '[' {
+		first := []byte{}
+		for _, p := range pieces {
+			if first = bytes.TrimLeft(p, " \t\r\n"); len(first) > 0 {
+				break
+			}
+		}
+		if len(first) == 0 || first[0] != '{' && first[0] != '[' {
 			r.Output = append(r.Output, "---\n"...)
 		}
 	}
-	r.Output = append(r.Output, out...)
-	r.Written = append(r.Written, Written{f.Name, out})
+	start := len(r.Output)
+	for _, p := range pieces {
+		r.Output = append(r.Output, p...)
+	}
+	r.Written = append(r.Written, Written{Name: f.Name, start: start, end: len(r.Output)})
 	r.Files++
+}
+
+// written gives each file written its text, once the output is whole: a
+// slice of it, so that the text is held once.
+func (r *Result) written() {
+	for i := range r.Written {
+		r.Written[i].Data = r.Output[r.Written[i].start:r.Written[i].end:r.Written[i].end]
+	}
 }
 
 // file is f's text with proxy-await adopted in its pod templates; false
 // when f is refused, which its lines say.
-func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, opt Options) ([]byte, bool) {
+func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, pl *planner, opt Options) ([][]byte, bool) {
+	if !r.readable(f) {
+		return nil, false
+	}
+	starts := lineStarts(f.Data)
+	// An edited document is parsed again to verify it: a small one at
+	// once, a large one (a List of a whole namespace) once the file's own
+	// parse is done, so that one large tree at a time is alive.
+	type edited struct {
+		piece   int // of pieces, which verify fills
+		text    []byte
+		want    [sha256.Size]byte
+		orig    []byte
+		adopted []*podResult
+	}
+	var pending []edited
+	var results []*podResult
+	var pieces [][]byte
+	at := 0
+	f.EachDocument(func(dc manifest.Document) {
+		d := newDoc(r.w, f.Data, starts, dc.Root, dc.Start, dc.End)
+		var adopted []*podResult
+		for _, t := range dc.Templates {
+			pr := &podResult{pod: t.Pod, plan: pl.planOf(pods[t.Pod])}
+			results = append(results, pr)
+			if len(pr.plan.Containers) == 0 {
+				continue
+			}
+			before, saved := len(d.edits), clone(t.Node)
+			if err := d.adopt(t.Node, pr.plan, opt.Image); err != nil {
+				d.edits = d.edits[:before]
+				*t.Node = *saved
+				pr.err = err
+				continue
+			}
+			adopted = append(adopted, pr)
+		}
+		if len(d.edits) == 0 {
+			return
+		}
+		pieces = append(pieces, f.Data[at:dc.Start], nil)
+		at = dc.End
+		e := edited{len(pieces) - 1, d.apply(dc.Start, dc.End), sum(dc.Root), f.Data[dc.Start:dc.End], adopted}
+		if dc.End-dc.Start <= smallDocument {
+			pieces[e.piece] = r.verified(e.text, e.want, e.orig, e.adopted)
+			return
+		}
+		pending = append(pending, e)
+	})
+	for _, e := range pending {
+		pieces[e.piece] = r.verified(e.text, e.want, e.orig, e.adopted)
+	}
+	for _, pr := range results {
+		r.say(pr)
+	}
+	return append(pieces, f.Data[at:]), true
+}
+
+// smallDocument is the size up to which an edited document is verified at
+// once, its tree beside the new text's: a pod's object is a few KB, a
+// List of a whole namespace megabytes.
+const smallDocument = 1 << 20
+
+// verified is a document's edited text when, parsed, it holds the edited
+// tree (whose sum is want); its text as it was when not, and its adopted
+// pods then say why.
+func (r *Result) verified(text []byte, want [sha256.Size]byte, orig []byte, adopted []*podResult) []byte {
+	if err := verify(text, want); err != nil {
+		for _, pr := range adopted {
+			pr.err = err
+		}
+		return orig
+	}
+	return text
+}
+
+// readable says whether f can be written out again: it was read and
+// parsed whole, and it is a manifest; the lines say why not.
+func (r *Result) readable(f *manifest.File) bool {
 	refused := false
 	for _, p := range f.Problems {
 		if !p.NotObject {
-			r.line(Line{Event: "refused", File: p.File, Line: p.Line, Message: p.Message + "; nothing of this file is written"})
+			r.line(Line{Event: "refused", File: p.File, Line: p.Line, Message: p.Message + "; nothing of this file is written", failure: true})
 			refused = true
 		}
 	}
 	switch {
 	case refused:
-		return nil, false
+		return false
 	case f.NotObject > 0 && f.Chart:
-		return nil, false // the chart's templates say to render it
+		return false // the chart's templates say to render it
 	case f.NotObject > 0:
-		r.line(Line{Event: "refused", File: f.Name, Line: f.NotObject,
+		r.line(Line{Event: "refused", File: f.Name, Line: f.NotObject, failure: true,
 			Message: "not a Kubernetes object (it has no kind), which inject writes out only beside the objects of a manifest: nothing of this file is written"})
-		return nil, false
+		return false
 	}
-	choose := func(name string) bool {
-		if len(opt.Containers) == 0 {
-			return true
-		}
-		r.nameSeen[name] = r.nameSeen[name] || slices.Contains(opt.Containers, name)
-		return slices.Contains(opt.Containers, name)
-	}
-	starts := lineStarts(f.Data)
-	var edits []edit
-	for _, dc := range f.Documents() {
-		d := newDoc(f.Data, starts, dc.Root, dc.Start)
-		var adopted []manifest.Template
-		for _, t := range dc.Templates {
-			ad := planOf(pods[t.Pod], choose)
-			for _, l := range ad.Skipped {
-				r.line(l)
-			}
-			if len(ad.Containers) == 0 {
-				continue
-			}
-			before, saved := len(d.edits), clone(t.Node)
-			if err := d.adopt(t.Node, ad, opt.Image); err != nil {
-				d.edits = d.edits[:before]
-				*t.Node = *saved
-				r.cannot(f, t, ad, err)
-				continue
-			}
-			adopted = append(adopted, t)
-			r.Pods++
-			r.Adopted += len(ad.Containers)
-		}
-		if len(d.edits) == 0 {
-			continue
-		}
-		if err := verify(d.apply(dc.Start, dc.End), dc.Root); err != nil {
-			for _, t := range adopted {
-				r.cannot(f, t, planOf(pods[t.Pod], choose), err)
-				r.Pods--
-			}
-			continue
-		}
-		edits = append(edits, d.edits...)
-	}
-	d := &doc{data: f.Data, edits: edits}
-	return d.apply(0, len(f.Data)), true
+	return true
 }
 
-// cannot says that a pod template's containers were not adopted, because
-// of err.
-func (r *Result) cannot(f *manifest.File, t manifest.Template, ad plan, err error) {
+// podResult is what became of a pod template: its plan, and why its edits
+// could not be made, if they could not.
+type podResult struct {
+	pod  *manifest.Pod
+	plan plan
+	err  error
+}
+
+// say says what became of a pod template: a line for each container that
+// adopted proxy-await, with its flags, or was skipped, with the reason, and
+// for what else the pod got, and its warnings; in the order of their lines.
+func (r *Result) say(pr *podResult) {
+	p, ad := pr.pod, pr.plan
+	lines := slices.Clone(ad.Lines)
 	for _, c := range ad.Containers {
-		r.Adopted--
-		r.line(Line{Event: "skipped", File: f.Name, Line: t.Pod.Line, Kind: t.Pod.Kind, Name: t.Pod.Name, Container: c.Name,
-			Message: fmt.Sprintf("its pod template is not changed: %v; adopt proxy-await in it by hand (docs/inject.md)", err)})
+		l := Line{Event: "adopted", File: p.File, Line: c.Line, Kind: p.Kind, Name: p.Name, Container: c.Name, Flags: c.Flags,
+			Message: adoptedMessage(c)}
+		if pr.err != nil {
+			l = Line{Event: "skipped", File: p.File, Line: c.Line, Kind: p.Kind, Name: p.Name, Container: c.Name, failure: true,
+				Message: fmt.Sprintf("its pod template is not changed: %v; adopt proxy-await in it by hand (docs/inject.md)", pr.err)}
+		}
+		lines = append(lines, l)
 	}
-	r.Adopted += len(ad.Containers)
+	if gets := podSettings(ad); gets != "" && pr.err == nil && len(ad.Containers) > 0 {
+		lines = append(lines, Line{Event: "adopted", File: p.File, Line: p.Line, Kind: p.Kind, Name: p.Name, Message: gets})
+	}
+	slices.SortStableFunc(lines, func(a, b Line) int { return a.Line - b.Line })
+	for _, l := range lines {
+		r.line(l)
+	}
+	if pr.err == nil && len(ad.Containers) > 0 {
+		r.Pods++
+		r.Adopted += len(ad.Containers)
+	}
+}
+
+// adoptedMessage says how a container runs proxy-await: its flags, and
+// the command of its image when inject wrote it.
+func adoptedMessage(c adoptedContainer) string {
+	msg := strings.Join(c.Flags, " ")
+	if img := c.Image; img != nil {
+		from := "the entrypoints file"
+		if img.Digest != "" {
+			from = shortDigest(img.Digest)
+		}
+		words := strings.Join(append(slices.Clone(img.Entrypoint), img.Args...), " ")
+		msg += fmt.Sprintf("; its image's command, from %s: %s", from, strings.ReplaceAll(words, "$$", "$"))
+		if img.Was != "" {
+			msg += fmt.Sprintf(" (the image changed since the last inject read %s)", shortDigest(img.Was))
+		}
+	}
+	return msg
+}
+
+// shortDigest is a digest as a line shows it: its algorithm and the first
+// twelve digits, as docker shows an image's ID.
+func shortDigest(d string) string {
+	alg, hex, ok := strings.Cut(d, ":")
+	if !ok || len(hex) <= 12 {
+		return d
+	}
+	return alg + ":" + hex[:12]
+}
+
+// podSettings says what the pod itself gets for its sidecars: annotations
+// and flags of sidecar containers; "" for nothing.
+func podSettings(ad plan) string {
+	var parts []string
+	for _, a := range ad.Annotations {
+		if !strings.HasPrefix(a.Key, entrypointKey) {
+			parts = append(parts, fmt.Sprintf("%s: %q", a.Key, a.Value))
+		}
+	}
+	for _, s := range ad.Sidecars {
+		parts = append(parts, strings.Join(s.Args, " ")+" in the args of container "+s.Name)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "for its sidecars: " + strings.Join(parts, "; ")
 }
 
 func (r *Result) line(l Line) {
 	r.Lines = append(r.Lines, l)
-	r.Failed = true
+	r.Failed = r.Failed || l.failure
 }
 
 // lineStarts are the offsets at which data's lines start.
@@ -221,44 +472,58 @@ func lineStarts(data []byte) []int {
 }
 
 // Main is proxy-awaitctl inject, from its command line to its exit code:
-// it writes the manifests with proxy-await adopted to stdout, each
-// container skipped and each file refused as a line on stderr (one JSON
-// object under --log-format json), logs a summary, and returns 1 when a
-// container was skipped or a file refused. A --container that names none of the input's containers is a
-// usage error, returned for the caller to print, and nothing is written.
+// it writes the manifests with proxy-await adopted to stdout, and on
+// stderr a line for each container adopted (with its flags) or skipped
+// (with the reason), each warning and each file refused (one JSON object
+// each under --log-format json; under -q only what failed), logs a
+// summary, and returns 1 when a container that needs proxy-await was left
+// without it or a file was refused. An entrypoints file that cannot be
+// read, and a --container that names none of the input's containers, are
+// usage errors, returned for the caller to print, and nothing is written.
 func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger) (int, error) {
-	r := Paths(c.Paths, Options{Versions: c.Versions, Native: c.Native, Stdin: stdin, Image: c.Image, Containers: c.Containers})
+	format := "text"
+	if c.JSON {
+		format = "json"
+	}
+	res, err := imageconfig.New(imageconfig.Options{Platform: c.Platform, File: c.Entrypoints, NoRegistry: c.NoRegistry})
+	if err != nil {
+		return exitcode.Usage, &config.UsageError{Err: hint.New(err, "fix the file, or leave --entrypoints out to read the images' registries"), Format: format}
+	}
+	r := Paths(context.Background(), c.Paths, Options{Versions: c.Versions, Native: c.Native, Stdin: stdin, Images: res, Image: c.Image, Containers: c.Containers, Undo: c.Undo})
+	if len(r.Unknown) > 0 {
+		return exitcode.Usage, &config.UsageError{Err: unknownContainers(r), Format: format}
+	}
 	enc := json.NewEncoder(stderr)
 	enc.SetEscapeHTML(false)
 	for _, l := range r.Lines {
+		if !log.Enabled(context.Background(), l.level()) {
+			continue
+		}
 		if c.JSON {
 			_ = enc.Encode(struct {
-				Event     string `json:"event"`
-				File      string `json:"file"`
-				Line      int    `json:"line,omitempty"`
-				Kind      string `json:"kind,omitempty"`
-				Name      string `json:"name,omitempty"`
-				Container string `json:"container,omitempty"`
-				Message   string `json:"message"`
-			}{l.Event, l.File, l.Line, l.Kind, l.Name, l.Container, l.Message})
+				Event     string   `json:"event"`
+				File      string   `json:"file"`
+				Line      int      `json:"line,omitempty"`
+				Kind      string   `json:"kind,omitempty"`
+				Name      string   `json:"name,omitempty"`
+				Container string   `json:"container,omitempty"`
+				Flags     []string `json:"flags,omitempty"`
+				Message   string   `json:"message"`
+			}{l.Event, l.File, l.Line, l.Kind, l.Name, l.Container, l.Flags, l.Message})
 		} else {
 			fmt.Fprintln(stderr, l)
 		}
-	}
-	if len(r.Unknown) > 0 {
-		format := "text"
-		if c.JSON {
-			format = "json"
-		}
-		return exitcode.Usage, &config.UsageError{Err: unknownContainers(r), Format: format}
 	}
 	if _, err := stdout.Write(r.Output); err != nil {
 		log.Error(fmt.Sprintf("cannot write the manifests: %v", err), "event", "inject_failed")
 		return exitcode.Findings, nil
 	}
-	log.Info(fmt.Sprintf("adopted proxy-await in %s of %s; wrote %s",
-		count(r.Adopted, "container"), count(r.Pods, "pod template"), count(r.Files, "file")),
-		"event", "inject_done", "skipped", skipped(r.Lines, "skipped"), "refused", skipped(r.Lines, "refused"))
+	done := fmt.Sprintf("adopted proxy-await in %s of %s; wrote %s", count(r.Adopted, "container"), count(r.Pods, "pod template"), count(r.Files, "file"))
+	if c.Undo {
+		done = fmt.Sprintf("took back what inject changed in %s; wrote %s", count(r.Pods, "pod template"), count(r.Files, "file"))
+	}
+	log.Info(done,
+		"event", "inject_done", "skipped", skipped(r.Lines, "skipped"), "warnings", skipped(r.Lines, "warning"), "refused", skipped(r.Lines, "refused"))
 	if r.Failed {
 		return exitcode.Findings, nil
 	}

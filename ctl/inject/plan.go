@@ -1,9 +1,10 @@
 // plan.go: inject's plan for a pod template whose containers are to run
-// proxy-await: the flags that check's rules want for the sidecars the pod
-// shows and the kind of pod it is, and the settings those sidecars need for
-// the flags to work. The rules say what is wrong; the plan says, from the
-// same model (rules.Pod), what is right, so that check of an adopted pod
-// finds no error.
+// proxy-await: which containers are the application, the flags that
+// check's rules want for the sidecars the pod shows and what each
+// container does (serve, or complete), and the settings those sidecars
+// need for the flags to work. The rules say what is wrong; the plan says,
+// from the same model (rules.Pod), what is right, so that check of an
+// adopted pod finds no error.
 
 package inject
 
@@ -11,15 +12,14 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/proxy-await/proxy-await/ctl/imageconfig"
 	"github.com/proxy-await/proxy-await/ctl/invocation"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/ctl/rules"
 	"github.com/proxy-await/proxy-await/ctl/sidecar"
-	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // plan is how a pod template comes to run proxy-await.
@@ -27,36 +27,49 @@ type plan struct {
 	// Containers are those of spec.containers that adopt it, each with the
 	// flags it runs proxy-await with.
 	Containers []adoptedContainer
-	// Skipped are those chosen that cannot adopt it, and why.
-	Skipped []Line
-	// Refused says why no container of the pod can adopt it, "" when they
-	// can: a sidecar that nothing in the pod can make answer.
-	Refused string
+	// Lines say what else became of the pod and its containers: those
+	// skipped, and why; warnings.
+	Lines []Line
 	// Annotations are the pod's annotations the sidecars need, to add or
 	// to set.
 	Annotations []annotation
 	// Sidecars are the flags that sidecar containers of the manifest need
 	// added to their args.
 	Sidecars []sidecarArgs
+	// Names are what inject adds to the pod under: the volume, its mount
+	// path, the init container; another than the default where the pod
+	// has that name or path already.
+	Names names
 }
 
 // adoptedContainer is a container that adopts proxy-await.
 type adoptedContainer struct {
 	Index int // in spec.containers
 	Name  string
+	Line  int // where the container is
 	// Flags are proxy-await's, which go before "--" and the container's
 	// command.
 	Flags []string
 	// Probes are the container's probes that move to --probe-port.
 	Probes []probeMove
+	// ProbePort is the --probe-port to declare as a port of the container,
+	// 0 for none: with hostNetwork, so that the scheduler keeps two pods
+	// that use it off one node.
+	ProbePort int
+	// Image is what its image runs, for a container that sets no command:
+	// its command is then written, proxy-await and the image's
+	// ENTRYPOINT, and its args too when it has none (the image's CMD,
+	// which a command makes the runtime ignore). Nil when it has one.
+	Image *imageCommand
 }
 
-// probeMove is a probe that moves to proxy-await's --probe-port.
-type probeMove struct {
-	Kind    string // readinessProbe, livenessProbe or startupProbe
-	Handler string // httpGet or tcpSocket, as it was
-	Port    int    // --probe-port
-	Path    string // what proxy-await serves it on: /ready, /live, /startup
+// imageCommand is the command that a container without one gets, as its
+// image says.
+type imageCommand struct {
+	Entrypoint []string // written after proxy-await's "--"
+	Args       []string // the image's CMD, written as args; nil when the container has its own, or the image none
+	Digest     string   // of the image's manifest; "" when the entrypoints file said
+	Was        string   // the digest the last inject read, where it differs
 }
 
 // annotation is a pod annotation and its value.
@@ -70,196 +83,309 @@ type sidecarArgs struct {
 	Args  []string
 }
 
-// servingKinds are the kinds whose pods serve, behind a Service or a
-// load balancer, until they are deleted; any other pod serves when one of
-// its containers declares a port.
-var servingKinds = []string{"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"}
-
-// The values --inject gives the drain. The hold is half the grace period
-// left after the preStop (and -S's shutdown), so that the application has
-// the other half to stop in, and at most maxTermDelay: endpoint removal
-// reaches kube-proxy and load balancers in seconds, and --drain-quiet ends
-// the hold as soon as the traffic stops. drainQuiet is the quiet period
-// docs/graceful-termination.md advises when in doubt.
+// The annotations inject reads and writes.
 const (
-	maxTermDelay       = 30 * time.Second
+	// optOut, with the value disabled on a pod template or a Namespace of
+	// the input, keeps inject out of its pods.
+	optOut = "proxy-await.io/inject"
+	// skipContainers names containers of the pod (a,b) that inject leaves
+	// alone.
+	skipContainers = "proxy-await.io/skip-containers"
+	// entrypointKey records, for a container whose command inject wrote
+	// from its image, the digest of the image it was read from, so that a
+	// later inject can tell a changed image.
+	entrypointKey = "proxy-await.io/entrypoint."
+	// fromFile is entrypointKey's value when the entrypoints file said
+	// what the image runs: the file has no digest.
+	fromFile = "from --entrypoints"
+)
+
+// The values inject gives the drain. The hold is half the grace period
+// left after the preStop (and -S's shutdown), so that the application has
+// the other half to stop in, and at most maxTermDelay, the preStop sleep
+// that the drain replaces (15 s, as teams write it): --drain-quiet ends
+// a busy service's hold as soon as its traffic stops, but a quiet
+// service's quiet period is learnt long, and its hold then runs to
+// --term-delay; at the sleep's value it is never slower than the sleep.
+// drainQuiet is the quiet period docs/graceful-termination.md advises
+// when in doubt.
+const (
+	maxTermDelay       = 15 * time.Second
 	minTermDelay       = 2 * time.Second
 	drainQuiet         = time.Second
 	defaultShutdownMax = 5 * time.Second // --shutdown-timeout's default
 	// proxyLost is the --proxy-lost a Job's pod gets where a classic
-	// sidecar that dies would leave it hanging (proxy-loss-hangs): longer
-	// than a live proxy's readiness fails while it reloads or restarts,
-	// short beside a Job's run.
-	proxyLost = 30 * time.Second
+	// sidecar that dies would leave it hanging (proxy-loss-hangs): the one
+	// check suggests, longer than a live proxy's readiness fails while it
+	// reloads its configuration, short beside a Job that hangs.
+	proxyLost = 10 * time.Second
 )
 
-// probePorts are where --probe-port is looked for, the first that no
-// container of the pod and no proxy uses.
-func probePorts() []int {
-	var out []int
-	for p := 8081; p < 8100; p++ {
-		out = append(out, p)
-	}
-	for p := 18081; p < 18100; p++ {
-		out = append(out, p)
-	}
-	return out
+// planner is what a plan needs of the whole run: which containers were
+// chosen, what images run, the input's Services and ConfigMaps, and the
+// ports that pods on the nodes' own network take.
+type planner struct {
+	choose    func(name string) bool
+	images    *images
+	in        *manifest.Input
+	hostPorts *hostPorts
+	// before is what the last inject had changed in a pod, now taken
+	// back: its containers that it had adopted are adopted again.
+	before map[*manifest.Pod]undonePod
 }
 
-// planOf says how the pod's application containers adopt proxy-await: each
-// of spec.containers that is not a known proxy and does not run proxy-await
-// already, of those that choose picks by name (it is asked of every one).
-func planOf(a *rules.Pod, choose func(name string) bool) plan {
+// planOf says how the pod's application containers adopt proxy-await:
+// each of spec.containers that is not a known proxy, does not run
+// proxy-await already, is not left out (by the pod's or its Namespace's
+// opt-out, by proxy-await.io/skip-containers, or by --container), in a pod
+// that is not itself a proxy's, and needs it: it serves, or the pod has a
+// sidecar.
+func (pl *planner) planOf(a *rules.Pod) plan {
 	pd := a.Pod
-	var out plan
+	out := plan{Names: defaultNames}
+	if injected(pd) { // its record is still there: it could not be taken back
+		why := "what the last inject changed cannot be taken back, so it is not worked out again"
+		if err := pl.before[pd].err; err != nil {
+			why += ": " + err.Error()
+		}
+		out.Lines = append(out.Lines, Line{Event: "skipped", File: pd.File, Line: pd.Line, Kind: pd.Kind, Name: pd.Name, Message: why, failure: true})
+		return out
+	}
+	if why := leftOut(pd); why != "" {
+		out.pass(pd, nil, why)
+		return out
+	}
+	skip := skippedNames(pd)
 	var apps []*manifest.Container
+	commands := map[*manifest.Container]*imageCommand{}
 	for _, c := range pd.Containers {
-		picked := !c.Init && choose(c.Name)
 		switch {
-		case !picked, a.Runs(c), sidecar.ProxyOf(c) != nil:
+		case c.Init, sidecar.ProxyOf(c) != nil:
+		case slices.Contains(skip, c.Name):
+			out.pass(pd, c, skipContainers+" names it")
+		case !pl.choose(c.Name) && !slices.Contains(pl.before[pd].containers, c.Name):
+			out.pass(pd, c, "--container does not name it")
+		case a.Runs(c):
+			out.pass(pd, c, "it runs proxy-await already, which inject leaves as it is")
 		case len(c.Command) == 0:
-			out.Skipped = append(out.Skipped, Line{Event: "skipped", File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name,
-				Message: fmt.Sprintf("it has no command, so it runs its image's ENTRYPOINT, which the manifest does not show: write that ENTRYPOINT and CMD out as its command (crane config %s shows them) and inject again, or choose the other containers with --container", cmp.Or(c.Image, "IMAGE"))})
+			cmd, why := imageCommandOf(c, pl.images)
+			if cmd == nil {
+				out.fail(pd, c, why)
+				continue
+			}
+			if err := pl.images.stale[c.Image]; err != nil {
+				out.warnContainer(pd, c, 0, "what its image runs could not be read again, so it runs what the last inject read: "+err.Error())
+			}
+			commands[c] = cmd
+			apps = append(apps, c)
 		default:
 			apps = append(apps, c)
 		}
 	}
 	if len(apps) == 0 {
+		if len(out.Lines) == 0 {
+			out.pass(pd, nil, "it has no application container: every container is a proxy or an init container")
+		}
 		return out
 	}
-	ad := &adopter{a: a, out: &out}
-	if ad.sidecars(); out.Refused != "" {
+	ad := &adopter{pl: pl, a: a, out: &out, serves: pl.serving(pd)}
+	if len(a.Sidecars.Sidecars) == 0 && pd.NS == nil {
+		out.warn(pd, pd.NamespaceLine, namespaceWarning(pd))
+	}
+	if why := ad.sidecars(); why != "" {
 		for _, c := range apps {
-			out.Skipped = append(out.Skipped, Line{Event: "skipped", File: pd.File, Line: c.Line, Kind: pd.Kind, Name: pd.Name, Container: c.Name,
-				Message: out.Refused + "; nothing in the pod can turn it on: fix the sidecar, then inject again"})
+			out.fail(pd, c, why)
+		}
+		out.Annotations, out.Sidecars = nil, nil
+		return out
+	}
+	if why := out.Names.choose(pd); why != "" {
+		for _, c := range apps {
+			out.fail(pd, c, why)
 		}
 		out.Annotations, out.Sidecars = nil, nil
 		return out
 	}
 	ad.used = ad.portsInUse()
 	for _, c := range apps {
-		if flags, probes, ok := ad.container(c); ok {
-			out.Containers = append(out.Containers, adoptedContainer{Index: c.Index, Name: c.Name, Flags: flags, Probes: probes})
+		if !ad.serves[c] && len(a.Sidecars.Sidecars) == 0 {
+			out.pass(pd, c, "it needs nothing of proxy-await: it serves no port (it declares none, and no Service of the input sends to its pod), and the pod shows no sidecar")
+			continue
+		}
+		if ac, ok := ad.container(c); ok {
+			ac.Image = commands[c]
+			if ac.Image != nil {
+				ac.Image.Was = pl.images.was[c.Image]
+			}
+			out.Containers = append(out.Containers, ac)
+			if cmd := commands[c]; cmd != nil {
+				ad.annotate(entrypointKey+c.Name, cmp.Or(cmd.Digest, fromFile))
+			}
 		}
 	}
 	if len(out.Containers) > 0 {
 		ad.stopAfter()
+	} else {
+		out.Annotations, out.Sidecars = nil, nil
 	}
 	return out
 }
 
+// pass says that a container, or the pod (c nil), is left as it is, and
+// why: no failure, it needs nothing or is left out on purpose.
+func (out *plan) pass(p *manifest.Pod, c *manifest.Container, why string) {
+	l := Line{Event: "skipped", File: p.File, Line: p.Line, Kind: p.Kind, Name: p.Name, Message: why}
+	if c != nil {
+		l.Line, l.Container = c.Line, c.Name
+	}
+	out.Lines = append(out.Lines, l)
+}
+
+// fail says that a container that needs proxy-await is left without it,
+// and why.
+func (out *plan) fail(p *manifest.Pod, c *manifest.Container, why string) {
+	out.Lines = append(out.Lines, Line{Event: "skipped", File: p.File, Line: c.Line, Kind: p.Kind, Name: p.Name, Container: c.Name, Message: why, failure: true})
+}
+
+// warn says what the pod gets, or does not get, that may not be what the
+// cluster needs, at line (the pod's own when 0).
+func (out *plan) warn(p *manifest.Pod, line int, msg string) {
+	out.Lines = append(out.Lines, Line{Event: "warning", File: p.File, Line: cmp.Or(line, p.Line), Kind: p.Kind, Name: p.Name, Message: msg})
+}
+
+// warnContainer is warn, of a container.
+func (out *plan) warnContainer(p *manifest.Pod, c *manifest.Container, line int, msg string) {
+	out.Lines = append(out.Lines, Line{Event: "warning", File: p.File, Line: cmp.Or(line, c.Line), Kind: p.Kind, Name: p.Name, Container: c.Name, Message: msg})
+}
+
+// leftOut says why no container of the pod is touched: it opts out, its
+// Namespace does, or it is itself a proxy (a gateway's); "" when none of
+// these.
+func leftOut(p *manifest.Pod) string {
+	if v, ok := p.Annotations.Get(optOut); ok && v.Text == "disabled" {
+		return fmt.Sprintf("the pod template opts out (%s: disabled)", optOut)
+	}
+	if p.NS != nil {
+		if v, ok := p.NS.Annotations.Get(optOut); ok && v.Text == "disabled" {
+			return fmt.Sprintf("namespace %s opts out (%s: disabled)", p.NS.Name, optOut)
+		}
+	}
+	if gw, px := gatewayOf(p); gw != "" {
+		return fmt.Sprintf("it is %s's %s, the workload itself, not an application beside a sidecar: its shutdown is its controller's to manage", gw, px)
+	}
+	return ""
+}
+
+// skippedNames are the containers the pod's skipContainers annotation names.
+func skippedNames(p *manifest.Pod) []string {
+	var out []string
+	for _, n := range strings.Split(p.Annotations.At(skipContainers).Text, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// namespaceWarning is what a pod that shows no sidecar is told when its
+// Namespace is not in the input: a Namespace labelled for a mesh's
+// injector adds a sidecar that the manifest does not show, and --proxy
+// none then waits for nothing and shuts nothing down.
+func namespaceWarning(p *manifest.Pod) string {
+	ns, name := "namespace "+p.Namespace, p.Namespace
+	if p.Namespace == "" {
+		ns, name = "the namespace it is applied to (it names none)", "NAMESPACE"
+	}
+	return fmt.Sprintf("the pod shows no sidecar, and %s is not in the input, whose injector may add one that the manifest does not show; "+
+		"if it injects a sidecar, add kubectl get ns %s -o yaml to the input", ns, name)
+}
+
+// imageCommandOf is the command that c, which sets none, runs by its
+// image, as Kubernetes' rule makes it of the image's ENTRYPOINT and CMD and
+// the container's args; nil when it is not known, and why.
+func imageCommandOf(c *manifest.Container, im *images) (*imageCommand, string) {
+	cfg, ok := im.found[c.Image]
+	if !ok {
+		why := "it sets no command, so it runs its image's ENTRYPOINT, which inject was not given: let inject read it from the image's registry, or give it with --entrypoints"
+		if err := im.err[c.Image]; err != nil {
+			why = "it sets no command, and what its image runs was not found: " + err.Error()
+		}
+		return nil, why
+	}
+	var args []string
+	for _, a := range c.Args {
+		args = append(args, a.Text)
+	}
+	entrypoint, cmdArgs, err := imageconfig.Command(cfg, args)
+	if err != nil {
+		return nil, "it sets no command: " + err.Error()
+	}
+	out := &imageCommand{Entrypoint: literal(entrypoint), Digest: cfg.Digest}
+	if len(c.Args) == 0 {
+		out.Args = literal(cmdArgs)
+	}
+	return out, ""
+}
+
+// serving says which application containers of p serve: each that
+// declares a port a Service of the input sends to, or any port when no
+// Service does; and when a Service sends to a port that no container
+// declares, every one that declares none, since which it is cannot be
+// told.
+func (pl *planner) serving(p *manifest.Pod) map[*manifest.Container]bool {
+	out := map[*manifest.Container]bool{}
+	var apps []*manifest.Container
+	for _, c := range p.Containers {
+		if !c.Init && sidecar.ProxyOf(c) == nil {
+			apps = append(apps, c)
+			out[c] = len(c.PortNumbers) > 0
+		}
+	}
+	for _, s := range pl.in.Services(p) {
+		for _, target := range s.TargetPorts {
+			declared := false
+			for _, c := range apps {
+				if declares(c, target) {
+					out[c], declared = true, true
+				}
+			}
+			if !declared {
+				for _, c := range apps {
+					out[c] = out[c] || len(c.PortNumbers) == 0
+				}
+			}
+		}
+	}
+	return out
+}
+
+// declares says whether c declares the port target: its number, or its
+// name.
+func declares(c *manifest.Container, target string) bool {
+	if slices.ContainsFunc(c.Ports, func(p manifest.NamedPort) bool { return p.Name == target }) {
+		return true
+	}
+	return slices.ContainsFunc(c.PortNumbers, func(n int) bool { return fmt.Sprint(n) == target })
+}
+
 // adopter works out one pod's adoption.
 type adopter struct {
+	pl       *planner
 	a        *rules.Pod
 	out      *plan
+	serves   map[*manifest.Container]bool
 	presets  []string
-	urls     []string // --ready-url and --shutdown-url flags where a sidecar answers elsewhere
+	urls     []string // --port, or --ready-url and --shutdown-url flags, where a sidecar answers elsewhere
 	shutdown bool     // -S: a Job's pod with a classic sidecar
 	used     map[int]bool
 	hold     time.Duration // the longest hold of the stop signal of an adopted container
 }
 
-// sidecars reads what proxy-await needs of the pod's sidecars: the presets,
-// where each answers, whether -S is needed, and what each must be given to
-// answer.
-func (ad *adopter) sidecars() {
-	m, p := ad.a.Sidecars, ad.a.Pod
-	for _, s := range m.Sidecars {
-		if !slices.Contains(ad.presets, s.Preset) {
-			ad.presets = append(ad.presets, s.Preset)
-		}
-		if s.Nativeness != sidecar.Native && p.Job {
-			ad.shutdown = true
-		}
-	}
-	for _, s := range m.Sidecars {
-		if !ad.turnOn(s, s.ReadyAt, "the "+s.Name+" sidecar never answers proxy-await's readiness probe") {
-			return
-		}
-		if ad.shutdown && s.Nativeness != sidecar.Native && !ad.turnOn(s, s.ShutdownAt, "the "+s.Name+" sidecar would not take -S's shutdown") {
-			return
-		}
-	}
-	ad.movedEndpoints()
-}
-
-// turnOn sets what turns a sidecar's endpoint on where it is off, or
-// refuses the pod when nothing in it can.
-func (ad *adopter) turnOn(s *sidecar.Sidecar, e sidecar.Endpoint, what string) bool {
-	if e.Unknown != nil || e.Off == "" {
-		return true
-	}
-	switch f := e.Fix; {
-	case f == nil:
-		ad.out.Refused = what + ": " + e.Off
-		return false
-	case f.Annotation != "":
-		ad.annotate(f.Annotation, f.Value)
-	case s.Container != nil:
-		ad.sidecarArgs(s.Container, f.Flag)
-	}
-	return true
-}
-
-// annotate sets a pod annotation, once.
-func (ad *adopter) annotate(key, value string) {
-	if v, ok := ad.a.Annotations.Get(key); ok && v.Text == value {
-		return
-	}
-	for i, s := range ad.out.Annotations {
-		if s.Key == key {
-			ad.out.Annotations[i].Value = value
-			return
-		}
-	}
-	ad.out.Annotations = append(ad.out.Annotations, annotation{key, value})
-}
-
-// sidecarArgs adds a flag to a sidecar container's args, once.
-func (ad *adopter) sidecarArgs(c *manifest.Container, flag string) {
-	for i, s := range ad.out.Sidecars {
-		if s.Index == c.Index && s.Init == c.Init {
-			if !slices.Contains(s.Args, flag) {
-				ad.out.Sidecars[i].Args = append(ad.out.Sidecars[i].Args, flag)
-			}
-			return
-		}
-	}
-	ad.out.Sidecars = append(ad.out.Sidecars, sidecarArgs{Index: c.Index, Init: c.Init, Name: c.Name, Args: []string{flag}})
-}
-
-// movedEndpoints gives proxy-await the ports where a sidecar answers
-// elsewhere than its preset says: --port for the one preset that has an
-// admin port, else each URL.
-func (ad *adopter) movedEndpoints() {
-	sidecars := ad.a.Sidecars.Sidecars
-	moved := false
-	for _, s := range sidecars {
-		moved = moved || s.ReadyAt.Port != 0 && s.ReadyAt.Port != s.Ready.Port ||
-			ad.shutdown && s.ShutdownAt.Port != 0 && s.ShutdownAt.Port != s.Shutdown.Port
-	}
-	if !moved {
-		return
-	}
-	if s := sidecars[0]; len(sidecars) == 1 && s.AdminPort && s.ReadyAt.Port == s.ShutdownAt.Port {
-		ad.urls = []string{"--port", strconv.Itoa(s.ReadyAt.Port)}
-		return
-	}
-	for _, s := range sidecars {
-		ad.urls = append(ad.urls, "--ready-url", s.Ready.URL(cmp.Or(s.ReadyAt.Port, s.Ready.Port)))
-	}
-	if ad.shutdown {
-		for _, s := range sidecars {
-			ad.urls = append(ad.urls, "--shutdown-url", s.Shutdown.URL(cmp.Or(s.ShutdownAt.Port, s.Shutdown.Port)))
-		}
-	}
-}
-
-// container is the flags of one application container, and its probes
-// that move to --probe-port; false when it cannot adopt proxy-await, which
-// a skipped line says.
-func (ad *adopter) container(c *manifest.Container) ([]string, []probeMove, bool) {
+// container is one application container's adoption; false when it
+// cannot adopt proxy-await, which a line says.
+func (ad *adopter) container(c *manifest.Container) (adoptedContainer, bool) {
 	p := ad.a
+	ac := adoptedContainer{Index: c.Index, Name: c.Name, Line: c.Line}
 	flags := []string{"--proxy", cmp.Or(strings.Join(ad.presets, ","), "none")}
 	flags = append(flags, ad.urls...)
 	budget := p.Grace - invocation.PreStop(c)
@@ -273,9 +399,9 @@ func (ad *adopter) container(c *manifest.Container) ([]string, []probeMove, bool
 		}
 		switch {
 		case budget < time.Second:
-			ad.out.Skipped = append(ad.out.Skipped, Line{Event: "skipped", File: p.File, Line: cmp.Or(p.GraceLine, c.Line), Kind: p.Kind, Name: p.Name, Container: c.Name,
-				Message: fmt.Sprintf("%s %ds leaves no time after the preStop (%s) for -S to shut the sidecar down: raise %s", p.GraceField, int(p.Grace/time.Second), (invocation.PreStop(c)).String(), p.GraceField)})
-			return nil, nil, false
+			ad.out.fail(p.Pod, c, fmt.Sprintf("%s %ds leaves no time after the preStop (%s) for -S to shut the sidecar down: raise %s",
+				p.GraceField, int(p.Grace/time.Second), invocation.PreStop(c), p.GraceField))
+			return ac, false
 		case budget < defaultShutdownMax:
 			d := budget.Truncate(time.Second)
 			flags = append(flags, "--shutdown-timeout", d.String())
@@ -284,166 +410,24 @@ func (ad *adopter) container(c *manifest.Container) ([]string, []probeMove, bool
 			budget -= defaultShutdownMax
 		}
 	}
-	var probes []probeMove
-	if ad.serving() && budget/2 >= minTermDelay {
+	switch {
+	case !ad.serves[c]:
+	case budget/2 < minTermDelay:
+		ad.out.warnContainer(p.Pod, c, p.GraceLine, fmt.Sprintf("no hold of the stop signal: %s %ds leaves too little after the preStop for one; raise it to give the drain time",
+			p.GraceField, int(p.Grace/time.Second)))
+	default:
 		delay := min(maxTermDelay, (budget / 2).Truncate(time.Second))
 		flags = append(flags, "--term-delay", delay.String(), "--drain-quiet", drainQuiet.String())
 		ad.hold = max(ad.hold, invocation.PreStop(c)+delay)
 		var more []string
-		more, probes = ad.probes(c)
+		more, ac.Probes, ac.ProbePort = ad.probes(c, delay)
 		flags = append(flags, more...)
 	}
-	if argv := invocation.Argv(c, nil); len(argv) > 0 {
+	if argv := invocation.Argv(c, ad.pl.images); len(argv) > 0 {
 		if _, shell := invocation.ShellScript(argv); shell {
 			flags = append(flags, "-g") // the shell and what it starts: one group
 		}
 	}
-	return flags, probes, true
-}
-
-// serving says whether the pod serves: its kind's pods do, or one of its
-// application containers declares a port.
-func (ad *adopter) serving() bool {
-	p := ad.a
-	if slices.Contains(servingKinds, p.Kind) {
-		return true
-	}
-	for _, c := range p.Containers {
-		if !c.Init && sidecar.ProxyOf(c) == nil && len(c.PortNumbers) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// probes moves c's probes of its own ports to --probe-port: the readiness
-// probe's check (else the liveness or startup probe's) becomes
-// --app-probe, and every probe that checks the same moves. A probe with a
-// check of its own stays where it is: /live and /startup answer from
-// --app-probe too, and a liveness probe that failed with the readiness
-// check would restart a pod that is only not ready. Not a probe with a
-// host (the kubelet's, not the pod's), HTTP headers (--app-probe sends
-// none), gRPC or exec.
-func (ad *adopter) probes(c *manifest.Container) ([]string, []probeMove) {
-	check := map[string]string{}
-	for _, pr := range c.Probes {
-		if v := appCheck(c, pr); v != "" {
-			if _, ok := check[pr.Kind]; !ok {
-				check[pr.Kind] = v
-			}
-		}
-	}
-	app := ""
-	for _, kind := range []string{"readinessProbe", "livenessProbe", "startupProbe"} {
-		if app = check[kind]; app != "" {
-			break
-		}
-	}
-	if app == "" {
-		return nil, nil
-	}
-	port := ad.freePort()
-	if port == 0 {
-		return nil, nil
-	}
-	var moves []probeMove
-	for _, pr := range c.Probes {
-		if check[pr.Kind] == app && appCheck(c, pr) == app {
-			path := map[string]string{"readinessProbe": "/ready", "livenessProbe": "/live", "startupProbe": "/startup"}[pr.Kind]
-			moves = append(moves, probeMove{Kind: pr.Kind, Handler: pr.Handler, Port: port, Path: path})
-		}
-	}
-	return []string{"--probe-port", strconv.Itoa(port), "--app-probe", app}, moves
-}
-
-// appCheck is what a probe checks, as --app-probe takes it: the URL of an
-// HTTP probe, tcp:PORT of a TCP one; "" for one that cannot move.
-func appCheck(c *manifest.Container, pr manifest.Probe) string {
-	if pr.Host != "" || pr.Headers {
-		return ""
-	}
-	port, err := strconv.Atoi(pr.Port.Text)
-	if i := slices.IndexFunc(c.Ports, func(p manifest.NamedPort) bool { return p.Name == pr.Port.Text }); err != nil && i >= 0 {
-		port, err = c.Ports[i].Port, nil
-	}
-	if err != nil || port <= 0 || port > 65535 {
-		return ""
-	}
-	switch pr.Handler {
-	case "httpGet":
-		scheme := "http"
-		if strings.EqualFold(pr.Scheme, "HTTPS") {
-			scheme = "https"
-		}
-		return fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, port, cmp.Or(pr.Path, "/"))
-	case "tcpSocket":
-		return fmt.Sprintf("tcp:%d", port)
-	}
-	return ""
-}
-
-// portsInUse are the ports that --probe-port must not take: those the
-// pod's containers declare or probe, and those of every proxy.
-func (ad *adopter) portsInUse() map[int]bool {
-	used := map[int]bool{}
-	for _, c := range ad.a.Containers {
-		for _, n := range c.PortNumbers {
-			used[n] = true
-		}
-		for _, pr := range c.Probes {
-			if n, err := strconv.Atoi(pr.Port.Text); err == nil {
-				used[n] = true
-			}
-		}
-	}
-	for _, px := range proxies.All {
-		used[px.Ready.Port], used[px.Shutdown.Port], used[px.Shutdown.OwnPort] = true, true, true
-	}
-	return used
-}
-
-// freePort is a port for --probe-port that nothing in the pod uses, 0
-// when there is none.
-func (ad *adopter) freePort() int {
-	for _, p := range probePorts() {
-		if !ad.used[p] {
-			ad.used[p] = true
-			return p
-		}
-	}
-	return 0
-}
-
-// stopAfter gives each classic sidecar that would stop taking connections
-// before the hold ends (proxy-stops-first) the setting that keeps it up
-// long enough: an annotation of seconds, a field of its proxy
-// configuration when the pod has none, a flag of its own. Where the pod
-// asks some release for a native sidecar, a classic sidecar's setting is
-// left out: Linkerd 2.15 to 2.19 refuse its wait with a native proxy.
-func (ad *adopter) stopAfter() {
-	p := ad.a
-	if ad.hold == 0 {
-		return
-	}
-	for _, s := range ad.a.Sidecars.Sidecars {
-		st := s.Stop
-		switch {
-		case s.StopWhy == "" || s.StopUnknown != nil || s.StopAfter >= ad.hold:
-		case s.Nativeness == sidecar.Native && st.NativeField == "":
-		case s.Nativeness == sidecar.Depends && len(sidecar.NativeKeysOn(p.Pod, s.Proxy)) > 0:
-		case st.ByInjector && s.Container != nil:
-		case st.Seconds:
-			ad.annotate(st.Key, s.StopValue(ad.hold))
-		case st.Field != "":
-			if _, ok := p.Annotations.Get(st.Key); !ok {
-				field := st.Field
-				if s.Nativeness == sidecar.Native {
-					field = st.NativeField
-				}
-				ad.annotate(st.Key, field+": "+s.StopValue(ad.hold))
-			}
-		case st.Flag != "" && s.Container != nil:
-			ad.sidecarArgs(s.Container, "--"+st.Flag+"="+s.StopValue(ad.hold))
-		}
-	}
+	ac.Flags = flags
+	return ac, true
 }

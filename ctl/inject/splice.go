@@ -15,10 +15,12 @@ package inject
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -37,6 +39,7 @@ type doc struct {
 	crlf   bool   // its lines end in CR LF, and so do those it gets
 	edits  []edit
 	ends   map[*yaml.Node]int // where nodes end, as first found: before their edits
+	w      *writer            // the run's: how YAML writes a node
 }
 
 // edit replaces data[at:end] with text; edits at one offset are made in
@@ -50,12 +53,12 @@ type edit struct {
 // multi-line plain scalar to replace, an alias to follow.
 var errLayout = errors.New("written in a way inject does not edit")
 
-func newDoc(data []byte, starts []int, root *yaml.Node, start int) *doc {
-	d := &doc{data: data, starts: starts, indent: 2, dash: 2, ends: map[*yaml.Node]int{}}
-	d.json = bytes.HasPrefix(bytes.TrimLeft(skipComments(data[start:]), " \t\r\n"), []byte("{"))
+func newDoc(w *writer, data []byte, starts []int, root *yaml.Node, start, end int) *doc {
+	text := data[start:end] // only this document's: a file may hold thousands
+	d := &doc{data: data, starts: starts, indent: 2, dash: 2, ends: map[*yaml.Node]int{}, w: w, crlf: bytes.Contains(text, []byte("\r\n"))}
+	d.json = bytes.HasPrefix(bytes.TrimLeft(skipComments(text), " \t\r\n"), []byte("{"))
 	d.learnIndent(root)
-	d.crlf = bytes.Contains(data, []byte("\r\n"))
-	d.tight = d.json && d.unit == 0 && !bytes.Contains(data[start:], []byte(": ")) && !bytes.Contains(data[start:], []byte(", "))
+	d.tight = d.json && d.unit == 0 && !bytes.Contains(text, []byte(": ")) && !bytes.Contains(text, []byte(", "))
 	return d
 }
 
@@ -342,19 +345,61 @@ func (d *doc) commentsBefore(at, col int) int {
 }
 
 // setScalar replaces the scalar n with value, tagged tag.
-func (d *doc) setScalar(n *yaml.Node, tag, value string) error {
+func (d *doc) setScalar(rec *record, at nodePath, op string, n *yaml.Node, tag, value string) error {
 	end, err := d.end(n)
 	if err != nil {
 		return err
 	}
+	if rec != nil {
+		rec.add(change{Op: op, Path: at, Was: string(d.data[d.offset(n):end])})
+	}
 	nn := &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
 	text := d.flowText(nn, 0)
 	if !d.json && n.Style&(yaml.FlowStyle) == 0 && !d.inFlow(n) {
-		text = scalarText(nn)
+		text = d.w.scalar(nn)
 	}
 	d.add(d.offset(n), end, text)
 	n.Kind, n.Tag, n.Value, n.Style = yaml.ScalarNode, tag, value, 0
 	return nil
+}
+
+// text is n's text as it was before the edits.
+func (d *doc) text(n *yaml.Node) (string, error) {
+	end, err := d.end(n)
+	if err != nil {
+		return "", err
+	}
+	return string(d.data[d.offset(n):end]), nil
+}
+
+// afterColon is the text of the mapping m's pair i after its key's colon,
+// up to the end of its value, as it was before the edits.
+func (d *doc) afterColon(m *yaml.Node, i int) (string, error) {
+	at, err := d.colonEnd(m.Content[2*i])
+	if err != nil {
+		return "", err
+	}
+	v := m.Content[2*i+1]
+	end, err := d.end(v) // an empty null ends where it starts
+	if err != nil || end < at {
+		return "", errLayout
+	}
+	return string(d.data[at:end]), nil
+}
+
+// colonEnd is where the text after a key's colon starts.
+func (d *doc) colonEnd(k *yaml.Node) (int, error) {
+	at, err := d.end(k)
+	if err != nil {
+		return 0, err
+	}
+	for at < len(d.data) && (d.data[at] == ' ' || d.data[at] == '\t') {
+		at++
+	}
+	if at >= len(d.data) || d.data[at] != ':' {
+		return 0, errLayout
+	}
+	return at + 1, nil
 }
 
 // setValue replaces the null value of the mapping m's pair i (key: with
@@ -560,32 +605,46 @@ func (d *doc) apply(start, end int) []byte {
 	return b.Bytes()
 }
 
-// verify says whether text, parsed, holds what the edited tree root does:
-// the same nodes, of the same kinds and tags, with the same values, in
-// the same order, whatever their style and position.
-func verify(text []byte, root *yaml.Node) error {
+// verify says whether text, parsed, holds what the edited tree whose sum
+// is want does: the same nodes, of the same kinds and tags, with the same
+// values, in the same order, whatever their style and position.
+func verify(text []byte, want [sha256.Size]byte) error {
 	var n yaml.Node
 	if err := yaml.Unmarshal(text, &n); err != nil {
 		return err
 	}
-	if len(n.Content) == 0 || !same(n.Content[0], root) {
+	if len(n.Content) == 0 || sum(n.Content[0]) != want {
 		return errors.New("the edited text does not hold the edited object")
 	}
 	return nil
 }
 
-// same says whether two trees hold the same.
-func same(a, b *yaml.Node) bool {
-	if a.Kind != b.Kind || a.ShortTag() != b.ShortTag() || len(a.Content) != len(b.Content) ||
-		a.Kind == yaml.ScalarNode && a.Value != b.Value || a.Kind == yaml.AliasNode && a.Value != b.Value {
-		return false
-	}
-	for i := range a.Content {
-		if !same(a.Content[i], b.Content[i]) {
-			return false
+// sum is a digest of what a tree holds: each node's kind, tag and value,
+// in order, whatever its style and position.
+func sum(root *yaml.Node) [sha256.Size]byte {
+	h := sha256.New()
+	var buf []byte
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		v := ""
+		if n.Kind == yaml.ScalarNode || n.Kind == yaml.AliasNode {
+			v = n.Value
+		}
+		buf = strconv.AppendInt(buf[:0], int64(n.Kind), 10)
+		buf = append(append(append(buf, ' '), n.ShortTag()...), ' ')
+		buf = strconv.AppendInt(buf, int64(len(n.Content)), 10)
+		buf = append(buf, ' ')
+		buf = strconv.AppendInt(buf, int64(len(v)), 10)
+		buf = append(append(append(buf, ':'), v...), '\n')
+		h.Write(buf)
+		for _, c := range n.Content {
+			walk(c)
 		}
 	}
-	return true
+	walk(root)
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
 }
 
 // quotedAs gives string scalars among items the quotes of the scalar ref
@@ -610,13 +669,85 @@ func quotedAs(ref *yaml.Node, items []*yaml.Node) []*yaml.Node {
 // str is a string scalar.
 func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
 
-// scalarText is a scalar as YAML writes it where a block value goes.
-func scalarText(n *yaml.Node) string {
-	out, err := yaml.Marshal(n)
-	if err != nil {
-		return fmt.Sprintf("%q", n.Value)
+// writer writes nodes as the YAML library does, with one encoder for the
+// whole run: a new encoder for each scalar cost some 15 KB of buffers, which
+// for a few megabytes of manifests made gigabytes of garbage. A scalar's
+// text is kept, so that the words written in every pod (the install
+// container's, the flags) are encoded once.
+type writer struct {
+	buf   bytes.Buffer
+	enc   *yaml.Encoder
+	memo  map[scalarKey]string
+	nodes map[string]*yaml.Node // what every pod gets alike, made once
+}
+
+// scalarKey is what a scalar's text depends on.
+type scalarKey struct {
+	tag, value string
+	style      yaml.Style
+	flow       bool
+}
+
+func newWriter() *writer {
+	w := &writer{memo: map[scalarKey]string{}, nodes: map[string]*yaml.Node{}}
+	w.enc = yaml.NewEncoder(&w.buf)
+	return w
+}
+
+// shared is the node called name, made by make the first time: a subtree
+// that the edited trees of many pods hold alike, and that no edit changes.
+func (w *writer) shared(name string, make func() *yaml.Node) *yaml.Node {
+	n, ok := w.nodes[name]
+	if !ok {
+		n = make()
+		w.nodes[name] = n
 	}
-	return strings.TrimSuffix(string(out), "\n")
+	return n
+}
+
+// encode is n as the YAML library writes it, a document of its own,
+// without the marker that starts every document after the first.
+func (w *writer) encode(n *yaml.Node) (string, error) {
+	w.buf.Reset()
+	if err := w.enc.Encode(n); err != nil {
+		w.enc = yaml.NewEncoder(&w.buf) // its state is not known after an error
+		return "", err
+	}
+	out := strings.TrimPrefix(w.buf.String(), "---\n")
+	return strings.TrimSuffix(out, "\n"), nil
+}
+
+// scalar is a scalar as YAML writes it where a block value goes.
+func (w *writer) scalar(n *yaml.Node) string {
+	k := scalarKey{n.Tag, n.Value, n.Style, false}
+	if t, ok := w.memo[k]; ok {
+		return t
+	}
+	t, err := w.encode(n)
+	if err != nil {
+		t = fmt.Sprintf("%q", n.Value)
+	}
+	w.memo[k] = t
+	return t
+}
+
+// flow is n as an entry of a flow collection.
+func (w *writer) flow(n *yaml.Node) string {
+	k := scalarKey{n.Tag, n.Value, n.Style, true}
+	if n.Kind == yaml.ScalarNode {
+		if t, ok := w.memo[k]; ok {
+			return t
+		}
+	}
+	t, err := w.encode(&yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle, Content: []*yaml.Node{flowStyled(n)}})
+	if err != nil {
+		return ""
+	}
+	t = t[1 : len(t)-1]
+	if n.Kind == yaml.ScalarNode {
+		w.memo[k] = t
+	}
+	return t
 }
 
 // flowText is n in flow style (JSON in a JSON document); indent is the
@@ -628,13 +759,7 @@ func (d *doc) flowText(n *yaml.Node, indent int) string {
 		d.writeJSON(&b, n, indent)
 		return b.String()
 	}
-	c := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle, Content: []*yaml.Node{flowStyled(n)}}
-	out, err := yaml.Marshal(c)
-	if err != nil {
-		return ""
-	}
-	s := strings.TrimSuffix(string(out), "\n")
-	return s[1 : len(s)-1]
+	return d.w.flow(n)
 }
 
 // flowPair is key: value in flow style.
@@ -733,7 +858,7 @@ func (d *doc) blockItem(item *yaml.Node, col int) string {
 // in a line break.
 func (d *doc) blockPair(key string, v *yaml.Node, col int) string {
 	pad := strings.Repeat(" ", col)
-	k := scalarText(str(key))
+	k := d.w.scalar(str(key))
 	switch {
 	case v.Kind == yaml.ScalarNode || len(v.Content) == 0:
 		return pad + k + ": " + d.blockValue(v) + "\n"
@@ -750,7 +875,7 @@ func (d *doc) blockPair(key string, v *yaml.Node, col int) string {
 // blockValue is a scalar, or an empty collection, as a block value.
 func (d *doc) blockValue(v *yaml.Node) string {
 	if v.Kind == yaml.ScalarNode {
-		return scalarText(v)
+		return d.w.scalar(v)
 	}
 	if v.Kind == yaml.MappingNode {
 		return "{}"

@@ -211,9 +211,10 @@ func mappingKey(n *yaml.Node) bool {
 // kept is what is kept of an object of a file: a pod template, a
 // Namespace, a ConfigMap or a Secret.
 type kept struct {
-	pod   *Pod
-	ns    *Namespace
-	store *store
+	pod     *Pod
+	ns      *Namespace
+	store   *store
+	service *Service
 }
 
 // parseDocument parses one document, within the bounds; nil and no

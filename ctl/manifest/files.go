@@ -27,6 +27,7 @@ type File struct {
 	Pods []*Pod
 
 	bounds Bounds
+	src    source
 }
 
 // keepFile keeps what was read of a file, with Options.Keep: its data,
@@ -37,7 +38,7 @@ func (in *Input) keepFile(src source, data []byte, problems []Problem, notObject
 		return
 	}
 	in.Files = append(in.Files, &File{Name: src.name, Data: data, Problems: slices.Clone(problems), NotObject: notObject,
-		Chart: src.own, Pods: slices.Clone(in.Pods[pods:]), bounds: in.opt.Bounds})
+		Chart: src.own, Pods: slices.Clone(in.Pods[pods:]), bounds: in.opt.Bounds, src: src})
 }
 
 // Document is a document of a file: where its text is (Start and End,
@@ -55,11 +56,12 @@ type Template struct {
 	Pod  *Pod
 }
 
-// Documents parses f again, with the bounds it was read with, and pairs
-// each pod template with what was read of it. It is for a file without
-// problems of the input: one that was parsed whole.
-func (f *File) Documents() []Document {
-	var out []Document
+// EachDocument parses f again, with the bounds it was read with, and gives
+// each document to fn in turn, each pod template paired with what was read
+// of it. One document's tree is alive at a time, as when the file was
+// read. It is for a file without problems of the input: one that was
+// parsed whole.
+func (f *File) EachDocument(fn func(Document)) {
 	next := 0
 	documents(f.Name, f.Data, f.bounds, func(root *yaml.Node, p piece) {
 		d := Document{Start: p.off, End: p.off + len(p.text), Root: root}
@@ -74,7 +76,6 @@ func (f *File) Documents() []Document {
 				next++
 			}
 		}
-		out = append(out, d)
+		fn(d)
 	}, func(Problem) {})
-	return out
 }

@@ -48,6 +48,7 @@ type Input struct {
 	Read     int     // files read
 
 	opt        Options
+	services   []*Service
 	namespaces map[string][]*Namespace
 	stores     map[storeKey]*store
 	left       int // bytes that may still be read
@@ -95,15 +96,45 @@ func (in *Input) readSources(paths []string) {
 			in.keepFile(src, nil, in.Problems[before:], 0, pods)
 			continue
 		}
-		in.left -= len(data)
-		in.Read++
-		line := in.parseFile(src.name, data, src.chart)
-		if line > 0 && !src.own {
-			in.Problems = append(in.Problems, Problem{File: src.name, Line: line, NotObject: true,
-				Message: "not a Kubernetes object (it has no kind): nothing in this document is checked"})
-		}
-		in.keepFile(src, data, in.Problems[before:], line, pods)
+		in.parseSource(src, data, before, pods)
 	}
+}
+
+// parseSource reads the text of a source that was read whole.
+func (in *Input) parseSource(src source, data []byte, before, pods int) {
+	in.left -= len(data)
+	in.Read++
+	line := in.parseFile(src.name, data, src.chart)
+	if line > 0 && !src.own {
+		in.Problems = append(in.Problems, Problem{File: src.name, Line: line, NotObject: true,
+			Message: "not a Kubernetes object (it has no kind): nothing in this document is checked"})
+	}
+	in.keepFile(src, data, in.Problems[before:], line, pods)
+}
+
+// Reread is what Read would have made of the same files had they held
+// data instead, by name, for a command that changes them in memory before
+// it reads them (inject, which takes back what it added before it adds it
+// again): the files in the same order, within the same bounds. It is for
+// an input read with Options.Keep.
+func (in *Input) Reread(data map[string][]byte) *Input {
+	out := newInput(in.opt)
+	for i, f := range in.Files {
+		out.rank[f.Name] = i
+		before, pods := len(out.Problems), len(out.Pods)
+		text, ok := data[f.Name]
+		if !ok {
+			text = f.Data
+		}
+		if f.Data == nil || out.left < len(text) {
+			// Not read the first time, or past the bound now: as it was.
+			out.Problems = append(out.Problems, f.Problems...)
+			out.keepFile(f.src, nil, out.Problems[before:], 0, pods)
+			continue
+		}
+		out.parseSource(f.src, text, before, pods)
+	}
+	return out
 }
 
 // keep reads what the commands need of an object, before its document's
@@ -114,6 +145,10 @@ func (in *Input) keep(o object, lines *fileLines) []kept {
 		return []kept{{ns: namespaceOf(o)}}
 	case "ConfigMap", "Secret":
 		return []kept{{store: storeOf(o)}}
+	case "Service":
+		if str(get(o.node, "apiVersion")) == "v1" { // not a Knative Service, which holds a pod template
+			return []kept{{service: serviceOf(o)}}
+		}
 	}
 	var out []kept
 	for _, t := range templates(o) {
@@ -129,6 +164,8 @@ func (in *Input) add(k kept) {
 		in.Pods = append(in.Pods, k.pod)
 	case k.ns != nil:
 		in.namespaces[k.ns.Name] = append(in.namespaces[k.ns.Name], k.ns)
+	case k.service != nil:
+		in.services = append(in.services, k.service)
 	case k.store != nil:
 		st := k.store
 		in.stores[storeKey{st.kind, st.namespace, st.name}] = st
@@ -174,6 +211,28 @@ func (in *Input) namespaceOf(p *Pod) {
 		p.NSConflict = fmt.Sprintf("namespace %s is defined with other labels or annotations in %s than in %s:%d: this pod is judged with %s, %s:%d; check what is deployed (kustomize build OVERLAY | proxy-awaitctl check -)",
 			p.Namespace, strings.Join(others, ", "), best.File, best.Line, whose, best.File, best.Line)
 	}
+}
+
+// Services are the Services of the input that send to p's pods.
+func (in *Input) Services(p *Pod) []*Service {
+	var out []*Service
+	for _, s := range in.services {
+		if s.Selects(p) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ConfigMap is the value at key of the ConfigMap called name in namespace,
+// when the input has it.
+func (in *Input) ConfigMap(namespace, name, key string) (string, bool) {
+	st, ok := in.stores[storeKey{"ConfigMap", namespace, name}]
+	if !ok {
+		return "", false
+	}
+	v, ok := st.data[key]
+	return v, ok
 }
 
 // nearer says whether file a is nearer to the pod's file than file b: the

@@ -300,3 +300,97 @@ func TestDirectoryReadsOnlyFiles(t *testing.T) {
 		t.Fatal("still reading the directory after 20s")
 	}
 }
+
+// What inject needs of a pod beyond its containers: the Services of the
+// input that send to it (by namespace and selector), its volumes and
+// their ConfigMaps, each container's mounts, and hostNetwork.
+func TestServicesVolumesAndMounts(t *testing.T) {
+	in := Read([]string{"-"}, Options{Stdin: strings.NewReader(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    metadata: {labels: {app: web, tier: front}}
+    spec:
+      hostNetwork: true
+      containers:
+        - name: web
+          image: web:1
+          volumeMounts:
+            - {name: config, mountPath: /etc/web, subPath: web.yaml}
+      volumes:
+        - name: config
+          configMap:
+            name: web-config
+            items: [{key: envoy.yaml, path: bootstrap.yaml}]
+        - {name: scratch, emptyDir: {}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-config, namespace: shop}
+data: {envoy.yaml: "admin: {}"}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: http}, {port: 9090}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: other, namespace: shop}
+spec:
+  selector: {app: web, tier: back}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: elsewhere, namespace: test}
+spec:
+  selector: {app: web}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: external, namespace: shop}
+spec:
+  ports: [{port: 443}]
+`)})
+	require.Empty(t, in.Problems)
+	require.Len(t, in.Pods, 1)
+	p := in.Pods[0]
+	assert.True(t, p.HostNetwork)
+	assert.Equal(t, []Volume{{Name: "config", ConfigMap: "web-config", Items: []KeyPath{{"envoy.yaml", "bootstrap.yaml"}}}, {Name: "scratch"}}, p.Volumes)
+	assert.Equal(t, []Mount{{Name: "config", Path: "/etc/web", SubPath: "web.yaml"}}, p.Containers[0].Mounts)
+	svcs := in.Services(p)
+	require.Len(t, svcs, 1, "the Service of its namespace whose selector its labels match")
+	assert.Equal(t, "web", svcs[0].Name)
+	assert.Equal(t, []string{"http", "9090"}, svcs[0].TargetPorts)
+	v, ok := in.ConfigMap("shop", "web-config", "envoy.yaml")
+	assert.True(t, ok)
+	assert.Equal(t, "admin: {}", v)
+	_, ok = in.ConfigMap("test", "web-config", "envoy.yaml")
+	assert.False(t, ok)
+}
+
+// Reread reads the same files again, in their order, one of them with
+// another text: what it holds replaces what the file held.
+func TestReread(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	require.NoError(t, os.WriteFile(a, []byte("kind: Namespace\nmetadata: {name: shop, annotations: {linkerd.io/inject: enabled}}\n"), 0o644))
+	require.NoError(t, os.WriteFile(b, []byte("kind: Pod\nmetadata: {name: before, namespace: shop}\nspec:\n  containers: [{name: app, image: app}]\n"), 0o644))
+	in := Read([]string{dir, filepath.Join(dir, "missing.yaml")}, Options{Keep: true})
+	require.Len(t, in.Files, 3)
+	again := in.Reread(map[string][]byte{b: []byte("kind: Pod\nmetadata: {name: after, namespace: shop}\nspec:\n  containers: [{name: app, image: app}, {name: two, image: app}]\n")})
+	require.Len(t, again.Files, 3)
+	assert.Equal(t, []string{a, b, filepath.Join(dir, "missing.yaml")}, []string{again.Files[0].Name, again.Files[1].Name, again.Files[2].Name})
+	require.Len(t, again.Pods, 1)
+	p := again.Pods[0]
+	assert.Equal(t, "after", p.Name)
+	assert.Len(t, p.Containers, 2)
+	again.Link(p)
+	require.NotNil(t, p.NS, "the Namespace of the other file")
+	assert.Equal(t, "shop", p.NS.Name)
+	assert.Equal(t, []string{filepath.Join(dir, "missing.yaml") + ":0: no such file or directory"}, messages(again.Problems))
+	assert.Equal(t, 2, again.Read)
+}

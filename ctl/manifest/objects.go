@@ -105,3 +105,43 @@ func data(n *yaml.Node) map[string]string {
 	}
 	return out
 }
+
+// Service is a Service of the input: which pods it selects, and the ports
+// of theirs it sends to.
+type Service struct {
+	File, Name, Namespace string
+	Line                  int
+	Selector              Meta
+	// TargetPorts are the ports of the pods it sends to, as written: a
+	// number, or the name of a container's port; a port without a
+	// targetPort sends to its own number.
+	TargetPorts []string
+}
+
+func serviceOf(o object) *Service {
+	spec := get(o.node, "spec")
+	s := &Service{File: o.file, Name: o.name, Namespace: o.namespace, Line: o.line, Selector: metaOf(get(spec, "selector"))}
+	for _, p := range items(get(spec, "ports")) {
+		target := str(get(p, "targetPort"))
+		if target == "" {
+			target = str(get(p, "port"))
+		}
+		s.TargetPorts = append(s.TargetPorts, target)
+	}
+	return s
+}
+
+// Selects says whether s sends to the pods of p: in p's namespace, every
+// label of its selector on the pod. A Service without a selector selects
+// no pod (its endpoints are written by hand).
+func (s *Service) Selects(p *Pod) bool {
+	if s.Namespace != p.Namespace || len(s.Selector) == 0 {
+		return false
+	}
+	for _, e := range s.Selector {
+		if v, ok := p.Labels.Get(e.Key); !ok || v.Text != e.Value.Text {
+			return false
+		}
+	}
+	return true
+}

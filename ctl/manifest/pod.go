@@ -34,6 +34,8 @@ type Pod struct {
 	RestartPolicy        Scalar
 	Deadline             Scalar       // activeDeadlineSeconds: the Job's, else the pod's own; "" when neither bounds the pod
 	Containers           []*Container // init containers first, in order
+	HostNetwork          bool         // its ports are the node's
+	Volumes              []Volume
 	// SharedProcesses is shareProcessNamespace: the containers see one
 	// another's processes.
 	SharedProcesses bool
@@ -147,6 +149,17 @@ func podOf(o object, t podTemplate, lines *fileLines, b Bounds) *Pod {
 			p.Grace, p.GraceLine = time.Duration(n)*time.Second, lineOf(g)
 		}
 	}
+	p.HostNetwork = str(get(spec, "hostNetwork")) == "true"
+	for _, v := range items(get(spec, "volumes")) {
+		vol := Volume{Name: str(get(v, "name"))}
+		if cm := get(v, "configMap"); cm != nil {
+			vol.ConfigMap = str(get(cm, "name"))
+			for _, it := range items(get(cm, "items")) {
+				vol.Items = append(vol.Items, KeyPath{Key: str(get(it, "key")), Path: str(get(it, "path"))})
+			}
+		}
+		p.Volumes = append(p.Volumes, vol)
+	}
 	for i, n := range items(get(spec, "initContainers")) {
 		p.Containers = append(p.Containers, containerOf(n, true, lines))
 		p.Containers[len(p.Containers)-1].Index = i
@@ -201,8 +214,25 @@ type Container struct {
 	Probes        []Probe
 	Ports         []NamedPort // its named ports
 	PortNumbers   []int       // every containerPort it declares
+	Mounts        []Mount
 
 	Vars *Variables // env and envFrom as the kubelet resolves them (Input.Link)
+}
+
+// Volume is a volume of a pod: its name, and for a ConfigMap's, which, and
+// its items (none: every key, each a file of its name).
+type Volume struct {
+	Name      string
+	ConfigMap string
+	Items     []KeyPath
+}
+
+// KeyPath is an item of a ConfigMap's volume: the key, and the file it is.
+type KeyPath struct{ Key, Path string }
+
+// Mount is a container's volumeMount.
+type Mount struct {
+	Name, Path, SubPath string
 }
 
 // Hook is a lifecycle hook as far as how long it takes can be read: its
@@ -321,6 +351,9 @@ func containerOf(n *yaml.Node, init bool, lines *fileLines) *Container {
 		}
 	}
 	c.PreStop = hookOf(path(n, "lifecycle", "preStop"))
+	for _, m := range items(get(n, "volumeMounts")) {
+		c.Mounts = append(c.Mounts, Mount{Name: str(get(m, "name")), Path: str(get(m, "mountPath")), SubPath: str(get(m, "subPath"))})
+	}
 	return c
 }
 

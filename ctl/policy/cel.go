@@ -6,7 +6,7 @@
 // PROXY_AWAIT_ variable beside them; the sidecars that the object shows by
 // itself (a container of a proxy's image, or an injection annotation whose
 // native-or-classic the pod and the stated releases decide without the
-// Namespace). What it cannot judge so, it admits: --check sees more.
+// Namespace). What it cannot judge so, it admits: check sees more.
 
 package policy
 

@@ -161,7 +161,7 @@ func command(w, d string) string { return fmt.Sprintf("size(%s) > %s + 1", w, d)
 
 // preStop is the container's preStop hook, as long as it says it takes:
 // a sleep action, or an exec of sleep with a number of seconds; 0 for
-// any other (which --check counts as no more).
+// any other (which check counts as no more).
 func preStop(c string) string {
 	h := c + ".lifecycle.preStop"
 	return fmt.Sprintf(`(has(%[1]s.lifecycle) && has(%[2]s) ? (has(%[2]s.sleep) && has(%[2]s.sleep.seconds) && %[2]s.sleep.seconds > 0 ? duration(string(%[2]s.sleep.seconds) + 's') : has(%[2]s.exec) && has(%[2]s.exec.command) && size(%[2]s.exec.command) == 2 && (%[2]s.exec.command[0] == %[3]s || %[2]s.exec.command[0].endsWith(%[4]s)) && %[2]s.exec.command[1].matches('^[0-9]{1,6}$') ? duration(%[2]s.exec.command[1] + 's') : duration('0s')) : duration('0s'))`,

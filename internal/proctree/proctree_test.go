@@ -1,4 +1,4 @@
-package proctree
+package proctree_test
 
 import (
 	"os"
@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/proctree"
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // Reading each process's parent from /proc/*/stat, as on kernels without
@@ -32,13 +34,14 @@ func TestByParentFindsWhatChildrenFilesList(t *testing.T) {
 		_ = cmd.Wait()
 	})
 
-	deadline := time.Now().Add(20 * time.Second)
 	var listed []int
-	for listed = descendants(cmd.Process.Pid, listedChildren); len(listed) < 3; listed = descendants(cmd.Process.Pid, listedChildren) {
-		require.True(t, time.Now().Before(deadline), "the tree never grew to 3 processes: %v", listed)
-		time.Sleep(time.Millisecond)
+	if !testutil.Until(testutil.WaitLimit, func() bool {
+		listed = proctree.DescendantsListed(cmd.Process.Pid)
+		return len(listed) >= 3
+	}) {
+		t.Fatalf("the tree never grew to 3 processes: %v", listed)
 	}
 	assert.Len(t, listed, 3)
-	assert.ElementsMatch(t, listed, descendants(cmd.Process.Pid, byParent()))
-	assert.Equal(t, listed, Descendants(cmd.Process.Pid), "this kernel has children files")
+	assert.ElementsMatch(t, listed, proctree.DescendantsByParent(cmd.Process.Pid))
+	assert.Equal(t, listed, proctree.Descendants(cmd.Process.Pid), "this kernel has children files")
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/proxy-await/proxy-await/internal/fakeproxy"
+	"github.com/proxy-await/proxy-await/internal/testutil"
 )
 
 // Commands are the commands, by name, for testscript.Params.Cmds.
@@ -78,27 +78,12 @@ func proxy(ts *testscript.TestScript, neg bool, args []string) {
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 }
 
-// varying is what cmplog replaces with *: the value of a key whose value
-// differs from run to run, in a text line (key=VALUE, up to a space, or
-// quoted) and in a JSON line ("key":VALUE, a string or a number).
-var varying = regexp.MustCompile(`\b(time|elapsed|elapsed_ms|child_pid|remote)=("(?:[^"\\]|\\.)*"|[^ \n]*)` +
-	`|"(time|elapsed|elapsed_ms|child_pid|remote)":("(?:[^"\\]|\\.)*"|[0-9.]+)`)
-
 // cmplog is the cmplog command: cmplog FILE WANT.
 func cmplog(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: cmplog FILE WANT")
 	}
-	got := varying.ReplaceAllStringFunc(ts.ReadFile(args[0]), func(m string) string {
-		sub := varying.FindStringSubmatch(m)
-		if sub[1] != "" {
-			return sub[1] + "=*"
-		}
-		if strings.HasPrefix(sub[4], `"`) {
-			return `"` + sub[3] + `":"*"`
-		}
-		return `"` + sub[3] + `":*`
-	})
+	got := testutil.NormalizeLog(ts.ReadFile(args[0]))
 	want := os.Expand(ts.ReadFile(args[1]), ts.Getenv)
 	if got != want {
 		ts.Logf("%s", diff.Diff(args[0], []byte(got), args[1], []byte(want)))

@@ -107,13 +107,7 @@ func (fp *FakeProxy) Count(method, path string) int {
 // proxy's own record of what happened, so this waits on an event, not a time.
 func (fp *FakeProxy) WaitFor(what string, cond func([]Request) bool) {
 	fp.t.Helper()
-	deadline := time.Now().Add(WaitLimit)
-	for !cond(fp.Requests()) {
-		if time.Now().After(deadline) {
-			fp.t.Fatalf("fake proxy: %s did not happen within %s", what, WaitLimit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	Eventually(fp.t, func() bool { return cond(fp.Requests()) }, "fake proxy: %s did not happen", what)
 }
 
 // Signal sends sig to the fake proxy: SIGUSR1 turns it ready, SIGUSR2 not

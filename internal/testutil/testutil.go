@@ -34,13 +34,8 @@ func (s *Buffer) String() string {
 // event, in tests that read a program's log as it is written.
 func (s *Buffer) WaitFor(t testing.TB, want string, limit time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !strings.Contains(s.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("never logged %q within %s; log:\n%s", want, limit, s.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	EventuallyWithin(t, limit, func() bool { return strings.Contains(s.String(), want) },
+		"never logged %q; log:\n%s", want, s)
 }
 
 // Getenv is a lookup of the variables in kv, standing in for os.LookupEnv.
@@ -51,21 +46,38 @@ func Getenv(kv map[string]string) func(string) (string, bool) {
 	}
 }
 
-// LogLines are proxy-await's text log lines as a test compares them, one
-// for one: each PID (child_pid=PID) and each measured duration (elapsed=D,
-// failing=D, since_traffic=D) written as those words, since they differ
-// from run to run while the lines' order and the rest of their words do
-// not.
+// NormalizeLog is a log as a test compares it, line for line: every value
+// that differs from run to run (a time, a PID, a measured duration, a
+// client's address) is written *, in a text line (key=VALUE, up to a space,
+// or quoted) and in a JSON line ("key":VALUE, a string or a number), while
+// the lines' order and the rest of their words stay. The fake proxy's
+// request log is normalised the same way.
+func NormalizeLog(log string) string {
+	return varying.ReplaceAllStringFunc(log, func(m string) string {
+		sub := varying.FindStringSubmatch(m)
+		switch {
+		case sub[1] != "":
+			return sub[1] + "=*"
+		case strings.HasPrefix(sub[4], `"`):
+			return `"` + sub[3] + `":"*"`
+		default:
+			return `"` + sub[3] + `":*`
+		}
+	})
+}
+
+// varyingKeys are the keys whose values NormalizeLog writes *; a duration
+// is in milliseconds under a key ending in _ms in a JSON line.
+const varyingKeys = `time|child_pid|pid|remote|(?:elapsed|failing|since_traffic|since_pinned)(?:_ms)?`
+
+var varying = regexp.MustCompile(`\b(` + varyingKeys + `)=("(?:[^"\\]|\\.)*"|[^ \n]*)` +
+	`|"(` + varyingKeys + `)":("(?:[^"\\]|\\.)*"|[0-9.]+)`)
+
+// LogLines are the lines of NormalizeLog(log), for a test that compares
+// them one for one; none for an empty log.
 func LogLines(log string) []string {
-	log = pids.ReplaceAllString(log, "${1}=PID")
-	log = measured.ReplaceAllString(log, "${1}=D")
-	if log = strings.TrimSpace(log); log == "" {
+	if log = strings.TrimSpace(NormalizeLog(log)); log == "" {
 		return nil
 	}
 	return strings.Split(log, "\n")
 }
-
-var (
-	pids     = regexp.MustCompile(`\b(child_pid|pid)=\d+`)
-	measured = regexp.MustCompile(`\b(elapsed|failing|since_traffic|since_pinned)=[0-9][0-9.hmsµn]*`)
-)

@@ -1,15 +1,17 @@
 // Command ociimage writes the release image as an OCI image layout: one
-// FROM-scratch image a platform, each holding a static binary at /NAME (its
-// entrypoint) and the licence at /LICENSE, under one multi-platform index.
-// It needs no container daemon and no registry: the release pushes the layout
-// with a registry client, and the release check imports it into containerd.
+// FROM-scratch image a platform, each holding that platform's static binaries
+// at /NAME, one of them its entrypoint, and the licence at /LICENSE, under
+// one multi-platform index. It needs no container daemon and no registry:
+// the release pushes the layout with a registry client, and the release
+// check imports it into containerd.
 //
-//	ociimage -out DIR -name REF -created RFC3339 -license FILE [-label K=V]... BINARY...
+//	ociimage -out DIR -name REF -created RFC3339 -license FILE -entrypoint NAME [-label K=V]... BINARY...
 //
 // Each binary's platform is read from the Go build information inside it, so
-// the caller cannot mislabel one. The output depends only on the inputs: file
-// times and the creation time come from -created, so the same commit gives
-// the same digests.
+// the caller cannot mislabel one; every platform must have the same names,
+// so that no image lacks a command the others have. The output depends only
+// on the inputs: file times and the creation time come from -created, so the
+// same commit gives the same digests.
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -104,6 +107,7 @@ type history struct {
 // options is what the command line says.
 type options struct {
 	out, name, license string
+	entrypoint         string // the name of the binary the images run
 	created            time.Time
 	labels             map[string]string
 	binaries           []string
@@ -133,6 +137,7 @@ func parseArgs(args []string) (*options, error) {
 	fs.StringVar(&o.out, "out", "", "the OCI layout directory to write (replaced)")
 	fs.StringVar(&o.name, "name", "", "the image reference the index is named after, REPOSITORY:TAG")
 	fs.StringVar(&o.license, "license", "", "the licence file, copied to /LICENSE")
+	fs.StringVar(&o.entrypoint, "entrypoint", "", "the name of the binary that is every image's entrypoint, /NAME")
 	fs.StringVar(&created, "created", "", "the creation time (RFC 3339), also every file's time")
 	fs.Func("label", "a label KEY=VALUE of every image and annotation of the index (repeatable)", func(s string) error {
 		k, v, ok := strings.Cut(s, "=")
@@ -151,6 +156,8 @@ func parseArgs(args []string) (*options, error) {
 		return nil, errors.New("-out is required")
 	case o.license == "":
 		return nil, errors.New("-license is required")
+	case o.entrypoint == "":
+		return nil, errors.New("-entrypoint is required")
 	case len(o.binaries) == 0:
 		return nil, errors.New("no binaries given")
 	}
@@ -210,30 +217,43 @@ func build(o *options, readPlatform func(bin string) (platform, error)) ([]strin
 	if err := os.MkdirAll(filepath.Join(o.out, "blobs", "sha256"), 0o755); err != nil {
 		return nil, err
 	}
-	// Every binary's platform first, so a clash fails before any work.
-	platforms := make([]platform, len(o.binaries))
-	for i, bin := range o.binaries {
+	// Every binary's platform first, so that a missing or doubled
+	// binary fails before any work.
+	byPlatform := map[platform][]string{}
+	for _, bin := range o.binaries {
 		p, err := readPlatform(bin)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", bin, err)
 		}
-		if j := slices.Index(platforms[:i], p); j >= 0 {
-			return nil, fmt.Errorf("%s and %s are both for %s", o.binaries[j], bin, p)
+		for _, other := range byPlatform[p] {
+			if filepath.Base(other) == filepath.Base(bin) {
+				return nil, fmt.Errorf("%s and %s are both %s for %s", other, bin, filepath.Base(bin), p)
+			}
 		}
-		platforms[i] = p
+		byPlatform[p] = append(byPlatform[p], bin)
+	}
+	platforms := slices.SortedFunc(maps.Keys(byPlatform), func(a, b platform) int { return strings.Compare(a.String(), b.String()) })
+	names := baseNames(byPlatform[platforms[0]])
+	if !slices.Contains(names, o.entrypoint) {
+		return nil, fmt.Errorf("-entrypoint %s: no binary of that name for %s (%s)", o.entrypoint, platforms[0], strings.Join(names, ", "))
+	}
+	for _, p := range platforms[1:] {
+		if got := baseNames(byPlatform[p]); !slices.Equal(got, names) {
+			return nil, fmt.Errorf("%s has %s, but %s has %s: every image holds the same commands",
+				platforms[0], strings.Join(names, ", "), p, strings.Join(got, ", "))
+		}
 	}
 	l := layout{o.out}
 	var images []descriptor
-	for i, bin := range o.binaries {
-		d, err := l.image(o, bin, platforms[i], license)
+	for _, p := range platforms {
+		d, err := l.image(o, byPlatform[p], p, license)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", bin, err)
+			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		images = append(images, d)
 	}
-	// The index lists platforms in one order whatever the order of the
-	// arguments, so its digest does not depend on them.
-	slices.SortFunc(images, func(a, b descriptor) int { return strings.Compare(a.Platform.String(), b.Platform.String()) })
+	// The index lists platforms in one order (platforms is sorted) whatever
+	// the order of the arguments, so its digest does not depend on them.
 	idx, err := l.json(mediaIndex, index{SchemaVersion: 2, MediaType: mediaIndex, Manifests: images, Annotations: o.labels})
 	if err != nil {
 		return nil, err
@@ -257,18 +277,44 @@ func build(o *options, readPlatform func(bin string) (platform, error)) ([]strin
 	return lines, nil
 }
 
-// image writes the layer, config and manifest of one binary's image and
-// returns the manifest's descriptor, with its platform.
-func (l layout) image(o *options, bin string, p platform, license []byte) (descriptor, error) {
-	exe, err := os.ReadFile(bin)
-	if err != nil {
-		return descriptor{}, err
+// baseNames is the sorted names of binaries.
+func baseNames(binaries []string) []string {
+	names := make([]string, len(binaries))
+	for i, bin := range binaries {
+		names[i] = filepath.Base(bin)
 	}
-	name := filepath.Base(bin)
-	tarball, err := tarFiles(o.created, []file{
-		{name, 0o755, exe},
-		{"LICENSE", 0o644, license},
+	slices.Sort(names)
+	return names
+}
+
+// image writes the layer, config and manifest of one platform's image and
+// returns the manifest's descriptor, with its platform. The layer holds the
+// entrypoint first, then the platform's other binaries by name, then the
+// licence.
+func (l layout) image(o *options, binaries []string, p platform, license []byte) (descriptor, error) {
+	binaries = slices.Clone(binaries)
+	slices.SortFunc(binaries, func(a, b string) int {
+		an, bn := filepath.Base(a), filepath.Base(b)
+		if (an == o.entrypoint) != (bn == o.entrypoint) {
+			if an == o.entrypoint {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(an, bn)
 	})
+	var files []file
+	var paths []string
+	for _, bin := range binaries {
+		exe, err := os.ReadFile(bin)
+		if err != nil {
+			return descriptor{}, err
+		}
+		files = append(files, file{filepath.Base(bin), 0o755, exe})
+		paths = append(paths, "/"+filepath.Base(bin))
+	}
+	files = append(files, file{"LICENSE", 0o644, license})
+	tarball, err := tarFiles(o.created, files)
 	if err != nil {
 		return descriptor{}, err
 	}
@@ -283,11 +329,11 @@ func (l layout) image(o *options, bin string, p platform, license []byte) (descr
 
 	created := o.created.Format(time.RFC3339)
 	cfg := imageConfig{Created: created, Architecture: p.Architecture, OS: p.OS, Variant: p.Variant}
-	cfg.Config.Entrypoint = []string{"/" + name}
+	cfg.Config.Entrypoint = []string{"/" + o.entrypoint}
 	cfg.Config.Labels = o.labels
 	cfg.RootFS.Type = "layers"
 	cfg.RootFS.DiffIDs = []string{digest(tarball)}
-	cfg.History = []history{{Created: created, CreatedBy: "ociimage: /" + name + " and /LICENSE"}}
+	cfg.History = []history{{Created: created, CreatedBy: "ociimage: " + strings.Join(paths, ", ") + " and /LICENSE"}}
 	config, err := l.json(mediaConfig, cfg)
 	if err != nil {
 		return descriptor{}, err

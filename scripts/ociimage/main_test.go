@@ -20,9 +20,9 @@ import (
 )
 
 // hostBinary is a copy of the test binary, a Go binary built for this
-// machine, named as the image names its entrypoint, and the platform its
-// build information gives.
-func hostBinary(t *testing.T) (string, platform) {
+// machine, named as the image names a command, and the platform its build
+// information gives. Each copy ends with its name, so that no two are alike.
+func hostBinary(t *testing.T, name string) (string, platform) {
 	t.Helper()
 	self, err := os.Executable()
 	require.NoError(t, err)
@@ -30,8 +30,8 @@ func hostBinary(t *testing.T) (string, platform) {
 	require.NoError(t, err)
 	exe, err := os.ReadFile(self)
 	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), "proxy-await")
-	require.NoError(t, os.WriteFile(bin, exe, 0o755))
+	bin := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(bin, append(exe, name...), 0o755))
 	return bin, p
 }
 
@@ -53,17 +53,21 @@ func decode[T any](t *testing.T, data []byte) T {
 }
 
 func TestLayout(t *testing.T) {
-	host, hostPlatform := hostBinary(t)
-	// The other platform's binary is not a Go binary (building one would
-	// need a compiler): its platform is given, the host's is read from it.
-	other := filepath.Join(t.TempDir(), "proxy-await")
-	require.NoError(t, os.WriteFile(other, []byte("the other platform's binary\n"), 0o755))
+	host, hostPlatform := hostBinary(t, "proxy-await")
+	hostCtl, _ := hostBinary(t, "proxy-awaitctl")
+	// The other platform's binaries are not Go binaries (building one would
+	// need a compiler): their platform is given, the host's is read from them.
+	otherDir := t.TempDir()
+	other := filepath.Join(otherDir, "proxy-await")
+	otherCtl := filepath.Join(otherDir, "proxy-awaitctl")
+	require.NoError(t, os.WriteFile(other, []byte("the other platform's proxy-await\n"), 0o755))
+	require.NoError(t, os.WriteFile(otherCtl, []byte("the other platform's proxy-awaitctl\n"), 0o755))
 	otherPlatform := platform{OS: "linux", Architecture: "arm", Variant: "v7"}
 	if hostPlatform == otherPlatform {
 		otherPlatform = platform{OS: "linux", Architecture: "amd64"}
 	}
 	readPlatform := func(bin string) (platform, error) {
-		if bin == other {
+		if filepath.Dir(bin) == otherDir {
 			return otherPlatform, nil
 		}
 		return platformOf(bin)
@@ -73,11 +77,12 @@ func TestLayout(t *testing.T) {
 	created := time.Date(2025, 9, 1, 12, 0, 0, 0, time.UTC)
 	labels := map[string]string{"org.opencontainers.image.version": "1.2.3"}
 	opts := func(out string, bins ...string) *options {
-		return &options{out: out, name: "ghcr.io/o/p:1.2.3", license: license, created: created, labels: labels, binaries: bins}
+		return &options{out: out, name: "ghcr.io/o/p:1.2.3", license: license, entrypoint: "proxy-await",
+			created: created, labels: labels, binaries: bins}
 	}
 
 	out := filepath.Join(t.TempDir(), "image")
-	lines, err := build(opts(out, other, host), readPlatform)
+	lines, err := build(opts(out, otherCtl, other, host, hostCtl), readPlatform)
 	require.NoError(t, err)
 
 	layoutFile, err := os.ReadFile(filepath.Join(out, "oci-layout"))
@@ -95,11 +100,11 @@ func TestLayout(t *testing.T) {
 	assert.Equal(t, labels, idx.Annotations)
 	require.Len(t, idx.Manifests, 2)
 	type image struct {
-		platform platform
-		bin      string
+		platform    platform
+		binary, ctl string
 	}
 	// The index lists the platforms in the order of their names.
-	wants := []image{{hostPlatform, host}, {otherPlatform, other}}
+	wants := []image{{hostPlatform, host, hostCtl}, {otherPlatform, other, otherCtl}}
 	slices.SortFunc(wants, func(a, b image) int { return strings.Compare(a.platform.String(), b.platform.String()) })
 	assert.Equal(t, []string{named.Digest + " ghcr.io/o/p:1.2.3",
 		idx.Manifests[0].Digest + " " + wants[0].platform.String(), idx.Manifests[1].Digest + " " + wants[1].platform.String()}, lines)
@@ -119,6 +124,7 @@ func TestLayout(t *testing.T) {
 		assert.Equal(t, []string{"/proxy-await"}, cfg.Config.Entrypoint)
 		assert.Equal(t, labels, cfg.Config.Labels)
 		assert.Equal(t, "2025-09-01T12:00:00Z", cfg.Created)
+		assert.Equal(t, []history{{Created: "2025-09-01T12:00:00Z", CreatedBy: "ociimage: /proxy-await, /proxy-awaitctl and /LICENSE"}}, cfg.History)
 
 		zr, err := gzip.NewReader(bytes.NewReader(readBlob(t, out, m.Layers[0])))
 		require.NoError(t, err)
@@ -126,10 +132,17 @@ func TestLayout(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{digest(layer)}, cfg.RootFS.DiffIDs, "diff_id is the uncompressed layer's digest")
 
-		exe, err := os.ReadFile(want.bin)
-		require.NoError(t, err)
+		read := func(name string) []byte {
+			data, err := os.ReadFile(name)
+			require.NoError(t, err)
+			return data
+		}
 		tr := tar.NewReader(bytes.NewReader(layer))
-		for _, f := range []file{{"proxy-await", 0o755, exe}, {"LICENSE", 0o644, []byte("licence text\n")}} {
+		for _, f := range []file{
+			{"proxy-await", 0o755, read(want.binary)},
+			{"proxy-awaitctl", 0o755, read(want.ctl)},
+			{"LICENSE", 0o644, []byte("licence text\n")},
+		} {
 			hdr, err := tr.Next()
 			require.NoError(t, err)
 			assert.Equal(t, f.name, hdr.Name)
@@ -137,30 +150,80 @@ func TestLayout(t *testing.T) {
 			assert.Equal(t, created, hdr.ModTime.UTC(), "time of %s", f.name)
 			got, err := io.ReadAll(tr)
 			require.NoError(t, err)
-			assert.True(t, bytes.Equal(f.data, got), "%s is the file given", f.name)
+			assert.True(t, bytes.Equal(f.data, got), "%s is the file given for %s", f.name, want.platform)
 		}
 		_, err = tr.Next()
-		assert.Equal(t, io.EOF, err, "the layer holds the binary and the licence only")
+		assert.Equal(t, io.EOF, err, "the layer holds the binaries and the licence only")
 	}
 
 	// The same inputs in another order give the same image, byte for byte.
 	again := filepath.Join(t.TempDir(), "image")
-	lines2, err := build(opts(again, host, other), readPlatform)
+	lines2, err := build(opts(again, host, other, hostCtl, otherCtl), readPlatform)
 	require.NoError(t, err)
 	assert.Equal(t, lines, lines2)
 }
 
-func TestTwoBinariesOnePlatform(t *testing.T) {
-	host, hostPlatform := hostBinary(t)
+// The entrypoint sorts first in the layer whatever its name.
+func TestEntrypointFirst(t *testing.T) {
+	a, _ := hostBinary(t, "a-tool")
+	z, _ := hostBinary(t, "z-entrypoint")
 	license := filepath.Join(t.TempDir(), "LICENSE")
 	require.NoError(t, os.WriteFile(license, nil, 0o644))
-	_, err := build(&options{out: filepath.Join(t.TempDir(), "image"), name: "r:t", license: license, binaries: []string{host, host}}, platformOf)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "are both for "+hostPlatform.String())
+	out := filepath.Join(t.TempDir(), "image")
+	_, err := build(&options{out: out, name: "r:t", license: license, entrypoint: "z-entrypoint", binaries: []string{a, z}}, platformOf)
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(out, "index.json"))
+	require.NoError(t, err)
+	idx := decode[index](t, readBlob(t, out, decode[index](t, data).Manifests[0]))
+	m := decode[manifest](t, readBlob(t, out, idx.Manifests[0]))
+	cfg := decode[imageConfig](t, readBlob(t, out, m.Config))
+	assert.Equal(t, []string{"/z-entrypoint"}, cfg.Config.Entrypoint)
+	zr, err := gzip.NewReader(bytes.NewReader(readBlob(t, out, m.Layers[0])))
+	require.NoError(t, err)
+	tr := tar.NewReader(zr)
+	var names []string
+	for hdr, err := tr.Next(); err == nil; hdr, err = tr.Next() {
+		names = append(names, hdr.Name)
+	}
+	assert.Equal(t, []string{"z-entrypoint", "a-tool", "LICENSE"}, names)
 }
 
-// The platform a binary is for is the one in its build information: the test
-// binary's is this machine's.
+// What cannot make one image a platform, each with the same commands, fails
+// before anything is written, and says which binaries.
+func TestBinariesThatDoNotFit(t *testing.T) {
+	host, hostPlatform := hostBinary(t, "proxy-await")
+	hostCtl, _ := hostBinary(t, "proxy-awaitctl")
+	again, _ := hostBinary(t, "proxy-await")
+	otherDir := t.TempDir()
+	other := filepath.Join(otherDir, "proxy-await")
+	require.NoError(t, os.WriteFile(other, []byte("x"), 0o755))
+	otherPlatform := platform{OS: "linux", Architecture: "s390x"}
+	readPlatform := func(bin string) (platform, error) {
+		if filepath.Dir(bin) == otherDir {
+			return otherPlatform, nil
+		}
+		return platformOf(bin)
+	}
+	license := filepath.Join(t.TempDir(), "LICENSE")
+	require.NoError(t, os.WriteFile(license, nil, 0o644))
+	for _, tc := range []struct {
+		entrypoint string
+		binaries   []string
+		want       string
+	}{
+		{"proxy-await", []string{host, again}, host + " and " + again + " are both proxy-await for " + hostPlatform.String()},
+		{"proxy-await", []string{host, hostCtl, other}, "has proxy-await, proxy-awaitctl, but linux/s390x has proxy-await: every image holds the same commands"},
+		{"proxy-await", []string{hostCtl}, "-entrypoint proxy-await: no binary of that name for " + hostPlatform.String() + " (proxy-awaitctl)"},
+	} {
+		out := filepath.Join(t.TempDir(), "image")
+		_, err := build(&options{out: out, name: "r:t", license: license, entrypoint: tc.entrypoint, binaries: tc.binaries}, readPlatform)
+		require.Error(t, err, "%q", tc.binaries)
+		assert.Contains(t, err.Error(), tc.want)
+		_, err = os.Stat(filepath.Join(out, "index.json"))
+		assert.ErrorIs(t, err, os.ErrNotExist, "nothing written for %q", tc.binaries)
+	}
+}
+
 func TestPlatformOf(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
@@ -184,7 +247,7 @@ func TestNotAGoBinary(t *testing.T) {
 		text:      "unrecognized file format",
 		"/bin/sh": "not a Go executable",
 	} {
-		_, err := build(&options{out: filepath.Join(t.TempDir(), "image"), name: "r:t", license: license, binaries: []string{bin}}, platformOf)
+		_, err := build(&options{out: filepath.Join(t.TempDir(), "image"), name: "r:t", license: license, entrypoint: "proxy-await", binaries: []string{bin}}, platformOf)
 		require.Error(t, err, bin)
 		assert.Equal(t, bin+": could not read Go build info from "+bin+": "+want, err.Error())
 	}
@@ -232,18 +295,20 @@ func TestBuildPlatform(t *testing.T) {
 }
 
 func TestParseArgs(t *testing.T) {
-	base := []string{"-out", "o", "-license", "L", "-name", "localhost:5000/p:v1", "-created", "2025-09-01T12:00:00Z"}
+	base := []string{"-out", "o", "-license", "L", "-entrypoint", "p", "-name", "localhost:5000/p:v1", "-created", "2025-09-01T12:00:00Z"}
 	o, err := parseArgs(append(base, "-label", "a=b=c", "bin"))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"a": "b=c"}, o.labels)
 	assert.Equal(t, []string{"bin"}, o.binaries)
+	assert.Equal(t, "p", o.entrypoint)
 
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"-out", "o", "-license", "L", "-name", "localhost:5000/p", "-created", "2025-09-01T12:00:00Z", "bin"}, `-name "localhost:5000/p": want REPOSITORY:TAG`},
-		{[]string{"-out", "o", "-license", "L", "-name", "p:v1", "-created", "yesterday", "bin"}, `-created "yesterday": want an RFC 3339 time`},
+		{[]string{"-out", "o", "-license", "L", "-entrypoint", "p", "-name", "localhost:5000/p", "-created", "2025-09-01T12:00:00Z", "bin"}, `-name "localhost:5000/p": want REPOSITORY:TAG`},
+		{[]string{"-out", "o", "-license", "L", "-entrypoint", "p", "-name", "p:v1", "-created", "yesterday", "bin"}, `-created "yesterday": want an RFC 3339 time`},
+		{[]string{"-out", "o", "-license", "L", "-name", "p:v1", "-created", "2025-09-01T12:00:00Z", "bin"}, "-entrypoint is required"},
 		{append(base, "-label", "novalue", "bin"), `want KEY=VALUE, got "novalue"`},
 		{base, "no binaries given"},
 	} {

@@ -1,0 +1,136 @@
+package inject
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
+)
+
+// The benchmarks beside check's (ctl/check/check_bench_test.go): the same
+// shapes of input, a kind: List of 1000 Deployments and 2000 small
+// documents, about 1 MB each, here as teams have them before inject: no
+// proxy-await.
+
+// largeList is one kind: List of n Deployments, as `kubectl get deploy -A
+// -o yaml` prints a large cluster's.
+func largeList(n int) []byte {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
+	for i := range n {
+		fmt.Fprintf(&b, `  - apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: web-%d, namespace: shop}
+    spec:
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata:
+          labels: {app: web}
+          annotations: {linkerd.io/inject: enabled}
+        spec:
+          terminationGracePeriodSeconds: 45
+          containers:
+            - name: web
+              image: registry.example.com/web:1
+              command: [/web, --port, "8080"]
+              ports: [{containerPort: 8080}]
+              readinessProbe: {httpGet: {path: /healthz, port: 8080}}
+              env:
+                - {name: LOG_LEVEL, value: info}
+              lifecycle: {preStop: {sleep: {seconds: 5}}}
+`, i)
+	}
+	return []byte(b.String())
+}
+
+// manyDocuments is n small documents, as `helm template` or `kustomize
+// build` prints a large application: a ConfigMap and a Deployment each.
+func manyDocuments(n int) []byte {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings-%d, namespace: shop}
+data: {LOG_LEVEL: info}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web-%d, namespace: shop}
+spec:
+  template:
+    metadata: {annotations: {linkerd.io/inject: enabled}}
+    spec:
+      containers:
+        - name: web
+          image: registry.example.com/web:%d
+          envFrom: [{configMapRef: {name: settings-%d}}]
+          command: [/web, --listen, ":8080"]
+          ports: [{containerPort: 8080}]
+`, i, i, i%50, i)
+	}
+	return []byte(b.String())
+}
+
+func benchmarkFile(b *testing.B, data []byte, opt Options) {
+	path := filepath.Join(b.TempDir(), "in.yaml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	opt.Image = "registry.example.com/proxy-await:1"
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	var peak uint64
+	for b.Loop() {
+		peak = max(peak, testutil.PeakHeap(func() {
+			if r := Paths(b.Context(), []string{path}, opt); r.Adopted == 0 {
+				b.Fatal("nothing adopted")
+			}
+		}))
+	}
+	b.ReportMetric(float64(peak), "peak-B")
+	b.ReportMetric(float64(peak)/float64(len(data)), "peak/input")
+}
+
+// BenchmarkLargeList injects one kind: List of 1000 Deployments (about 1 MB).
+func BenchmarkLargeList(b *testing.B) { benchmarkFile(b, largeList(1000), Options{}) }
+
+// BenchmarkManyDocuments injects 1 MB of small documents.
+func BenchmarkManyDocuments(b *testing.B) { benchmarkFile(b, manyDocuments(2000), Options{}) }
+
+// allocated is what f allocates, garbage included.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// What inject allocates grows with its input and no faster, and stays
+// near what reading and checking it costs: a few hundred bytes for each
+// byte of a List of Deployments, each of which gets some 30 lines. A new
+// YAML encoder for each scalar written cost four times that.
+func TestInjectAllocatesLinearly(t *testing.T) {
+	perByte := func(n int) float64 {
+		data := largeList(n)
+		path := filepath.Join(t.TempDir(), "in.yaml")
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		var r *Result
+		a := allocated(func() { r = Paths(t.Context(), []string{path}, Options{Image: "registry.example.com/proxy-await:1"}) })
+		require.Equal(t, n, r.Adopted)
+		return float64(a) / float64(len(data))
+	}
+	small, large := perByte(100), perByte(400)
+	t.Logf("bytes allocated per byte of input: %.0f for 100 Deployments, %.0f for 400", small, large)
+	assert.Less(t, large, small*1.15, "allocations grow faster than the input")
+	assert.Less(t, large, 300.0, "bytes allocated per byte of input")
+}
