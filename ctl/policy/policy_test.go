@@ -158,9 +158,9 @@ func errorsOf(paths []string, v cluster) map[string][]string {
 // test counts, so that it cannot pass by admitting everything.
 func TestAdmitsWhatCheckPasses(t *testing.T) {
 	all := manifests(t)
-	caught := map[string]int{}
+	caught, judged := map[string]int{}, 0
 	t.Cleanup(func() {
-		t.Logf("refused, by rule: %v", caught)
+		t.Logf("%d objects, each with %d sets of releases, refused by rule: %v", judged/max(len(releases), 1), len(releases), caught)
 		for _, r := range Covered() {
 			rule := r.Name
 			assert.NotZero(t, caught[rule], "no object of the golden files is refused for %s", rule)
@@ -177,6 +177,7 @@ func TestAdmitsWhatCheckPasses(t *testing.T) {
 					require.NoError(t, err)
 					for _, o := range objects(t, f, data) {
 						verdict := c.eval(t, o.value)
+						judged++
 						assert.Empty(t, verdict.errorsOf, "%s %s/%s: the policy's CEL fails", f, o.kind, o.name)
 						if len(verdict.refused) == 0 {
 							continue
