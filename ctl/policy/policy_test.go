@@ -41,6 +41,26 @@ func versions(t testing.TB, s string) cluster {
 	return cluster{cfg.Check.Versions, cfg.Check.Native}
 }
 
+// istioJob is a Job whose pod Istio's injector gives a sidecar (classic
+// unless the releases or the mesh make it native), its one container
+// called name, restartPolicy restart, and command the words of its command.
+func istioJob(name, restart, command string) string {
+	return fmt.Sprintf(`
+apiVersion: batch/v1
+kind: Job
+metadata: {name: %[1]s}
+spec:
+  template:
+    metadata: {labels: {sidecar.istio.io/inject: "true"}}
+    spec:
+      restartPolicy: %[2]s
+      containers:
+        - name: %[1]s
+          image: registry.example.com/%[1]s:1
+          command: [%[3]s]
+`, name, restart, command)
+}
+
 // The kinds the policy is bound to.
 var kinds = []string{"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"}
 
@@ -227,20 +247,7 @@ spec:
           image: registry.example.com/web:1
           command: [/proxy-await/proxy-await, --proxy, none, --term-delay, 15s, --kill-after, 10s, --, /web]
 `, "terminationGracePeriodSeconds: 20", "terminationGracePeriodSeconds: 30"},
-		{"job-never-completes", `
-apiVersion: batch/v1
-kind: Job
-metadata: {name: export}
-spec:
-  template:
-    metadata: {labels: {sidecar.istio.io/inject: "true"}}
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: export
-          image: registry.example.com/export:1
-          command: [/proxy-await/proxy-await, --proxy, istio, --, /export]
-`, "--proxy, istio, --,", "--proxy, istio, -S, --,"},
+		{"job-never-completes", istioJob("export", "Never", "/proxy-await/proxy-await, --proxy, istio, --, /export"), "--proxy, istio, --,", "--proxy, istio, -S, --,"},
 		{"retry-loses-proxy", `
 apiVersion: batch/v1
 kind: CronJob

@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,34 +37,10 @@ func TestReviewedObjects(t *testing.T) {
 		name, rel, object string
 		refused           []string
 	}{
-		{name: "--shutdown=false is no -S", object: `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-        - name: web
-          image: registry.example.com/web:1
-          command: [proxy-await, --proxy, none, --shutdown=false, --term-delay, 27s, --, /web]
-`},
-		{name: "--keep-proxy-on-failure=false is none", refused: []string{"retry-loses-proxy"}, object: `
-apiVersion: batch/v1
-kind: Job
-metadata: {name: sync}
-spec:
-  template:
-    metadata: {labels: {sidecar.istio.io/inject: "true"}}
-    spec:
-      restartPolicy: OnFailure
-      containers:
-        - name: sync
-          image: registry.example.com/sync:1
-          command: [proxy-await, --proxy, istio, -S, --keep-proxy-on-failure=false, --, /sync]
-`},
+		// 27s of --term-delay fit the default 30s, unless -S's shutdown
+		// timeout is added.
+		{name: "--shutdown=false is no -S", object: strings.Replace(broken, "--term-delay, 40s", "--shutdown=false, --term-delay, 27s", 1)},
+		{name: "--keep-proxy-on-failure=false is none", refused: []string{"retry-loses-proxy"}, object: istioJob("sync", "OnFailure", "proxy-await, --proxy, istio, -S, --keep-proxy-on-failure=false, --, /sync")},
 		{name: "istio-init is no sidecar", object: `
 apiVersion: v1
 kind: Pod
@@ -174,20 +151,7 @@ spec:
           image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.27.0
           args: [--health-check, --quitquitquit, --port=5432, "project:region:reports"]
 `},
-		{name: "a Job's own code may POST the quit endpoint", object: `
-apiVersion: batch/v1
-kind: Job
-metadata: {name: export}
-spec:
-  template:
-    metadata: {labels: {sidecar.istio.io/inject: "true"}}
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: export
-          image: registry.example.com/export:1
-          command: [/export, --quit-sidecar]
-`},
+		{name: "a Job's own code may POST the quit endpoint", object: istioJob("export", "Never", "/export, --quit-sidecar")},
 		{name: "a Dapr app calls the SDK's Shutdown()", object: `
 apiVersion: batch/v1
 kind: Job
@@ -233,34 +197,8 @@ spec:
       image: registry.example.com/tool:1
       command: [dash, -c, "proxy-await --proxy none -- /tool --all"]
 `},
-		{name: "native sidecars for the whole mesh", rel: releasesOf[3], object: `
-apiVersion: batch/v1
-kind: Job
-metadata: {name: export}
-spec:
-  template:
-    metadata: {labels: {sidecar.istio.io/inject: "true"}}
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: export
-          image: registry.example.com/export:1
-          command: [proxy-await, --proxy, istio, --proxy-lost, 10s, --, /export]
-`},
-		{name: "classic sidecars for the whole mesh", rel: releasesOf[4], refused: []string{"job-never-completes"}, object: `
-apiVersion: batch/v1
-kind: Job
-metadata: {name: export}
-spec:
-  template:
-    metadata: {labels: {sidecar.istio.io/inject: "true"}}
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: export
-          image: registry.example.com/export:1
-          command: [proxy-await, --proxy, istio, --proxy-lost, 10s, --, /export]
-`},
+		{name: "native sidecars for the whole mesh", rel: releasesOf[3], object: istioJob("export", "Never", "proxy-await, --proxy, istio, --proxy-lost, 10s, --, /export")},
+		{name: "classic sidecars for the whole mesh", rel: releasesOf[4], refused: []string{"job-never-completes"}, object: istioJob("export", "Never", "proxy-await, --proxy, istio, --proxy-lost, 10s, --, /export")},
 		{name: "an init container waits for a native sidecar beside a classic one of its kind", object: `
 apiVersion: apps/v1
 kind: Deployment

@@ -58,33 +58,12 @@ func at(o map[string]any, path ...string) map[string]any {
 func TestJudgesOnlyWhatItShould(t *testing.T) {
 	c := compile(t, New(&config.Policy{NamespacesExcluded: []string{"batch", "legacy"}}), false)
 	old := objectOf(t, broken, nil)
-	job := objectOf(t, `
-apiVersion: batch/v1
-kind: Job
-metadata: {name: export, namespace: shop, finalizers: [batch.kubernetes.io/job-tracking]}
-spec:
-  template:
-    metadata: {labels: {sidecar.istio.io/inject: "true"}}
-    spec:
-      restartPolicy: Never
-      containers:
-        - {name: export, image: registry.example.com/export:1, command: [proxy-await, --proxy, istio, --, /export]}
-`, nil)
-	cron := objectOf(t, `
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: sync, namespace: shop}
-spec:
-  schedule: "*/5 * * * *"
-  jobTemplate:
-    spec:
-      template:
-        metadata: {labels: {sidecar.istio.io/inject: "true"}}
-        spec:
-          restartPolicy: Never
-          containers:
-            - {name: sync, image: registry.example.com/sync:1, command: [proxy-await, --proxy, istio, --, /sync]}
-`, nil)
+	job := objectOf(t, istioJob("export", "Never", "proxy-await, --proxy, istio, --, /export"), func(o map[string]any) {
+		at(o, "metadata")["namespace"] = "shop"
+		at(o, "metadata")["finalizers"] = []any{"batch.kubernetes.io/job-tracking"}
+	})
+	cron := map[string]any{"apiVersion": "batch/v1", "kind": "CronJob", "metadata": map[string]any{"name": "sync", "namespace": "shop"},
+		"spec": map[string]any{"schedule": "*/5 * * * *", "jobTemplate": map[string]any{"spec": objectOf(t, istioJob("sync", "Never", "proxy-await, --proxy, istio, --, /sync"), nil)["spec"]}}}
 	for _, tc := range []struct {
 		name, operation, namespace string
 		obj, old                   map[string]any
