@@ -91,8 +91,8 @@ func (x *writer) bareValueFlag(w string) string {
 // (dds: the positions of "--", the first of which counts), the positions
 // of its flags (pos: those before it), and whether it runs proxy-await
 // plainly: the words before "--" are its flags and their values, nothing
-// the object does not hold stands in for them, and no mode (--check,
-// --install, ...) makes it something else than a run.
+// the object does not hold stands in for them, and no mode (--install)
+// makes it something else than a run.
 func (x *writer) plain(k, words, dds, pos, cs string) string {
 	w := fmt.Sprintf("%s[%s]", words, k)
 	d := fmt.Sprintf("%s[%s][0]", dds, k)
