@@ -76,12 +76,14 @@ func TestMissingValueHintIsAValue(t *testing.T) {
 // The same holds for proxy-awaitctl's flags, in each command that has them.
 func TestToolMissingValueHintIsAValue(t *testing.T) {
 	want := map[string]string{
-		"versions":    "linkerd=2.20",
-		"image":       "ghcr.io/proxy-await/proxy-await:v1.2.3",
-		"container":   "app",
-		"log-format":  "text",
-		"platform":    "linux/arm64",
-		"entrypoints": "entrypoints.yaml",
+		"versions":            "linkerd=2.20",
+		"image":               "ghcr.io/proxy-await/proxy-await:v1.2.3",
+		"container":           "app",
+		"log-format":          "text",
+		"action":              "deny",
+		"namespaces-excluded": "batch",
+		"platform":            "linux/arm64",
+		"entrypoints":         "entrypoints.yaml",
 	}
 	none := testutil.Getenv(nil)
 	for _, sub := range subcommands {

@@ -45,6 +45,7 @@ type Tool struct {
 type Check struct {
 	Paths    []string                   // files and directories of manifests, - for stdin
 	Versions map[string]proxies.Version // --versions: the cluster's releases, by name
+	Native   map[string]bool            // --versions: native sidecars turned on (or off) for the whole mesh, by preset
 	JSON     bool                       // --log-format json: one object per finding
 }
 
@@ -54,6 +55,7 @@ type Check struct {
 type Inject struct {
 	Paths      []string                   // files and directories of manifests, - for stdin
 	Versions   map[string]proxies.Version // --versions: the cluster's releases, by name
+	Native     map[string]bool            // --versions: native sidecars turned on (or off) for the whole mesh, by preset
 	Image      string                     // --image: the proxy-await-install init container's
 	Containers []string                   // --container: the containers to adopt, by name; nil for every one
 	// Platform picks an image of a multi-platform index (--platform,
@@ -65,9 +67,18 @@ type Inject struct {
 	JSON        bool   // --log-format json: one object per line said
 }
 
-// Policy is what policy reads: the cluster's releases.
+// Policy is what policy reads: the cluster's releases and mesh-wide
+// settings, what the API server does with what it refuses, and the
+// namespaces it leaves alone.
 type Policy struct {
 	Versions map[string]proxies.Version
+	Native   map[string]bool
+	// Deny: --action deny, the API server refuses the object; else it
+	// warns the client and writes the audit log.
+	Deny bool
+	// NamespacesExcluded are --namespaces-excluded: namespaces whose
+	// objects are not judged, beside Kubernetes' own.
+	NamespacesExcluded []string
 }
 
 // subcommand is one of proxy-awaitctl's commands: its name, what it does
@@ -81,8 +92,11 @@ type subcommand struct {
 // toolFlags are the subcommands' flags as the command line gives them.
 type toolFlags struct {
 	versions    map[string]proxies.Version
+	native      map[string]bool
 	image       string
 	containers  []string
+	action      string
+	excluded    []string
 	platform    string
 	entrypoints string
 	registry    bool
@@ -108,8 +122,12 @@ var subcommands = []subcommand{
 		}},
 	{name: "policy",
 		summary: "write an admission policy that refuses what check finds in one object",
-		usage:   "proxy-awaitctl policy [--versions NAME=V,...]",
-		flags:   func(*pflag.FlagSet, *toolFlags) {}},
+		usage:   "proxy-awaitctl policy [--versions NAME=V,...] [--action deny|warn] [--namespaces-excluded NS,...]",
+		flags: func(fs *pflag.FlagSet, o *toolFlags) {
+			o.action = actionWarn
+			fs.Var((*actionValue)(&o.action), "action", "what the API server does with an object the policy refuses: warn (warn the client, write the audit log) or deny (refuse it)")
+			fs.Var(namespaceList{&o.excluded}, "namespaces-excluded", "namespaces whose objects are not judged, comma-separated or repeated, beside kube-system, kube-public and kube-node-lease")
+		}},
 }
 
 // lookupSubcommand is the subcommand called name, or nil.
@@ -130,8 +148,10 @@ func toolFlagSet(sub *subcommand, t *Tool, o *toolFlags) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	o.versions = map[string]proxies.Version{}
-	fs.Var(versionList(o.versions), "versions", "the cluster's releases, e.g. linkerd=2.20,istio=1.27,kubernetes=1.33")
+	o.versions, o.native = map[string]proxies.Version{}, map[string]bool{}
+	fs.Var(versionList{o.versions, o.native}, "versions", "the cluster's releases, e.g. linkerd=2.20,istio=1.27,kubernetes=1.33; "+
+		"+native or +classic after a proxy's release (istio=1.26+native), or alone (dapr=native): a setting of its whole mesh turns native sidecars on or off ("+
+		strings.Join(proxies.MeshNames(), ", ")+")")
 	sub.flags(fs, o)
 	boolFlag(fs, &t.Verbose, "verbose", "v", "debug logging")
 	boolFlag(fs, &t.Quiet, "quiet", "q", "log errors only")
@@ -213,13 +233,13 @@ func ParseTool(args []string, getenv func(string) (string, bool)) (*Tool, error)
 	json := t.LogFormat == "json"
 	switch sub.name {
 	case "check":
-		t.Check = &Check{Paths: paths, Versions: o.versions, JSON: json}
+		t.Check = &Check{Paths: paths, Versions: o.versions, Native: o.native, JSON: json}
 	case "inject":
-		t.Inject = &Inject{Paths: paths, Versions: o.versions, Image: cmp.Or(o.image, ReleaseImage()),
+		t.Inject = &Inject{Paths: paths, Versions: o.versions, Native: o.native, Image: cmp.Or(o.image, ReleaseImage()),
 			Containers: o.containers, Platform: o.platform, Entrypoints: o.entrypoints, NoRegistry: !o.registry,
 			Undo: o.undo, JSON: json}
 	case "policy":
-		t.Policy = &Policy{Versions: o.versions}
+		t.Policy = &Policy{Versions: o.versions, Native: o.native, Deny: o.action == actionDeny, NamespacesExcluded: o.excluded}
 	}
 	return t, nil
 }
@@ -355,15 +375,34 @@ func PrintToolVersion(w io.Writer) {
 
 // versionList is the --versions flag: NAME=V items, comma-separated on the
 // command line too; the names are those whose releases the proxy table
-// knows to differ (proxies.ReleaseNames).
-type versionList map[string]proxies.Version
+// knows to differ (proxies.ReleaseNames). A proxy whose native sidecars a
+// setting of the whole mesh turns on or off (proxies.MeshNames) also takes
+// +native or +classic after its release, or native or classic alone.
+type versionList struct {
+	releases map[string]proxies.Version
+	native   map[string]bool
+}
+
+// Mesh-wide settings, as --versions writes them.
+const (
+	meshNative  = "native"
+	meshClassic = "classic"
+)
 
 func (l versionList) Type() string    { return "NAME=V[,...]" }
 func (l versionList) example() string { return "linkerd=2.20" }
 func (l versionList) String() string {
 	var items []string
-	for name, v := range l {
+	for name, v := range l.releases {
 		items = append(items, name+"="+v.String())
+	}
+	for name, on := range l.native {
+		setting := map[bool]string{true: meshNative, false: meshClassic}[on]
+		if i := slices.IndexFunc(items, func(it string) bool { return strings.HasPrefix(it, name+"=") }); i >= 0 {
+			items[i] += "+" + setting
+		} else {
+			items = append(items, name+"="+setting)
+		}
 	}
 	slices.Sort(items)
 	return strings.Join(items, ",")
@@ -377,14 +416,44 @@ func (l versionList) add(item string) error {
 			"write FLAG linkerd=2.20,istio=1.27,kubernetes=1.33")
 	}
 	name = strings.ToLower(strings.TrimSpace(name))
-	if names := proxies.ReleaseNames(); !slices.Contains(names, name) {
+	releases, meshes := proxies.ReleaseNames(), proxies.MeshNames()
+	if !slices.Contains(releases, name) && !slices.Contains(meshes, name) {
+		var names []string
+		for _, n := range append(slices.Clone(releases), meshes...) {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
 		return hint.New(fmt.Errorf("unknown name %s", shown(name)), "name one of "+strings.Join(names, ", "))
 	}
-	ver, err := parseVersion(strings.TrimSpace(v))
+	v = strings.TrimSpace(v)
+	rel, setting, withSetting := strings.Cut(v, "+")
+	if v == meshNative || v == meshClassic {
+		rel, setting, withSetting = "", v, true
+	}
+	if withSetting {
+		if !slices.Contains(meshes, name) {
+			return hint.New(fmt.Errorf("%s has no setting of the whole mesh that --versions states, not +%s", name, setting),
+				"only "+strings.Join(meshes, ", ")+" take +native or +classic")
+		}
+		if setting != meshNative && setting != meshClassic {
+			return hint.New(fmt.Errorf("unknown setting %s for %s", shown(setting), name),
+				fmt.Sprintf("write %s=V+native or %[1]s=V+classic, or %[1]s=native alone", name))
+		}
+		l.native[name] = setting == meshNative
+	}
+	if rel == "" {
+		return nil
+	}
+	if !slices.Contains(releases, name) {
+		return hint.New(fmt.Errorf("the release of %s makes no difference to what proxy-awaitctl judges", name),
+			fmt.Sprintf("write %s=native or %[1]s=classic, for the setting of its whole mesh", name))
+	}
+	ver, err := parseVersion(rel)
 	if err != nil {
 		return err
 	}
-	l[name] = ver
+	l.releases[name] = ver
 	return nil
 }
 
@@ -418,6 +487,62 @@ func (v *imageValue) Set(s string) error {
 	}
 	*v = imageValue(s)
 	return nil
+}
+
+// The actions of --action.
+const (
+	actionWarn = "warn"
+	actionDeny = "deny"
+)
+
+// actionValue is --action: warn or deny.
+type actionValue string
+
+func (v *actionValue) String() string  { return string(*v) }
+func (v *actionValue) Type() string    { return "deny|warn" }
+func (v *actionValue) example() string { return actionDeny }
+func (v *actionValue) Set(s string) error {
+	switch s = strings.ToLower(strings.TrimSpace(s)); s {
+	case actionWarn, actionDeny:
+		*v = actionValue(s)
+		return nil
+	}
+	return fmt.Errorf("choose deny or warn")
+}
+
+// namespaceList is --namespaces-excluded: namespaces' names, comma lists
+// or one a use.
+type namespaceList struct{ names *[]string }
+
+func (l namespaceList) String() string            { return strings.Join(*l.names, ",") }
+func (l namespaceList) Type() string              { return "NS,..." }
+func (l namespaceList) example() string           { return "batch" }
+func (l namespaceList) Set(s string) error        { return addItems(l, s, l.splitsOnCommandLine()) }
+func (l namespaceList) splitsOnCommandLine() bool { return true }
+func (l namespaceList) add(item string) error {
+	if !dnsLabel(item) {
+		return fmt.Errorf("%s is not a namespace's name (lower case letters, digits and -, at most 63)", shown(item))
+	}
+	if !slices.Contains(*l.names, item) {
+		*l.names = append(*l.names, item)
+	}
+	return nil
+}
+
+// dnsLabel says whether s is a namespace's name, an RFC 1123 label: at
+// most 63 lower case letters, digits and -, a letter or digit first and
+// last.
+func dnsLabel(s string) bool {
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+	if s == "" || len(s) > 63 || !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := range len(s) {
+		if !alnum(s[i]) && s[i] != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 // nameList is --container: a container's name a use, repeatable.

@@ -22,7 +22,7 @@ func TestToolCheck(t *testing.T) {
 	assert.Nil(t, c.Policy)
 	assert.Equal(t, "check", c.Command)
 	assert.Equal(t, &Check{Paths: []string{"a.yaml", "-", "dir"}, Versions: map[string]proxies.Version{
-		"linkerd": {Major: 2, Minor: 20}, "istio": {Major: 1, Minor: 27}, "kubernetes": {Major: 1, Minor: 33}}}, c.Check)
+		"linkerd": {Major: 2, Minor: 20}, "istio": {Major: 1, Minor: 27}, "kubernetes": {Major: 1, Minor: 33}}, Native: map[string]bool{}}, c.Check)
 
 	// -- ends the flags: a path may start with a dash.
 	c, err = ParseTool([]string{"check", "-q", "--", "--versions", "-"}, testutil.Getenv(nil))
@@ -47,13 +47,13 @@ func TestToolInject(t *testing.T) {
 	c, err := ParseTool([]string{"inject", "a.yaml", "--versions", "istio=1.26", "--image", "registry.example.com/pa:1", "--container", "web", "-", "--container=worker"}, testutil.Getenv(nil))
 	require.NoError(t, err)
 	require.NotNil(t, c.Inject)
-	assert.Equal(t, &Inject{Paths: []string{"a.yaml", "-"}, Versions: map[string]proxies.Version{"istio": {Major: 1, Minor: 26}},
+	assert.Equal(t, &Inject{Paths: []string{"a.yaml", "-"}, Versions: map[string]proxies.Version{"istio": {Major: 1, Minor: 26}}, Native: map[string]bool{},
 		Image: "registry.example.com/pa:1", Containers: []string{"web", "worker"}}, c.Inject)
 
 	// Where commands come from, and --undo, wherever they are among the paths.
 	c, err = ParseTool([]string{"inject", "a.yaml", "--platform", "linux/arm/v7", "b.yaml", "--entrypoints=ep.yaml", "--registry=false", "c/", "--undo"}, testutil.Getenv(nil))
 	require.NoError(t, err)
-	assert.Equal(t, &Inject{Paths: []string{"a.yaml", "b.yaml", "c/"}, Versions: map[string]proxies.Version{}, Image: ReleaseImage(),
+	assert.Equal(t, &Inject{Paths: []string{"a.yaml", "b.yaml", "c/"}, Versions: map[string]proxies.Version{}, Native: map[string]bool{}, Image: ReleaseImage(),
 		Platform: "linux/arm/v7", Entrypoints: "ep.yaml", NoRegistry: true, Undo: true}, c.Inject)
 
 	c, err = ParseTool([]string{"inject", "-"}, testutil.Getenv(map[string]string{"PROXY_AWAIT_LOG_FORMAT": "json"}))
@@ -64,6 +64,51 @@ func TestToolInject(t *testing.T) {
 	assert.False(t, c.Inject.NoRegistry, "the registry is asked unless --registry=false")
 	assert.False(t, c.Inject.Undo)
 	assert.Empty(t, c.Inject.Platform, "linux/amd64 is the resolver's default")
+}
+
+// A proxy's setting of its whole mesh, native sidecars on or off, comes
+// after its release, or alone; the policy and inject read it as check does.
+func TestToolMeshSettings(t *testing.T) {
+	for _, command := range []string{"check", "inject", "policy"} {
+		args := []string{command, "--versions", "istio=1.26+native,dapr=native,linkerd=2.20+classic", "--versions", "consul=classic"}
+		if command != "policy" {
+			args = append(args, "x")
+		}
+		c, err := ParseTool(args, testutil.Getenv(nil))
+		require.NoError(t, err, command)
+		versions := map[string]proxies.Version{"istio": {Major: 1, Minor: 26}, "linkerd": {Major: 2, Minor: 20}}
+		native := map[string]bool{"istio": true, "dapr": true, "linkerd": false, "consul": false}
+		switch command {
+		case "check":
+			assert.Equal(t, versions, c.Check.Versions)
+			assert.Equal(t, native, c.Check.Native)
+		case "inject":
+			assert.Equal(t, versions, c.Inject.Versions)
+			assert.Equal(t, native, c.Inject.Native)
+		case "policy":
+			assert.Equal(t, versions, c.Policy.Versions)
+			assert.Equal(t, native, c.Policy.Native)
+		}
+	}
+	l := versionList{map[string]proxies.Version{}, map[string]bool{}}
+	require.NoError(t, l.Set("istio=1.26+native,dapr=native,kubernetes=1.33"))
+	assert.Equal(t, "dapr=native,istio=1.26+native,kubernetes=1.33", l.String())
+}
+
+// policy takes --action (warn by default) and --namespaces-excluded, a
+// comma list or repeated, each a namespace's name, once.
+func TestToolPolicyAction(t *testing.T) {
+	c, err := ParseTool([]string{"policy"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	assert.False(t, c.Policy.Deny)
+	assert.Empty(t, c.Policy.NamespacesExcluded)
+	c, err = ParseTool([]string{"policy", "--action", "deny", "--namespaces-excluded", "batch,legacy", "--namespaces-excluded=batch", "--namespaces-excluded", "ci"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	assert.True(t, c.Policy.Deny)
+	assert.Equal(t, []string{"batch", "legacy", "ci"}, c.Policy.NamespacesExcluded)
+	c, err = ParseTool([]string{"policy", "--action=Warn"}, testutil.Getenv(nil))
+	require.NoError(t, err)
+	assert.False(t, c.Policy.Deny)
 }
 
 // policy takes --versions and no path.
@@ -120,7 +165,13 @@ func TestToolUsageErrors(t *testing.T) {
 		{[]string{"check", "--versions", "linkerd=2.20"}, nil, "check needs a PATH to read", "give files or directories of manifests, or - for stdin"},
 		{[]string{"inject", "-q"}, nil, "inject needs a PATH to read", "give files or directories of manifests, or - for stdin"},
 		{[]string{"policy", "k8s/"}, nil, "policy reads no PATH: it writes the policy to stdout", "drop k8s/ and what follows it"},
-		{[]string{"check", "--versions", "cilium=1.16", "x"}, nil, `invalid value "cilium=1.16" for --versions: unknown name cilium`, "name one of kubernetes, linkerd, istio"},
+		{[]string{"check", "--versions", "cilium=1.16", "x"}, nil, `invalid value "cilium=1.16" for --versions: unknown name cilium`, "name one of kubernetes, linkerd, istio, dapr, consul"},
+		{[]string{"policy", "--action", "block"}, nil, `invalid value "block" for --action: choose deny or warn`, ""},
+		{[]string{"policy", "--namespaces-excluded", "ci,Prod"}, nil, `invalid value "ci,Prod" for --namespaces-excluded: Prod is not a namespace's name (lower case letters, digits and -, at most 63)`, ""},
+		{[]string{"check", "--action", "deny", "x"}, nil, "unknown flag --action", "see --help for the flags"},
+		{[]string{"check", "--versions", "kubernetes=1.33+native", "x"}, nil, `invalid value "kubernetes=1.33+native" for --versions: kubernetes has no setting of the whole mesh that --versions states, not +native`, "only linkerd, istio, dapr, consul take +native or +classic"},
+		{[]string{"check", "--versions", "istio=1.26+on", "x"}, nil, `invalid value "istio=1.26+on" for --versions: unknown setting on for istio`, "write istio=V+native or istio=V+classic, or istio=native alone"},
+		{[]string{"check", "--versions", "dapr=1.18", "x"}, nil, `invalid value "dapr=1.18" for --versions: the release of dapr makes no difference to what proxy-awaitctl judges`, "write dapr=native or dapr=classic, for the setting of its whole mesh"},
 		{[]string{"check", "x", "--versions", "linkerd"}, nil, `invalid value "linkerd" for --versions: want NAME=VERSION, as in linkerd=2.20, not linkerd`, "write --versions linkerd=2.20,istio=1.27,kubernetes=1.33"},
 		{[]string{"check", "--versions", "linkerd=edge-25.1.1", "x"}, nil, `invalid value "linkerd=edge-25.1.1" for --versions: version edge-25.1.1 is not MAJOR.MINOR, as in 2.20`, ""},
 		{[]string{"check", "--versions", "linkerd=2", "x"}, nil, `invalid value "linkerd=2" for --versions: version 2 is not MAJOR.MINOR, as in 2.20`, ""},

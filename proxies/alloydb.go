@@ -44,7 +44,8 @@ var alloydb = Proxy{
 
 	// --min-sigterm-delay, "the number of seconds to accept new connections
 	// after receiving a TERM signal", default 0.
-	Stop: Stop{Flag: "min-sigterm-delay"},
+	Stop:      Stop{Flag: "min-sigterm-delay"},
+	Processes: []string{"alloydb-auth-proxy"}, // Dockerfile: ENTRYPOINT ["/alloydb-auth-proxy"]
 	// Its shutdown command POSTs its own /quitquitquit on --admin-port
 	// (runShutdownCmd; GoogleCloudPlatform/alloydb-auth-proxy#883).
 	StoppedBy: []Command{{Program: "alloydb-auth-proxy", Words: []string{"shutdown"}}},

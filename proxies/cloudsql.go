@@ -48,6 +48,10 @@ var cloudsql = Proxy{
 		ConfigFile: "config-file", // --config-file
 	},
 
+	// Dockerfile: ENTRYPOINT ["/cloud-sql-proxy"]; version 1's image runs
+	// /cloud_sql_proxy (migration-guide.md).
+	Processes: []string{"cloud-sql-proxy", "cloud_sql_proxy"},
+
 	// cmd/root.go: --min-sigterm-delay, "the number of seconds to
 	// accept new connections after receiving a TERM signal", default 0.
 	Stop: Stop{Flag: "min-sigterm-delay"},

@@ -5,13 +5,19 @@ package proxies
 // consulGracefulPortKey moves consul-dataplane's graceful (shutdown) port.
 const consulGracefulPortKey = "consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port"
 
+// consulEnvoyAdmin is where consul-dataplane's Envoy serves its admin API,
+// which the consul preset's readiness probe reaches:
+// hashicorp/consul-dataplane's -envoy-admin-bind-port, default 19000, which
+// consul-k8s does not change.
+const consulEnvoyAdmin = 19000
+
 // Consul: hashicorp/consul-k8s at v1.9 (control-plane/connect-inject and
 // charts/consul/values.yaml).
 var consul = Proxy{
 	Name:   "Consul",
 	Preset: "consul",
 	Ready: Endpoint{
-		Port:     19000,    // consul-dataplane's Envoy admin port
+		Port:     consulEnvoyAdmin,
 		Path:     "/ready", // Envoy's, as envoy.go says
 		OK:       Answer{Status: 200, Body: "LIVE\n"},
 		NotReady: Answer{Status: 503, Body: "PRE_INITIALIZING\n"},
@@ -33,17 +39,29 @@ var consul = Proxy{
 
 	Images:     []string{"/consul-dataplane"}, // values.yaml global.imageConsulDataplane
 	Containers: []string{"consul-dataplane"},  // webhook/mesh_webhook.go sidecarContainer
+	// webhook/mesh_webhook.go shouldInject: the pod's annotation
+	// (constants/annotations_and_labels.go AnnotationInject), read with
+	// strconv.ParseBool.
 	Inject: Injection{
-		Key:           "consul.hashicorp.com/connect-inject", // constants/annotations_and_labels.go AnnotationInject
-		On:            []string{"true"},                      //
-		Off:           []string{"false"},                     //
+		Key:           "consul.hashicorp.com/connect-inject",
+		On:            goTrue,
+		Off:           goFalse,
 		FromNamespace: true,
 	},
 	Mesh: true,
 	// hashicorp/consul-k8s#4678, in v1.9.0 and backported to v1.6.9, v1.7.5
 	// and v1.8.2 (their CHANGELOG.md); values.yaml
 	// dataplaneAsSidecarInitContainer.defaultEnabled: false.
-	Native: Native{Keys: []NativeKey{{Key: "consul.hashicorp.com/enable-consul-dataplane-as-sidecar"}}},
+	// lifecycle/lifecycle_configuration.go EnableConsulDataplaneAsSidecar:
+	// strconv.ParseBool.
+	// ... whose default is the webhook's
+	// -default-enable-consul-dataplane-as-sidecar, from the Helm value
+	// (templates/connect-inject-deployment.yaml).
+	Native: Native{Keys: []NativeKey{{Key: "consul.hashicorp.com/enable-consul-dataplane-as-sidecar"}}, Reads: Boolean{True: goTrue, False: goFalse},
+		Mesh: "the Helm value connectInject.dataplaneAsSidecarInitContainer.defaultEnabled"},
+
+	// webhook/consul_dataplane_sidecar.go: /usr/local/bin/consul-dataplane.
+	Processes: []string{"consul-dataplane"},
 
 	ShutdownPortKey: consulGracefulPortKey,
 	ShutdownPathKey: "consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-shutdown-path",

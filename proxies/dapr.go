@@ -4,6 +4,10 @@ package proxies
 
 import "time"
 
+// daprTruthy are the values that dapr/kit's strings.IsTruthy reads as
+// true, once trimmed and in lower case.
+var daprTruthy = []string{"true", "t", "yes", "y", "on", "1"}
+
 // Dapr: dapr/dapr at v1.18.3.
 var dapr = Proxy{
 	Name:   "Dapr",
@@ -25,13 +29,30 @@ var dapr = Proxy{
 
 	Images:     []string{"/daprd"}, // daprio/daprd, ghcr.io/dapr/daprd
 	Containers: []string{"daprd"},  // pkg/injector/consts/consts.go SidecarContainerName
+	// pkg/injector/patcher/sidecar.go: SidecarConfig reads its fields from
+	// the pod's annotations alone (setFromAnnotations), a boolean one with
+	// dapr/kit's strings.IsTruthy: y, yes, true, t, on or 1, trimmed and in
+	// any case, and any other value is false.
 	Inject: Injection{
-		Key:     "dapr.io/enabled", // pkg/injector/patcher/sidecar.go
-		On:      []string{"true"},  //
-		Off:     []string{"false"}, //
-		PodOnly: true,              // pkg/injector/patcher/sidecar_patcher.go NeedsPatching: the pod's annotation, nothing else
+		Key:     "dapr.io/enabled",
+		On:      daprTruthy,
+		Off:     []string{"false"},
+		Fold:    true,
+		PodOnly: true, // pkg/injector/patcher/sidecar_patcher.go NeedsPatching: the pod's annotation, nothing else
 	},
-	Native: Native{Keys: []NativeKey{{Key: "dapr.io/enable-native-sidecar"}}}, // sidecar.go, from 1.18; the chart's nativeSidecar default is false
+	Native: Native{
+		Keys:  []NativeKey{{Key: "dapr.io/enable-native-sidecar"}}, // sidecar.go EnableNativeSidecar, from 1.18
+		Reads: Boolean{True: daprTruthy, Fold: true, Else: true},
+		// charts/dapr/charts/dapr_sidecar_injector/values.yaml nativeSidecar:
+		// false, the injector's NATIVE_SIDECAR_ENABLED, which the
+		// annotation overrides (pkg/injector/service/pod_patch.go).
+		Mesh: "the Helm value dapr_sidecar_injector.nativeSidecar",
+	},
+
+	Processes: []string{"daprd"}, // sidecar_container.go: the command /daprd
+	// dapr/docs operations/hosting/kubernetes/kubernetes-job.md: a Job's
+	// application calls the shutdown API, or an SDK's Shutdown().
+	AppStops: "the application calls Dapr's shutdown API itself (its SDK's Shutdown())",
 
 	Stop: Stop{
 		Key:     "dapr.io/graceful-shutdown-seconds", // sidecar.go; pkg/runtime/config.go DefaultGracefulShutdownDuration

@@ -27,9 +27,11 @@ var envoy = Proxy{
 
 	Images:    []string{"envoyproxy/envoy"}, // docs/root/start/install.rst, the pre-built Docker images
 	StoppedBy: []Command{{Program: "scuttle"}},
+	Processes: []string{"envoy"},
 	// Istio's and Consul's sidecars run an Envoy, whose admin API the envoy
-	// preset reaches on the port it is given.
-	Reaches: []*Proxy{&istio, &consul},
+	// preset reaches on the port where each serves it: the preset's own
+	// for Istio's, --port 19000 for consul-dataplane's.
+	Reaches: []Reach{{&istio, istioEnvoyAdmin}, {&consul, consulEnvoyAdmin}},
 
 	// Ingress and Gateway API controllers whose pods run Envoy as the
 	// workload: Contour's envoy DaemonSet runs it beside its

@@ -5,6 +5,10 @@ package proxies
 
 import "time"
 
+// istioEnvoyAdmin is where the Envoy of Istio's sidecar serves its admin
+// API: pkg/config/mesh/mesh.go DefaultProxyConfig ProxyAdminPort.
+const istioEnvoyAdmin = 15000
+
 // Istio: istio/istio at 1.27.0 unless a line says otherwise.
 var istio = Proxy{
 	Name:   "Istio",
@@ -25,9 +29,12 @@ var istio = Proxy{
 	Images:     []string{"/proxyv2"},    // manifests/charts/istio-control/istio-discovery/values.yaml global.proxy.image
 	Containers: []string{"istio-proxy"}, // istio-discovery/files/injection-template.yaml
 	Inject: Injection{
-		Key: "sidecar.istio.io/inject", // a label (or the deprecated annotation): pkg/kube/inject/inject.go
-		On:  []string{"true"},          //
-		Off: []string{"false"},         //
+		// pkg/kube/inject/inject.go injectRequired: the label, else the
+		// deprecated annotation, exactly "true" or "false".
+		Key:    "sidecar.istio.io/inject",
+		On:     []string{"true"},
+		Off:    []string{"false"},
+		Labels: true,
 		// The namespace labels that inject Istio's sidecar
 		// (istio-discovery/templates/mutatingwebhook.yaml).
 		Namespace: []Label{{Key: "istio-injection", On: "enabled", Off: "disabled"}, {Key: "istio.io/rev"}},
@@ -38,12 +45,17 @@ var istio = Proxy{
 	},
 	Mesh: true,
 	Native: Native{
-		Keys: []NativeKey{{Key: "sidecar.istio.io/nativeSidecar"}}, // pkg/kube/inject/inject.go: it wins over the mesh's setting
+		Keys:  []NativeKey{{Key: "sidecar.istio.io/nativeSidecar"}},      // pkg/kube/inject/inject.go: it wins over the mesh's setting
+		Reads: Boolean{True: []string{"true"}, False: []string{"false"}}, // ... exactly "true" or "false"
 		// pilot/pkg/features/pilot.go: ENABLE_NATIVE_SIDECARS=auto from 1.27
 		// (false in 1.26), native when the kubelets are 1.33 or later
 		// (pkg/kube/inject/webhook.go DetectNativeSidecar).
 		Since:     Version{Major: 1, Minor: 27},
 		KubeSince: Version{Major: 1, Minor: 33},
+		// ENABLE_NATIVE_SIDECARS=true or false overrides the default (a
+		// boolean in pilot/pkg/features/experimental.go up to 1.26; true,
+		// false or auto from 1.27).
+		Mesh: "istiod's ENABLE_NATIVE_SIDECARS",
 	},
 
 	ShutdownPortKey: "status.sidecar.istio.io/port", // injection-template.yaml
@@ -64,6 +76,9 @@ var istio = Proxy{
 		NativeField:   "drainDuration",
 		NativeDefault: 45 * time.Second,
 	},
+	// pilot/docker/Dockerfile.proxyv2: ENTRYPOINT pilot-agent, which runs
+	// Envoy and exits when it is killed.
+	Processes: []string{"pilot-agent"},
 	StoppedBy: []Command{
 		{Program: "pilot-agent", Path: true}, // pilot-agent request POST quitquitquit, to its own status port
 		{Program: "scuttle"},                 // scuttle POSTs pilot-agent's /quitquitquit when its command exits

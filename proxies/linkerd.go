@@ -43,7 +43,9 @@ var linkerd = Proxy{
 	Images:     []string{"linkerd/proxy"}, // charts/linkerd-control-plane/values.yaml proxy.image.name: cr.l5d.io/linkerd/proxy
 	Containers: []string{"linkerd-proxy"}, // pkg/k8s/labels.go ProxyContainerName
 	Inject: Injection{
-		Key:           "linkerd.io/inject",            // pkg/k8s/labels.go ProxyInjectAnnotation, on the pod or its namespace
+		// pkg/k8s/labels.go ProxyInjectAnnotation, on the pod or its
+		// namespace; pkg/inject/report.go reads the annotations alone.
+		Key:           "linkerd.io/inject",
 		On:            []string{"enabled", "ingress"}, // ProxyInjectEnabled, ProxyInjectIngress
 		Off:           []string{"disabled"},           // ProxyInjectDisabled
 		FromNamespace: true,
@@ -64,7 +66,9 @@ var linkerd = Proxy{
 			{"config.beta.linkerd.io/proxy-enable-native-sidecar", []Span{{From: Version{Major: 2, Minor: 19}}}},
 			{"config.alpha.linkerd.io/proxy-enable-native-sidecar", []Span{{From: Version{Major: 2, Minor: 15}}}},
 		},
-		Since: Version{Major: 2, Minor: 20}, // values.yaml proxy.nativeSidecar: true from 2.20 (false in 2.19), linkerd/linkerd2#15267
+		Reads: Boolean{True: goTrue, False: goFalse}, // pkg/inject/inject.go: strconv.ParseBool
+		Since: Version{Major: 2, Minor: 20},          // values.yaml proxy.nativeSidecar: true from 2.20 (false in 2.19), linkerd/linkerd2#15267
+		Mesh:  "the Helm value proxy.nativeSidecar",
 	},
 
 	AdminPortKey: "config.linkerd.io/admin-port", // pkg/k8s/labels.go ProxyAdminPortAnnotation
@@ -84,6 +88,9 @@ var linkerd = Proxy{
 		Default:    0,
 		ByInjector: true,
 	},
+	// Dockerfile.proxy: linkerd2-proxy-identity, which execs
+	// /usr/lib/linkerd/linkerd2-proxy.
+	Processes: []string{"linkerd2-proxy"},
 	// linkerd-await --shutdown (-S) POSTs the proxy's /shutdown once its
 	// command exits.
 	StoppedBy: []Command{{Program: "linkerd-await", Words: []string{"--shutdown", "-S"}}},

@@ -91,10 +91,18 @@ type Proxy struct {
 	// StoppedBy are the commands of an application that stop it, besides
 	// an HTTP client that POSTs its Shutdown path.
 	StoppedBy []Command
+	// AppStops is how an application stops the sidecar from its own code,
+	// the way the proxy documents for a Job: a Job that nothing in its
+	// manifest stops may well be stopped so. "" when it documents none.
+	AppStops string
+	// Processes are the names of its sidecar's processes that stop it
+	// when killed (as killall and pkill match them), which a container
+	// sees in a pod with shareProcessNamespace.
+	Processes []string
 	// Reaches are the proxies whose sidecars its preset waits for and
-	// shuts down as well: their admin API is its own, on a port their
-	// manifest does not show.
-	Reaches []*Proxy
+	// shuts down as well, at the port where each serves its admin API:
+	// their admin API is its own, on a port their manifest does not show.
+	Reaches []Reach
 
 	// FlagsSince are the flags of its own command line that its earlier
 	// releases do not have, and refuse at start, with the release that
@@ -111,6 +119,13 @@ type Proxy struct {
 	Injected Injected
 }
 
+// Reach is a proxy whose sidecar runs another's admin API (an Envoy inside
+// it), and the port where it serves it.
+type Reach struct {
+	Proxy *Proxy
+	Port  int
+}
+
 // Injected is what a proxy's injector adds to a pod at one release, by
 // default and with Remedy, the setting that makes the pod pass Pod
 // Security "restricted" (docs/sidecars.md says the same in prose).
@@ -125,6 +140,20 @@ type Injected struct {
 	// capabilities.
 	CopiesCapabilities bool
 	Remedy             string
+}
+
+// SetUp are the names of the init containers that p's injector adds
+// beside the proxy, by default or with its Remedy: they may run the
+// proxy's image, to set up the pod's network (or check that a CNI plugin
+// did), and exit; they are no sidecar.
+func (p *Proxy) SetUp() []string {
+	var names []string
+	for _, c := range []*Container{p.Injected.Init, p.Injected.FixedInit} {
+		if c != nil && !slices.Contains(names, c.Name) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
 
 // Container is an injected container, as far as Pod Security looks at it.
@@ -247,9 +276,14 @@ type Retired struct {
 
 // Injection is what asks a proxy's injector to add its sidecar to a pod.
 type Injection struct {
-	Key string   // the pod annotation (or label) that asks for the sidecar
+	Key string   // the pod annotation (or label, with Labels) that asks for the sidecar
 	On  []string // its values that inject
 	Off []string // its values that keep the sidecar out
+	// Labels says that its injector reads Key as a pod label too, before
+	// the annotation; without it, it reads the annotation alone.
+	Labels bool
+	// Fold says that its injector trims Key's value and ignores its case.
+	Fold bool
 	// PodOnly says that only the pod's own Key injects: without it, the pod
 	// has no sidecar.
 	PodOnly bool
@@ -262,6 +296,15 @@ type Injection struct {
 	// Sidecarless is a label of the pod or its Namespace that serves the
 	// pod without a sidecar.
 	Sidecarless Mode
+}
+
+// Value says whether v, Key's value, injects the sidecar (on) or keeps it
+// out (off), as the injector reads it; neither for another value.
+func (in Injection) Value(v string) (on, off bool) {
+	if in.Fold {
+		v = strings.ToLower(strings.TrimSpace(v))
+	}
+	return slices.Contains(in.On, v), slices.Contains(in.Off, v)
 }
 
 // Label is a label (or annotation) whose value injects or keeps a sidecar
@@ -282,8 +325,13 @@ type Mode struct {
 // restartPolicy: Always, which the kubelet stops after the application).
 type Native struct {
 	Keys      []NativeKey // pod annotations that choose it (true/false), the most binding first
+	Reads     Boolean     // how its injector reads their values
 	Since     Version     // the release from which it is native by default
 	KubeSince Version     // ... when the cluster's Kubernetes is this release or later
+	// Mesh is the setting of the whole mesh that makes it native, or
+	// classic, for every pod whose annotations do not choose (--versions
+	// NAME=native states it); "" when there is none.
+	Mesh string
 }
 
 // NativeKey is an annotation that chooses a native sidecar, and the
@@ -308,6 +356,38 @@ func (k NativeKey) ReadBy(r Version) bool {
 		}
 	}
 	return false
+}
+
+// Boolean is how an injector reads an annotation that is true or false.
+type Boolean struct {
+	True, False []string // the values it reads as true, and as false
+	// Fold: it trims the value and ignores its case. Else: any other value
+	// is false; without it, another value is neither, and the annotation
+	// is not read.
+	Fold, Else bool
+}
+
+// GoBool is Go's strconv.ParseBool, which most injectors read booleans
+// with. A proxy's facts name its words, goTrue and goFalse, not GoBool:
+// a copy of a variable is work at initialisation, a variable's words are
+// static data.
+var GoBool = Boolean{True: goTrue, False: goFalse}
+
+var goTrue, goFalse = []string{"true", "True", "TRUE", "t", "T", "1"}, []string{"false", "False", "FALSE", "f", "F", "0"}
+
+// Read is what the injector makes of v: true or false, and whether it
+// reads it at all.
+func (b Boolean) Read(v string) (value, ok bool) {
+	if b.Fold {
+		v = strings.ToLower(strings.TrimSpace(v))
+	}
+	switch {
+	case slices.Contains(b.True, v):
+		return true, true
+	case slices.Contains(b.False, v):
+		return false, true
+	}
+	return false, b.Else
 }
 
 // Settings is how a proxy reads the settings of its own command line
@@ -404,6 +484,19 @@ func ReleaseNames() []string {
 	}
 	for _, p := range All {
 		if p.byRelease() {
+			names = append(names, p.Preset)
+		}
+	}
+	return names
+}
+
+// MeshNames are the proxies whose native sidecars a setting of the whole
+// mesh turns on or off, which --versions can state (NAME=native,
+// NAME=V+classic).
+func MeshNames() []string {
+	var names []string
+	for _, p := range All {
+		if p.Native.Mesh != "" {
 			names = append(names, p.Preset)
 		}
 	}

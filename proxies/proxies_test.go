@@ -93,3 +93,33 @@ func TestStoppedByCommand(t *testing.T) {
 	assert.False(t, linkerd.StoppedByCommand("pilot-agent", []string{"quitquitquit"}))
 	assert.False(t, dapr.StoppedByCommand("scuttle", nil))
 }
+
+// GoBool reads what strconv.ParseBool reads, and nothing else.
+func TestGoBoolIsParseBool(t *testing.T) {
+	for _, v := range append(append(slices.Clone(GoBool.True), GoBool.False...), "yes", "on", "TrUe", " true", "") {
+		want, err := strconv.ParseBool(v)
+		got, ok := GoBool.Read(v)
+		assert.Equal(t, err == nil, ok, "%q", v)
+		assert.Equal(t, want, got, "%q", v)
+	}
+}
+
+// A switch that its injector folds is read trimmed and in any case; one
+// it does not fold, exactly.
+func TestFoldedSwitch(t *testing.T) {
+	in := Injection{Key: "k", On: []string{"true", "yes"}, Off: []string{"false"}, Fold: true}
+	for _, v := range []string{"true", "True", " YES\n", "yes"} {
+		on, off := in.Value(v)
+		assert.True(t, on && !off, "%q", v)
+	}
+	on, off := in.Value("FALSE")
+	assert.True(t, off && !on)
+	in.Fold = false
+	on, _ = in.Value("True")
+	assert.False(t, on)
+	b := Boolean{True: []string{"on"}, Fold: true, Else: true}
+	v, ok := b.Read(" On")
+	assert.True(t, v && ok)
+	v, ok = b.Read("nope")
+	assert.True(t, !v && ok, "with Else, any other value is false")
+}

@@ -27,6 +27,9 @@ import (
 type Options struct {
 	// Versions are the cluster's releases, by name (proxies.ReleaseNames).
 	Versions map[string]proxies.Version
+	// Native are the settings of whole meshes that turn native sidecars on
+	// (true) or off, by preset (proxies.MeshNames).
+	Native map[string]bool
 	// Stdin is read for the path "-".
 	Stdin io.Reader
 	// Images are what the images run where the caller knows it (a
@@ -53,7 +56,7 @@ func Paths(paths []string, opt Options) ([]rules.Finding, Summary) {
 	flags := invocation.NewFlagTable()
 	for i, p := range in.Pods {
 		in.Link(p)
-		a := rules.Analyse(p, rules.Options{Versions: opt.Versions, Images: opt.Images})
+		a := rules.Analyse(p, rules.Options{Versions: opt.Versions, Native: opt.Native, Images: opt.Images})
 		findings = append(findings, a.Judge(flags)...)
 		sum.Pods++
 		sum.Containers += len(a.Invocations)
@@ -71,7 +74,7 @@ func Paths(paths []string, opt Options) ([]rules.Finding, Summary) {
 // --log-format json), logs a summary, and returns 1 when a finding is an
 // error.
 func Main(c *config.Check, stdin io.Reader, stdout io.Writer, log *slog.Logger) int {
-	findings, sum := Paths(c.Paths, Options{Versions: c.Versions, Stdin: stdin})
+	findings, sum := Paths(c.Paths, Options{Versions: c.Versions, Native: c.Native, Stdin: stdin})
 	errs, warns := 0, 0
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)

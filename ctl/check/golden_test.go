@@ -121,7 +121,7 @@ func lines(t *testing.T, versions string, paths ...string) []string {
 	if versions != "" {
 		cfg, err := config.ParseTool([]string{"check", "--versions", versions, "x"}, func(string) (string, bool) { return "", false })
 		require.NoError(t, err)
-		opt.Versions = cfg.Check.Versions
+		opt.Versions, opt.Native = cfg.Check.Versions, cfg.Check.Native
 	}
 	findings, _ := Paths(paths, opt)
 	var out []string

@@ -117,7 +117,7 @@ func TestGolden(t *testing.T) {
 				assert.Equal(t, string(orig), string(w.Data), "--undo of what inject wrote of %s", filepath.Base(w.Name))
 			}
 			assert.False(t, back.Failed, "--undo: %v", back.Lines)
-			findings, _ := check.Paths(outs, check.Options{Versions: opt.Versions})
+			findings, _ := check.Paths(outs, check.Options{Versions: opt.Versions, Native: opt.Native})
 			for _, f := range findings {
 				if f.Level == "error" && !failed[filepath.Join(dir, filepath.Base(f.File))+" "+f.Kind+"/"+f.Name] {
 					t.Errorf("check of what inject wrote: %s", f)
@@ -156,7 +156,7 @@ func options(t *testing.T, args []string, dir string) Options {
 	}
 	res, err := imageconfig.New(imageconfig.Options{Platform: c.Platform, File: file, NoRegistry: true})
 	require.NoError(t, err)
-	return Options{Versions: c.Versions, Image: c.Image, Containers: c.Containers, Images: res}
+	return Options{Versions: c.Versions, Native: c.Native, Image: c.Image, Containers: c.Containers, Images: res}
 }
 
 // Adopting one container, then injecting again without --container,

@@ -101,6 +101,9 @@ func (l Line) String() string {
 type Options struct {
 	// Versions are the cluster's releases, by name (proxies.ReleaseNames).
 	Versions map[string]proxies.Version
+	// Native are the settings of whole meshes that turn native sidecars on
+	// (true) or off, by preset (proxies.MeshNames).
+	Native map[string]bool
 	// Stdin is read for the path "-".
 	Stdin io.Reader
 	// Images find what the image of a container that sets no command
@@ -167,7 +170,7 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	})
 	pods := map[*manifest.Pod]*rules.Pod{}
 	for _, p := range all {
-		pods[p] = rules.Analyse(p, rules.Options{Versions: opt.Versions, Images: im})
+		pods[p] = rules.Analyse(p, rules.Options{Versions: opt.Versions, Native: opt.Native, Images: im})
 	}
 	pl := &planner{choose: choose, images: im, in: in, hostPorts: newHostPorts(all), before: before}
 	for _, f := range in.Files {
@@ -486,7 +489,7 @@ func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog
 	if err != nil {
 		return exitcode.Usage, &config.UsageError{Err: hint.New(err, "fix the file, or leave --entrypoints out to read the images' registries"), Format: format}
 	}
-	r := Paths(context.Background(), c.Paths, Options{Versions: c.Versions, Stdin: stdin, Images: res, Image: c.Image, Containers: c.Containers, Undo: c.Undo})
+	r := Paths(context.Background(), c.Paths, Options{Versions: c.Versions, Native: c.Native, Stdin: stdin, Images: res, Image: c.Image, Containers: c.Containers, Undo: c.Undo})
 	if len(r.Unknown) > 0 {
 		return exitcode.Usage, &config.UsageError{Err: unknownContainers(r), Format: format}
 	}

@@ -23,6 +23,7 @@ type Invocation struct {
 	Shell string          // the shell whose script runs it, "" when no shell does
 	Exec  bool            // the script execs it
 	Sub   string          // why it runs in a subshell, whose exec leaves the shell
+	Lone  bool            // it is the script's only statement, a simple command: some shells exec it themselves
 
 	Assigned []string // variables the script sets, whose values are the script's
 }
@@ -125,6 +126,7 @@ func Of(c *manifest.Container, images Images) (*Invocation, bool) {
 			if inv.Shell == "busybox" {
 				inv.Shell = "busybox " + manifest.BaseName(w[1].Text)
 			}
+			inv.Lone = sc.lone && inv.Sub == ""
 			for name := range sc.assigned {
 				inv.Assigned = append(inv.Assigned, name)
 			}
@@ -301,6 +303,16 @@ func isProxyAwait(arg0 string) bool { return manifest.BaseName(arg0) == "proxy-a
 
 // Shells are the programs whose -c runs a script.
 var Shells = []string{"sh", "bash", "ash", "dash", "ksh", "zsh"}
+
+// ExecsLone are the shells that exec a script's only statement when it is
+// a simple command, rather than fork and wait for it (bash's "one-shot"
+// -c; BusyBox ash's, which its sh is): the command is the container's PID
+// 1. MayExecLone are those that may be such a shell or dash, which does
+// not: sh (dash on Debian, BusyBox on Alpine, bash elsewhere), ash.
+var (
+	ExecsLone   = []string{"bash", "busybox sh", "busybox ash"}
+	MayExecLone = []string{"sh", "ash"}
+)
 
 // isShell says whether a program's name is a shell's.
 func isShell(arg0 string) bool { return slices.Contains(Shells, manifest.BaseName(arg0)) }

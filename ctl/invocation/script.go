@@ -69,6 +69,9 @@ type parsed struct {
 	cmds     []rawCommand
 	assigned map[string]bool
 	shifted  bool
+	// lone: the script is one statement, a simple command without
+	// redirections, in the foreground.
+	lone bool
 }
 
 // parse reads a script's text. A script that does not parse, or is past
@@ -83,6 +86,11 @@ func parse(text string) parsed {
 		return r.p
 	}
 	r.stmts(f.Stmts, "", 0)
+	if len(f.Stmts) == 1 {
+		s := f.Stmts[0]
+		_, call := s.Cmd.(*syntax.CallExpr)
+		r.p.lone = call && len(s.Redirs) == 0 && !s.Background && !s.Coprocess && !s.Negated
+	}
 	return r.p
 }
 

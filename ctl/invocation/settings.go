@@ -83,6 +83,10 @@ type settingsReader struct {
 	environ []string
 	given   map[string]bool // flags set on the command line
 	seen    map[string]bool // variables read
+	// stand-ins are the positions in args, and the variables of environ,
+	// that stand for a value the input does not hold.
+	standArgs map[int]bool
+	standEnv  map[string]bool
 }
 
 // ReadSettings reads the settings of inv in container c.
@@ -90,6 +94,7 @@ func ReadSettings(inv *Invocation, c *manifest.Container, flags *FlagTable) Sett
 	r := &settingsReader{
 		s:     Settings{Unknown: map[string]manifest.Unknown{}, Lines: map[string]int{}, Vars: map[string]int{}},
 		flags: flags, given: map[string]bool{}, seen: map[string]bool{},
+		standArgs: map[int]bool{}, standEnv: map[string]bool{},
 	}
 	if !r.readArgs(inv.Args) {
 		return r.s
@@ -100,6 +105,11 @@ func ReadSettings(inv *Invocation, c *manifest.Container, flags *FlagTable) Sett
 	case err == nil:
 		r.s.Config = cfg
 	case r.mentionsUnknown(err):
+		// A start may refuse the flags with that value, or not: the rules
+		// that do not read it are judged without it.
+		if cfg, err := flags.parse(r.withoutStandIns()); err == nil {
+			r.s.Config = cfg
+		}
 	default:
 		r.s.Err, r.s.ErrLine = err, r.s.lineOfError(err.Error(), inv)
 	}
@@ -140,11 +150,13 @@ func (r *settingsReader) readArgs(words []manifest.Word) bool {
 			r.args = append(r.args, w.Text)
 		case inWord:
 			r.unknown(f, written, w)
+			r.standArgs[len(r.args)] = true
 			r.args = append(r.args, written+"="+f.Example)
 		case i+1 < len(words):
 			i++
 			if !words[i].Known {
 				r.unknown(f, written, words[i])
+				r.standArgs[len(r.args)], r.standArgs[len(r.args)+1] = true, true
 			}
 			r.args = append(r.args, w.Text, textOr(words[i], f.Example))
 		default:
@@ -242,6 +254,7 @@ func (r *settingsReader) variable(name string, v manifest.Value, line int) {
 		r.environ = append(r.environ, name+"="+v.Text)
 	case isFlag:
 		r.s.Unknown[f.Name] = manifest.Unknown{What: "$" + name, From: v.From, Line: line}
+		r.standEnv[name] = true
 		r.environ = append(r.environ, name+"="+f.Example)
 	case isDisableVar(name):
 		r.s.Unknown[DisabledFlag] = manifest.Unknown{What: "$" + name, From: v.From, Line: line}
@@ -259,6 +272,24 @@ func (r *settingsReader) mentionsUnknown(err error) bool {
 		}
 	}
 	return false
+}
+
+// withoutStandIns are the arguments and the environment without the
+// stand-ins for values the input does not hold: each such flag as if it
+// were not given.
+func (r *settingsReader) withoutStandIns() ([]string, []string) {
+	var args, environ []string
+	for i, a := range r.args {
+		if !r.standArgs[i] {
+			args = append(args, a)
+		}
+	}
+	for _, kv := range r.environ {
+		if name, _, _ := strings.Cut(kv, "="); !r.standEnv[name] {
+			environ = append(environ, kv)
+		}
+	}
+	return args, environ
 }
 
 // textOr is a word's text, or in place of an unknown word, alt.

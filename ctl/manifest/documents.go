@@ -142,6 +142,10 @@ func documents(name string, data []byte, b Bounds, doc func(*yaml.Node, piece), 
 			bad(Problem{File: name, Line: again, Message: fmt.Sprintf("the key %s is given twice in one mapping (lines %d and %d), which the API server's strict field validation refuses: keep one", strconv.Quote(key), first, again)})
 			return
 		}
+		if line := collectionKey(root); line > 0 && kubernetesObject(root) {
+			bad(Problem{File: name, Line: line, Message: `a key is a mapping, not a string (an unquoted {{ ... }} is read as one), which kubectl refuses: quote the value, "{{ ... }}"`})
+			return
+		}
 		doc(root, p)
 	}
 	next := 0 // the first piece not read yet
@@ -506,6 +510,25 @@ func duplicateKey(n *yaml.Node) (string, int, int) {
 		}
 	}
 	return "", 0, 0
+}
+
+// collectionKey finds a key of the document that is a mapping or a
+// sequence, which kubectl cannot make a JSON object's key of (a scalar
+// key it makes a string), and returns its line; 0 when there is none.
+func collectionKey(n *yaml.Node) int {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind == yaml.MappingNode || k.Kind == yaml.SequenceNode {
+				return k.Line
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if line := collectionKey(c); line > 0 {
+			return line
+		}
+	}
+	return 0
 }
 
 // yamlError splits a parser's error, "yaml: line N: what", into the line

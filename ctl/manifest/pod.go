@@ -36,9 +36,20 @@ type Pod struct {
 	Containers           []*Container // init containers first, in order
 	HostNetwork          bool         // its ports are the node's
 	Volumes              []Volume
+	// SharedProcesses is shareProcessNamespace: the containers see one
+	// another's processes.
+	SharedProcesses bool
 
 	bounds Bounds
 }
+
+// OptOut is the annotation, on a pod template or its Namespace, that
+// leaves the pod alone: inject adopts nothing in it, and the admission
+// policy does not judge it, when its value is OptOutValue.
+const (
+	OptOut      = "proxy-await.io/inject"
+	OptOutValue = "disabled"
+)
 
 // DefaultGrace is terminationGracePeriodSeconds when a pod does not set it:
 // the API server's default.
@@ -115,14 +126,15 @@ func podOf(o object, t podTemplate, lines *fileLines, b Bounds) *Pod {
 	spec := get(tpl, "spec")
 	p := &Pod{
 		File: o.file, Kind: o.kind, Name: o.name, Namespace: o.namespace, Line: o.line, NamespaceLine: o.nsLine,
-		Job:           t.job,
-		Labels:        metaOf(path(tpl, "metadata", "labels")),
-		Annotations:   metaOf(path(tpl, "metadata", "annotations")),
-		Grace:         DefaultGrace,
-		GraceField:    "terminationGracePeriodSeconds",
-		RestartPolicy: scalarOf(get(spec, "restartPolicy")),
-		Deadline:      scalarOf(get(spec, "activeDeadlineSeconds")),
-		bounds:        b,
+		Job:             t.job,
+		Labels:          metaOf(path(tpl, "metadata", "labels")),
+		Annotations:     metaOf(path(tpl, "metadata", "annotations")),
+		Grace:           DefaultGrace,
+		GraceField:      "terminationGracePeriodSeconds",
+		RestartPolicy:   scalarOf(get(spec, "restartPolicy")),
+		Deadline:        scalarOf(get(spec, "activeDeadlineSeconds")),
+		SharedProcesses: str(get(spec, "shareProcessNamespace")) == "true",
+		bounds:          b,
 	}
 	if d := get(t.jobSpec, "activeDeadlineSeconds"); d != nil {
 		p.Deadline = scalarOf(d)

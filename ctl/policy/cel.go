@@ -67,14 +67,15 @@ func argv(c string) string {
 type writer struct {
 	s        flagSyntax
 	versions map[string]proxies.Version
-	defaults *config.Config // proxy-await's settings where a command line gives none
+	native   map[string]bool // the settings of whole meshes that turn native sidecars on or off, by preset
+	defaults *config.Config  // proxy-await's settings where a command line gives none
 }
 
 // flagWord: w is one of proxy-await's flags as a word of its own.
 func (x *writer) flagWord(w string) string {
 	s := x.s
-	long := fmt.Sprintf(`%s.matches('^--(%s)(=(true|false))?$') || %s.matches('^--(%s)(=.+)?$')`,
-		w, strings.Join(s.boolLong, "|"), w, strings.Join(s.valueLong, "|"))
+	long := fmt.Sprintf(`%s.matches('^--(%s)(=(%s))?$') || %s.matches('^--(%s)(=.+)?$')`,
+		w, strings.Join(s.boolLong, "|"), strings.Join(append(slices.Clone(trueWords), falseWords...), "|"), w, strings.Join(s.valueLong, "|"))
 	short := fmt.Sprintf(`%s.matches('^-([%s]+|[%s]*[%s].*)$')`, w, s.boolShort, s.boolShort, s.valueShort)
 	return "(" + long + " || " + short + ")"
 }
@@ -87,19 +88,21 @@ func (x *writer) bareValueFlag(w string) string {
 }
 
 // Per container, in the variables: its words (argvs), where its "--" is
-// (dds: the positions of "--", the first of which counts), and whether it
-// runs proxy-await plainly: the words before "--" are its flags and their
-// values, nothing the object does not hold stands in for them, and no
-// mode (--install) makes it something else than a run.
-func (x *writer) plain(k, words, dds, cs string) string {
+// (dds: the positions of "--", the first of which counts), the positions
+// of its flags (pos: those before it), and whether it runs proxy-await
+// plainly: the words before "--" are its flags and their values, nothing
+// the object does not hold stands in for them, and no mode (--install)
+// makes it something else than a run.
+func (x *writer) plain(k, words, dds, pos, cs string) string {
 	w := fmt.Sprintf("%s[%s]", words, k)
 	d := fmt.Sprintf("%s[%s][0]", dds, k)
+	p := fmt.Sprintf("%s[%s]", pos, k)
 	c := fmt.Sprintf("%s[%s]", cs, k)
 	isPA := fmt.Sprintf("(size(%[1]s) > 0 && (%[1]s[0] == 'proxy-await' || %[1]s[0].endsWith('/proxy-await')))", w)
-	flags := fmt.Sprintf("variables.idx.all(i, i < 1 || i >= %[2]s || (i > 1 && %[3]s ? !%[1]s[i].startsWith('-') && %[1]s[i] != '' : %[4]s))",
-		w, d, x.bareValueFlag(w+"[i-1]"), x.flagWord(w+"[i]"))
+	flags := fmt.Sprintf("%[2]s.all(i, (i > 1 && %[3]s) ? !%[1]s[i].startsWith('-') && %[1]s[i] != '' : %[4]s)",
+		w, p, x.bareValueFlag(w+"[i-1]"), x.flagWord(w+"[i]"))
 	last := fmt.Sprintf("!(%[2]s > 1 && %[3]s)", w, d, x.bareValueFlag(w+"["+d+"-1]"))
-	modes := fmt.Sprintf(`!variables.idx.exists(i, i >= 1 && i < %[2]s && (%[1]s[i].matches('^--(check|inject|policy|install|help|version|image|container|versions)(=.*)?$') || %[1]s[i].matches('^-[^-]*[hV]')))`, w, d)
+	modes := fmt.Sprintf(`!%[2]s.exists(i, %[1]s[i].matches('^--(check|inject|policy|install|help|version|image|container|versions)(=.*)?$') || %[1]s[i].matches('^-[^-]*[hV]'))`, w, p)
 	env := fmt.Sprintf(`!has(%[1]s.envFrom) && (!has(%[1]s.env) || !%[1]s.env.exists(e, e.name.startsWith('PROXY_AWAIT_') || e.name in %[2]s))`, c, list(config.DisableVars()))
 	noVars := fmt.Sprintf(`!%s.exists(v, v.contains('$('))`, w)
 	return fmt.Sprintf("(%s && size(%s[%s]) > 0 && %s < %d && %s && %s && %s && %s && %s)",
@@ -116,52 +119,15 @@ func (x *writer) sets(w, name, short string) string {
 	return cond
 }
 
-// lastSet is the positions at which the flag is set, before d.
-func (x *writer) lastSet(w, d, name, short string) string {
-	return fmt.Sprintf("variables.idx.filter(i, i >= 1 && i < %s && %s)", d, x.sets(w, name, short))
-}
-
-// boolFlag is the value of a boolean flag: its last setting, false when
-// it has none.
-func (x *writer) boolFlag(w, d, name, short string) string {
-	l := x.lastSet(w, d, name, short)
-	return fmt.Sprintf("(size(%[1]s) > 0 && %[2]s[%[1]s[size(%[1]s) - 1]] != '--%[3]s=false')", l, w, name)
-}
-
-// given says whether a flag is set at all.
-func (x *writer) given(w, d, name, short string) string {
-	return fmt.Sprintf("(size(%s) > 0)", x.lastSet(w, d, name, short))
-}
-
-// valueOf is the value of a long flag at its last setting (the caller
-// makes sure there is one).
-func (x *writer) valueOf(w, d, name string) string {
-	l := x.lastSet(w, d, name, "")
-	i := fmt.Sprintf("%s[size(%s) - 1]", l, l)
-	return fmt.Sprintf("(%[1]s[%[2]s] == '--%[3]s' ? %[1]s[%[2]s + 1] : %[1]s[%[2]s].substring(%[4]d))", w, i, name, len(name)+3)
+// lastSet is the positions of pos (the flags' positions) at which the
+// flag is set.
+func (x *writer) lastSet(w, pos, name, short string) string {
+	return fmt.Sprintf("%s.filter(i, %s)", pos, x.sets(w, name, short))
 }
 
 // durationPattern is a duration the policy reads: seconds, or Go's
 // syntax. Days (2d) are not read: a flag that gives them is not judged.
 const durationPattern = `^([0-9]{1,9}|([0-9]{1,9}(\\.[0-9]{1,9})?(h|m|s|ms|us|ns))+)$`
-
-// durationFlag is a flag's value as a duration, 0s when it is not set;
-// okDuration says whether the policy reads it.
-func (x *writer) durationFlag(w, d, name string) string {
-	v := x.valueOf(w, d, name)
-	return fmt.Sprintf("(%[1]s ? (%[2]s.matches('^[0-9]+$') ? duration(%[2]s + 's') : duration(%[2]s)) : duration('0s'))",
-		x.given(w, d, name, ""), v)
-}
-
-func (x *writer) okDuration(w, d, name string) string {
-	return fmt.Sprintf("(!%s || %s.matches('%s'))", x.given(w, d, name, ""), x.valueOf(w, d, name), durationPattern)
-}
-
-// presets is the list of --proxy's presets, the default's without it.
-func (x *writer) presets(w, d string) string {
-	return fmt.Sprintf("(%s ? %s.lowerAscii().split(',').map(p, p.trim()) : ['linkerd'])",
-		x.given(w, d, "proxy", ""), x.valueOf(w, d, "proxy"))
-}
 
 // repository is an image's repository: without its digest and tag.
 func repository(img string) string {
@@ -170,8 +136,19 @@ func repository(img string) string {
 }
 
 // isProxy: the container c is px's, by its image or its injector's name
-// for it (a retired image is its too).
+// for it (a retired image is its too), and not a container its injector
+// adds to set up the pod's network, which runs the proxy's image: the
+// policy does not tell an init container from another, so it takes one
+// of those names that is no native sidecar to be none of px's.
 func isProxy(c string, px *proxies.Proxy) string {
+	cond := isProxyByImage(c, px)
+	if setUp := px.SetUp(); len(setUp) > 0 {
+		cond = fmt.Sprintf("(%s && !(%s.name in %s && !(has(%[2]s.restartPolicy) && %[2]s.restartPolicy == 'Always')))", cond, c, list(setUp))
+	}
+	return cond
+}
+
+func isProxyByImage(c string, px *proxies.Proxy) string {
 	var conds []string
 	repo := repository(c + ".image")
 	for _, r := range px.Retired {
@@ -198,20 +175,54 @@ func shown(px *proxies.Proxy) string {
 	return fmt.Sprintf("variables.all.exists(c, %s && !%s)", isProxy("c", px), runsPA("c"))
 }
 
+// nativeShown: the pod shows px's sidecar as a native sidecar container.
+func nativeShown(px *proxies.Proxy) string {
+	return fmt.Sprintf("variables.inits.exists(c, %s && !%s && has(c.restartPolicy) && c.restartPolicy == 'Always')", isProxy("c", px), runsPA("c"))
+}
+
 func classicShown(px *proxies.Proxy) string {
 	return fmt.Sprintf("(variables.containers.exists(c, %[1]s && !%[2]s) || variables.inits.exists(c, %[1]s && !%[2]s && !(has(c.restartPolicy) && c.restartPolicy == 'Always')))",
 		isProxy("c", px), runsPA("c"))
 }
 
-// podKey is the pod's label or annotation key, label first, as injectors
-// read the injection key: its value, for a condition on it.
+// podKeyIn is the condition that the pod's label key, else its annotation
+// key, is one of values.
 func podKeyIn(key string, values []string) string {
 	return fmt.Sprintf("(%[1]s in variables.labels ? variables.labels[%[1]s] in %[2]s : (%[1]s in variables.annotations && variables.annotations[%[1]s] in %[2]s))",
 		q(key), list(values))
 }
 
-// trueWords and falseWords are what Go's strconv.ParseBool takes.
-var trueWords, falseWords = []string{"1", "t", "T", "TRUE", "true", "True"}, []string{"0", "f", "F", "FALSE", "false", "False"}
+// injectIn is the condition that the switch of px's injector is one of
+// values, where and as that injector reads it: the annotation, or the
+// label first; trimmed and in lower case for one that folds it.
+func injectIn(px *proxies.Proxy, values []string) string {
+	in := px.Inject
+	in1 := func(m string) string {
+		v := fmt.Sprintf("%s[%s]", m, q(in.Key))
+		if in.Fold {
+			v += ".trim().lowerAscii()"
+		}
+		return fmt.Sprintf("(%s in %s && %s in %s)", q(in.Key), m, v, list(values))
+	}
+	if in.Labels {
+		return fmt.Sprintf("(%s in variables.labels ? %s : %s)", q(in.Key), in1("variables.labels"), in1("variables.annotations"))
+	}
+	return in1("variables.annotations")
+}
+
+// annotationReads is the condition that the pod's annotation key is one of
+// values, as b reads it.
+func annotationReads(key string, b proxies.Boolean, values []string) string {
+	v := fmt.Sprintf("variables.annotations[%s]", q(key))
+	if b.Fold {
+		v += ".trim().lowerAscii()"
+	}
+	return fmt.Sprintf("(%s in variables.annotations && %s in %s)", q(key), v, list(values))
+}
+
+// trueWords and falseWords are what Go's strconv.ParseBool takes, as
+// proxy-await's boolean flags do (--shutdown=False).
+var trueWords, falseWords = proxies.GoBool.True, proxies.GoBool.False
 
 // injectedClassic is the condition that the pod's own annotation injects
 // px's sidecar and that it is not native, as the pod and the stated
@@ -226,18 +237,23 @@ func (x *writer) injectedClassic(px *proxies.Proxy) string {
 			return "" // the Namespace, or which release reads which spelling, decides
 		}
 	}
-	on := podKeyIn(px.Inject.Key, px.Inject.On)
-	// An annotation every release reads decides: the first that holds a
-	// boolean.
-	var decided, native []string
+	on := injectIn(px, px.Inject.On)
+	// An annotation every release reads decides: the first that the
+	// injector reads as true or false.
+	var native []string
 	for _, k := range px.Native.Keys {
-		has := fmt.Sprintf("(%[1]s in variables.annotations && variables.annotations[%[1]s] in %[2]s)", q(k.Key), list(append(slices.Clone(trueWords), falseWords...)))
-		isTrue := fmt.Sprintf("(%[1]s in variables.annotations && variables.annotations[%[1]s] in %[2]s)", q(k.Key), list(trueWords))
-		decided = append(decided, has)
+		b := px.Native.Reads
+		has := annotationReads(k.Key, b, append(slices.Clone(b.True), b.False...))
+		if b.Else {
+			has = fmt.Sprintf("(%s in variables.annotations)", q(k.Key))
+		}
+		isTrue := annotationReads(k.Key, b, b.True)
 		native = append(native, fmt.Sprintf("(%s ? %s : ", has, isTrue))
 	}
 	byDefault := "true" // classic by default, or depends: not native
-	if n := px.Native; n.Since != (proxies.Version{}) {
+	if on, ok := x.native[px.Preset]; ok {
+		byDefault = map[bool]string{true: "false", false: "true"}[on] // the whole mesh's setting
+	} else if n := px.Native; n.Since != (proxies.Version{}) {
 		rel, stated := x.versions[px.Preset]
 		kube, kubeStated := x.versions[proxies.Kubernetes]
 		if stated && rel.AtLeast(n.Since) && (n.KubeSince == (proxies.Version{}) || kubeStated && kube.AtLeast(n.KubeSince)) {

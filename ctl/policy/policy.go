@@ -13,28 +13,72 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/proxy-await/proxy-await/config"
+	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
-	"github.com/proxy-await/proxy-await/proxies"
 )
 
 // Name is the policy's and its binding's name.
 const Name = "proxy-await"
 
-// Policy is the policy's CEL: its variables and validations.
+// Policy is the policy's CEL: the conditions of the requests it judges,
+// its variables and validations; and what its binding has the API server
+// do with an object it refuses.
 type Policy struct {
-	Variables   []Variable
-	Validations []Validation
+	MatchConditions []MatchCondition
+	Variables       []Variable
+	Validations     []Validation
+	Actions         []string // the binding's validationActions
 }
 
-// New is the policy for the cluster's releases.
-func New(versions map[string]proxies.Version) *Policy {
-	x := &writer{s: syntax(), versions: versions, defaults: defaults()}
-	return &Policy{Variables: x.variables(), Validations: x.validations()}
+// MatchCondition is a condition that a request must meet to be judged.
+type MatchCondition struct{ Name, Expression string }
+
+// New is the policy that c, proxy-awaitctl policy's command line, asks
+// for: for the cluster's releases, and the settings of whole meshes that
+// turn native sidecars on or off, as --versions states them; judging
+// what --namespaces-excluded does not exclude; warning, or with --action
+// deny refusing.
+func New(c *config.Policy) *Policy {
+	x := &writer{s: syntax(), versions: c.Versions, native: c.Native, defaults: defaults()}
+	actions := []string{"Warn", "Audit"}
+	if c.Deny {
+		actions = []string{"Deny"}
+	}
+	return &Policy{MatchConditions: matchConditions(c.NamespacesExcluded), Variables: x.variables(), Validations: x.validations(), Actions: actions}
+}
+
+// SystemNamespaces are Kubernetes' own namespaces, whose objects the
+// policy never judges: the cluster's own controllers run there.
+var SystemNamespaces = []string{"kube-system", "kube-public", "kube-node-lease"}
+
+// matchConditions are what the policy judges, so that it is safe to turn
+// on in a running cluster: no object in Kubernetes' namespaces or those
+// excluded; no object that opts out, on its own metadata or its pod
+// template's, with manifest.OptOut; and an UPDATE only when it changes
+// the pod template's spec, so that what a controller or a client changes
+// besides (a ReplicaSet scaled to 0, a finalizer removed, kubectl rollout
+// restart's annotation, a CronJob suspended) is never refused, and a
+// Deployment that broke a rule before the policy existed can roll out its
+// fix.
+func matchConditions(excluded []string) []MatchCondition {
+	template := func(o string) string {
+		return fmt.Sprintf("(%[1]s.kind == 'Pod' ? %[1]s : %[1]s.kind == 'CronJob' ? %[1]s.spec.jobTemplate.spec.template : %[1]s.spec.template)", o)
+	}
+	optedOut := func(o string) string {
+		return fmt.Sprintf("(has(%[1]s.metadata) && has(%[1]s.metadata.annotations) && %[2]s in %[1]s.metadata.annotations && %[1]s.metadata.annotations[%[2]s] == %[3]s)",
+			o, q(manifest.OptOut), q(manifest.OptOutValue))
+	}
+	return []MatchCondition{
+		{"namespace-not-excluded", fmt.Sprintf("!(request.namespace in %s)", list(append(slices.Clone(SystemNamespaces), excluded...)))},
+		{"not-opted-out", fmt.Sprintf("!%s && !%s", optedOut("object"), optedOut(template("object")))},
+		{"pod-template-spec-changed", fmt.Sprintf("request.operation != 'UPDATE' || %s.spec != %s.spec", template("object"), template("oldObject"))},
+	}
 }
 
 // defaults are proxy-await's settings where its command line and
@@ -57,8 +101,10 @@ func Description() string {
 	for _, r := range Omitted() {
 		not = append(not, r.Name)
 	}
-	return "Refuses a pod template that one of proxy-awaitctl check's errors shows by itself: " + strings.Join(covered, ", ") +
+	return "Warns of, or with its binding's Deny refuses, a pod template that one of proxy-awaitctl check's errors shows by itself: " + strings.Join(covered, ", ") +
 		", where the object alone decides (proxy-await plainly first in a container's command, its flags written out, the sidecars the pod shows by itself). " +
+		"Judged: every CREATE, and an UPDATE that changes the pod template's spec, outside " + strings.Join(SystemNamespaces, ", ") + " and the namespaces excluded, " +
+		"of an object without " + manifest.OptOut + ": " + manifest.OptOutValue + ". " +
 		"Not covered: " + strings.Join(not, ", ") + ", nor what a Namespace or the rest of the input decides: run proxy-awaitctl check on the manifests for those."
 }
 
@@ -70,6 +116,13 @@ func (p *Policy) YAML() []byte {
 	}
 	for _, v := range p.Validations {
 		vals = append(vals, kv("expression", v.Expression, "messageExpression", v.MessageExpression, "reason", "Invalid"))
+	}
+	var conds, actions []any
+	for _, c := range p.MatchConditions {
+		conds = append(conds, kv("name", c.Name, "expression", c.Expression))
+	}
+	for _, a := range p.Actions {
+		actions = append(actions, a)
 	}
 	ops := []any{"CREATE", "UPDATE"}
 	policy := kv(
@@ -85,6 +138,7 @@ func (p *Policy) YAML() []byte {
 				kv("apiGroups", []any{"apps"}, "apiVersions", []any{"v1"}, "operations", ops, "resources", []any{"deployments", "statefulsets", "daemonsets", "replicasets"}),
 				kv("apiGroups", []any{"batch"}, "apiVersions", []any{"v1"}, "operations", ops, "resources", []any{"jobs", "cronjobs"}),
 			}),
+			"matchConditions", conds,
 			"variables", vars,
 			"validations", vals,
 		),
@@ -93,7 +147,7 @@ func (p *Policy) YAML() []byte {
 		"apiVersion", "admissionregistration.k8s.io/v1",
 		"kind", "ValidatingAdmissionPolicyBinding",
 		"metadata", kv("name", Name),
-		"spec", kv("policyName", Name, "validationActions", []any{"Deny"}),
+		"spec", kv("policyName", Name, "validationActions", actions),
 	)
 	var b strings.Builder
 	enc := yaml.NewEncoder(&b)
@@ -137,7 +191,7 @@ func node(v any) *yaml.Node {
 // Main is proxy-awaitctl policy: it writes the policy and its binding to
 // stdout.
 func Main(c *config.Policy, stdout io.Writer, log *slog.Logger) int {
-	if _, err := stdout.Write(New(c.Versions).YAML()); err != nil {
+	if _, err := stdout.Write(New(c).YAML()); err != nil {
 		log.Error(fmt.Sprintf("cannot write the policy: %v", err), "event", "policy_failed")
 		return exitcode.Findings
 	}

@@ -60,15 +60,19 @@ func (x *writer) variables() []Variable {
 		{"grace", "has(variables.spec.terminationGracePeriodSeconds) ? duration(string(variables.spec.terminationGracePeriodSeconds) + 's') : " + durationOf(manifest.DefaultGrace)},
 	}
 	// What the object shows of each proxy's sidecar, by preset.
-	var classic, off, never, moved []string
+	// classic: one of them is not native; onlyClassic: none is, where
+	// check judges the one that answers, which may be a native one.
+	var classic, onlyClassic, off, never, moved []string
 	for _, px := range proxies.InPods {
 		classic = append(classic, fmt.Sprintf("%s: %s", q(px.Preset), x.notNative(px)))
-		moved = append(moved, fmt.Sprintf("%s: %s", q(px.Preset), movedShutdown(px)))
+		onlyClassic = append(onlyClassic, fmt.Sprintf("%s: (%s && !%s)", q(px.Preset), x.notNative(px), nativeShown(px)))
+		moved = append(moved, fmt.Sprintf("%s: %s", q(px.Preset), x.shutdownMoved(px)))
 		off = append(off, fmt.Sprintf("%s: %s", q(px.Preset), or(x.shutdownOff(px))))
 		never = append(never, fmt.Sprintf("%s: %s", q(px.Preset), or(x.readyOff(px), x.absent(px))))
 	}
 	vars = append(vars,
 		Variable{"classic", "{" + strings.Join(classic, ", ") + "}"},
+		Variable{"onlyClassic", "{" + strings.Join(onlyClassic, ", ") + "}"},
 		Variable{"moved", "{" + strings.Join(moved, ", ") + "}"},
 		Variable{"shutdownOff", "{" + strings.Join(off, ", ") + "}"},
 		Variable{"neverReady", "{" + strings.Join(never, ", ") + "}"},
@@ -84,13 +88,18 @@ func (x *writer) variables() []Variable {
 		}
 		v := func(n string) string { return "variables." + name(n) }
 		w, d := v("words")+"[k]", v("dds")+"[k][0]"
+		// Each list is read once by position: ks, the containers'
+		// positions; pos, each container's positions of proxy-await's
+		// flags, before its "--". The rest iterate those, not idx.
 		each := func(expr string) string {
-			return fmt.Sprintf("variables.idx.filter(k, k < size(%s)).map(k, %s)", l.cs, expr)
+			return fmt.Sprintf("%s.map(k, %s)", v("ks"), expr)
 		}
 		vars = append(vars,
+			Variable{name("ks"), fmt.Sprintf("variables.idx.filter(k, k < size(%s))", l.cs)},
 			Variable{name("words"), l.cs + ".map(c, " + argv("c") + ")"},
 			Variable{name("dds"), v("words") + ".map(w, variables.idx.filter(i, i < size(w) && w[i] == '--'))"},
-			Variable{name("plain"), each(x.plain("k", v("words"), v("dds"), l.cs))},
+			Variable{name("pos"), each(fmt.Sprintf("size(%[1]s[k]) > 0 ? variables.idx.filter(i, i >= 1 && i < %[1]s[k][0]) : []", v("dds")))},
+			Variable{name("plain"), each(x.plain("k", v("words"), v("dds"), v("pos"), l.cs))},
 			Variable{name("command"), each(fmt.Sprintf("%s[k] && %s", v("plain"), command(w, d)))},
 		)
 		// Each flag the rules read, once: where it is last set (-1 for
@@ -99,7 +108,7 @@ func (x *writer) variables() []Variable {
 			{"term-delay", "", "td"}, {"kill-after", "", "ka"}, {"shutdown-timeout", "", "st"}, {"proxy", "", "px"},
 			{"shutdown", "S", "s"}, {"keep-proxy-on-failure", "", "keep"}, {"shutdown-url", "", "su"}, {"ready-url", "", "ru"}, {"port", "p", "port"},
 		} {
-			l := x.lastSet(w, d, f.flag, f.short)
+			l := x.lastSet(w, v("pos")+"[k]", f.flag, f.short)
 			vars = append(vars, Variable{name(f.short2 + "At"), each(fmt.Sprintf("%s[k] ? (size(%[2]s) > 0 ? %[2]s[size(%[2]s) - 1] : -1) : -1", v("plain"), l))})
 			at := v(f.short2+"At") + "[k]"
 			val := fmt.Sprintf("(%[3]s < 0 ? '' : %[1]s[%[3]s] == '--%[2]s' ? %[1]s[%[3]s + 1] : %[1]s[%[3]s].startsWith('--%[2]s=') ? %[1]s[%[3]s].substring(%[4]d) : '-')",
@@ -114,10 +123,16 @@ func (x *writer) variables() []Variable {
 			val := v(short2) + "[k]"
 			return fmt.Sprintf("(%[1]s == '' || %[1]s.matches('%[2]s'))", val, durationPattern)
 		}
-		shut := fmt.Sprintf("(%[1]s[k] != '' && %[1]s[k] != '--shutdown=false')", v("s"))
+		// A boolean flag is on where it is last set, unless that sets it
+		// to a false word: --shutdown=false, as proxy-await's parser reads it.
+		on := func(short2, flag string) string {
+			at := v(short2+"At") + "[k]"
+			return fmt.Sprintf("(%[1]s >= 0 && !(%[2]s[%[1]s].startsWith('--%[3]s=') && %[2]s[%[1]s].substring(%[4]d) in %[5]s))",
+				at, w, flag, len(flag)+3, list(falseWords))
+		}
 		vars = append(vars,
-			Variable{name("shutdownOn"), each(shut)},
-			Variable{name("keepOn"), each(fmt.Sprintf("(%[1]s[k] != '' && %[1]s[k] != '--keep-proxy-on-failure=false')", v("keep")))},
+			Variable{name("shutdownOn"), each(on("s", "shutdown"))},
+			Variable{name("keepOn"), each(on("keep", "keep-proxy-on-failure"))},
 			Variable{name("urls"), each(fmt.Sprintf("%s[k] >= 0 || %s[k] >= 0 || %s[k] >= 0", v("suAt"), v("ruAt"), v("portAt")))},
 			Variable{name("presets"), each(fmt.Sprintf("!%[1]s[k] ? [] : %[2]s[k] == '' ? %[3]s : %[2]s[k].lowerAscii().split(',').map(p, p.trim())", v("plain"), v("px"), list(x.defaults.Proxies)))},
 			Variable{name("overGrace"), each(fmt.Sprintf("%s[k] && %s && %s && %s && %s + %s + %s + (%s[k] ? (%s[k] != '' ? %s : %s) : duration('0s')) > variables.grace",
@@ -160,16 +175,16 @@ func durationOf(d time.Duration) string { return "duration(" + q(d.String()) + "
 // cond holds for a container k (its variables prefixed with prefix), and
 // names are the containers it refuses.
 func refused(prefix, cond string) (string, string) {
-	cs := "variables.containers"
+	cs, ks := "variables.containers", "variables.ks"
 	if prefix != "" {
-		cs = "variables.inits"
+		cs, ks = "variables.inits", "variables.initKs"
 	}
 	cond = strings.ReplaceAll(cond, "V.", "variables."+prefix)
 	if prefix != "" {
 		cond = fixCase(cond, prefix)
 	}
-	return fmt.Sprintf("!variables.idx.exists(k, k < size(%s) && %s)", cs, cond),
-		fmt.Sprintf("variables.idx.filter(k, k < size(%s) && %s).map(k, %s[k].name)", cs, cond, cs)
+	return fmt.Sprintf("!%s.exists(k, %s)", ks, cond),
+		fmt.Sprintf("%s.filter(k, %s).map(k, %s[k].name)", ks, cond, cs)
 }
 
 // fixCase writes variables.initX for variables.initx.
@@ -246,32 +261,31 @@ func (x *writer) gracePeriod(r rules.Rule) Validation {
 		" (proxy-awaitctl check says by how much)")}
 }
 
-// jobNeverCompletes: a Job's classic sidecar that nothing stops.
+// jobNeverCompletes: a Job's classic sidecar that nothing stops, where
+// its application runs under proxy-await without -S. A Job that runs no
+// proxy-await is not judged: its own code may call the sidecar's quit
+// endpoint (a Dapr app calls the SDK's Shutdown()), which the object does
+// not show.
 func (x *writer) jobNeverCompletes(r rules.Rule) Validation {
-	anyClassic := "variables.classic.exists(p, variables.classic[p])"
-	e1, m1 := apps("variables.job && V.command[k] && !V.shutdownOn[k] && " + anyClassic)
-	// No container runs proxy-await, and no word of the pod can stop the
-	// sidecar: none names its quit endpoint or a program that stops it.
-	var unstopped []string
+	// Nor a sidecar whose proxy documents how the application stops it from
+	// its own code, for which check warns.
+	var appStops []string
 	for _, px := range proxies.InPods {
-		words := []string{strings.TrimPrefix(px.Shutdown.Path, "/")}
-		for _, c := range px.StoppedBy {
-			words = append(words, c.Program)
+		if px.AppStops != "" {
+			appStops = append(appStops, px.Preset)
 		}
-		mentions := fmt.Sprintf("variables.all.exists(c, %s.exists(w, %s.exists(s, w.contains(s))))", argv("c"), list(words))
-		unstopped = append(unstopped, fmt.Sprintf("(variables.classic[%[1]s] && !variables.moved[%[1]s] && !%[2]s)", q(px.Preset), mentions))
 	}
-	noPA := fmt.Sprintf("variables.job && size(variables.containers) > 0 && !variables.all.exists(c, (has(c.image) && c.image.contains('proxy-await')) || %s.exists(w, w.contains('proxy-await') || w.contains('$')))", argv("c"))
-	e2 := fmt.Sprintf("!(%s && (%s))", noPA, strings.Join(unstopped, " || "))
-	return Validation{r.Name, e1 + " && " + e2, message(r,
-		fmt.Sprintf(`'the classic sidecar (' + variables.classic.filter(p, variables.classic[p]).join(', ') + ') keeps running after the application exits, so the ' + object.kind + ' never completes ' + (%[1]s != '' ? '(container ' + %[1]s + ' runs proxy-await without -S)' : '(no container runs proxy-await, and none calls its quit endpoint)')`, m1),
+	anyClassic := fmt.Sprintf("variables.classic.exists(p, variables.classic[p] && !(p in %s))", list(appStops))
+	e, m := apps("variables.job && V.command[k] && !V.shutdownOn[k] && " + anyClassic)
+	return Validation{r.Name, e, message(r,
+		fmt.Sprintf(`'the classic sidecar (' + variables.classic.filter(p, variables.classic[p]).join(', ') + ') keeps running after the application exits, so the ' + object.kind + ' never completes (container ' + %s + ' runs proxy-await without -S)'`, m),
 		" (proxy-awaitctl inject adds them)")}
 }
 
 // retryLosesProxy: -S without --keep-proxy-on-failure, where the kubelet
 // restarts the application in the same pod.
 func (x *writer) retryLosesProxy(r rules.Rule) Validation {
-	e, m := apps("variables.job && has(variables.spec.restartPolicy) && variables.spec.restartPolicy == 'OnFailure' && V.command[k] && V.shutdownOn[k] && !V.keepOn[k] && !V.urls[k] && V.presets[k].exists(p, p in variables.classic && variables.classic[p] && !variables.moved[p])")
+	e, m := apps("variables.job && has(variables.spec.restartPolicy) && variables.spec.restartPolicy == 'OnFailure' && V.command[k] && V.shutdownOn[k] && !V.keepOn[k] && !V.urls[k] && V.presets[k].exists(p, p in variables.onlyClassic && variables.onlyClassic[p] && !variables.moved[p])")
 	return Validation{r.Name, e, message(r,
 		`'container ' + `+m+` + ': restartPolicy: OnFailure restarts the application in the same pod after a failure, but -S has shut the classic sidecar down by then, and it is not restarted'`, "")}
 }
@@ -302,7 +316,7 @@ func (x *writer) shutdownDisabled(r rules.Rule) Validation {
 // which it never answers, from the proxy table.
 func (x *writer) presetMismatch(r rules.Rule) Validation {
 	ew, mw := both("!V.urls[k] && V.presets[k].exists(p, p in variables.neverReady && variables.neverReady[p])")
-	es, ms := refused("init", "!(has(variables.inits[k].restartPolicy) && variables.inits[k].restartPolicy == 'Always') && !V.urls[k] && V.presets[k].exists(p, p in variables.classic && variables.classic[p])")
+	es, ms := refused("init", "!(has(variables.inits[k].restartPolicy) && variables.inits[k].restartPolicy == 'Always') && !V.urls[k] && V.presets[k].exists(p, p in variables.onlyClassic && variables.onlyClassic[p])")
 	var flags []string
 	for _, px := range proxies.InPods {
 		if f := px.Ready.Flag; f != "" {
@@ -316,37 +330,52 @@ func (x *writer) presetMismatch(r rules.Rule) Validation {
 
 // shellForm: proxy-await runs its command under sh -c without exec, in a
 // script of one plain statement; the shells are those check reads scripts
-// of.
+// of and finds an error in such a script: not those that exec it
+// themselves, nor those that may be such a shell, of which check warns.
 func (x *writer) shellForm(r rules.Rule) Validation {
+	shells := slices.DeleteFunc(slices.Clone(invocation.Shells), func(s string) bool {
+		return slices.Contains(invocation.ExecsLone, s) || slices.Contains(invocation.MayExecLone, s)
+	})
 	form := `^[ \\t]*([^ \\t\\n;&|<>()$\x60\x27"\\\\#]*/)?proxy-await([ \\t]+[^ \\t\\n;&|<>()$\x60\x27"\\\\#]+)*[ \\t]+--[ \\t]+[^\\n;&|<>()$\x60\x27"\\\\#]*[^ \\t\\n;&|<>()$\x60\x27"\\\\#][ \\t\\n]*$`
 	w := argv("c")
 	shell := fmt.Sprintf(`(size(%[1]s) >= 3 && %[1]s[0].matches('^(/[^ ]*/)?(%[3]s)$') && %[1]s[1] == '-c' && %[1]s[2].matches('%[2]s') && !%[1]s[2].split(' -- ')[0].matches('[ \\t]--(check|inject|policy|install|help|version)') && !%[1]s[2].split(' -- ')[0].matches('[ \\t]-[^- \\t]*[hV]'))`,
-		w, form, strings.Join(invocation.Shells, "|"))
+		w, form, strings.Join(shells, "|"))
 	return Validation{r.Name, fmt.Sprintf("!variables.all.exists(c, %s)", shell), message(r,
 		fmt.Sprintf(`'container ' + variables.all.filter(c, %s).map(c, c.name).join(', ') + ': proxy-await runs under sh -c without exec: the shell gets the kubelet\'s SIGTERM, not proxy-await'`, shell), "")}
 }
 
-// shutdownOff is the condition that px's sidecar is certainly there, not
-// native, and its shutdown endpoint off, from the object alone: a flag
-// its container lacks, an annotation of the pod that turns it off; "" when
-// the object alone never says.
+// shutdownOff is the condition that the sidecar that takes px's preset's
+// shutdown POST, at the preset's own port, does not take it, from the
+// object alone: its container lacks the flag that turns the endpoint on
+// (unserved), or the pod's own annotation turns it off; "" when the object
+// alone never says.
 func (x *writer) shutdownOff(px *proxies.Proxy) string {
 	var offs []string
-	if f := px.Shutdown.Flag; f != "" {
-		offs = append(offs, fmt.Sprintf("variables.all.exists(c, %s && !%s && !(has(c.restartPolicy) && c.restartPolicy == 'Always') && %s)",
-			isProxy("c", px), runsPA("c"), x.flagOff(px, "c", f)))
+	if u := x.unserved(px, true); u != "" {
+		offs = append(offs, u)
 	}
 	if sw := px.ShutdownSwitch; sw.Key != "" {
 		off := fmt.Sprintf("(%[1]s in variables.annotations && !(variables.annotations[%[1]s] in %[2]s))", q(sw.Key), list([]string{sw.On}))
 		if sw.On == "" {
 			off = fmt.Sprintf("(%[1]s in variables.annotations && variables.annotations[%[1]s] in %[2]s)", q(sw.Key), list(falseWords))
 		}
-		offs = append(offs, fmt.Sprintf("(%s && %s && !%s)", x.notNative(px), off, movedShutdown(px)))
+		offs = append(offs, fmt.Sprintf("(%s && !%s && %s && !%s)", x.notNative(px), nativeShown(px), off, movedShutdown(px)))
 	}
 	if len(offs) == 0 {
 		return ""
 	}
 	return "(" + strings.Join(offs, " || ") + ")"
+}
+
+// shutdownMoved is the condition that px's shutdown endpoint may not be
+// where its preset POSTs: the pod's annotations move it, or a container
+// of px's sets the flag of its port, which the policy does not follow.
+func (x *writer) shutdownMoved(px *proxies.Proxy) string {
+	f := px.Shutdown.PortFlag
+	if f == "" {
+		return movedShutdown(px)
+	}
+	return fmt.Sprintf("(%s || variables.all.exists(c, %s && !%s))", movedShutdown(px), isProxy("c", px), x.flagOff(px, "c", f))
 }
 
 // movedShutdown is the condition that the pod's annotations move px's
@@ -364,20 +393,88 @@ func movedShutdown(px *proxies.Proxy) string {
 	return "(" + strings.Join(keys, " || ") + ")"
 }
 
-// readyOff is the condition that px's sidecar container never answers
-// proxy-await's readiness probe: a retired image, or a flag it lacks.
-func (x *writer) readyOff(px *proxies.Proxy) string {
-	var offs []string
-	for _, r := range px.Retired {
-		offs = append(offs, fmt.Sprintf("%s.endsWith(%s)", repository("c.image"), q(r.Image)))
+// readyOff is the condition that the sidecar that answers px's preset's
+// readiness probe, at the preset's own port, never answers it: a retired
+// image, or a container without the flag that turns the endpoint on.
+func (x *writer) readyOff(px *proxies.Proxy) string { return x.unserved(px, false) }
+
+// unserved is the condition that no sidecar container serves px's
+// endpoint (readiness, or with shutdown the shutdown POST) at the
+// preset's own port and path, and one is there that does not: as check's
+// sidecar.Set.At decides, the one that serves it wins over the one that
+// does not (two proxies of one kind: the one without the endpoint's flag
+// binds no port). A container that may serve it (its port or flag set
+// in a way the policy does not read, a native sidecar, for shutdown), an
+// injected sidecar of another proxy whose endpoint may be there, or one
+// that runs proxy-await in any word, leaves it not judged. "" for a proxy
+// whose endpoint no flag of its own turns on and no retired image lacks.
+func (x *writer) unserved(px *proxies.Proxy, shutdown bool) string {
+	end := func(o *proxies.Proxy) proxies.Endpoint {
+		if shutdown {
+			return o.Shutdown
+		}
+		return o.Ready
 	}
-	if f := px.Ready.Flag; f != "" {
-		offs = append(offs, x.flagOff(px, "c", f))
-	}
-	if len(offs) == 0 {
+	e := end(px)
+	if e.Flag == "" && len(px.Retired) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("variables.all.exists(c, %s && !%s && (%s))", isProxy("c", px), runsPA("c"), strings.Join(offs, " || "))
+	var at, serves, injected []string
+	for _, o := range proxies.InPods {
+		eo := end(o)
+		if eo.Path != e.Path || o.PortInConfig {
+			continue
+		}
+		// An annotation of the pod may move o's port there.
+		var keys []string
+		for _, k := range []string{o.AdminPortKey, map[bool]string{true: o.ShutdownPortKey}[shutdown]} {
+			if k != "" {
+				keys = append(keys, q(k)+" in variables.annotations")
+			}
+		}
+		moved := or(keys...)
+		if o.Inject.Key != "" && eo.Port == e.Port {
+			injected = append(injected, injectIn(o, o.Inject.On))
+		} else if o.Inject.Key != "" {
+			injected = append(injected, fmt.Sprintf("(%s && %s)", injectIn(o, o.Inject.On), moved))
+		}
+		if len(o.Images) == 0 && len(o.Containers) == 0 {
+			continue
+		}
+		var retired []string
+		for _, r := range o.Retired {
+			retired = append(retired, fmt.Sprintf("%s.endsWith(%s)", repository("c.image"), q(r.Image)))
+		}
+		old := or(retired...)
+		// Where its endpoint is: at its own port unless a setting moves it.
+		here := "false"
+		if eo.Port == e.Port {
+			here = "true"
+			if eo.PortFlag != "" {
+				here = fmt.Sprintf("(%s || %s)", old, x.flagOff(o, "c", eo.PortFlag))
+			}
+			here = fmt.Sprintf("(%s && !%s)", here, moved)
+		}
+		may := "true"
+		if eo.Port != e.Port && eo.PortFlag == "" {
+			may = moved
+		}
+		off := old
+		if eo.Flag != "" {
+			off = or(old, x.flagOff(o, "c", eo.Flag))
+		}
+		if shutdown {
+			off = fmt.Sprintf("(%s && !(has(c.restartPolicy) && c.restartPolicy == 'Always'))", off)
+		}
+		sidecar := fmt.Sprintf("(%s && !%s.exists(w, w.contains('proxy-await')))", isProxy("c", o), argv("c"))
+		at = append(at, fmt.Sprintf("(%s && %s && %s)", sidecar, here, off))
+		serves = append(serves, fmt.Sprintf("(%s && %s && !%s)", isProxy("c", o), may, off))
+	}
+	cond := fmt.Sprintf("(variables.all.exists(c, %s) && !variables.all.exists(c, %s))", or(at...), or(serves...))
+	if len(injected) > 0 {
+		cond = fmt.Sprintf("(%s && !%s)", cond, or(injected...))
+	}
+	return cond
 }
 
 // flagOff: the sidecar container c was not started with its flag --f, as
@@ -406,13 +503,13 @@ func (x *writer) absent(px *proxies.Proxy) string {
 	}
 	var conds []string
 	if len(in.Off) > 0 {
-		conds = append(conds, podKeyIn(in.Key, in.Off))
+		conds = append(conds, injectIn(px, in.Off))
 	}
 	if in.PodOnly {
-		conds = append(conds, "!"+podKeyIn(in.Key, in.On))
+		conds = append(conds, "!"+injectIn(px, in.On))
 	}
 	if m := in.Sidecarless; m.Key != "" {
-		conds = append(conds, fmt.Sprintf("(!%s && %s)", podKeyIn(in.Key, in.On), podKeyIn(m.Key, []string{m.Value})))
+		conds = append(conds, fmt.Sprintf("(!%s && %s)", injectIn(px, in.On), podKeyIn(m.Key, []string{m.Value})))
 	}
 	// A sidecar whose port is in its own configuration answers anywhere.
 	var others []string

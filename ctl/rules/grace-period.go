@@ -24,7 +24,9 @@ func init() {
 }
 
 func (j *judge) gracePeriod() {
-	if !j.supervises() || !j.needs(ruleGracePeriod, "term-delay", "kill-after", "shutdown", "shutdown-timeout") {
+	// --shutdown-timeout counts only with -S.
+	if !j.supervises() || !j.needs(ruleGracePeriod, "term-delay", "kill-after", "shutdown") ||
+		j.cfg.Shutdown && !j.needs(ruleGracePeriod, "shutdown-timeout") {
 		return
 	}
 	preStop := invocation.PreStop(j.c)

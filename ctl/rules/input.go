@@ -13,8 +13,8 @@ func init() {
 		Name:  ruleInput,
 		Level: Error,
 		Summary: "a file cannot be read or parsed, is past a bound on what is read, is a Helm template (`{{ ... }}`), or has a Kubernetes object (`apiVersion` and `kind`) " +
-			"with a mapping that has a key twice, which the API server's strict field validation refuses",
-		Fix:         "as the message says: render a chart first (`helm template CHART | proxy-awaitctl check -`), keep one of the two keys, split what is too large",
+			"with a mapping that has a key twice, which the API server's strict field validation refuses, or a key that is a mapping (an unquoted `{{ ... }}`), which kubectl refuses",
+		Fix:         "as the message says: render a chart first (`helm template CHART | proxy-awaitctl check -`), keep one of the two keys, quote a placeholder, split what is too large",
 		PolicyOmits: "the API server parses what it is sent, and refuses a key given twice itself",
 	})
 }

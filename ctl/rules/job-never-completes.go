@@ -8,6 +8,7 @@ package rules
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -25,7 +26,8 @@ func init() {
 		Summary: "a Job's or CronJob's classic sidecar that nothing stops: its proxy-await has no `-S` or `-S` does not reach that sidecar, " +
 			"or no container runs proxy-await and nothing the application's shell runs calls the sidecar's quit endpoint: a statement of its script, " +
 			"behind wrappers (`timeout`, `command`, `env`, `nice`, `nohup`), in a command substitution, a trap on EXIT, `eval` or a nested `sh -c` " +
-			"(a folded scalar, `- >`, joins a script's lines into one command)",
+			"(a folded scalar, `- >`, joins a script's lines into one command), or kills its process through `shareProcessNamespace` (`killall`, `pkill`); " +
+			"a warning for a sidecar that its proxy documents the application stopping from its own code (Dapr's, whose SDK's `Shutdown()` calls its shutdown API)",
 		Fix:       "`proxy-await -S` with every sidecar's preset in `--proxy`, or a native sidecar",
 		Policy:    true,
 		container: (*judge).jobNeverCompletes,
@@ -34,21 +36,42 @@ func init() {
 }
 
 func (j *judge) jobNeverCompletes() {
-	if !j.supervises() || !j.p.Job || j.c.Init || !j.needs(ruleJobNeverCompletes, shutdownFlags...) {
+	// Without -S the sidecar is not stopped, whatever --proxy says.
+	if !j.supervises() || !j.p.Job || j.c.Init || !j.needs(ruleJobNeverCompletes, "shutdown") ||
+		j.cfg.Shutdown && !j.needs(ruleJobNeverCompletes, shutdownFlags...) {
 		return
 	}
 	shut := j.shutdownTargets()
 	for _, s := range j.p.Sidecars.Sidecars {
+		other := slices.IndexFunc(shut, func(r *sidecar.Sidecar) bool { return r.Proxy == s.Proxy })
 		switch {
 		case !classic(s):
+		case !j.cfg.Shutdown && s.AppStops != "":
+			j.reportAs(Warning, ruleJobNeverCompletes, j.inv.Line, "the classic %s sidecar (%s) keeps running after the application exits unless %s, which the manifest does not show, so the %s may never complete: add -S (--shutdown)%s",
+				s.Name, s.From, s.AppStops, j.p.JobName(), s.WhenClassic())
 		case !j.cfg.Shutdown:
 			j.report(ruleJobNeverCompletes, j.inv.Line, "the classic %s sidecar (%s) keeps running after the application exits, so the %s never completes: add -S (--shutdown)%s",
 				s.Name, s.From, j.p.JobName(), s.WhenClassic())
+		case !slices.Contains(shut, s) && other >= 0:
+			j.report(ruleJobNeverCompletes, j.set.LineOf("proxy", "shutdown-url", "shutdown"), "-S reaches the %s sidecar that answers on port %d, not this other one (%s), so the %s never completes: give it its own shutdown endpoint (%s) and add its URL with --shutdown-url%s",
+				s.Name, shut[other].ShutdownAt.Port, s.From, j.p.JobName(), ownEndpoint(s), s.WhenClassic())
 		case !slices.Contains(shut, s):
 			j.report(ruleJobNeverCompletes, j.set.LineOf("proxy", "shutdown-url", "shutdown"), "-S does not stop the classic %s sidecar (%s), so the %s never completes: add %s to --proxy (--proxy %s)%s",
 				s.Name, s.From, j.p.JobName(), s.Preset, j.suggest(classic), s.WhenClassic())
 		}
 	}
+}
+
+// ownEndpoint is what gives a second sidecar of a kind a shutdown endpoint
+// of its own: its flags, where it has them.
+func ownEndpoint(s *sidecar.Sidecar) string {
+	switch e := s.Shutdown; {
+	case e.Flag != "" && e.PortFlag != "":
+		return fmt.Sprintf("--%s, on an --%s of its own", e.Flag, e.PortFlag)
+	case e.PortFlag != "":
+		return fmt.Sprintf("an --%s of its own", e.PortFlag)
+	}
+	return "on a port of its own"
 }
 
 // jobNeverCompletes, for a Job's pod without proxy-await: a classic sidecar
@@ -75,7 +98,7 @@ func (j *podJudge) jobNeverCompletes() {
 		}
 	}
 	for _, s := range classics {
-		if stops(cmds, s) {
+		if stops(cmds, s) || p.SharedProcesses && killer(cmds, s) != nil {
 			continue
 		}
 		quit := s.ShutdownAt.Path
@@ -96,6 +119,15 @@ func (j *podJudge) jobNeverCompletes() {
 		off := ""
 		if s.ShutdownAt.Off != "" {
 			off = " (" + s.ShutdownAt.Off + ")"
+		}
+		if k := killer(cmds, s); k != nil && named == "" {
+			named = fmt.Sprintf("; a container kills it (%s), but it sees no process of the sidecar's: the pod has no shareProcessNamespace: true", shown(k))
+		}
+		if s.AppStops != "" {
+			j.reportAs(Warning, ruleJobNeverCompletes, line,
+				"the classic %s sidecar (%s) keeps running after the application exits unless %s, which the manifest does not show, so the %s may never complete: run the application under proxy-await -S --proxy %s, or POST %s when it ends%s%s%s",
+				s.Name, s.From, s.AppStops, p.JobName(), strings.Join(presets, ","), quit, off, named, s.WhenClassic())
+			continue
 		}
 		j.report(ruleJobNeverCompletes, line,
 			"the classic %s sidecar (%s) keeps running after the application exits and nothing here stops it, so the %s never completes: run the application under proxy-await -S --proxy %s, or POST %s when it ends%s%s%s",
@@ -131,6 +163,94 @@ func firstLine(c *manifest.Container) int {
 		return c.Args[0].Line
 	}
 	return c.Line
+}
+
+// shown is a command's words as messages show them.
+func shown(cmd []manifest.Word) string {
+	var words []string
+	for _, w := range cmd {
+		words = append(words, manifest.Shown(w))
+	}
+	return strings.Join(words, " ")
+}
+
+// killer is the command that signals sidecar s's process by its name
+// (killall, pkill), as a container of a pod with shareProcessNamespace
+// sees it; nil for none.
+func killer(cmds [][]manifest.Word, s *sidecar.Sidecar) []manifest.Word {
+	for _, cmd := range cmds {
+		if len(cmd) == 0 || !cmd[0].Known {
+			continue
+		}
+		args := make([]string, 0, len(cmd)-1)
+		for _, w := range cmd[1:] {
+			if !w.Known {
+				break // what follows is not known
+			}
+			args = append(args, w.Text)
+		}
+		if kills(manifest.BaseName(cmd[0].Text), args, s.Processes) {
+			return cmd
+		}
+	}
+	return nil
+}
+
+// valued are the options of killall (psmisc) and pkill (procps) that take
+// the next word as their value.
+var valued = map[string][]string{
+	"killall": {"-s", "--signal", "-u", "--user", "-o", "--older-than", "-y", "--younger-than", "-n", "--ns", "-Z", "--context"},
+	"pkill":   {"--signal", "-u", "--euid", "-U", "--uid", "-g", "--pgroup", "-G", "--group", "-P", "--parent", "-s", "--session", "-t", "--terminal", "-F", "--pidfile", "--ns", "--nslist", "-O", "--older"},
+}
+
+// kills says whether program with args signals a process of one of
+// names: killall NAME (its whole name, or its first 15 bytes, which is
+// all of a longer name the kernel keeps; -r: a regular expression), pkill
+// PATTERN (a regular expression of the name, -x of the whole of it; -f:
+// of the command line, which holds the name).
+func kills(program string, args, names []string) bool {
+	opts, ok := valued[program]
+	if !ok {
+		return false
+	}
+	regex, exact, full := program == "pkill", false, false
+	var patterns []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			patterns = append(patterns, args[i+1:]...)
+			i = len(args)
+		case slices.Contains(opts, a):
+			i++
+		case a == "-r" || a == "--regexp":
+			regex = program == "killall" || regex
+		case a == "-x" || a == "--exact":
+			exact = true
+		case program == "pkill" && (a == "-f" || a == "--full"):
+			full = true
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			// another option, or a signal (-9, -INT)
+		default:
+			patterns = append(patterns, a)
+		}
+	}
+	for _, pat := range patterns {
+		for _, name := range names {
+			comm := name[:min(len(name), 15)]
+			switch {
+			case !regex && (pat == name || len(pat) >= 15 && pat[:15] == comm):
+				return true
+			case regex:
+				if exact {
+					pat = "^(" + pat + ")$"
+				}
+				if re, err := regexp.Compile(pat); err == nil && (re.MatchString(comm) || full && re.MatchString(name)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // httpClients are the programs that call a URL they are given.

@@ -24,6 +24,9 @@ import (
 type Options struct {
 	// Versions are the cluster's releases, by name (proxies.ReleaseNames).
 	Versions map[string]proxies.Version
+	// Native are the settings of whole meshes that turn native sidecars on
+	// (true) or off, by preset (proxies.MeshNames).
+	Native map[string]bool
 	// Images are what the images run where the caller knows it (a file of
 	// entrypoints, a registry), or nil: a container that sets no command
 	// runs its image's ENTRYPOINT, which a manifest does not show.
@@ -49,7 +52,7 @@ func Analyse(p *manifest.Pod, opt Options) *Pod {
 			a.Invocations[c] = inv
 		}
 	}
-	a.Sidecars = sidecar.Find(p, opt.Versions, a.Runs)
+	a.Sidecars = sidecar.Find(p, sidecar.Cluster{Versions: opt.Versions, Native: opt.Native}, a.Runs)
 	return a
 }
 
@@ -104,11 +107,17 @@ type judge struct {
 }
 
 func (j *judge) report(rule string, line int, format string, args ...any) {
+	j.reportAs(lookup(rule).Level, rule, line, format, args...)
+}
+
+// reportAs is a finding of rule at level, which the rule's own level
+// says where nothing makes it less sure.
+func (j *judge) reportAs(level, rule string, line int, format string, args ...any) {
 	if line == 0 {
 		line = j.inv.Line
 	}
 	j.out = append(j.out, Finding{
-		File: j.p.File, Line: line, Level: lookup(rule).Level, Rule: rule,
+		File: j.p.File, Line: line, Level: level, Rule: rule,
 		Kind: j.p.Kind, Name: j.p.Name, Container: j.c.Name,
 		Message: fmt.Sprintf(format, args...),
 	})
@@ -128,6 +137,13 @@ func (j *judge) needs(rule string, flags ...string) bool {
 		}
 	}
 	return true
+}
+
+// known says whether the input holds the value of flag, and of every flag
+// when the words where flags go are not known.
+func (j *judge) known(flag string) bool {
+	_, unknown := j.set.Unknown[flag]
+	return j.set.All == nil && !unknown
 }
 
 // skip notes a rule not judged for want of a value.
@@ -174,13 +190,30 @@ func targets(cfg *config.Config, urls []string) []target {
 	return out
 }
 
-// shutdownTargets are the sidecars the shutdown URLs reach, by path.
+// shutdownTargets are the sidecars the shutdown URLs reach: the one that
+// takes each URL's POST where one does (sidecar.Set.At), else, by path,
+// those of the URL's preset (shutdown-disabled says where they take it).
+// A sidecar that does not serve the URL's endpoint is reached only where
+// none there does, so that each such sidecar is said once, by
+// shutdown-disabled.
 func (j *judge) shutdownTargets() []*sidecar.Sidecar {
 	var out []*sidecar.Sidecar
+	add := func(s *sidecar.Sidecar) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
 	for _, t := range targets(j.cfg, j.cfg.ShutdownURLs) {
+		at := j.p.Sidecars.At(t.port, t.path, func(s *sidecar.Sidecar) sidecar.Endpoint { return s.ShutdownAt })
 		for _, s := range j.p.Sidecars.Sidecars {
-			if s.ShutdownAt.Path == t.path && (t.preset == "" || t.preset == s.Preset || s.ShutdownAt.Port == t.port) && !slices.Contains(out, s) {
-				out = append(out, s)
+			switch ep := s.ShutdownAt; {
+			case ep.Path != t.path:
+			case at != nil && at.ShutdownAt.Off == "" && at.ShutdownAt.Unknown == nil:
+				if s == at {
+					add(s)
+				}
+			case at != nil && ep.Port == t.port, at == nil && (t.preset == "" || t.preset == s.Preset):
+				add(s)
 			}
 		}
 	}
@@ -195,7 +228,7 @@ func (j *judge) suggest(only func(*sidecar.Sidecar) bool) string {
 	var covered []*sidecar.Sidecar
 	for _, p := range j.cfg.Proxies {
 		for _, s := range j.p.Sidecars.Sidecars {
-			if sidecar.Covers(p, s) && (only == nil || only(s)) {
+			if sidecar.Covers(p, j.cfg.Port, s) && (only == nil || only(s)) {
 				if !slices.Contains(out, p) {
 					out = append(out, p)
 				}
@@ -225,10 +258,15 @@ type podJudge struct {
 // report is a finding about the pod as a whole, at the container that
 // runs proxy-await, else its first application container.
 func (j *podJudge) report(rule string, line int, format string, args ...any) {
+	j.reportAs(lookup(rule).Level, rule, line, format, args...)
+}
+
+// reportAs is a finding of rule at level.
+func (j *podJudge) reportAs(level, rule string, line int, format string, args ...any) {
 	if line == 0 {
 		line = j.app.Line
 	}
-	j.out = append(j.out, Finding{File: j.p.File, Line: line, Level: lookup(rule).Level, Rule: rule,
+	j.out = append(j.out, Finding{File: j.p.File, Line: line, Level: level, Rule: rule,
 		Kind: j.p.Kind, Name: j.p.Name, Container: j.app.Name, Message: fmt.Sprintf(format, args...)})
 }
 

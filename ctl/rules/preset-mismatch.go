@@ -20,7 +20,8 @@ func init() {
 		Name:  rulePresetMismatch,
 		Level: Error,
 		Summary: "proxy-await would wait forever: its preset's mesh is not the pod's (`--proxy linkerd`, the default, in an Istio pod: a pod has one mesh), " +
-			"the pod has none (injection disabled, Istio ambient mode, Dapr without `dapr.io/enabled`), the proxy answers on another port (`config.linkerd.io/admin-port`) " +
+			"the pod has none (injection disabled, Istio ambient mode, Dapr without `dapr.io/enabled`), the pod shows sidecars and its presets wait for none of them (the default `linkerd` in a Dapr pod, with or without its Namespace in the input), " +
+			"the proxy answers on another port (`config.linkerd.io/admin-port`, consul-dataplane's Envoy on 19000 for `--proxy envoy`) " +
 			"or not at all (Cloud SQL Auth Proxy without `--health-check`), or an init container waits for a classic sidecar that starts only after it",
 		Fix:       "the presets of the sidecars the pod shows, `--port`, the proxy's flag, or wait in the application's container",
 		Policy:    true,
@@ -29,7 +30,9 @@ func init() {
 }
 
 func (j *judge) presetMismatch() {
-	if !j.waits() || !j.needs(rulePresetMismatch, append(readyFlags, invocation.DisabledFlag)...) || j.cfg.Disabled {
+	// With the wait turned off, nothing is waited for, whatever --proxy says.
+	if !j.waits() || j.known(invocation.DisabledFlag) && j.cfg.Disabled ||
+		!j.needs(rulePresetMismatch, append(readyFlags, invocation.DisabledFlag)...) || j.cfg.Disabled {
 		return
 	}
 	line := j.set.LineOf("ready-url", "port", "proxy")
@@ -50,7 +53,7 @@ func (j *judge) presetMismatch() {
 			continue // a URL of the user's own: nothing to compare it with
 		}
 		px := proxies.Lookup(t.preset)
-		if s := sidecars.ForPreset(t.preset); s != nil {
+		if s := sidecars.ForPreset(t.preset, j.cfg.Port); s != nil {
 			switch {
 			case s.ReadyAt.Unknown != nil:
 				j.skip(rulePresetMismatch, *s.ReadyAt.Unknown)
@@ -66,11 +69,41 @@ func (j *judge) presetMismatch() {
 				t.preset, t.url, sidecars.Absent[i].Proxy.Name, sidecars.Absent[i].Why, j.waitFor())
 			continue
 		}
+		if s, port := sidecars.ReachedElsewhere(t.preset, j.cfg.Port); s != nil {
+			j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the %s sidecar (%s) serves %s's admin API on port %d: it would wait forever; use --proxy %s, or set --port %d",
+				t.preset, t.url, s.Name, s.From, px.Name, port, s.Preset, port)
+			continue
+		}
 		if other := sidecars.OtherMesh(t.preset); other != nil {
 			j.report(rulePresetMismatch, line, "--proxy %s waits for %s, but the pod's mesh is %s (%s), and a pod has one mesh: it would wait forever; %s",
 				t.preset, t.url, other.Name, other.From, j.waitFor())
+			continue
+		}
+		// The pod shows sidecars, and proxy-await waits for none of them:
+		// a Namespace outside the input might inject the preset's proxy as
+		// well, but nothing here says so.
+		if shown := sidecars.Sidecars; len(shown) > 0 && !slices.ContainsFunc(shown, j.waitsFor) {
+			var names []string
+			for _, s := range shown {
+				names = append(names, fmt.Sprintf("the %s sidecar (%s)", s.Name, s.From))
+			}
+			what := "the pod's only sidecar is " + names[0]
+			if len(names) > 1 {
+				what = "the pod's sidecars are " + list(names)
+			}
+			def := ""
+			if _, given := j.set.Lines["proxy"]; !given {
+				def = " (the default)"
+			}
+			j.report(rulePresetMismatch, line, "--proxy %s%s waits for %s, but %s, which it does not wait for: it would wait forever; %s",
+				t.preset, def, t.url, what, j.waitFor())
 		}
 	}
+}
+
+// waitsFor says whether one of proxy-await's presets waits for s.
+func (j *judge) waitsFor(s *sidecar.Sidecar) bool {
+	return slices.ContainsFunc(j.cfg.Proxies, func(p string) bool { return sidecar.Covers(p, j.cfg.Port, s) })
 }
 
 // waitFor is the fix for a preset the pod does not have: the presets of

@@ -1,8 +1,9 @@
 // probes-keep-drain-busy.go: the kubelet probes a terminating pod until it
-// exits; a probe against a port the drain watches is traffic, and one at
-// most every quiet period keeps the drain from ever being quiet. Not a
-// startup probe: the kubelet stops running it once it has succeeded, long
-// before the pod is deleted.
+// exits; a probe against a port the drain watches is a connection from
+// outside the pod, and the drain learns its quiet period from the gaps
+// between those: probes keep it from ever being quiet, whatever their
+// period. Not a startup probe: the kubelet stops running it once it has
+// succeeded, long before the pod is deleted.
 
 package rules
 
@@ -23,15 +24,16 @@ func init() {
 	register(Rule{
 		Name:  ruleProbesBusy,
 		Level: Warning,
-		Summary: "`--drain-quiet` with a readiness or liveness probe against a port the drain watches, every `periodSeconds` no longer than the quiet period: " +
-			"the kubelet's probes never let the drain be quiet, and the stop signal waits the whole `--term-delay` (not a startup probe, which the kubelet stops running once it has succeeded)",
+		Summary: "`--drain-quiet` with a readiness or liveness probe against a port the drain watches, whatever its `periodSeconds`: " +
+			"the drain learns its quiet period from the gaps between connections from outside the pod, which the kubelet's probes are, so it is never quiet, and the stop signal waits the whole `--term-delay` " +
+			"(not a startup probe, which the kubelet stops running once it has succeeded)",
 		Fix:       "serve the probes with `--probe-port`, the probe's own check as `--app-probe` (`httpGet /healthz` on 8080: `--app-probe http://127.0.0.1:8080/healthz`), and point them at it",
 		container: (*judge).probesKeepDrainBusy,
 	})
 }
 
 func (j *judge) probesKeepDrainBusy() {
-	if !j.supervises() || !j.needs(ruleProbesBusy, "drain-quiet", "drain-ports", "probe-port") || j.cfg.DrainQuiet == 0 {
+	if !j.supervises() || !j.needs(ruleProbesBusy, "drain-quiet") || j.cfg.DrainQuiet == 0 || !j.needs(ruleProbesBusy, "drain-ports", "probe-port") {
 		return
 	}
 	for _, pr := range j.c.Probes {
@@ -46,11 +48,8 @@ func (j *judge) probesKeepDrainBusy() {
 			continue
 		}
 		period := time.Duration(pr.Period) * time.Second
-		if period > j.cfg.DrainQuiet {
-			continue
-		}
-		j.report(ruleProbesBusy, pr.Port.Line, "the kubelet's %s reaches port %d, which the drain watches, every %s (periodSeconds), no longer apart than --drain-quiet %s: the drain never sees a quiet period and holds the stop signal for the whole --term-delay %s; %s",
-			pr.Kind, port, period, j.cfg.DrainQuiet, j.cfg.TermDelay, j.probeFix(pr, port))
+		j.report(ruleProbesBusy, pr.Port.Line, "the kubelet's %s reaches port %d, which the drain watches, every %s (periodSeconds): the drain learns its quiet period from the gaps between connections from outside the pod, and the kubelet's are such connections, so it never sees a quiet period and holds the stop signal for the whole --term-delay %s; %s",
+			pr.Kind, port, period, j.cfg.TermDelay, j.probeFix(pr, port))
 	}
 }
 

@@ -48,15 +48,15 @@ func ProxyLossHangs(p *Pod, proxyLost time.Duration) []*sidecar.Sidecar {
 // at proxy-await. A --proxy-lost that the input does not hold is not
 // judged only where the pod would need one.
 func (j *judge) proxyLossHangs() {
-	if !j.supervises() || j.c.Init || len(ProxyLossHangs(j.p, 0)) == 0 || !j.needs(ruleProxyLossHangs, "proxy-lost", "proxy", "ready-url") {
+	if !j.supervises() || j.c.Init || len(ProxyLossHangs(j.p, 0)) == 0 || !j.needs(ruleProxyLossHangs, "proxy-lost") {
+		return
+	}
+	classics := ProxyLossHangs(j.p, j.cfg.ProxyLost)
+	if len(classics) == 0 || !j.needs(ruleProxyLossHangs, "proxy", "ready-url") {
 		return
 	}
 	if len(j.cfg.ReadyURLs) == 0 || j.cfg.Disabled {
 		return // no readiness URL to watch: proxy-await would refuse --proxy-lost
-	}
-	classics := ProxyLossHangs(j.p, j.cfg.ProxyLost)
-	if len(classics) == 0 {
-		return
 	}
 	var names []string
 	when := ""

@@ -26,10 +26,9 @@ func init() {
 
 func (j *judge) retryLosesProxy() {
 	if !j.supervises() || !j.p.Job || j.c.Init || j.p.RestartPolicy.Text != "OnFailure" ||
-		!j.needs(ruleRetryLosesProxy, append(shutdownFlags, "keep-proxy-on-failure")...) {
-		return
-	}
-	if !j.cfg.Shutdown || j.cfg.KeepProxy {
+		!j.needs(ruleRetryLosesProxy, "shutdown") || !j.cfg.Shutdown ||
+		!j.needs(ruleRetryLosesProxy, "keep-proxy-on-failure") || j.cfg.KeepProxy ||
+		!j.needs(ruleRetryLosesProxy, shutdownFlags...) {
 		return
 	}
 	var names []string

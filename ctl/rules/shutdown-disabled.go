@@ -20,7 +20,7 @@ func init() {
 }
 
 func (j *judge) shutdownDisabled() {
-	if !j.supervises() || !j.needs(ruleShutdownDisabled, shutdownFlags...) || !j.cfg.Shutdown {
+	if !j.supervises() || !j.needs(ruleShutdownDisabled, "shutdown") || !j.cfg.Shutdown || !j.needs(ruleShutdownDisabled, shutdownFlags...) {
 		return
 	}
 	line := j.set.LineOf("shutdown-url", "shutdown")

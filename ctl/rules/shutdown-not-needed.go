@@ -22,7 +22,7 @@ func init() {
 }
 
 func (j *judge) shutdownNotNeeded() {
-	if !j.supervises() || !j.needs(ruleShutdownNotNeeded, shutdownFlags...) || !j.cfg.Shutdown {
+	if !j.supervises() || !j.needs(ruleShutdownNotNeeded, "shutdown") || !j.cfg.Shutdown || !j.needs(ruleShutdownNotNeeded, shutdownFlags...) {
 		return
 	}
 	shut := j.shutdownTargets()

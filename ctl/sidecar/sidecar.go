@@ -9,6 +9,7 @@
 package sidecar
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -108,9 +109,19 @@ type Set struct {
 	Absent   []Absence
 }
 
-// Find finds the sidecars of p. runsProxyAwait tells the containers that
-// run proxy-await, which are not sidecars whatever their image.
-func Find(p *manifest.Pod, versions map[string]proxies.Version, runsProxyAwait func(*manifest.Container) bool) Set {
+// Cluster is what --versions states of the cluster: the releases, by name
+// (proxies.ReleaseNames), and the settings of whole meshes that turn
+// native sidecars on (true) or off (false), by preset (proxies.MeshNames).
+type Cluster struct {
+	Versions map[string]proxies.Version
+	Native   map[string]bool
+}
+
+// Find finds the sidecars of p in the cluster c. runsProxyAwait tells the
+// containers that run proxy-await, which are not sidecars whatever their
+// image.
+func Find(p *manifest.Pod, c Cluster, runsProxyAwait func(*manifest.Container) bool) Set {
+	versions := c.Versions
 	var m Set
 	for _, c := range p.Containers {
 		if runsProxyAwait(c) {
@@ -132,7 +143,7 @@ func Find(p *manifest.Pod, versions map[string]proxies.Version, runsProxyAwait f
 		switch {
 		case from != "":
 			s := &Sidecar{Proxy: px, From: from}
-			nativeOf(p, s, versions)
+			nativeOf(p, s, c)
 			m.Sidecars = append(m.Sidecars, s)
 		case why != "":
 			m.Absent = append(m.Absent, Absence{px, why})
@@ -156,8 +167,19 @@ func Find(p *manifest.Pod, versions map[string]proxies.Version, runsProxyAwait f
 }
 
 // ProxyOf is the proxy a container of the manifest is, by its
-// image (a retired release's first) or its injector's name for it.
+// image (a retired release's first) or its injector's name for it; nil for
+// an init container that its injector adds to set up the pod's network,
+// which runs the proxy's image but is not the proxy.
 func ProxyOf(c *manifest.Container) *proxies.Proxy {
+	px := imageOrName(c)
+	if px != nil && c.Init && !c.RestartAlways && slices.Contains(px.SetUp(), c.Name) {
+		return nil
+	}
+	return px
+}
+
+// imageOrName is the proxy whose image or container name c has.
+func imageOrName(c *manifest.Container) *proxies.Proxy {
 	repo := manifest.Repository(c.Image)
 	for _, px := range proxies.InPods {
 		for _, r := range px.Retired {
@@ -212,12 +234,18 @@ func onPod(where string) string {
 // why.
 func injected(p *manifest.Pod, px *proxies.Proxy) (from, why string) {
 	in := px.Inject
-	if v, ok := p.Label(in.Key); ok {
-		switch {
-		case slices.Contains(in.On, v.Text):
+	v, set := p.Annotations.Get(in.Key)
+	if l, ok := p.Labels.Get(in.Key); in.Labels && ok {
+		v, set = l, true // the label wins over the annotation
+	}
+	if set {
+		switch on, off := in.Value(v.Text); {
+		case on:
 			return fmt.Sprintf("%s: %q", in.Key, v.Text), ""
-		case slices.Contains(in.Off, v.Text):
+		case off:
 			return "", fmt.Sprintf("%s: %q", in.Key, v.Text)
+		case in.PodOnly:
+			return "", fmt.Sprintf("%s: %q, which its injector reads as false", in.Key, v.Text)
 		}
 	}
 	mode := in.Sidecarless
@@ -247,7 +275,11 @@ func injected(p *manifest.Pod, px *proxies.Proxy) (from, why string) {
 			return "", fmt.Sprintf("namespace %s has %s: %s", p.NS.Name, l.Key, v.Text)
 		}
 	}
-	if v, ok := p.NS.Meta(in.Key); in.FromNamespace && ok && slices.Contains(in.On, v.Text) {
+	v, set = p.NS.Annotations.Get(in.Key)
+	if l, ok := p.NS.Labels.Get(in.Key); in.Labels && ok {
+		v, set = l, true
+	}
+	if on, _ := in.Value(v.Text); in.FromNamespace && set && on {
 		return fmt.Sprintf("namespace %s has %s: %s", p.NS.Name, in.Key, v.Text), ""
 	}
 	return "", ""
@@ -257,9 +289,9 @@ func injected(p *manifest.Pod, px *proxies.Proxy) (from, why string) {
 // that the release reads decide, else the proxy's default in the releases
 // stated. Without the proxy's release, it is native or classic if every
 // release agrees, and depends otherwise.
-func nativeOf(p *manifest.Pod, s *Sidecar, versions map[string]proxies.Version) {
+func nativeOf(p *manifest.Pod, s *Sidecar, c Cluster) {
 	px := s.Proxy
-	rel, stated := versions[px.Preset]
+	rel, stated := c.Versions[px.Preset]
 	// Annotations that every release reads decide alone.
 	if b, why, ok := annotated(p, px, proxies.Version{}, true); ok {
 		s.decided(b, why)
@@ -277,10 +309,22 @@ func nativeOf(p *manifest.Pod, s *Sidecar, versions map[string]proxies.Version) 
 	// Without the release, a spelling that some releases read decides if
 	// every release agrees.
 	if !stated && slices.ContainsFunc(px.Native.Keys, func(k proxies.NativeKey) bool { _, _, ok := setting(p, px, k.Key); return len(k.Reads) > 0 && ok }) {
-		releasesDecide(p, s)
+		releasesDecide(p, s, c)
 		return
 	}
-	nativeByDefault(s, versions)
+	// Else the setting of the whole mesh, where --versions states it.
+	if on, ok := c.Native[px.Preset]; ok {
+		s.decided(on, meshWhy(px, on))
+		return
+	}
+	nativeByDefault(s, c.Versions)
+}
+
+// meshWhy is why a sidecar is native, or classic, by the setting of the
+// whole mesh that --versions states.
+func meshWhy(px *proxies.Proxy, on bool) string {
+	setting := map[bool]string{true: "native", false: "classic"}[on]
+	return fmt.Sprintf("%s, which --versions %s=%s states, makes it %s for the whole mesh", px.Native.Mesh, px.Preset, setting, setting)
 }
 
 // annotated is what the annotations of p that release r reads say about
@@ -292,7 +336,7 @@ func annotated(p *manifest.Pod, px *proxies.Proxy, r proxies.Version, every bool
 		if !ok || !every && !k.ReadBy(r) || every && len(k.Reads) > 0 {
 			continue
 		}
-		if b, err := strconv.ParseBool(v.Text); err == nil {
+		if b, ok := px.Native.Reads.Read(v.Text); ok {
 			return b, where, true
 		}
 	}
@@ -363,7 +407,7 @@ func unread(p *manifest.Pod, px *proxies.Proxy, rel proxies.Version) string {
 	var present, reads []string
 	for _, k := range px.Native.Keys {
 		if v, _, ok := setting(p, px, k.Key); ok && !k.ReadBy(rel) {
-			if b, err := strconv.ParseBool(v.Text); err == nil && b {
+			if b, _ := px.Native.Reads.Read(v.Text); b {
 				present = append(present, k.Key) // it would make the sidecar native
 			}
 		}
@@ -383,9 +427,9 @@ func unread(p *manifest.Pod, px *proxies.Proxy, rel proxies.Version) string {
 // releasesDecide settles a sidecar whose annotations some releases read
 // and others do not: it is native or classic if every release agrees, and
 // depends otherwise, classic with the releases it names.
-func releasesDecide(p *manifest.Pod, s *Sidecar) {
+func releasesDecide(p *manifest.Pod, s *Sidecar, c Cluster) {
 	px := s.Proxy
-	v := verdictsAt(p, px, releaseBounds(px))
+	v := verdictsAt(p, px, releaseBounds(px), c)
 	switch {
 	case !slices.Contains(v.native, false):
 		s.Nativeness, s.NativeWhy = Native, v.why
@@ -441,17 +485,24 @@ type verdicts struct {
 // annotations that the release reads decide, else the proxy's default in
 // it. The why is the last annotation that makes it native, else the
 // default.
-func verdictsAt(p *manifest.Pod, px *proxies.Proxy, at []proxies.Version) verdicts {
+func verdictsAt(p *manifest.Pod, px *proxies.Proxy, at []proxies.Version, c Cluster) verdicts {
 	v := verdicts{px: px, at: at, native: make([]bool, len(at)), refused: make([]string, len(at))}
+	mesh, meshStated := c.Native[px.Preset]
 	for i, r := range at {
-		if b, w, ok := annotated(p, px, r, false); ok {
+		switch b, w, ok := annotated(p, px, r, false); {
+		case ok:
 			v.native[i] = b
 			if b {
 				v.why = w
 			} else {
 				v.refused[i] = w
 			}
-		} else {
+		case meshStated:
+			v.native[i] = mesh
+			if mesh && v.why == "" {
+				v.why = meshWhy(px, mesh)
+			}
+		default:
 			v.native[i] = r.AtLeast(px.Native.Since)
 			if v.native[i] && v.why == "" {
 				v.why = "the default from " + px.Name + " " + px.Native.Since.String()
@@ -818,35 +869,81 @@ func proxyConfigField(p *manifest.Pod, annotation, field string) (time.Duration,
 	return d, err == nil, nil
 }
 
-// At is the sidecar whose endpoint e answers path on port.
+// At is the sidecar whose endpoint e answers path on port: of those whose
+// endpoint is there, one that serves it, before one whose settings the
+// input does not hold, before one that does not serve it (two proxies of
+// one kind in a pod: one started without the endpoint's flag binds no
+// port, and the other answers); else one whose port is not in the
+// manifest (0).
 func (m Set) At(port int, path string, e func(*Sidecar) Endpoint) *Sidecar {
+	var best *Sidecar
+	rank := 4
 	for _, s := range m.Sidecars {
-		if ep := e(s); ep.Path == path && (ep.Port == port || ep.Port == 0) {
-			return s
+		ep := e(s)
+		if ep.Path != path || ep.Port != port && ep.Port != 0 {
+			continue
+		}
+		r := 3 // anywhere
+		switch {
+		case ep.Port != port:
+		case ep.Unknown != nil:
+			r = 1
+		case ep.Off != "":
+			r = 2
+		default:
+			r = 0
+		}
+		if r < rank {
+			best, rank = s, r
 		}
 	}
-	return nil
+	return best
 }
 
-// Covers says whether preset waits for and shuts down s: the proxy itself,
-// or one that its proxy reaches (the envoy preset, any Envoy-based proxy,
-// whose admin port is not in the manifest).
-func Covers(preset string, s *Sidecar) bool {
+// Covers says whether preset, with --port port (0 for none), waits for and
+// shuts down s: the proxy itself, or one that its proxy reaches on that
+// port (the envoy preset, an Envoy-based proxy's, whose admin port is not
+// in the manifest).
+func Covers(preset string, port int, s *Sidecar) bool {
 	if s.Preset == preset {
 		return true
 	}
-	px := proxies.Lookup(preset)
-	return px != nil && slices.Contains(px.Reaches, s.Proxy)
+	r, ok := reach(preset, s)
+	return ok && r.Port == cmp.Or(port, proxies.Lookup(preset).DefaultPort())
 }
 
-// ForPreset is the pod's sidecar that preset waits for.
-func (m Set) ForPreset(preset string) *Sidecar {
+// reach is how preset's proxy reaches s's, if it does.
+func reach(preset string, s *Sidecar) (proxies.Reach, bool) {
+	px := proxies.Lookup(preset)
+	if px == nil {
+		return proxies.Reach{}, false
+	}
+	i := slices.IndexFunc(px.Reaches, func(r proxies.Reach) bool { return r.Proxy == s.Proxy })
+	if i < 0 {
+		return proxies.Reach{}, false
+	}
+	return px.Reaches[i], true
+}
+
+// ForPreset is the pod's sidecar that preset, with --port port, waits for.
+func (m Set) ForPreset(preset string, port int) *Sidecar {
 	for _, s := range m.Sidecars {
-		if Covers(preset, s) {
+		if Covers(preset, port, s) {
 			return s
 		}
 	}
 	return nil
+}
+
+// ReachedElsewhere is a sidecar of the pod that preset's proxy reaches,
+// but on another port than port (0: the preset's), and that port.
+func (m Set) ReachedElsewhere(preset string, port int) (*Sidecar, int) {
+	for _, s := range m.Sidecars {
+		if r, ok := reach(preset, s); ok && !Covers(preset, port, s) {
+			return s, r.Port
+		}
+	}
+	return nil, 0
 }
 
 // OtherMesh is the pod's service mesh when preset names another one: a pod

@@ -37,19 +37,19 @@ func TestEveryProxyIsFound(t *testing.T) {
 			image := "registry.example.com/" + strings.TrimPrefix(img, "/") + ":1.2.3"
 			c := &manifest.Container{Name: "sidecar", Image: image}
 			assert.Same(t, px, ProxyOf(c), "%s: %s", px.Name, image)
-			found := Find(pod(nil, &manifest.Container{Name: "app", Image: "registry.example.com/app:1"}, c), nil, runsNothing)
+			found := Find(pod(nil, &manifest.Container{Name: "app", Image: "registry.example.com/app:1"}, c), Cluster{}, runsNothing)
 			require.Len(t, found.Sidecars, 1, "%s: %s", px.Name, image)
 			assert.Same(t, px, found.Sidecars[0].Proxy)
 			assert.Equal(t, "container sidecar", found.Sidecars[0].From)
 		}
 		if in := px.Inject; in.Key != "" {
-			found := Find(pod(map[string]string{in.Key: in.On[0]}), nil, runsNothing)
+			found := Find(pod(map[string]string{in.Key: in.On[0]}), Cluster{}, runsNothing)
 			require.Len(t, found.Sidecars, 1, "%s: %s: %s", px.Name, in.Key, in.On[0])
 			assert.Same(t, px, found.Sidecars[0].Proxy)
 			assert.Equal(t, fmt.Sprintf("%s: %q", in.Key, in.On[0]), found.Sidecars[0].From)
 		}
 		if off := px.Inject.Off; len(off) > 0 {
-			found := Find(pod(map[string]string{px.Inject.Key: off[0]}), nil, runsNothing)
+			found := Find(pod(map[string]string{px.Inject.Key: off[0]}), Cluster{}, runsNothing)
 			assert.Empty(t, found.Sidecars, "%s: %s: %s", px.Name, px.Inject.Key, off[0])
 		}
 	}
@@ -69,4 +69,24 @@ func TestNearMissOfEveryKey(t *testing.T) {
 			}
 		}
 	}
+}
+
+// An init container that a proxy's injector adds to set up the pod's
+// network runs the proxy's image but is no sidecar; the same name as a
+// native sidecar, or as an application's container, is what its image
+// says.
+func TestSetUpContainersAreNoSidecars(t *testing.T) {
+	n := 0
+	for _, px := range proxies.InPods {
+		for _, img := range px.Images {
+			image := "registry.example.com/" + strings.TrimPrefix(img, "/") + ":1.2.3"
+			for _, name := range px.SetUp() {
+				n++
+				assert.Nil(t, ProxyOf(&manifest.Container{Name: name, Image: image, Init: true}), "%s: %s", px.Name, name)
+				assert.Same(t, px, ProxyOf(&manifest.Container{Name: name, Image: image, Init: true, RestartAlways: true}), "%s: %s", px.Name, name)
+				assert.Same(t, px, ProxyOf(&manifest.Container{Name: name, Image: image}), "%s: %s", px.Name, name)
+			}
+		}
+	}
+	assert.NotZero(t, n, "no injector of the table adds such a container")
 }
