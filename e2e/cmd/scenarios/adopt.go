@@ -51,7 +51,7 @@ var wrongManifests = map[string]string{
 	"shell-form": `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "shell"},
   "spec": {"selector": {"matchLabels": {"app": "tool"}}, "template": {"metadata": {"labels": {"app": "tool"}},
   "spec": {"containers": [{"name": "tool", "image": "registry.example.com/tool:1",
-  "command": ["sh", "-c", "proxy-await --proxy none -- /tool --all"]}]}}}}`,
+  "command": ["dash", "-c", "proxy-await --proxy none -- /tool --all"]}]}}}}`,
 }
 
 // 14. Adoption guarded by the cluster: proxy-awaitctl policy applied to the
