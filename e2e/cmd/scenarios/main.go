@@ -123,6 +123,7 @@ func main() {
 		{"15", "proxy-awaitctl inject of containers without a command, from their images' registry", func(k *kube) (string, error) {
 			return fromRegistry(k, *registry)
 		}},
+		{"16", "proxy-awaitctl policy --action deny turned on in a running cluster: what the cluster and the meshes do is admitted", safePolicy},
 	}
 
 	failed := 0
