@@ -222,6 +222,25 @@ spec:
         - name: linkerd-proxy
           image: cr.l5d.io/linkerd/proxy:stable-2.20.0
 `},
+		{name: "a native sidecar of the application's waits for a classic sidecar without holding the pod's start", object: `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: shipper}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web, sidecar.istio.io/inject: "true"}}
+    spec:
+      initContainers:
+        - name: log-shipper
+          image: registry.example.com/shipper:1
+          restartPolicy: Always
+          command: [proxy-await, --proxy, istio, --, /ship]
+      containers:
+        - name: web
+          image: registry.example.com/web:1
+          command: [proxy-await, --proxy, istio, --, /web]
+`},
 		{name: "-S does not reach a Cloud SQL Auth Proxy on another --admin-port", object: `
 apiVersion: batch/v1
 kind: Job

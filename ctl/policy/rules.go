@@ -172,8 +172,10 @@ func preStop(c string) string {
 func durationOf(d time.Duration) string { return "duration(" + q(d.String()) + ")" }
 
 // refused is a validation over one list of containers: it holds unless
-// cond holds for a container k (its variables prefixed with prefix), and
-// names are the containers it refuses.
+// cond holds for a container k (V.NAME its variables, prefixed with
+// prefix; C[k] the container itself), and names are the containers it
+// refuses. C[k] is written after the prefix's case is fixed, which would
+// read variables.inits[k] as variables.initS[k], a flag's value.
 func refused(prefix, cond string) (string, string) {
 	cs, ks := "variables.containers", "variables.ks"
 	if prefix != "" {
@@ -183,6 +185,7 @@ func refused(prefix, cond string) (string, string) {
 	if prefix != "" {
 		cond = fixCase(cond, prefix)
 	}
+	cond = strings.ReplaceAll(cond, "C[k]", cs+"[k]")
 	return fmt.Sprintf("!%s.exists(k, %s)", ks, cond),
 		fmt.Sprintf("%s.filter(k, %s).map(k, %s[k].name)", ks, cond, cs)
 }
@@ -316,7 +319,7 @@ func (x *writer) shutdownDisabled(r rules.Rule) Validation {
 // which it never answers, from the proxy table.
 func (x *writer) presetMismatch(r rules.Rule) Validation {
 	ew, mw := both("!V.urls[k] && V.presets[k].exists(p, p in variables.neverReady && variables.neverReady[p])")
-	es, ms := refused("init", "!(has(variables.inits[k].restartPolicy) && variables.inits[k].restartPolicy == 'Always') && !V.urls[k] && V.presets[k].exists(p, p in variables.onlyClassic && variables.onlyClassic[p])")
+	es, ms := refused("init", "!(has(C[k].restartPolicy) && C[k].restartPolicy == 'Always') && !V.urls[k] && V.presets[k].exists(p, p in variables.onlyClassic && variables.onlyClassic[p])")
 	var flags []string
 	for _, px := range proxies.InPods {
 		if f := px.Ready.Flag; f != "" {
