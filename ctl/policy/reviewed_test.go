@@ -241,6 +241,23 @@ spec:
           image: registry.example.com/web:1
           command: [proxy-await, --proxy, istio, --, /web]
 `},
+		{name: "an init container of a proxy's image that runs to its end is no sidecar", object: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: validate}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      initContainers:
+        - name: validate-config
+          image: envoyproxy/envoy:v1.34.0
+          command: [envoy, --mode, validate, -c, /config/envoy.yaml]
+      containers:
+        - name: job
+          image: registry.example.com/job:1
+          command: [proxy-await, --proxy, none, --, /job]
+`},
 		{name: "-S does not reach a Cloud SQL Auth Proxy on another --admin-port", object: `
 apiVersion: batch/v1
 kind: Job

@@ -57,6 +57,9 @@ func (x *writer) variables() []Variable {
 		{"containers", "has(variables.spec.containers) ? variables.spec.containers : []"},
 		{"inits", "has(variables.spec.initContainers) ? variables.spec.initContainers : []"},
 		{"all", "variables.inits + variables.containers"},
+		// The containers that run beside the application: its own and the
+		// native sidecars; any other init container has ended by then.
+		{"running", "variables.inits.filter(c, has(c.restartPolicy) && c.restartPolicy == 'Always') + variables.containers"},
 		{"grace", "has(variables.spec.terminationGracePeriodSeconds) ? duration(string(variables.spec.terminationGracePeriodSeconds) + 's') : " + durationOf(manifest.DefaultGrace)},
 	}
 	// What the object shows of each proxy's sidecar, by preset.
@@ -378,7 +381,7 @@ func (x *writer) shutdownMoved(px *proxies.Proxy) string {
 	if f == "" {
 		return movedShutdown(px)
 	}
-	return fmt.Sprintf("(%s || variables.all.exists(c, %s && !%s))", movedShutdown(px), isProxy("c", px), x.flagOff(px, "c", f))
+	return fmt.Sprintf("(%s || variables.running.exists(c, %s && !%s))", movedShutdown(px), isProxy("c", px), x.flagOff(px, "c", f))
 }
 
 // movedShutdown is the condition that the pod's annotations move px's
@@ -473,7 +476,7 @@ func (x *writer) unserved(px *proxies.Proxy, shutdown bool) string {
 		at = append(at, fmt.Sprintf("(%s && %s && %s)", sidecar, here, off))
 		serves = append(serves, fmt.Sprintf("(%s && %s && !%s)", isProxy("c", o), may, off))
 	}
-	cond := fmt.Sprintf("(variables.all.exists(c, %s) && !variables.all.exists(c, %s))", or(at...), or(serves...))
+	cond := fmt.Sprintf("(variables.running.exists(c, %s) && !variables.running.exists(c, %s))", or(at...), or(serves...))
 	if len(injected) > 0 {
 		cond = fmt.Sprintf("(%s && !%s)", cond, or(injected...))
 	}
