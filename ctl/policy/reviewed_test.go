@@ -258,6 +258,30 @@ spec:
           image: registry.example.com/job:1
           command: [proxy-await, --proxy, none, --, /job]
 `},
+		{name: "an init container's wait answered by a native sidecar of another kind on the same endpoint", rel: "kubernetes=1.32", object: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      initContainers:
+        - name: cloud-sql-proxy
+          image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.0
+          restartPolicy: Always
+          args: [--health-check, --port=5432, project:region:old]
+        - name: wait
+          image: registry.example.com/app:1
+          command: [proxy-await, --proxy, alloydb, --, /migrate]
+      containers:
+        - name: app
+          image: registry.example.com/app:1
+          command: [/app]
+        - name: alloydb-auth-proxy
+          image: gcr.io/alloydb-connectors/alloydb-auth-proxy:1.10.0
+          args: [--port=5433, "projects/p/locations/r/clusters/c/instances/i"]
+`},
 		{name: "-S does not reach a Cloud SQL Auth Proxy on another --admin-port", object: `
 apiVersion: batch/v1
 kind: Job

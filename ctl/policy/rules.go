@@ -65,10 +65,11 @@ func (x *writer) variables() []Variable {
 	// What the object shows of each proxy's sidecar, by preset.
 	// classic: one of them is not native; onlyClassic: none is, where
 	// check judges the one that answers, which may be a native one.
-	var classic, onlyClassic, off, never, moved []string
+	var classic, onlyClassic, nativeMay, off, never, moved []string
 	for _, px := range proxies.InPods {
 		classic = append(classic, fmt.Sprintf("%s: %s", q(px.Preset), x.notNative(px)))
 		onlyClassic = append(onlyClassic, fmt.Sprintf("%s: (%s && !%s)", q(px.Preset), x.notNative(px), nativeShown(px)))
+		nativeMay = append(nativeMay, fmt.Sprintf("%s: %s", q(px.Preset), nativeMayAnswer(px)))
 		moved = append(moved, fmt.Sprintf("%s: %s", q(px.Preset), x.shutdownMoved(px)))
 		off = append(off, fmt.Sprintf("%s: %s", q(px.Preset), or(x.shutdownOff(px))))
 		never = append(never, fmt.Sprintf("%s: %s", q(px.Preset), or(x.readyOff(px), x.absent(px))))
@@ -76,6 +77,7 @@ func (x *writer) variables() []Variable {
 	vars = append(vars,
 		Variable{"classic", "{" + strings.Join(classic, ", ") + "}"},
 		Variable{"onlyClassic", "{" + strings.Join(onlyClassic, ", ") + "}"},
+		Variable{"nativeMay", "{" + strings.Join(nativeMay, ", ") + "}"},
 		Variable{"moved", "{" + strings.Join(moved, ", ") + "}"},
 		Variable{"shutdownOff", "{" + strings.Join(off, ", ") + "}"},
 		Variable{"neverReady", "{" + strings.Join(never, ", ") + "}"},
@@ -322,7 +324,7 @@ func (x *writer) shutdownDisabled(r rules.Rule) Validation {
 // which it never answers, from the proxy table.
 func (x *writer) presetMismatch(r rules.Rule) Validation {
 	ew, mw := both("!V.urls[k] && V.presets[k].exists(p, p in variables.neverReady && variables.neverReady[p])")
-	es, ms := refused("init", "!(has(C[k].restartPolicy) && C[k].restartPolicy == 'Always') && !V.urls[k] && V.presets[k].exists(p, p in variables.onlyClassic && variables.onlyClassic[p])")
+	es, ms := refused("init", "!(has(C[k].restartPolicy) && C[k].restartPolicy == 'Always') && !V.urls[k] && V.presets[k].exists(p, p in variables.onlyClassic && variables.onlyClassic[p] && !variables.nativeMay[p])")
 	var flags []string
 	for _, px := range proxies.InPods {
 		if f := px.Ready.Flag; f != "" {
@@ -348,6 +350,24 @@ func (x *writer) shellForm(r rules.Rule) Validation {
 		w, form, strings.Join(shells, "|"))
 	return Validation{r.Name, fmt.Sprintf("!variables.all.exists(c, %s)", shell), message(r,
 		fmt.Sprintf(`'container ' + variables.all.filter(c, %s).map(c, c.name).join(', ') + ': proxy-await runs under sh -c without exec: the shell gets the kubelet\'s SIGTERM, not proxy-await'`, shell), "")}
+}
+
+// nativeMayAnswer is the condition that a native sidecar of another
+// proxy, one whose readiness has px's path, is in the pod: it starts
+// before the init containers after it, and may answer px's readiness
+// probe (its port set by a flag or its configuration), which check then
+// judges by the one that answers; the policy leaves it to check.
+func nativeMayAnswer(px *proxies.Proxy) string {
+	var others []string
+	for _, o := range proxies.InPods {
+		if o != px && o.Ready.Path == px.Ready.Path {
+			others = append(others, isProxy("c", o))
+		}
+	}
+	if len(others) == 0 {
+		return "false"
+	}
+	return fmt.Sprintf("variables.inits.exists(c, has(c.restartPolicy) && c.restartPolicy == 'Always' && !%s && (%s))", runsPA("c"), strings.Join(others, " || "))
 }
 
 // shutdownOff is the condition that the sidecar that takes px's preset's
