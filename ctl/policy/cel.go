@@ -136,19 +136,12 @@ func repository(img string) string {
 }
 
 // isProxy: the container c is px's, by its image or its injector's name
-// for it (a retired image is its too), and not a container its injector
-// adds to set up the pod's network, which runs the proxy's image: the
-// policy does not tell an init container from another, so it takes one
-// of those names that is no native sidecar to be none of px's.
+// for it (a retired image is its too). Of the init containers, only a
+// native sidecar is read so (variables.running): any other runs to its
+// end before the application starts, and is no sidecar whatever its image
+// (the init container an injector adds to set up the pod's network, Envoy
+// validating a configuration).
 func isProxy(c string, px *proxies.Proxy) string {
-	cond := isProxyByImage(c, px)
-	if setUp := px.SetUp(); len(setUp) > 0 {
-		cond = fmt.Sprintf("(%s && !(%s.name in %s && !(has(%[2]s.restartPolicy) && %[2]s.restartPolicy == 'Always')))", cond, c, list(setUp))
-	}
-	return cond
-}
-
-func isProxyByImage(c string, px *proxies.Proxy) string {
 	var conds []string
 	repo := repository(c + ".image")
 	for _, r := range px.Retired {
@@ -172,7 +165,7 @@ func runsPA(c string) string {
 // shown: the pod shows px's sidecar as a container; classicShown: one that
 // is not native.
 func shown(px *proxies.Proxy) string {
-	return fmt.Sprintf("variables.all.exists(c, %s && !%s)", isProxy("c", px), runsPA("c"))
+	return fmt.Sprintf("variables.running.exists(c, %s && !%s)", isProxy("c", px), runsPA("c"))
 }
 
 // nativeShown: the pod shows px's sidecar as a native sidecar container.
@@ -181,8 +174,7 @@ func nativeShown(px *proxies.Proxy) string {
 }
 
 func classicShown(px *proxies.Proxy) string {
-	return fmt.Sprintf("(variables.containers.exists(c, %[1]s && !%[2]s) || variables.inits.exists(c, %[1]s && !%[2]s && !(has(c.restartPolicy) && c.restartPolicy == 'Always')))",
-		isProxy("c", px), runsPA("c"))
+	return fmt.Sprintf("variables.containers.exists(c, %s && !%s)", isProxy("c", px), runsPA("c"))
 }
 
 // podKeyIn is the condition that the pod's label key, else its annotation

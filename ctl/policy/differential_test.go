@@ -306,6 +306,9 @@ func generate(c *chooser) map[string]any {
 		case 1:
 			w := app(c, 10+len(inits), shown)
 			w["name"] = fmt.Sprintf("wait-%d", len(inits))
+			if c.maybe(3) {
+				w["restartPolicy"] = "Always" // a native sidecar of the application's
+			}
 			inits = append(inits, w)
 		default:
 			px := one(c, proxies.InPods...)

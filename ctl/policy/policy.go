@@ -61,9 +61,10 @@ var SystemNamespaces = []string{"kube-system", "kube-public", "kube-node-lease"}
 // on in a running cluster: no object in Kubernetes' namespaces or those
 // excluded; no object that opts out, on its own metadata or its pod
 // template's, with manifest.OptOut; and an UPDATE only when it changes
-// the pod template's spec, so that what a controller or a client changes
-// besides (a ReplicaSet scaled to 0, a finalizer removed, kubectl rollout
-// restart's annotation, a CronJob suspended) is never refused, and a
+// the pod template's spec besides its Scheduling, so that what a
+// controller or a client changes besides (a ReplicaSet scaled to 0, a
+// finalizer removed, kubectl rollout restart's annotation, a CronJob
+// suspended, a queue placing a suspended Job) is never refused, and a
 // Deployment that broke a rule before the policy existed can roll out its
 // fix.
 func matchConditions(excluded []string) []MatchCondition {
@@ -77,9 +78,16 @@ func matchConditions(excluded []string) []MatchCondition {
 	return []MatchCondition{
 		{"namespace-not-excluded", fmt.Sprintf("!(request.namespace in %s)", list(append(slices.Clone(SystemNamespaces), excluded...)))},
 		{"not-opted-out", fmt.Sprintf("!%s && !%s", optedOut("object"), optedOut(template("object")))},
-		{"pod-template-spec-changed", fmt.Sprintf("request.operation != 'UPDATE' || %s.spec != %s.spec", template("object"), template("oldObject"))},
+		{"pod-template-spec-changed", fmt.Sprintf("request.operation != 'UPDATE' || %[1]s.spec.exists(k, !(k in %[3]s) && (!(k in %[2]s.spec) || %[1]s.spec[k] != %[2]s.spec[k])) || %[2]s.spec.exists(k, !(k in %[3]s) && !(k in %[1]s.spec))",
+			template("object"), template("oldObject"), list(Scheduling))},
 	}
 }
+
+// Scheduling are the fields of a pod's spec that say where it runs, which
+// no rule reads: a queue sets them on a suspended Job (Kueue, through the
+// Job's mutable scheduling directives) and a scheduler removes a Pod's
+// gates, and an UPDATE that changes only them is not judged.
+var Scheduling = []string{"nodeSelector", "affinity", "tolerations", "schedulingGates"}
 
 // defaults are proxy-await's settings where its command line and
 // environment give none, as its own parser makes them.
@@ -103,7 +111,7 @@ func Description() string {
 	}
 	return "Warns of, or with its binding's Deny refuses, a pod template that one of proxy-awaitctl check's errors shows by itself: " + strings.Join(covered, ", ") +
 		", where the object alone decides (proxy-await plainly first in a container's command, its flags written out, the sidecars the pod shows by itself). " +
-		"Judged: every CREATE, and an UPDATE that changes the pod template's spec, outside " + strings.Join(SystemNamespaces, ", ") + " and the namespaces excluded, " +
+		"Judged: every CREATE, and an UPDATE that changes the pod template's spec (besides " + strings.Join(Scheduling, ", ") + "), outside " + strings.Join(SystemNamespaces, ", ") + " and the namespaces excluded, " +
 		"of an object without " + manifest.OptOut + ": " + manifest.OptOutValue + ". " +
 		"Not covered: " + strings.Join(not, ", ") + ", nor what a Namespace or the rest of the input decides: run proxy-awaitctl check on the manifests for those."
 }

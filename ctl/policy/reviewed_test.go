@@ -222,6 +222,66 @@ spec:
         - name: linkerd-proxy
           image: cr.l5d.io/linkerd/proxy:stable-2.20.0
 `},
+		{name: "a native sidecar of the application's waits for a classic sidecar without holding the pod's start", object: `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: shipper}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web, sidecar.istio.io/inject: "true"}}
+    spec:
+      initContainers:
+        - name: log-shipper
+          image: registry.example.com/shipper:1
+          restartPolicy: Always
+          command: [proxy-await, --proxy, istio, --, /ship]
+      containers:
+        - name: web
+          image: registry.example.com/web:1
+          command: [proxy-await, --proxy, istio, --, /web]
+`},
+		{name: "an init container of a proxy's image that runs to its end is no sidecar", object: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: validate}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      initContainers:
+        - name: validate-config
+          image: envoyproxy/envoy:v1.34.0
+          command: [envoy, --mode, validate, -c, /config/envoy.yaml]
+      containers:
+        - name: job
+          image: registry.example.com/job:1
+          command: [proxy-await, --proxy, none, --, /job]
+`},
+		{name: "an init container's wait answered by a native sidecar of another kind on the same endpoint", rel: "kubernetes=1.32", object: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      initContainers:
+        - name: cloud-sql-proxy
+          image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.0
+          restartPolicy: Always
+          args: [--health-check, --port=5432, project:region:old]
+        - name: wait
+          image: registry.example.com/app:1
+          command: [proxy-await, --proxy, alloydb, --, /migrate]
+      containers:
+        - name: app
+          image: registry.example.com/app:1
+          command: [/app]
+        - name: alloydb-auth-proxy
+          image: gcr.io/alloydb-connectors/alloydb-auth-proxy:1.10.0
+          args: [--port=5433, "projects/p/locations/r/clusters/c/instances/i"]
+`},
 		{name: "-S does not reach a Cloud SQL Auth Proxy on another --admin-port", object: `
 apiVersion: batch/v1
 kind: Job

@@ -57,15 +57,19 @@ func (x *writer) variables() []Variable {
 		{"containers", "has(variables.spec.containers) ? variables.spec.containers : []"},
 		{"inits", "has(variables.spec.initContainers) ? variables.spec.initContainers : []"},
 		{"all", "variables.inits + variables.containers"},
+		// The containers that run beside the application: its own and the
+		// native sidecars; any other init container has ended by then.
+		{"running", "variables.inits.filter(c, has(c.restartPolicy) && c.restartPolicy == 'Always') + variables.containers"},
 		{"grace", "has(variables.spec.terminationGracePeriodSeconds) ? duration(string(variables.spec.terminationGracePeriodSeconds) + 's') : " + durationOf(manifest.DefaultGrace)},
 	}
 	// What the object shows of each proxy's sidecar, by preset.
 	// classic: one of them is not native; onlyClassic: none is, where
 	// check judges the one that answers, which may be a native one.
-	var classic, onlyClassic, off, never, moved []string
+	var classic, onlyClassic, nativeMay, off, never, moved []string
 	for _, px := range proxies.InPods {
 		classic = append(classic, fmt.Sprintf("%s: %s", q(px.Preset), x.notNative(px)))
 		onlyClassic = append(onlyClassic, fmt.Sprintf("%s: (%s && !%s)", q(px.Preset), x.notNative(px), nativeShown(px)))
+		nativeMay = append(nativeMay, fmt.Sprintf("%s: %s", q(px.Preset), nativeMayAnswer(px)))
 		moved = append(moved, fmt.Sprintf("%s: %s", q(px.Preset), x.shutdownMoved(px)))
 		off = append(off, fmt.Sprintf("%s: %s", q(px.Preset), or(x.shutdownOff(px))))
 		never = append(never, fmt.Sprintf("%s: %s", q(px.Preset), or(x.readyOff(px), x.absent(px))))
@@ -73,6 +77,7 @@ func (x *writer) variables() []Variable {
 	vars = append(vars,
 		Variable{"classic", "{" + strings.Join(classic, ", ") + "}"},
 		Variable{"onlyClassic", "{" + strings.Join(onlyClassic, ", ") + "}"},
+		Variable{"nativeMay", "{" + strings.Join(nativeMay, ", ") + "}"},
 		Variable{"moved", "{" + strings.Join(moved, ", ") + "}"},
 		Variable{"shutdownOff", "{" + strings.Join(off, ", ") + "}"},
 		Variable{"neverReady", "{" + strings.Join(never, ", ") + "}"},
@@ -172,8 +177,10 @@ func preStop(c string) string {
 func durationOf(d time.Duration) string { return "duration(" + q(d.String()) + ")" }
 
 // refused is a validation over one list of containers: it holds unless
-// cond holds for a container k (its variables prefixed with prefix), and
-// names are the containers it refuses.
+// cond holds for a container k (V.NAME its variables, prefixed with
+// prefix; C[k] the container itself), and names are the containers it
+// refuses. C[k] is written after the prefix's case is fixed, which would
+// read variables.inits[k] as variables.initS[k], a flag's value.
 func refused(prefix, cond string) (string, string) {
 	cs, ks := "variables.containers", "variables.ks"
 	if prefix != "" {
@@ -183,6 +190,7 @@ func refused(prefix, cond string) (string, string) {
 	if prefix != "" {
 		cond = fixCase(cond, prefix)
 	}
+	cond = strings.ReplaceAll(cond, "C[k]", cs+"[k]")
 	return fmt.Sprintf("!%s.exists(k, %s)", ks, cond),
 		fmt.Sprintf("%s.filter(k, %s).map(k, %s[k].name)", ks, cond, cs)
 }
@@ -316,7 +324,7 @@ func (x *writer) shutdownDisabled(r rules.Rule) Validation {
 // which it never answers, from the proxy table.
 func (x *writer) presetMismatch(r rules.Rule) Validation {
 	ew, mw := both("!V.urls[k] && V.presets[k].exists(p, p in variables.neverReady && variables.neverReady[p])")
-	es, ms := refused("init", "!(has(variables.inits[k].restartPolicy) && variables.inits[k].restartPolicy == 'Always') && !V.urls[k] && V.presets[k].exists(p, p in variables.onlyClassic && variables.onlyClassic[p])")
+	es, ms := refused("init", "!(has(C[k].restartPolicy) && C[k].restartPolicy == 'Always') && !V.urls[k] && V.presets[k].exists(p, p in variables.onlyClassic && variables.onlyClassic[p] && !variables.nativeMay[p])")
 	var flags []string
 	for _, px := range proxies.InPods {
 		if f := px.Ready.Flag; f != "" {
@@ -342,6 +350,24 @@ func (x *writer) shellForm(r rules.Rule) Validation {
 		w, form, strings.Join(shells, "|"))
 	return Validation{r.Name, fmt.Sprintf("!variables.all.exists(c, %s)", shell), message(r,
 		fmt.Sprintf(`'container ' + variables.all.filter(c, %s).map(c, c.name).join(', ') + ': proxy-await runs under sh -c without exec: the shell gets the kubelet\'s SIGTERM, not proxy-await'`, shell), "")}
+}
+
+// nativeMayAnswer is the condition that a native sidecar of another
+// proxy, one whose readiness has px's path, is in the pod: it starts
+// before the init containers after it, and may answer px's readiness
+// probe (its port set by a flag or its configuration), which check then
+// judges by the one that answers; the policy leaves it to check.
+func nativeMayAnswer(px *proxies.Proxy) string {
+	var others []string
+	for _, o := range proxies.InPods {
+		if o != px && o.Ready.Path == px.Ready.Path {
+			others = append(others, isProxy("c", o))
+		}
+	}
+	if len(others) == 0 {
+		return "false"
+	}
+	return fmt.Sprintf("variables.inits.exists(c, has(c.restartPolicy) && c.restartPolicy == 'Always' && !%s && (%s))", runsPA("c"), strings.Join(others, " || "))
 }
 
 // shutdownOff is the condition that the sidecar that takes px's preset's
@@ -375,7 +401,7 @@ func (x *writer) shutdownMoved(px *proxies.Proxy) string {
 	if f == "" {
 		return movedShutdown(px)
 	}
-	return fmt.Sprintf("(%s || variables.all.exists(c, %s && !%s))", movedShutdown(px), isProxy("c", px), x.flagOff(px, "c", f))
+	return fmt.Sprintf("(%s || variables.running.exists(c, %s && !%s))", movedShutdown(px), isProxy("c", px), x.flagOff(px, "c", f))
 }
 
 // movedShutdown is the condition that the pod's annotations move px's
@@ -470,7 +496,7 @@ func (x *writer) unserved(px *proxies.Proxy, shutdown bool) string {
 		at = append(at, fmt.Sprintf("(%s && %s && %s)", sidecar, here, off))
 		serves = append(serves, fmt.Sprintf("(%s && %s && !%s)", isProxy("c", o), may, off))
 	}
-	cond := fmt.Sprintf("(variables.all.exists(c, %s) && !variables.all.exists(c, %s))", or(at...), or(serves...))
+	cond := fmt.Sprintf("(variables.running.exists(c, %s) && !variables.running.exists(c, %s))", or(at...), or(serves...))
 	if len(injected) > 0 {
 		cond = fmt.Sprintf("(%s && !%s)", cond, or(injected...))
 	}

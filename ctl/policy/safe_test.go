@@ -64,6 +64,16 @@ func TestJudgesOnlyWhatItShould(t *testing.T) {
 	})
 	cron := map[string]any{"apiVersion": "batch/v1", "kind": "CronJob", "metadata": map[string]any{"name": "sync", "namespace": "shop"},
 		"spec": map[string]any{"schedule": "*/5 * * * *", "jobTemplate": map[string]any{"spec": objectOf(t, istioJob("sync", "Never", "proxy-await, --proxy, istio, --, /sync"), nil)["spec"]}}}
+	// pod is a Pod of the broken Deployment's template, its spec changed
+	// with edit.
+	pod := func(edit func(spec map[string]any)) map[string]any {
+		tpl := at(objectOf(t, broken, nil), "spec", "template")
+		spec := at(tpl, "spec")
+		if edit != nil {
+			edit(spec)
+		}
+		return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "web-1", "namespace": "shop", "labels": at(tpl, "metadata")["labels"]}, "spec": spec}
+	}
 	for _, tc := range []struct {
 		name, operation, namespace string
 		obj, old                   map[string]any
@@ -94,6 +104,24 @@ func TestJudgesOnlyWhatItShould(t *testing.T) {
 			}
 			o["spec"] = spec
 		}), cron, false},
+		{"a suspended Job's scheduling set by its queue", "UPDATE", "shop", objectOf(t, "", func(o map[string]any) {
+			for k, v := range job {
+				o[k] = v
+			}
+			o["spec"] = map[string]any{"suspend": false, "template": map[string]any{"metadata": at(job, "spec", "template")["metadata"], "spec": func() map[string]any {
+				spec := map[string]any{"nodeSelector": map[string]any{"cloud.google.com/gke-spot": "true"}, "tolerations": []any{map[string]any{"key": "spot", "operator": "Exists"}}}
+				for k, v := range at(job, "spec", "template", "spec") {
+					spec[k] = v
+				}
+				return spec
+			}()}}
+		}), job, false},
+		{"a Pod's scheduling gate removed", "UPDATE", "shop", pod(nil), pod(func(spec map[string]any) {
+			spec["schedulingGates"] = []any{map[string]any{"name": "example.com/queue"}}
+		}), false},
+		{"a Pod's image changed", "UPDATE", "shop", pod(nil), pod(func(spec map[string]any) {
+			spec["containers"].([]any)[0].(map[string]any)["image"] = "registry.example.com/web:0"
+		}), true},
 		{"in kube-system", "CREATE", "kube-system", old, nil, false},
 		{"in kube-public", "CREATE", "kube-public", old, nil, false},
 		{"in kube-node-lease", "CREATE", "kube-node-lease", old, nil, false},

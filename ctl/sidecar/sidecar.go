@@ -168,14 +168,15 @@ func Find(p *manifest.Pod, c Cluster, runsProxyAwait func(*manifest.Container) b
 
 // ProxyOf is the proxy a container of the manifest is, by its
 // image (a retired release's first) or its injector's name for it; nil for
-// an init container that its injector adds to set up the pod's network,
-// which runs the proxy's image but is not the proxy.
+// an init container that is no native sidecar: it runs to its end before
+// the next one starts, and the application after all of them, so it runs
+// beside nothing, whatever its image (the init container an injector adds
+// to set up the pod's network, Envoy validating a configuration).
 func ProxyOf(c *manifest.Container) *proxies.Proxy {
-	px := imageOrName(c)
-	if px != nil && c.Init && !c.RestartAlways && slices.Contains(px.SetUp(), c.Name) {
+	if c.Init && !c.RestartAlways {
 		return nil
 	}
-	return px
+	return imageOrName(c)
 }
 
 // imageOrName is the proxy whose image or container name c has.

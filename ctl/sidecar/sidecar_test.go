@@ -90,3 +90,19 @@ func TestSetUpContainersAreNoSidecars(t *testing.T) {
 	}
 	assert.NotZero(t, n, "no injector of the table adds such a container")
 }
+
+// An init container that is no native sidecar runs to its end before the
+// next one starts, and the application after all of them: whatever its
+// image and name, it runs beside nothing, and is no sidecar (Envoy
+// validating a configuration, a proxy's binary copied out).
+func TestInitContainersThatEndAreNoSidecars(t *testing.T) {
+	for _, px := range proxies.InPods {
+		for _, img := range px.Images {
+			image := "registry.example.com/" + strings.TrimPrefix(img, "/") + ":1.2.3"
+			for _, name := range append([]string{"validate-config"}, px.Containers...) {
+				assert.True(t, ProxyOf(&manifest.Container{Name: name, Image: image, Init: true}) == nil, "%s: %s", px.Name, name)
+				assert.Same(t, px, ProxyOf(&manifest.Container{Name: name, Image: image, Init: true, RestartAlways: true}), "%s: %s", px.Name, name)
+			}
+		}
+	}
+}
