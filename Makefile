@@ -97,18 +97,19 @@ clean:
 	rm -rf $(BIN) dist
 
 # proxy-await's claims as Jobs, a CronJob, deletions, Deployments and a
-# Service in a real single-node cluster v1.33 inside a network namespace of
-# its own, one line per scenario (root; the cluster's build is cached outside
-# the clone). See docs/e2e.md.
+# Service in a real two-node cluster v1.33, each node in a network namespace
+# of its own, kube-proxy in iptables mode, then nftables (and IPVS where the
+# kernel has it) for the scenarios through its rules; one line per scenario
+# (root; the cluster's build is cached outside the clone). See docs/e2e.md.
 e2e:
 	@e2e/run.sh
 
-# The rollout of scenario 12 for every variant (no delay, a preStop sleep,
-# --term-delay, the drain with and without --probe-port, behind a sidecar,
-# for a quiet service, with six replicas), ROLLOUT_RUNS times each, with
-# kube-proxy's minSyncPeriod at 1 s and 5 s: a Markdown table for
-# BENCHMARKS.md and the picture docs/rollout.svg. The same cluster as
-# make e2e (root); about two hours. Not run by CI.
+# The rollout of scenario 12 on the two nodes of make e2e, whose kube-proxies
+# sync at most every 1 s and 5 s: no delay, a preStop sleep and the drain,
+# under load and for a quiet service (the drain there at the sleep's
+# --term-delay), ROLLOUT_RUNS times each, in each kube-proxy mode the
+# machine can run: a Markdown table for BENCHMARKS.md and the picture
+# docs/rollout.svg (root; about two hours). Not run by CI.
 ROLLOUT_RUNS ?= 20
 bench-rollout:
 	@ROLLOUT_RUNS=$(ROLLOUT_RUNS) e2e/bench-rollout.sh

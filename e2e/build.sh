@@ -2,8 +2,10 @@
 # Builds what the end-to-end run needs into $CACHE/bin: the cluster's
 # binaries (once per e2e/go.mod and go.sum: 8 to 15 minutes cold on 2
 # cores), the CRI client, the pause program, the certificate maker, the
-# image builder, the scenario runner, its HTTP server, proxy-await and the
-# stand-in proxy; then the pause and busybox images, and proxy-await's own.
+# image builder, the scenario runner, its HTTP server, proxy-await, the
+# platform tool proxy-awaitctl (check, inject, policy), the stand-in proxy and
+# the registry; then the pause, busybox and HTTP server images, and
+# proxy-await's own.
 set -eu
 . "$(dirname "$0")/env.sh"
 mkdir -p "$BIN"
@@ -43,19 +45,33 @@ fi
 for cmd in cri pause pki mkimage scenarios httpapp; do
 	CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$BIN/$cmd" "./cmd/$cmd"
 done
-# The project's own module, with the user's caches.
+# The project's own module, with the user's caches, built by the Makefile's
+# own rules (flags, tags and version stamp as `make build` and the release
+# have them) into $BIN; every time, as `make build` does for the first two
+# (the cache may hold a build of another checkout), from go's build cache.
 cd "$REPO"
-env -u GOMODCACHE -u GOCACHE CGO_ENABLED=0 nice -n 10 go build -trimpath -tags nethttpomithttp2 -gcflags=all=-l -gcflags=runtime/...= -o "$BIN/proxy-await" .
-env -u GOMODCACHE -u GOCACHE CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$BIN/fakeproxy" ./testdata/fakeproxy
-# proxy-await's own image, as the release writes it (scripts/ociimage), for
-# the --install scenario; containerd imports the layout as a tarball.
+rm -f "$BIN/proxy-await" "$BIN/proxy-awaitctl" "$BIN/fakeproxy"
+env -u GOMODCACHE -u GOCACHE nice -n 10 make -s BIN="$BIN" \
+	"$BIN/proxy-await" "$BIN/proxy-awaitctl" "$BIN/fakeproxy"
+# proxy-await's own image, as the release writes it (scripts/ociimage):
+# /proxy-await its entrypoint, /proxy-awaitctl beside it; containerd
+# imports the layout as a tarball.
 rm -rf "$BIN/proxy-await-image"
 env -u GOMODCACHE -u GOCACHE nice -n 10 go run ./scripts/ociimage -out "$BIN/proxy-await-image" \
-	-name k8s.local/proxy-await:e2e -created 1970-01-01T00:00:00Z -license LICENSE "$BIN/proxy-await" >/dev/null
+	-name k8s.local/proxy-await:e2e -entrypoint proxy-await -created 1970-01-01T00:00:00Z -license LICENSE \
+	"$BIN/proxy-await" "$BIN/proxy-awaitctl" >/dev/null
 tar -C "$BIN/proxy-await-image" -cf "$BIN/proxy-await-image.tar" .
 
-# Images for containerd: no registry, so both are built here from files.
+# The cluster's registry, go-containerregistry's, from the project's module.
+env -u GOMODCACHE -u GOCACHE CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$BIN/registry" ./testdata/registry
+
+# Images, built here from files: nothing is downloaded. containerd imports
+# the pause and busybox images and proxy-await's; the registry serves
+# busybox, proxy-await's and the HTTP server's, whose ENTRYPOINT and CMD
+# run it as scenario 15's Deployment does without a command of its own.
 "$BIN/mkimage" -o "$BIN/pause.tar" -name k8s.local/pause:e2e -entrypoint /pause \
 	"$BIN/pause:/pause"
 "$BIN/mkimage" -o "$BIN/busybox.tar" -name k8s.local/busybox:e2e -entrypoint /bin/sh \
 	-busybox /bin/busybox
+"$BIN/mkimage" -o "$BIN/httpapp.tar" -name k8s.local/httpapp:e2e -entrypoint /httpapp \
+	-cmd -serve -cmd :8080 -cmd -out -cmd /out/app "$BIN/httpapp:/httpapp"

@@ -1,13 +1,23 @@
 #!/bin/sh
-# stack.sh up|down: starts or stops a single-node Kubernetes cluster (etcd,
-# kube-apiserver, kube-controller-manager, kube-scheduler, containerd, a
-# kubelet registered as node $NODE_NAME, kube-proxy) inside a network
-# namespace of its own. Each workaround below is explained in docs/e2e.md.
+# stack.sh up|down|proxy MODE: starts or stops a two-node Kubernetes cluster,
+# each node in a network namespace of its own, the two joined by a veth
+# pair: on node 1 etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler and the cluster's registry; on each node containerd, a kubelet registered as node
+# e2e-N, and kube-proxy. Each workaround below is explained in docs/e2e.md.
 #
-# up leaves the cluster running with the node Ready, kube-proxy synced and
-# the default ServiceAccount made; the admin's kubeconfig is
-# $RUN/pki/admin.kubeconfig, for clients run in the namespace (in_netns).
-# If an earlier run left anything behind, up clears it first.
+# up leaves the cluster running with both nodes Ready, both kube-proxies
+# synced (in mode E2E_PROXY_MODE, iptables by default) and the default
+# ServiceAccount made; the admin's kubeconfig is $RUN/pki/admin.kubeconfig,
+# for clients run in node 1's namespace (in_netns). Each node describes
+# itself in $RUN/nodes/NAME for the scenario runner: its address (ip), its
+# network namespace (netns), containerd's socket (run/containerd.sock) and
+# kube-proxy's configuration (etc/kube-proxy.yaml). If an earlier run left
+# anything behind, up clears it first.
+#
+# proxy MODE restarts both kube-proxies in another mode (iptables, nftables
+# or ipvs); each removes the rules of the mode it replaces as it starts.
+# can MODE says whether kube-proxy can run in MODE on this machine, and if
+# not, why.
 #
 # down stops every process of the run, removes every pod, container,
 # cgroup, mount and namespace the run made, keeps the logs in $CACHE/logs
@@ -17,7 +27,7 @@ set -eu
 . "$(dirname "$0")/env.sh"
 
 # The sysctls the kubelet sets at start-up: it writes into regular files
-# bind-mounted over them in the stack's mount namespace, not into the
+# bind-mounted over them in its node's mount namespace, not into the
 # host's.
 SYSCTLS="vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops
 kernel/keys/root_maxkeys kernel/keys/root_maxbytes"
@@ -26,72 +36,76 @@ PKI=$RUN/pki
 KUBECTL="$BIN/kubectl --kubeconfig=$PKI/admin.kubeconfig --cache-dir=$RUN/var/kubectl"
 
 up() {
-	if [ -e "$RUN" ] || netns_exists; then
+	if [ -e "$RUN" ] || any_netns; then
 		log "clearing what an earlier run left behind"
 		down
+	fi
+	mode=${E2E_PROXY_MODE:-iptables}
+	if ! proxy_mode_ok "$mode"; then
+		exit 1
 	fi
 	t0=$(date +%s)
 	mkdir -p "$RUN"
 	# down stops this script first, should it still be starting things.
 	echo $$ >"$RUN/up.pid"
-	mkdir -p "$RUN"/etc/cni "$RUN"/var/containerd "$RUN"/var/kubelet "$RUN"/var/log \
-		"$RUN"/var/lib "$RUN"/var/cni "$RUN"/var/kubectl "$RUN"/run "$RUN"/opt "$RUN"/tmp \
-		"$RUN"/fakesys "$RUN"/logs "$RUN"/out "$RUN"/bin "$RUN"/ns
-	# E2E_PROXY_AWAIT runs the scenarios against another build.
+	mkdir -p "$RUN"/logs "$RUN"/out "$RUN"/bin "$RUN"/var/kubectl
+	# E2E_PROXY_AWAIT and E2E_PROXY_AWAITCTL run the scenarios against
+	# another build.
 	cp "${E2E_PROXY_AWAIT:-$BIN/proxy-await}" "$RUN/bin/proxy-await"
+	cp "${E2E_PROXY_AWAITCTL:-$BIN/proxy-awaitctl}" "$RUN/bin/proxy-awaitctl"
 	cp "$BIN/fakeproxy" "$BIN/httpapp" "$RUN/bin/"
-	"$BIN/pki" -dir "$PKI" -node "$NODE_NAME" -node-ip "$NODE_IP" -service-ip "$SERVICE_IP"
+	set --
+	for i in $NODES; do
+		node "$i"
+		set -- "$@" -node "$NODE_NAME=$NODE_IP"
+	done
+	"$BIN/pki" -dir "$PKI" -api-ip "$API_IP" -service-ip "$SERVICE_IP" -registry-ip "${REGISTRY%:*}" "$@"
 
 	# util-linux's mount keeps its lock in /run/mount.
 	[ -e /run/mount ] || touch "$RUN/made-run-mount"
-
-	# The network namespace: the node's address on a veth pair whose ends
-	# are both inside, and a default route through it, so that components
-	# looking for one find it, and what they send to any other address
-	# goes nowhere. `ip netns add` mounts /run/netns if it is not a mount
-	# yet; down undoes what this run did there.
+	# `ip netns add` mounts /run/netns if it is not a mount yet; down undoes
+	# what this run did there.
 	[ -e /run/netns ] || touch "$RUN/made-run-netns"
 	mountpoint -q /run/netns 2>/dev/null || touch "$RUN/made-run-netns-mount"
-	ip netns add "$NETNS"
-	ip -n "$NETNS" link set lo up
-	ip -n "$NETNS" link add e2e0 type veth peer name e2e1
-	ip -n "$NETNS" addr add "$NODE_IP/24" dev e2e0
-	ip -n "$NETNS" link set e2e0 up
-	ip -n "$NETNS" link set e2e1 up
-	ip -n "$NETNS" route add default dev e2e0
-	# Pods reach Services through the node: it routes between the bridge
-	# and kube-proxy's rules. /proc/sys/net is the namespace's own.
-	in_netns sh -c 'echo 1 >/proc/sys/net/ipv4/ip_forward'
-
-	# The mount namespace every component runs in, kept by a bind mount of
-	# it under $RUN/ns (a private mount, which such a bind needs). In it
-	# /run, /tmp, /var/lib and /var/log, which components write whatever
-	# their flags say, are the run's own; /etc/resolv.conf is empty, so no
-	# name is looked up anywhere; and the six sysctls the kubelet writes
-	# are regular files. Mounts made there (containers' root filesystems,
-	# volumes, the pods' network namespaces) never show on the host, and
-	# vanish with it.
-	mount --bind "$RUN/ns" "$RUN/ns"
-	mount --make-private "$RUN/ns"
-	touch "$RUN/ns/mnt"
-	: >"$RUN/etc/resolv.conf"
-	fakes=""
-	for s in $SYSCTLS; do
-		f=$RUN/fakesys/$(echo "$s" | tr / .)
-		cat "/proc/sys/$s" >"$f"
-		fakes="$fakes mount --bind $f /proc/sys/$s;"
+	for i in $NODES; do
+		node "$i"
+		ip netns add "$NODE_NETNS"
+		ip -n "$NODE_NETNS" link set lo up
 	done
-	unshare --mount="$RUN/ns/mnt" --propagation private sh -c "
-		set -e
-		mount -t tmpfs -o mode=0755 proxy-await-e2e /run
-		mount --bind $RUN/tmp /tmp
-		mount --bind $RUN/var/lib /var/lib
-		mount --bind $RUN/var/log /var/log
-		mount --bind $RUN/etc/resolv.conf /etc/resolv.conf
-		$fakes"
 
-	# etcd keeps its data on the namespace's /run, in memory: a run's
-	# state is small and thrown away.
+	# The wire: a veth pair with an end in each node, the node's address
+	# on it, and a default route through it, so that components looking
+	# for one find it; what is sent to an address that neither node has
+	# goes nowhere (no neighbour answers for it). Each node routes the
+	# other's pod range to the other's address, as a CNI's routes do, and
+	# forwards between its bridge, the wire and kube-proxy's rules
+	# (/proc/sys/net is the namespace's own).
+	node 1
+	node1=$NODE_NETNS
+	node 2
+	ip -n "$node1" link add e2e0 type veth peer name e2e0 netns "$NODE_NETNS"
+	for i in $NODES; do
+		node "$i"
+		ns=$NODE_NETNS
+		ip -n "$ns" addr add "$NODE_IP/24" dev e2e0
+		ip -n "$ns" link set e2e0 up
+		ip -n "$ns" route add default dev e2e0
+		nsenter --net="/run/netns/$ns" sh -c 'echo 1 >/proc/sys/net/ipv4/ip_forward'
+		for j in $NODES; do
+			[ "$j" != "$i" ] || continue
+			node "$j"
+			ip -n "$ns" route add "$NODE_PODS" via "$NODE_IP" dev e2e0
+		done
+	done
+
+	for i in $NODES; do
+		node "$i"
+		mount_namespace
+	done
+
+	# The control plane, on node 1. etcd keeps its data on the node's
+	# /run, in memory: a run's state is small and thrown away.
+	node 1
 	start etcd 10 etcd --name e2e --data-dir /run/etcd \
 		--listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
 		--listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
@@ -99,7 +113,7 @@ up() {
 	wait_for etcd etcd in_netns busybox wget -q -O /dev/null http://127.0.0.1:2379/health
 
 	start kube-apiserver 10 "$BIN/kube-apiserver" --etcd-servers=http://127.0.0.1:2379 \
-		--advertise-address="$NODE_IP" --bind-address="$NODE_IP" --secure-port=6443 \
+		--advertise-address="$API_IP" --bind-address="$API_IP" --secure-port=6443 \
 		--service-cluster-ip-range="$SERVICE_CIDR" --authorization-mode=Node,RBAC \
 		--client-ca-file="$PKI/ca.crt" \
 		--tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" \
@@ -117,25 +131,94 @@ up() {
 			--bind-address=127.0.0.1 --leader-elect=false --profiling=false
 		if [ $c = controller-manager ]; then
 			# nodeipam is off: host-local IPAM gives the pods their
-			# addresses. Each controller acts as its own service account,
-			# as kubeadm sets it up.
-			set -- "$@" --controllers='*,-nodeipam' --use-service-account-credentials=true \
+			# addresses, from each node's range. So is the
+			# ValidatingAdmissionPolicy status controller: its write of a
+			# policy's status makes this API server recompile the policy,
+			# which can crash it if an admission evaluates the policy
+			# meanwhile (docs/e2e.md). Each controller acts as its own
+			# service account, as kubeadm sets it up.
+			set -- "$@" --controllers='*,-nodeipam,-validatingadmissionpolicy-status-controller' \
+				--use-service-account-credentials=true \
 				--service-account-private-key-file="$PKI/sa.key" --root-ca-file="$PKI/ca.crt"
 		fi
 		start kube-$c 10 "$BIN/kube-$c" "$@"
 	done
 
-	# containerd runs at the usual priority: its shims and the pods inherit
-	# it, and the pods' timing is what the scenarios measure.
-	sock=$RUN/run/containerd.sock
-	cat >"$RUN/etc/containerd.toml" <<-TOML
+	# The registry, on node 1's address, with the images the scenarios
+	# pull from it; it pushes them to itself before it says it is ready.
+	start registry 10 "$BIN/registry" -addr "$REGISTRY" -cert "$PKI/registry.crt" -key "$PKI/registry.key" \
+		-ca "$PKI/ca.crt" -ready "$RUN/registry.ready" \
+		e2e/busybox:e2e="$BIN/busybox.tar" e2e/httpapp:e2e="$BIN/httpapp.tar" \
+		e2e/proxy-await:e2e="$BIN/proxy-await-image"
+	wait_for "the registry" registry test -s "$RUN/registry.ready"
+
+	for i in $NODES; do
+		node "$i"
+		node_up "$mode"
+	done
+	for i in $NODES; do
+		node "$i"
+		wait_for "the kubelet of $NODE_NAME" "$NODE_NAME.kubelet" \
+			nsenter --net="/run/netns/$NODE_NETNS" busybox wget -q -O /dev/null http://127.0.0.1:10248/healthz
+		wait_for "node $NODE_NAME Ready" "$NODE_NAME.kubelet" node_ready
+		wait_for "kube-proxy of $NODE_NAME" "$NODE_NAME.kube-proxy" proxy_healthy
+	done
+	wait_for "the default ServiceAccount" kube-controller-manager in_netns $KUBECTL get serviceaccount default
+	node 1
+	n1="$NODE_NAME at $NODE_IP (pods $NODE_PODS, minSyncPeriod $NODE_MIN_SYNC)"
+	node 2
+	log "cluster up in $(($(date +%s) - t0)) s: nodes $n1 and $NODE_NAME at $NODE_IP (pods $NODE_PODS, minSyncPeriod $NODE_MIN_SYNC) Ready, kube-proxy in $mode mode, Services in $SERVICE_CIDR"
+}
+
+# mount_namespace makes the current node's mount namespace, kept by a bind
+# mount of it under $NODE_DIR/ns (a private mount, which such a bind
+# needs). In it /run, /tmp, /var/lib and /var/log, which components write
+# whatever their flags say, are the node's own; /etc/resolv.conf is empty,
+# so no name is looked up anywhere; and the six sysctls the kubelet writes
+# are regular files. Mounts made there (containers' root filesystems,
+# volumes, the pods' network namespaces) never show on the host or on the
+# other node, and vanish with it.
+mount_namespace() {
+	d=$NODE_DIR
+	mkdir -p "$d"/etc/cni "$d"/var/containerd "$d"/var/kubelet "$d"/var/log "$d"/var/lib "$d"/var/cni \
+		"$d"/run "$d"/opt "$d"/tmp "$d"/fakesys "$d"/ns
+	echo "$NODE_IP" >"$d/ip"
+	echo "/run/netns/$NODE_NETNS" >"$d/netns"
+	mount --bind "$d/ns" "$d/ns"
+	mount --make-private "$d/ns"
+	touch "$d/ns/mnt"
+	: >"$d/etc/resolv.conf"
+	fakes=""
+	for s in $SYSCTLS; do
+		f=$d/fakesys/$(echo "$s" | tr / .)
+		cat "/proc/sys/$s" >"$f"
+		fakes="$fakes mount --bind $f /proc/sys/$s;"
+	done
+	unshare --mount="$d/ns/mnt" --propagation private sh -c "
+		set -e
+		mount -t tmpfs -o mode=0755 proxy-await-e2e /run
+		mount --bind $d/tmp /tmp
+		mount --bind $d/var/lib /var/lib
+		mount --bind $d/var/log /var/log
+		mount --bind $d/etc/resolv.conf /etc/resolv.conf
+		$fakes"
+}
+
+# node_up MODE starts the current node's containerd, kubelet and kube-proxy
+# (in MODE), and imports the images into its containerd.
+node_up() {
+	d=$NODE_DIR
+	sock=$d/run/containerd.sock
+	# containerd runs at the usual priority: its shims and the pods
+	# inherit it, and the pods' timing is what the scenarios measure.
+	cat >"$d/etc/containerd.toml" <<-TOML
 	version = 2
-	root = "$RUN/var/containerd"
-	state = "$RUN/run/containerd"
+	root = "$d/var/containerd"
+	state = "$d/run/containerd"
 	[grpc]
 	  address = "$sock"
 	[plugins."io.containerd.internal.v1.opt"]
-	  path = "$RUN/opt"
+	  path = "$d/opt"
 	[plugins."io.containerd.grpc.v1.cri"]
 	  sandbox_image = "k8s.local/pause:e2e"
 	  restrict_oom_score_adj = true
@@ -144,16 +227,18 @@ up() {
 	  stream_server_port = "0"
 	  [plugins."io.containerd.grpc.v1.cri".cni]
 	    bin_dir = "/usr/lib/cni"
-	    conf_dir = "$RUN/etc/cni"
+	    conf_dir = "$d/etc/cni"
+	  [plugins."io.containerd.grpc.v1.cri".registry]
+	    config_path = "$d/etc/certs.d"
 	  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
 	    runtime_type = "io.containerd.runc.v2"
 	    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
 	      SystemdCgroup = false
-	      Root = "$RUN/run/runc"
+	      Root = "$d/run/runc"
 	TOML
-	# Each pod gets an address on the bridge; host-local keeps its leases
-	# under $RUN.
-	cat >"$RUN/etc/cni/10-e2e.conflist" <<-JSON
+	# Each pod gets an address from its node's range on the node's bridge;
+	# host-local keeps its leases under the node's directory.
+	cat >"$d/etc/cni/10-e2e.conflist" <<-JSON
 	{
 	  "cniVersion": "1.0.0",
 	  "name": "e2e",
@@ -164,20 +249,28 @@ up() {
 	    "hairpinMode": true,
 	    "ipam": {
 	      "type": "host-local",
-	      "ranges": [[{"subnet": "$POD_CIDR"}]],
+	      "ranges": [[{"subnet": "$NODE_PODS"}]],
 	      "routes": [{"dst": "0.0.0.0/0"}],
-	      "dataDir": "$RUN/var/cni"
+	      "dataDir": "$d/var/cni"
 	    }
 	  }]
 	}
 	JSON
-	start containerd 0 containerd --config "$RUN/etc/containerd.toml"
-	wait_for containerd containerd ctr --address "$sock" version
+	# The cluster's registry, trusted through the run's CA.
+	mkdir -p "$d/etc/certs.d/$REGISTRY"
+	cat >"$d/etc/certs.d/$REGISTRY/hosts.toml" <<-TOML
+	server = "https://$REGISTRY"
+	[host."https://$REGISTRY"]
+	  capabilities = ["pull", "resolve"]
+	  ca = "$PKI/ca.crt"
+	TOML
+	start "$NODE_NAME.containerd" 0 containerd --config "$d/etc/containerd.toml"
+	wait_for "containerd of $NODE_NAME" "$NODE_NAME.containerd" ctr --address "$sock" version
 	for img in pause busybox proxy-await-image; do
 		ctr --address "$sock" -n k8s.io images import "$BIN/$img.tar" >/dev/null
 	done
 
-	cat >"$RUN/etc/kubelet.yaml" <<-YAML
+	cat >"$d/etc/kubelet.yaml" <<-YAML
 	apiVersion: kubelet.config.k8s.io/v1beta1
 	kind: KubeletConfiguration
 	syncFrequency: 5s
@@ -186,8 +279,8 @@ up() {
 	readOnlyPort: 0
 	healthzBindAddress: 127.0.0.1
 	healthzPort: 10248
-	tlsCertFile: $PKI/kubelet-serving.crt
-	tlsPrivateKeyFile: $PKI/kubelet-serving.key
+	tlsCertFile: $PKI/kubelet-serving-$NODE_NAME.crt
+	tlsPrivateKeyFile: $PKI/kubelet-serving-$NODE_NAME.key
 	authentication:
 	  anonymous: {enabled: false}
 	  webhook: {enabled: false}
@@ -201,40 +294,109 @@ up() {
 	failSwapOn: false
 	failCgroupV1: false
 	makeIPTablesUtilChains: false
-	podLogsDir: $RUN/var/log/pods
-	volumePluginDir: $RUN/var/kubelet-plugins
+	podLogsDir: $d/var/log/pods
+	volumePluginDir: $d/var/kubelet-plugins
 	resolvConf: ""
 	evictionHard: {memory.available: "1Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
 	imageGCHighThresholdPercent: 100
 	imageGCLowThresholdPercent: 99
 	YAML
-	start kubelet 19 "$BIN/kubelet" --config="$RUN/etc/kubelet.yaml" \
-		--kubeconfig="$PKI/kubelet.kubeconfig" --root-dir="$RUN/var/kubelet" \
-		--cert-dir="$RUN/var/kubelet/pki" --hostname-override="$NODE_NAME" --node-ip="$NODE_IP" --v=2
+	start "$NODE_NAME.kubelet" 19 "$BIN/kubelet" --config="$d/etc/kubelet.yaml" \
+		--kubeconfig="$PKI/kubelet-$NODE_NAME.kubeconfig" --root-dir="$d/var/kubelet" \
+		--cert-dir="$d/var/kubelet/pki" --hostname-override="$NODE_NAME" --node-ip="$NODE_IP" --v=2
+	proxy_start "$1"
+}
 
-	# kube-proxy leaves the host's conntrack sysctls alone (0: as they are)
-	# and does not open node ports on localhost (which would need
-	# route_localnet).
-	cat >"$RUN/etc/kube-proxy.yaml" <<-YAML
+# proxy_start MODE starts the current node's kube-proxy in MODE, with the
+# node's minSyncPeriod. It leaves the host's conntrack sysctls alone (0: as
+# they are) and opens no node ports on localhost (which would need
+# route_localnet). Traffic from outside the pods' range to a Service is
+# masqueraded, as in any cluster.
+proxy_start() {
+	d=$NODE_DIR
+	cat >"$d/etc/kube-proxy.yaml" <<-YAML
 	apiVersion: kubeproxy.config.k8s.io/v1alpha1
 	kind: KubeProxyConfiguration
 	clientConnection: {kubeconfig: $PKI/kube-proxy.kubeconfig}
 	hostnameOverride: $NODE_NAME
-	mode: iptables
-	clusterCIDR: $POD_CIDR
+	mode: $1
+	clusterCIDR: $CLUSTER_PODS
 	healthzBindAddress: 127.0.0.1:10256
 	metricsBindAddress: 127.0.0.1:10249
 	conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
-	iptables: {minSyncPeriod: ${E2E_MIN_SYNC_PERIOD:-1s}, localhostNodePorts: false}
+	iptables: {minSyncPeriod: $NODE_MIN_SYNC, localhostNodePorts: false}
+	nftables: {minSyncPeriod: $NODE_MIN_SYNC}
+	ipvs: {minSyncPeriod: $NODE_MIN_SYNC}
 	YAML
 	# --v=2: each sync of the rules, with its time, for the rollout traces.
-	start kube-proxy 10 "$BIN/kube-proxy" --config="$RUN/etc/kube-proxy.yaml" --v=2
+	start "$NODE_NAME.kube-proxy" 10 "$BIN/kube-proxy" --config="$d/etc/kube-proxy.yaml" --v=2
+}
 
-	wait_for kubelet kubelet in_netns busybox wget -q -O /dev/null http://127.0.0.1:10248/healthz
-	wait_for "node $NODE_NAME Ready" kubelet node_ready
-	wait_for kube-proxy kube-proxy in_netns busybox wget -q -O /dev/null http://127.0.0.1:10256/healthz
-	wait_for "the default ServiceAccount" kube-controller-manager in_netns $KUBECTL get serviceaccount default
-	log "cluster up in $(($(date +%s) - t0)) s: node $NODE_NAME Ready at $NODE_IP, pods in $POD_CIDR, Services in $SERVICE_CIDR"
+# proxy MODE: both kube-proxies stopped, then started in MODE.
+proxy() {
+	mode=$1
+	proxy_mode_ok "$mode" || exit 1
+	for i in $NODES; do
+		node "$i"
+		stop "$NODE_NAME.kube-proxy"
+	done
+	for i in $NODES; do
+		node "$i"
+		proxy_start "$mode"
+	done
+	for i in $NODES; do
+		node "$i"
+		wait_for "kube-proxy of $NODE_NAME" "$NODE_NAME.kube-proxy" proxy_healthy
+	done
+	log "kube-proxy in $mode mode on every node"
+}
+
+# proxy_mode_ok MODE says whether kube-proxy can run in MODE here, and if
+# not, why. IPVS needs the kernel's ip_vs (built in, or a module that
+# modprobe loads: /proc/net/ip_vs then exists), the dummy link type for its
+# kube-ipvs0 interface, and ipset.
+proxy_mode_ok() {
+	case $1 in
+	iptables) ;;
+	nftables)
+		if ! command -v nft >/dev/null 2>&1; then
+			log "kube-proxy mode nftables: no nft command (Debian's nftables)"
+			return 1
+		fi
+		;;
+	ipvs)
+		if command -v modprobe >/dev/null 2>&1; then
+			modprobe ip_vs 2>/dev/null || true
+		fi
+		if [ ! -e /proc/net/ip_vs ]; then
+			log "kube-proxy mode ipvs: this kernel has no IPVS ($(ipvs_why))"
+			return 1
+		fi
+		if ! command -v ipset >/dev/null 2>&1; then
+			log "kube-proxy mode ipvs: no ipset command (Debian's ipset)"
+			return 1
+		fi
+		;;
+	*)
+		log "kube-proxy mode $1: not one of iptables, nftables, ipvs"
+		return 1
+		;;
+	esac
+}
+
+# ipvs_why says how the kernel was found to lack IPVS.
+ipvs_why() {
+	why="no /proc/net/ip_vs"
+	if command -v modprobe >/dev/null 2>&1; then
+		why="$why after modprobe ip_vs: $(modprobe ip_vs 2>&1 | tail -n 1)"
+	else
+		why="$why, and no modprobe"
+	fi
+	if [ -r /proc/config.gz ]; then
+		conf=$(zcat /proc/config.gz | grep -E '^(# )?CONFIG_(IP_VS|MODULES)[ =]' | tr '\n' ';' | sed 's/;$//')
+		why="$why; /proc/config.gz: $conf"
+	fi
+	printf %s "$why"
 }
 
 node_ready() {
@@ -242,14 +404,18 @@ node_ready() {
 		-o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
 }
 
-# start NAME NICE COMMAND...: runs COMMAND in the stack's namespaces, in the
-# background, with its output in logs/NAME.log and its pid in NAME.pid.
-# nsenter and nice exec what they run, so the pid is COMMAND's (in_stack,
-# a function, would leave a subshell in between).
+proxy_healthy() {
+	nsenter --net="/run/netns/$NODE_NETNS" busybox wget -q -O /dev/null http://127.0.0.1:10256/healthz
+}
+
+# start NAME NICE COMMAND...: runs COMMAND in the current node's namespaces,
+# in the background, with its output in logs/NAME.log and its pid in
+# NAME.pid. nsenter and nice exec what they run, so the pid is COMMAND's (a
+# function would leave a subshell in between).
 start() {
 	name=$1 nice=$2
 	shift 2
-	nsenter --net="/run/netns/$NETNS" --mount="$RUN/ns/mnt" nice -n "$nice" "$@" \
+	nsenter --net="/run/netns/$NODE_NETNS" --mount="$NODE_DIR/ns/mnt" nice -n "$nice" "$@" \
 		</dev/null >"$RUN/logs/$name.log" 2>&1 9>&- &
 	echo $! >"$RUN/$name.pid"
 }
@@ -270,13 +436,25 @@ wait_for() {
 	done
 }
 
-netns_exists() { [ -e "/run/netns/$NETNS" ]; }
+# The run's network namespaces, those that exist.
+netns_list() {
+	for i in $NODES; do
+		[ -e "/run/netns/$NETNS_PREFIX-$i" ] && echo "$NETNS_PREFIX-$i"
+	done
+	return 0
+}
 
-# ours PID: whether the process runs in the run's network namespace, so
-# that a pid file left by a run long gone never names another process.
+any_netns() { [ -n "$(netns_list)" ]; }
+
+# ours PID: whether the process runs in one of the run's network
+# namespaces, so that a pid file left by a run long gone never names
+# another process.
 ours() {
-	netns_exists &&
-		[ "$(stat -L -c %i "/proc/$1/ns/net" 2>/dev/null)" = "$(stat -L -c %i "/run/netns/$NETNS")" ]
+	inode=$(stat -L -c %i "/proc/$1/ns/net" 2>/dev/null) || return 1
+	for ns in $(netns_list); do
+		[ "$inode" = "$(stat -L -c %i "/run/netns/$ns")" ] && return 0
+	done
+	return 1
 }
 
 # stop NAME...: SIGTERM to each, then waits for all, with SIGKILL after 20 s.
@@ -317,36 +495,52 @@ down() {
 		fi
 	fi
 	if [ -d "$RUN" ]; then
-		stop kubelet kube-proxy kube-scheduler kube-controller-manager
-		if [ -S "$RUN/run/containerd.sock" ] && [ -f "$RUN/containerd.pid" ] && ours "$(cat "$RUN/containerd.pid")"; then
-			"$BIN/cri" -endpoint "unix://$RUN/run/containerd.sock" rmp-all >/dev/null ||
-				log "could not remove every pod through the CRI: see $CACHE/logs/containerd.log"
-		fi
+		set --
+		for i in $NODES; do
+			node "$i"
+			set -- "$@" "$NODE_NAME.kubelet" "$NODE_NAME.kube-proxy"
+		done
+		stop "$@" kube-scheduler kube-controller-manager registry
+		set --
+		for i in $NODES; do
+			node "$i"
+			sock=$NODE_DIR/run/containerd.sock pidf=$RUN/$NODE_NAME.containerd.pid
+			if [ -S "$sock" ] && [ -f "$pidf" ] && ours "$(cat "$pidf")"; then
+				"$BIN/cri" -endpoint "unix://$sock" rmp-all >/dev/null ||
+					log "could not remove every pod of $NODE_NAME through the CRI: see $CACHE/logs/$NODE_NAME.containerd.log"
+			fi
+			set -- "$@" "$NODE_NAME.containerd"
+		done
 		# etcd last: an API server without it hangs in its shutdown.
-		stop containerd kube-apiserver
+		stop "$@" kube-apiserver
 		stop etcd
 	fi
-	# Whatever still runs in the namespace: a shim whose pod could not be
+	# Whatever still runs in the namespaces: a shim whose pod could not be
 	# removed, a client, what an interrupted run had started.
-	i=0
-	while netns_exists; do
-		pids=$(ip netns pids "$NETNS")
-		[ -n "$pids" ] || break
-		i=$((i + 1))
-		[ $i -lt 100 ] || { log "processes $pids in $NETNS survive SIGKILL"; break; }
-		# shellcheck disable=SC2086
-		kill -9 $pids 2>/dev/null || true
-		sleep 0.1
+	for ns in $(netns_list); do
+		i=0
+		while :; do
+			pids=$(ip netns pids "$ns")
+			[ -n "$pids" ] || break
+			i=$((i + 1))
+			[ $i -lt 100 ] || { log "processes $pids in $ns survive SIGKILL"; break; }
+			# shellcheck disable=SC2086
+			kill -9 $pids 2>/dev/null || true
+			sleep 0.1
+		done
 	done
-	if [ -d "$RUN/run/runc/k8s.io" ]; then
+	for i in $NODES; do
+		node "$i"
+		root=$NODE_DIR/run/runc/k8s.io
+		[ -d "$root" ] || continue
 		# Containers whose shim is gone: runc kills what runs in them and
 		# removes their cgroups.
-		for id in $(runc --root "$RUN/run/runc/k8s.io" list -q 2>/dev/null); do
-			runc --root "$RUN/run/runc/k8s.io" delete --force "$id" 2>/dev/null ||
-				log "runc could not delete container $id"
+		for id in $(runc --root "$root" list -q 2>/dev/null); do
+			runc --root "$root" delete --force "$id" 2>/dev/null ||
+				log "runc could not delete container $id of $NODE_NAME"
 		done
-	fi
-	# The mount namespace's bind mount, and anything else mounted under
+	done
+	# The mount namespaces' bind mounts, and anything else mounted under
 	# $RUN, deepest first.
 	awk -v run="$RUN/" 'index($5, run) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
 		while read -r m; do umount -l "$m" || true; done
@@ -354,9 +548,9 @@ down() {
 	for d in /sys/fs/cgroup/*/k8s.io; do
 		[ -d "$d" ] && rmdir "$d"/* "$d" 2>/dev/null || true
 	done
-	if netns_exists; then
-		ip netns del "$NETNS"
-	fi
+	for ns in $(netns_list); do
+		ip netns del "$ns"
+	done
 	if [ -f "$RUN/made-run-netns-mount" ] && [ -z "$(ls -A /run/netns 2>/dev/null)" ]; then
 		umount /run/netns 2>/dev/null || true
 	fi
@@ -378,8 +572,10 @@ down() {
 case "${1:-}" in
 up) up ;;
 down) down ;;
+proxy) proxy "${2:?usage: $0 proxy iptables|nftables|ipvs}" ;;
+can) proxy_mode_ok "${2:?usage: $0 can iptables|nftables|ipvs}" ;;
 *)
-	echo "usage: $0 up|down" >&2
+	echo "usage: $0 up|down|proxy MODE|can MODE" >&2
 	exit 2
 	;;
 esac

@@ -1,9 +1,11 @@
 // Command mkimage writes a single-layer image as a docker-archive tarball,
-// which `ctr images import` loads: the end-to-end run has no registry, so its
-// pause and busybox images are made from files on this machine.
+// which `ctr images import` loads and the cluster's registry serves
+// (testdata/registry): the end-to-end run downloads no image, so its pause,
+// busybox and HTTP server images are made from files on this machine.
 //
 //	mkimage -o pause.tar -name k8s.local/pause:e2e -entrypoint /pause /path/pause:/pause
 //	mkimage -o busybox.tar -name k8s.local/busybox:e2e -busybox /bin/busybox
+//	mkimage -o httpapp.tar -name k8s.local/httpapp:e2e -entrypoint /httpapp -cmd -serve -cmd :8080 /path/httpapp:/httpapp
 //
 // Every argument SRC:DST copies a file into the image. -busybox copies a
 // static busybox to /bin/busybox and links each of its applets to it. The
@@ -21,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -37,10 +40,15 @@ func main() {
 	out := flag.String("o", "", "output tarball")
 	name := flag.String("name", "", "image reference, e.g. k8s.local/pause:e2e")
 	entrypoint := flag.String("entrypoint", "", "the image's entrypoint")
+	var cmd []string
+	flag.Func("cmd", "a word of the image's CMD (repeatable)", func(w string) error {
+		cmd = append(cmd, w)
+		return nil
+	})
 	busybox := flag.String("busybox", "", "a static busybox to install with its applet links")
 	flag.Parse()
 	if *out == "" || *name == "" {
-		fatal(fmt.Errorf("usage: mkimage -o OUT -name REF [-entrypoint PATH] [-busybox BIN] [SRC:DST...]"))
+		fatal(fmt.Errorf("usage: mkimage -o OUT -name REF [-entrypoint PATH] [-cmd WORD]... [-busybox BIN] [SRC:DST...]"))
 	}
 
 	files := map[string]*entry{}
@@ -71,7 +79,7 @@ func main() {
 	layer := layerTar(files)
 	diffID := fmt.Sprintf("sha256:%x", sha256.Sum256(layer))
 	cfg := map[string]any{
-		"architecture": "amd64",
+		"architecture": runtime.GOARCH,
 		"os":           "linux",
 		"created":      time.Unix(0, 0).UTC(),
 		"config": map[string]any{
@@ -81,6 +89,9 @@ func main() {
 	}
 	if *entrypoint != "" {
 		cfg["config"].(map[string]any)["Entrypoint"] = []string{*entrypoint}
+	}
+	if cmd != nil {
+		cfg["config"].(map[string]any)["Cmd"] = cmd
 	}
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {

@@ -1,16 +1,19 @@
 // Command pki writes the certificates, keys and kubeconfigs of the end-to-end
 // cluster into a directory: one CA, the API server's serving certificate, a
-// client certificate for each component and for the admin, the kubelet's
-// serving certificate, and the service-account signing key. Every key is
-// ECDSA P-256, made here (crypto/x509), so nothing is downloaded and no
-// openssl is needed. The files are valid for a day: a run lasts minutes.
+// client certificate for each component and for the admin, each node's
+// kubelet's client and serving certificates, and the service-account
+// signing key, and the serving certificate of the cluster's registry. Every key is ECDSA P-256, made here (crypto/x509), so nothing
+// is downloaded and no openssl is needed. The files are valid for a day: a
+// run lasts minutes.
 //
-//	pki -dir DIR -node NAME -node-ip IP -service-ip IP
+//	pki -dir DIR -api-ip IP -service-ip IP -registry-ip IP -node NAME=IP [-node NAME=IP]...
 //
-// It writes DIR/ca.crt, DIR/NAME.crt and DIR/NAME.key for apiserver,
-// apiserver-kubelet-client, kubelet-serving and each client, DIR/sa.key and
-// DIR/sa.pub, and DIR/NAME.kubeconfig for admin, controller-manager,
-// scheduler, kube-proxy and kubelet, all pointing at https://NODE-IP:6443.
+// It writes DIR/ca.crt, DIR/NAME.crt and DIR/NAME.key for apiserver, registry,
+// apiserver-kubelet-client and each client, kubelet-NODE and
+// kubelet-serving-NODE for each node, DIR/sa.key and DIR/sa.pub, and
+// DIR/NAME.kubeconfig for admin, controller-manager, scheduler, kube-proxy
+// and each node's kubelet (kubelet-NODE), all pointing at
+// https://API-IP:6443.
 package main
 
 import (
@@ -28,6 +31,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -51,24 +55,41 @@ type client struct {
 	write bool // also write NAME.kubeconfig
 }
 
+// node is a node of the cluster: its name and the address its kubelet
+// serves on.
+type node struct {
+	name string
+	ip   net.IP
+}
+
 func main() {
 	dir := flag.String("dir", "", "directory to write into")
-	node := flag.String("node", "", "the node's name")
-	nodeIP := flag.String("node-ip", "", "the node's address, where the API server and the kubelet listen")
+	apiIP := flag.String("api-ip", "", "the API server's address")
 	serviceIP := flag.String("service-ip", "", "the first address of the Service range (the kubernetes Service)")
+	registryIP := flag.String("registry-ip", "", "the registry's address")
+	var nodes []node
+	flag.Func("node", "a node as NAME=IP, its kubelet's address (repeatable)", func(v string) error {
+		name, addr, _ := strings.Cut(v, "=")
+		ip := net.ParseIP(addr)
+		if name == "" || ip == nil {
+			return fmt.Errorf("want NAME=IP, not %q", v)
+		}
+		nodes = append(nodes, node{name, ip})
+		return nil
+	})
 	flag.Parse()
-	ip, svc := net.ParseIP(*nodeIP), net.ParseIP(*serviceIP)
-	if *dir == "" || *node == "" || ip == nil || svc == nil {
-		fmt.Fprintln(os.Stderr, "usage: pki -dir DIR -node NAME -node-ip IP -service-ip IP")
+	ip, svc, reg := net.ParseIP(*apiIP), net.ParseIP(*serviceIP), net.ParseIP(*registryIP)
+	if *dir == "" || len(nodes) == 0 || ip == nil || svc == nil || reg == nil {
+		fmt.Fprintln(os.Stderr, "usage: pki -dir DIR -api-ip IP -service-ip IP -registry-ip IP -node NAME=IP [-node NAME=IP]...")
 		os.Exit(2)
 	}
-	if err := write(*dir, *node, ip, svc); err != nil {
+	if err := write(*dir, ip, svc, reg, nodes); err != nil {
 		fmt.Fprintln(os.Stderr, "pki:", err)
 		os.Exit(1)
 	}
 }
 
-func write(dir, node string, nodeIP, serviceIP net.IP) error {
+func write(dir string, apiIP, serviceIP, registryIP net.IP, nodes []node) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -77,22 +98,23 @@ func write(dir, node string, nodeIP, serviceIP net.IP) error {
 		return err
 	}
 	loopback := net.ParseIP("127.0.0.1")
-	// The API server answers on the node address, on loopback, and as the
+	// The API server answers on its node's address, on loopback, and as the
 	// kubernetes Service, by address and by name.
 	if err := p.issue("apiserver", &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{nodeIP, loopback, serviceIP},
+		IPAddresses: []net.IP{apiIP, loopback, serviceIP},
 		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local"},
 	}); err != nil {
 		return err
 	}
-	if err := p.issue("kubelet-serving", &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}},
+	// The registry answers on its address: the nodes' containerd and
+	// proxy-awaitctl reach it by it, and trust it through the CA.
+	if err := p.issue("registry", &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "registry"},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{nodeIP, loopback},
-		DNSNames:    []string{node},
+		IPAddresses: []net.IP{registryIP},
 	}); err != nil {
 		return err
 	}
@@ -101,11 +123,23 @@ func write(dir, node string, nodeIP, serviceIP net.IP) error {
 		{"controller-manager", "system:kube-controller-manager", nil, true},
 		{"scheduler", "system:kube-scheduler", nil, true},
 		{"kube-proxy", "system:kube-proxy", nil, true},
-		{"kubelet", "system:node:" + node, []string{"system:nodes"}, true},
-		// For logs and exec: the API server calling the kubelet.
+		// For logs and exec: the API server calling the kubelets.
 		{"apiserver-kubelet-client", "kube-apiserver-kubelet-client", []string{"system:masters"}, false},
 	}
-	server := fmt.Sprintf("https://%s", net.JoinHostPort(nodeIP.String(), fmt.Sprint(apiPort)))
+	// Each kubelet serves on its node's address, and is a client as the
+	// node, which the Node authorizer knows by this name.
+	for _, n := range nodes {
+		if err := p.issue("kubelet-serving-"+n.name, &x509.Certificate{
+			Subject:     pkix.Name{CommonName: "system:node:" + n.name, Organization: []string{"system:nodes"}},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+			IPAddresses: []net.IP{n.ip, loopback},
+			DNSNames:    []string{n.name},
+		}); err != nil {
+			return err
+		}
+		clients = append(clients, client{"kubelet-" + n.name, "system:node:" + n.name, []string{"system:nodes"}, true})
+	}
+	server := fmt.Sprintf("https://%s", net.JoinHostPort(apiIP.String(), fmt.Sprint(apiPort)))
 	for _, c := range clients {
 		if err := p.issue(c.file, &x509.Certificate{
 			Subject:     pkix.Name{CommonName: c.cn, Organization: c.orgs},

@@ -13,10 +13,12 @@ import (
 	"strings"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // policyLabel is the label of the namespaces scenario 14's binding
@@ -49,7 +51,7 @@ var wrongManifests = map[string]string{
 	"shell-form": `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "shell"},
   "spec": {"selector": {"matchLabels": {"app": "tool"}}, "template": {"metadata": {"labels": {"app": "tool"}},
   "spec": {"containers": [{"name": "tool", "image": "registry.example.com/tool:1",
-  "command": ["sh", "-c", "proxy-await --proxy none -- /tool --all"]}]}}}}`,
+  "command": ["dash", "-c", "proxy-await --proxy none -- /tool --all"]}]}}}}`,
 }
 
 // 14. Adoption guarded by the cluster: proxy-awaitctl policy applied to the
@@ -64,8 +66,8 @@ var wrongManifests = map[string]string{
 func adopt(k *kube, examplesDir string) (string, error) {
 	const ns, work = "s14", "s14-work"
 	defer k.clear(work)
-	pa := filepath.Join(k.run, "bin", "proxy-await")
-	rules, cleanup, err := k.applyPolicy(pa)
+	ctl := filepath.Join(k.run, "bin", "proxy-awaitctl")
+	rules, actions, cleanup, err := k.applyPolicy(ctl)
 	defer cleanup()
 	if err != nil {
 		return "", err
@@ -101,41 +103,68 @@ func adopt(k *kube, examplesDir string) (string, error) {
 		return "", err
 	}
 
-	// What --inject makes of a Deployment and a Job without proxy-await.
+	// What inject makes of a Deployment and a Job without proxy-await.
 	if err := k.namespace(work, map[string]string{policyLabel: "on"}); err != nil {
 		return "", err
 	}
-	serving, err := k.injectedDeployment(pa, work)
+	in := injector{ctl: ctl, image: proxyAwaitImage}
+	server := []string{"/opt/e2e/httpapp", "-serve", ":8080", "-out", "/out/app"}
+	serving, _, err := k.injectedDeployment(in, work, ctr{Command: server}, nil)
 	if err != nil {
 		return "", err
 	}
-	job, err := k.injectedJob(pa, work)
+	job, _, err := k.injectedJob(in, work, ctr{Command: jobScript(0)}, nil)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("the policy refuses %d wrong manifests, one for each rule it covers (%s); admits examples/ (%s) under enforce=restricted; an injected Deployment %s; an injected Job: Complete, %s",
-		len(rules), strings.Join(rules, ", "), objects, serving, job), nil
+	return fmt.Sprintf("proxy-awaitctl policy (its binding: %s) refuses %d wrong manifests, one for each rule it covers (%s); admits examples/ (%s) under enforce=restricted; an injected Deployment %s; an injected Job: Complete, %s",
+		actions, len(rules), strings.Join(rules, ", "), objects, serving, job), nil
 }
 
 // applyPolicy applies proxy-awaitctl policy's policy, with a binding that
-// applies it to the namespaces labelled policyLabel only, and returns the
-// rules it covers, in its order, and how to remove it.
-func (k *kube) applyPolicy(pa string) ([]string, func(), error) {
+// applies it to the namespaces labelled policyLabel only and denies what it
+// finds, and returns the rules it covers, in its order, the validation
+// actions of the binding proxy-awaitctl wrote, and how to remove it. Where
+// proxy-awaitctl policy has --action, the scenario asks for deny, as a user
+// who wants refusals would, and the binding it writes must say [Deny];
+// where it has not, the binding it writes is taken as it is.
+func (k *kube) applyPolicy(ctl string) ([]string, string, func(), error) {
 	none := func() {}
-	out, err := exec.Command(pa, "--policy", "--versions", "kubernetes=1.33").Output()
+	args := []string{"policy", "--versions", "kubernetes=1.33"}
+	help, _ := exec.Command(ctl, "policy", "--help").CombinedOutput()
+	asked := regexp.MustCompile(`(?m)^\s+--action\b`).Match(help)
+	if asked {
+		args = append(args, "--action", "deny")
+	}
+	out, err := exec.Command(ctl, args...).Output()
 	if err != nil {
-		return nil, none, fmt.Errorf("proxy-awaitctl policy: %v", err)
+		return nil, "", none, fmt.Errorf("proxy-awaitctl %s: %v", strings.Join(args, " "), err)
 	}
 	policy, binding, ok := strings.Cut(string(out), "\n---\n")
-	if !ok || !strings.Contains(binding, "kind: ValidatingAdmissionPolicyBinding") || !regexp.MustCompile(`(?m)^  validationActions:\n    - Deny$`).MatchString(binding) {
-		return nil, none, fmt.Errorf("proxy-awaitctl policy wrote no binding with validationActions [Deny]:\n%s", binding)
+	var vap admissionv1.ValidatingAdmissionPolicy
+	var vapb admissionv1.ValidatingAdmissionPolicyBinding
+	if !ok || decodeYAML(policy, &vap) != nil || decodeYAML(binding, &vapb) != nil ||
+		vap.Kind != "ValidatingAdmissionPolicy" || vapb.Kind != "ValidatingAdmissionPolicyBinding" || len(vapb.Spec.ValidationActions) == 0 {
+		return nil, "", none, fmt.Errorf("proxy-awaitctl %s wrote no policy and binding with validationActions:\n%s", strings.Join(args, " "), out)
 	}
+	var written []string
+	for _, a := range vapb.Spec.ValidationActions {
+		written = append(written, string(a))
+	}
+	actions := "[" + strings.Join(written, ", ") + "]"
+	if asked && actions != "[Deny]" {
+		return nil, "", none, fmt.Errorf("proxy-awaitctl %s wrote a binding with validationActions %s, want [Deny]", strings.Join(args, " "), actions)
+	}
+	// Each validation's message begins with its rule's name, a CEL string
+	// in either quote: "grace-period: " + ...
 	var rules []string
-	for _, m := range regexp.MustCompile(`messageExpression: >-\n\s+'([a-z-]+): `).FindAllStringSubmatch(policy, -1) {
-		rules = append(rules, m[1])
+	for _, v := range vap.Spec.Validations {
+		if m := regexp.MustCompile(`^\s*["']([a-z-]+): `).FindStringSubmatch(v.MessageExpression); m != nil {
+			rules = append(rules, m[1])
+		}
 	}
-	if len(rules) == 0 {
-		return nil, none, fmt.Errorf("proxy-awaitctl policy wrote no validation")
+	if len(rules) == 0 || len(rules) != len(vap.Spec.Validations) {
+		return nil, "", none, fmt.Errorf("proxy-awaitctl policy wrote %d validations, %d naming their rule", len(vap.Spec.Validations), len(rules))
 	}
 	ours := policy + "\n---\n" + `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
@@ -150,15 +179,20 @@ spec:
 `
 	file := filepath.Join(k.run, "out", "policy.yaml")
 	if err := os.WriteFile(file, []byte(ours), 0o644); err != nil {
-		return nil, none, err
+		return nil, "", none, err
 	}
 	cleanup := func() {
 		_, _, _ = k.ctl("delete", "--ignore-not-found", "-f", file)
 	}
 	if _, stderr, err := k.ctl("apply", "-f", file); err != nil {
-		return nil, cleanup, fmt.Errorf("kubectl apply of the policy: %v: %s", err, stderr)
+		return nil, "", cleanup, fmt.Errorf("kubectl apply of the policy: %v: %s", err, stderr)
 	}
-	return rules, cleanup, nil
+	return rules, actions, cleanup, nil
+}
+
+// decodeYAML reads one YAML document into obj.
+func decodeYAML(doc string, obj any) error {
+	return yaml.NewYAMLOrJSONDecoder(strings.NewReader(doc), 4096).Decode(obj)
 }
 
 // dryRun applies a manifest to ns with a server-side dry run.
@@ -196,15 +230,27 @@ func (k *kube) admitted(ns, dir string) (string, error) {
 	return fmt.Sprintf("%d files, %d objects", len(files), objects), nil
 }
 
+// injector runs proxy-awaitctl inject: the binary, the image of the
+// install container it adds (--image), its further flags, and the
+// variables it runs with besides the runner's own.
+type injector struct {
+	ctl   string
+	image string
+	args  []string
+	env   []string
+}
+
 // inject runs proxy-awaitctl inject on obj, as JSON, with args, and applies
 // what it wrote to ns; it returns what it wrote.
-func (k *kube) inject(pa, ns, name string, obj any, args ...string) (string, error) {
-	in, err := json.MarshalIndent(obj, "", "    ")
+func (k *kube) inject(in injector, ns, name string, obj any, args ...string) (string, error) {
+	data, err := json.MarshalIndent(obj, "", "    ")
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command(pa, append(append([]string{"--inject", "--image", proxyAwaitImage}, args...), "-")...)
-	cmd.Stdin = bytes.NewReader(in)
+	flags := append(append([]string{"inject", "--image", in.image}, in.args...), args...)
+	cmd := exec.Command(in.ctl, append(flags, "-")...)
+	cmd.Env = append(os.Environ(), in.env...)
+	cmd.Stdin = bytes.NewReader(data)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -224,14 +270,15 @@ func (k *kube) inject(pa, ns, name string, obj any, args ...string) (string, err
 	return string(out), nil
 }
 
-// injectedDeployment: three replicas of httpapp behind a Service, a
-// readiness probe on the app's port, no proxy-await; --inject adopts it,
-// and it rolls out under load with no request failed.
-func (k *kube) injectedDeployment(pa, ns string) (string, error) {
+// injectedDeployment: three replicas of app (httpapp serving on 8080, the
+// port it declares) behind a Service, a readiness probe on the app's port,
+// no proxy-await; proxy-awaitctl inject adopts it, verify (when not nil)
+// accepts the pod template inject wrote, and it rolls out under load with
+// no request failed. It says how, and returns the Deployment inject wrote.
+func (k *kube) injectedDeployment(in injector, ns string, app ctr, verify func(corev1.PodTemplateSpec) error) (string, *appsv1.Deployment, error) {
 	labels := map[string]string{"app": rolloutApp}
-	server := []string{"/opt/e2e/httpapp", "-serve", ":8080", "-out", "/out/app"}
-	p := pod{Grace: 45, Labels: labels, RestartPolicy: corev1.RestartPolicyAlways,
-		Containers: []ctr{{Name: "app", ReadyPort: 8080, Command: server}}}
+	app.Name, app.Port, app.ReadyPort = "app", 8080, 8080
+	p := pod{Grace: 45, Labels: labels, Spread: true, RestartPolicy: corev1.RestartPolicyAlways, Containers: []ctr{app}}
 	replicas := int32(3)
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
@@ -239,56 +286,62 @@ func (k *kube) injectedDeployment(pa, ns string) (string, error) {
 		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: p.template(k, ns)},
 	}
-	out, err := k.inject(pa, ns, "deployment", d)
+	out, err := k.inject(in, ns, "deployment", d)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var injected appsv1.Deployment
 	if err := json.Unmarshal([]byte(out), &injected); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	app := injected.Spec.Template.Spec.Containers[0]
-	if len(injected.Spec.Template.Spec.InitContainers) != 1 || app.Command[0] != "/proxy-await/proxy-await" ||
-		app.ReadinessProbe == nil || app.ReadinessProbe.HTTPGet == nil || app.ReadinessProbe.HTTPGet.Path != "/ready" {
-		return "", fmt.Errorf("--inject did not adopt the Deployment: %s", out)
+	c := injected.Spec.Template.Spec.Containers[0]
+	if len(injected.Spec.Template.Spec.InitContainers) != 1 || len(c.Command) == 0 || c.Command[0] != "/proxy-await/proxy-await" ||
+		c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/ready" {
+		return "", nil, fmt.Errorf("inject did not adopt the Deployment: %s", out)
 	}
-	end := slices.Index(app.Command, "--")
+	end := slices.Index(c.Command, "--")
 	if end < 0 {
-		return "", fmt.Errorf("--inject wrote no -- in %q", app.Command)
+		return "", nil, fmt.Errorf("inject wrote no -- in %q", c.Command)
 	}
-	flags := strings.Join(app.Command[1:end], " ")
+	if verify != nil {
+		if err := verify(injected.Spec.Template); err != nil {
+			return "", nil, err
+		}
+	}
+	flags := strings.Join(c.Command[1:end], " ")
 	svc, err := k.rolloutService(ns, labels)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	pods, err := k.waitAvailable(ns, rolloutApp, 120*time.Second)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	if err := programmed(svc.Spec.ClusterIP, 80); err != nil {
-		return "", err
-	}
-	url := "http://" + svc.Spec.ClusterIP + ":80/"
-	if err := answeredByAll(url, pods); err != nil {
-		return "", err
+	if err := k.programmed(svc.Spec.ClusterIP, 80, endpointsOf(pods, 8080)); err != nil {
+		return "", nil, err
 	}
 	v := rolloutVariant{key: "injected", name: "proxy-awaitctl inject's flags: " + flags}
-	r, err := rolloutOnce(k, ns, v, url)
+	l := startLoad(k.nodes, serviceURL(svc), v.load())
+	r, err := rolloutOnce(k, ns, v, svc, l)
+	l.end()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	figures := fmt.Sprintf("(%s) serves through its Service and rolls out: %s, %.1fs", flags, r.failures(), r.seconds)
 	if r.failed != 0 {
-		return "", fmt.Errorf("%s, want none failed", figures)
+		return "", nil, fmt.Errorf("%s, want none failed", figures)
 	}
-	return figures, nil
+	return figures, &injected, nil
 }
 
 // injectedJob: a Job whose pod Linkerd would mesh, with a stand-in proxy
-// as a classic sidecar and an app without proxy-await; --inject adopts the
-// app (--container app) with -S, and the Job completes.
-func (k *kube) injectedJob(pa, ns string) (string, error) {
-	p := pod{Containers: []ctr{linkerdProxy("-ready-after", "2s"), {Name: "app", Command: jobScript(0)}}}
+// as a classic sidecar and app (which runs jobScript(0)) without
+// proxy-await; proxy-awaitctl inject adopts the app (--container app) with
+// -S, verify (when not nil) accepts the pod template inject wrote, and the
+// Job completes. It says how, and returns the Job inject wrote.
+func (k *kube) injectedJob(in injector, ns string, app ctr, verify func(corev1.PodTemplateSpec) error) (string, *batchv1.Job, error) {
+	app.Name = "app"
+	p := pod{Containers: []ctr{linkerdProxy("-ready-after", "2s"), app}}
 	tpl := p.template(k, ns)
 	tpl.Annotations = map[string]string{"linkerd.io/inject": "enabled"}
 	zero := int32(0)
@@ -297,39 +350,44 @@ func (k *kube) injectedJob(pa, ns string) (string, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: "migrate"},
 		Spec:       batchv1.JobSpec{BackoffLimit: &zero, Template: tpl},
 	}
-	out, err := k.inject(pa, ns, "job", j, "--container", "app")
+	out, err := k.inject(in, ns, "job", j, "--container", "app")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var injected batchv1.Job
 	if err := json.Unmarshal([]byte(out), &injected); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	var app corev1.Container
-	for _, c := range injected.Spec.Template.Spec.Containers {
-		if c.Name == "app" {
-			app = c
+	var c corev1.Container
+	for _, x := range injected.Spec.Template.Spec.Containers {
+		if x.Name == "app" {
+			c = x
 		}
 	}
-	if !strings.Contains(strings.Join(app.Command, " "), "--proxy linkerd -S ") {
-		return "", fmt.Errorf("--inject did not adopt the Job's app with -S: %q", app.Command)
+	if !strings.Contains(strings.Join(c.Command, " "), "--proxy linkerd -S ") {
+		return "", nil, fmt.Errorf("inject did not adopt the Job's app with -S: %q", c.Command)
+	}
+	if verify != nil {
+		if err := verify(injected.Spec.Template); err != nil {
+			return "", nil, err
+		}
 	}
 	if _, err := k.waitJob(ns, "migrate", batchv1.JobComplete, 120*time.Second); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	name, err := k.jobPod(ns, "migrate")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	done, err := k.waitPod(ns, name, 30*time.Second, "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if code, _ := exited(done, "app"); code != 0 {
-		return "", fmt.Errorf("%s: app exit %d, want 0", name, code)
+		return "", nil, fmt.Errorf("%s: app exit %d, want 0", name, code)
 	}
 	// The app started after the proxy's first 200; --proxy-lost, which
-	// --inject gives a Job with restartPolicy Never, keeps probing while
+	// inject gives a Job with restartPolicy Never, keeps probing while
 	// it runs; one shutdown POST came after it ended, none before.
 	record := k.out(ns, name, "app")
 	s, _ := field(record, "start")
@@ -338,21 +396,21 @@ func (k *kube) injectedJob(pa, ns string) (string, error) {
 	end, err2 := strconv.Atoi(e)
 	entries := proxyLog(k.out(ns, name, "proxy.log"))
 	if err1 != nil || err2 != nil || start > end || end > len(entries) {
-		return "", fmt.Errorf("%s: app recorded %q against a proxy log of %d entries", name, record, len(entries))
+		return "", nil, fmt.Errorf("%s: app recorded %q against a proxy log of %d entries", name, record, len(entries))
 	}
 	if count(entries[:start], "GET", "/ready", 200) < 1 {
-		return "", fmt.Errorf("%s: the app started before the proxy answered 200", name)
+		return "", nil, fmt.Errorf("%s: the app started before the proxy answered 200", name)
 	}
 	if n := count(entries[:end], "POST", "/shutdown", 0); n != 0 {
-		return "", fmt.Errorf("%s: %d POST /shutdown before the app ended", name, n)
+		return "", nil, fmt.Errorf("%s: %d POST /shutdown before the app ended", name, n)
 	}
 	if all, ok := count(entries[end:], "POST", "/shutdown", 0), count(entries[end:], "POST", "/shutdown", 200); all != 1 || ok != 1 {
-		return "", fmt.Errorf("%s: %d POST /shutdown after the app ended (%d answered 200), want 1", name, all, ok)
+		return "", nil, fmt.Errorf("%s: %d POST /shutdown after the app ended (%d answered 200), want 1", name, all, ok)
 	}
-	flags := app.Command[1:]
+	flags := c.Command[1:]
 	if i := slices.Index(flags, "--"); i >= 0 {
 		flags = flags[:i]
 	}
 	return fmt.Sprintf("its app (%s) started after %d×503 and a 200, and one POST /shutdown came after it ended",
-		strings.Join(flags, " "), count(entries[:start], "GET", "/ready", 503)), nil
+		strings.Join(flags, " "), count(entries[:start], "GET", "/ready", 503)), &injected, nil
 }

@@ -12,27 +12,30 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	watchtools "k8s.io/client-go/tools/watch"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // kube talks to the API server as the admin, to kubectl for what a user
-// would type, and to containerd's CRI, which still knows a deleted pod's
-// containers, with their exit codes and nanosecond exit times, for a few
-// seconds after the API server has forgotten the pod.
+// would type, and to each node's containerd's CRI, which still knows a
+// deleted pod's containers, with their exit codes and nanosecond exit
+// times, for a few seconds after the API server has forgotten the pod.
 type kube struct {
 	run     string
 	kubectl []string
 	api     *kubernetes.Clientset
-	conn    *grpc.ClientConn
-	cri     runtimeapi.RuntimeServiceClient
+	nodes   []*node
 
 	mu    sync.Mutex
 	exits map[string]exit // "NAMESPACE/POD/CONTAINER", by watchExits
@@ -49,8 +52,7 @@ func connect(run, kubectl string) (*kube, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient("unix://"+filepath.Join(run, "run/containerd.sock"),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	nodes, err := loadNodes(run)
 	if err != nil {
 		return nil, err
 	}
@@ -58,20 +60,47 @@ func connect(run, kubectl string) (*kube, error) {
 		run:     run,
 		kubectl: []string{kubectl, "--kubeconfig=" + kubeconfig, "--cache-dir=" + filepath.Join(run, "var", "kubectl")},
 		api:     api,
-		conn:    conn,
-		cri:     runtimeapi.NewRuntimeServiceClient(conn),
+		nodes:   nodes,
 		exits:   map[string]exit{},
 	}, nil
 }
 
-func (k *kube) close() { k.conn.Close() }
+func (k *kube) close() {
+	for _, n := range k.nodes {
+		n.conn.Close()
+	}
+}
+
+// exited names the cluster's components that are no longer running, from
+// the pid files e2e/stack.sh keeps in the run's directory: "kube-apiserver
+// has exited (see its log in $CACHE/logs)", or "".
+func (k *kube) exited() string {
+	files, _ := filepath.Glob(filepath.Join(k.run, "*.pid"))
+	var dead []string
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".pid")
+		b, err := os.ReadFile(f)
+		if err != nil || name == "up" {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + strings.TrimSpace(string(b))); err != nil {
+			dead = append(dead, name)
+		}
+	}
+	if len(dead) == 0 {
+		return ""
+	}
+	return strings.Join(dead, ", ") + " exited: see its log in the cache's logs/"
+}
 
 // bg is the context of API calls; the client's Timeout bounds each one.
 var bg = context.Background()
 
 // namespace makes the scenario's namespace, with labels, and its /out
 // directory, and waits for its default ServiceAccount, without which the
-// API server admits no pod.
+// API server admits no pod, and for its kube-root-ca.crt ConfigMap, which
+// every pod's service-account volume holds: a pod made before it has to
+// wait for the kubelet's next try to mount the volume, an uneven delay.
 func (k *kube) namespace(ns string, labels map[string]string) error {
 	out := filepath.Join(k.run, "out", ns)
 	if err := os.MkdirAll(out, 0o777); err != nil {
@@ -82,19 +111,40 @@ func (k *kube) namespace(ns string, labels map[string]string) error {
 	if err := os.Chmod(out, 0o777); err != nil {
 		return err
 	}
-	_, err := k.api.CoreV1().Namespaces().Create(bg, &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}, metav1.CreateOptions{})
+	create := func() error {
+		_, err := k.api.CoreV1().Namespaces().Create(bg, &corev1.Namespace{
+			ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}, metav1.CreateOptions{})
+		return err
+	}
+	err := create()
+	if apierrors.IsAlreadyExists(err) {
+		// The namespace of an earlier pass, still being deleted: the
+		// namespace controller removes it once everything in it is gone.
+		if err := poll(120*time.Second, "end of the earlier namespace "+ns, func() (bool, error) {
+			_, err := k.api.CoreV1().Namespaces().Get(bg, ns, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		}); err != nil {
+			return err
+		}
+		err = create()
+	}
 	if err != nil {
 		return err
 	}
-	return poll(60*time.Second, "the default ServiceAccount of "+ns, func() (bool, error) {
+	if err := poll(60*time.Second, "the default ServiceAccount of "+ns, func() (bool, error) {
 		_, err := k.api.CoreV1().ServiceAccounts(ns).Get(bg, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return err
+	}
+	return poll(60*time.Second, "the kube-root-ca.crt ConfigMap of "+ns, func() (bool, error) {
+		_, err := k.api.CoreV1().ConfigMaps(ns).Get(bg, "kube-root-ca.crt", metav1.GetOptions{})
 		return err == nil, nil
 	})
 }
 
 // clear deletes the scenario's namespace, and with it everything in it, and
-// waits until its pods are gone and containerd runs none of their
+// waits until its pods are gone and no node's containerd runs any of their
 // containers, so that one scenario's pods never load the next one's. The
 // pods go at once (grace period 0): what they do then is not measured.
 func (k *kube) clear(ns string) {
@@ -114,15 +164,17 @@ func (k *kube) clear(ns string) {
 				_ = k.api.CoreV1().Pods(ns).Delete(bg, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 			}
 		}
-		c, cancel := context.WithTimeout(bg, 5*time.Second)
-		list, err := k.cri.ListContainers(c, &runtimeapi.ListContainersRequest{Filter: running})
-		cancel()
-		if err != nil {
-			return false, nil
-		}
-		for _, c := range list.Containers {
-			if c.Labels["io.kubernetes.pod.namespace"] == ns {
+		for _, n := range k.nodes {
+			c, cancel := context.WithTimeout(bg, 5*time.Second)
+			list, err := n.cri.ListContainers(c, &runtimeapi.ListContainersRequest{Filter: running})
+			cancel()
+			if err != nil {
 				return false, nil
+			}
+			for _, c := range list.Containers {
+				if c.Labels["io.kubernetes.pod.namespace"] == ns {
+					return false, nil
+				}
 			}
 		}
 		return len(pods.Items) == 0, nil
@@ -148,30 +200,6 @@ func (k *kube) createJob(ns, name string, p pod, backoffLimit int32) error {
 		},
 	}, metav1.CreateOptions{})
 	return err
-}
-
-// programmed waits until kube-proxy's rules take new connections to the
-// Service at ip:port on to its endpoints. Nothing may be sent to a
-// ClusterIP before then: the kernel tracks a connection sent to it while
-// no rule translates its address as one to the ClusterIP itself, and keeps
-// that entry (SYN_SENT, two minutes); a later connection from the same
-// source port, which the runner's load reuses within seconds, is taken for
-// a retransmission of it, goes untranslated to an address nothing answers,
-// and fails with "no route to host", whatever the pods do.
-func programmed(ip string, port int) error {
-	want := []string{"-d " + ip + "/32", "--dport " + strconv.Itoa(port) + " ", "-j KUBE-SVC-"}
-	return poll(60*time.Second, "kube-proxy rule for "+ip, func() (bool, error) {
-		out, err := exec.Command("iptables", "-w", "-t", "nat", "-S", "KUBE-SERVICES").Output()
-		if err != nil {
-			return false, nil
-		}
-		for _, rule := range strings.Split(string(out), "\n") {
-			if all(rule, want) {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
 }
 
 func all(s string, parts []string) bool {
@@ -210,16 +238,17 @@ func poll(timeout time.Duration, what string, cond func() (bool, error)) error {
 	}
 }
 
-// waitPod polls the pod until cond holds, and returns it.
+// waitPod waits until the pod, as the API server's watch of it tells, is
+// in the state cond accepts, and returns it.
 func (k *kube) waitPod(ns, name string, timeout time.Duration, what string, cond func(*corev1.Pod) bool) (*corev1.Pod, error) {
 	var last *corev1.Pod
-	err := poll(timeout, "", func() (bool, error) {
-		p, err := k.api.CoreV1().Pods(ns).Get(bg, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		last = p
-		return cond(p), nil
+	err := until(timeout, one(name, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return k.api.CoreV1().Pods(ns).List(ctx, o)
+	}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return k.api.CoreV1().Pods(ns).Watch(ctx, o)
+	}), func(obj runtime.Object) bool {
+		last = obj.(*corev1.Pod)
+		return cond(last)
 	})
 	if err != nil {
 		phase := "absent"
@@ -229,6 +258,68 @@ func (k *kube) waitPod(ns, name string, timeout time.Duration, what string, cond
 		return last, fmt.Errorf("%s/%s: not %s after %s (phase %s)", ns, name, what, timeout, phase)
 	}
 	return last, nil
+}
+
+// one is a ListWatch of the one object called name.
+func one(name string, list func(context.Context, metav1.ListOptions) (runtime.Object, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) *cache.ListWatch {
+	sel := fields.OneTermEqualSelector("metadata.name", name).String()
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = sel
+			return list(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return watchFn(ctx, o)
+		},
+	}
+}
+
+// until lists and then watches what lw gives, until an object of it is one
+// that cond accepts, or timeout passes: the state is seen as the API server
+// tells each change of it, not sampled. The watch resumes where a closed
+// stream left off.
+func until(timeout time.Duration, lw *cache.ListWatch, cond func(runtime.Object) bool) error {
+	ctx, cancel := context.WithTimeout(bg, timeout)
+	defer cancel()
+	list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	for _, obj := range items {
+		if cond(obj) {
+			return nil
+		}
+	}
+	rv, err := meta.NewAccessor().ResourceVersion(list)
+	if err != nil {
+		return err
+	}
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, rv, lw)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return fmt.Errorf("the watch ended")
+			}
+			if ev.Type == watch.Added || ev.Type == watch.Modified {
+				if cond(ev.Object) {
+					return nil
+				}
+			}
+		}
+	}
 }
 
 // jobPod waits for the Job's pod to exist and returns its name.
@@ -245,17 +336,17 @@ func (k *kube) jobPod(ns, job string) (string, error) {
 	return name, err
 }
 
-// waitJob waits until the Job has the condition (Complete or Failed), and
-// returns it.
+// waitJob waits until the Job, as the API server's watch of it tells, has
+// the condition (Complete or Failed), and returns it.
 func (k *kube) waitJob(ns, name string, cond batchv1.JobConditionType, timeout time.Duration) (*batchv1.Job, error) {
 	var job *batchv1.Job
-	err := poll(timeout, "", func() (bool, error) {
-		j, err := k.api.BatchV1().Jobs(ns).Get(bg, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		job = j
-		return jobHas(j, cond), nil
+	err := until(timeout, one(name, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return k.api.BatchV1().Jobs(ns).List(ctx, o)
+	}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return k.api.BatchV1().Jobs(ns).Watch(ctx, o)
+	}), func(obj runtime.Object) bool {
+		job = obj.(*batchv1.Job)
+		return jobHas(job, cond)
 	})
 	if err != nil {
 		return job, fmt.Errorf("Job %s/%s: not %s after %s (%s)", ns, name, cond, timeout, jobState(job))
@@ -322,40 +413,43 @@ type exit struct {
 	finished float64 // on the shared clock
 }
 
-// watchExits records every container exit containerd reports, polling every
-// 50 ms from the start of the run: the kubelet removes a deleted pod's
-// containers within a second or so of their exit, and the API server no
-// longer has the pod.
+// watchExits records every container exit each node's containerd reports,
+// polling every 50 ms from the start of the run: the kubelet removes a
+// deleted pod's containers within a second or so of their exit, and the
+// API server no longer has the pod.
 func (k *kube) watchExits() {
 	exited := &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_EXITED}}
 	seen := map[string]bool{}
 	for {
-		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		list, err := k.cri.ListContainers(c, &runtimeapi.ListContainersRequest{Filter: exited})
-		if err == nil {
-			for _, ctr := range list.Containers {
-				if seen[ctr.Id] {
-					continue
+		for _, n := range k.nodes {
+			c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			list, err := n.cri.ListContainers(c, &runtimeapi.ListContainersRequest{Filter: exited})
+			if err == nil {
+				for _, ctr := range list.Containers {
+					if seen[ctr.Id] {
+						continue
+					}
+					st, err := n.cri.ContainerStatus(c, &runtimeapi.ContainerStatusRequest{ContainerId: ctr.Id})
+					if err != nil {
+						continue
+					}
+					seen[ctr.Id] = true
+					// FinishedAt is wall-clock nanoseconds: map it onto uptime.
+					ago := time.Since(time.Unix(0, st.Status.FinishedAt)).Seconds()
+					key := ctr.Labels["io.kubernetes.pod.namespace"] + "/" + ctr.Labels["io.kubernetes.pod.name"] + "/" + st.Status.Metadata.Name
+					k.mu.Lock()
+					k.exits[key] = exit{code: st.Status.ExitCode, finished: uptime() - ago}
+					k.mu.Unlock()
 				}
-				st, err := k.cri.ContainerStatus(c, &runtimeapi.ContainerStatusRequest{ContainerId: ctr.Id})
-				if err != nil {
-					continue
-				}
-				seen[ctr.Id] = true
-				// FinishedAt is wall-clock nanoseconds: map it onto uptime.
-				ago := time.Since(time.Unix(0, st.Status.FinishedAt)).Seconds()
-				key := ctr.Labels["io.kubernetes.pod.namespace"] + "/" + ctr.Labels["io.kubernetes.pod.name"] + "/" + st.Status.Metadata.Name
-				k.mu.Lock()
-				k.exits[key] = exit{code: st.Status.ExitCode, finished: uptime() - ago}
-				k.mu.Unlock()
 			}
+			cancel()
 		}
-		cancel()
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-// waitExit waits until the pod's container has exited, as containerd saw it.
+// waitExit waits until the pod's container has exited, as its node's
+// containerd saw it.
 func (k *kube) waitExit(ns, pod, container string, timeout time.Duration) (exit, error) {
 	var e exit
 	err := poll(timeout, "", func() (bool, error) {

@@ -12,7 +12,10 @@
 // that every container and this runner share (busybox's date has no
 // sub-second format).
 //
-//	scenarios -run $RUN -kubectl PATH -examples DIR [-only 1,3]
+//	scenarios -run $RUN -kubectl PATH -examples DIR -registry HOST:PORT [-only 1,3] [-again]
+//
+// -again runs only the scenarios that go through kube-proxy's rules, for a
+// further pass in another kube-proxy mode.
 //
 // With -bench-rollout N it runs no scenario but each variant of scenario
 // 12's rollout (-variants, default all) N times, saving each run's trace in
@@ -48,6 +51,8 @@ func main() {
 	traces := flag.String("traces", "", "with -bench-rollout: the directory each run's trace is saved in")
 	reportDir := flag.String("report", "", "print a table of the rollout traces in this directory instead, and draw them")
 	picturePath := flag.String("picture", "", "with -report: the SVG file to draw the rollouts in")
+	registry := flag.String("registry", "", "the cluster's registry, HOST:PORT (scenario 15)")
+	again := flag.Bool("again", false, "run only the scenarios that go through kube-proxy's rules (8, 12), again in another kube-proxy mode")
 	flag.Parse()
 	if *reportDir != "" {
 		if err := report(os.Stdout, *reportDir, *picturePath); err != nil {
@@ -55,8 +60,8 @@ func main() {
 		}
 		return
 	}
-	if *run == "" || *examplesDir == "" {
-		fatal(fmt.Errorf("-run and -examples are required"))
+	if *run == "" || *examplesDir == "" || *registry == "" {
+		fatal(fmt.Errorf("-run, -examples and -registry are required"))
 	}
 	k, err := connect(*run, *kubectl)
 	if err != nil {
@@ -77,7 +82,12 @@ func main() {
 		}
 		return
 	}
-	selected := func(num string) bool { return *only == "" || strings.Contains(","+*only+",", ","+num+",") }
+	selected := func(num string) bool {
+		if *again && !proxied[num] {
+			return false
+		}
+		return *only == "" || strings.Contains(","+*only+",", ","+num+",")
+	}
 
 	// The CronJob's runs are a minute apart: it is made first, and its
 	// scenario, the last, checks them when its turn comes.
@@ -107,9 +117,13 @@ func main() {
 		}},
 		{"12", "rolling update through a Service under load: the drain with --probe-port against no delay and a preStop sleep", rollout},
 		{"13", "Job whose classic sidecar is killed mid-run, with and without --proxy-lost", proxyLost},
-		{"14", "--policy in the API server, and what --inject adopts doing its job", func(k *kube) (string, error) {
+		{"14", "proxy-awaitctl policy in the API server, and what proxy-awaitctl inject adopts doing its job", func(k *kube) (string, error) {
 			return adopt(k, *examplesDir)
 		}},
+		{"15", "proxy-awaitctl inject of containers without a command, from their images' registry", func(k *kube) (string, error) {
+			return fromRegistry(k, *registry)
+		}},
+		{"16", "proxy-awaitctl policy --action deny turned on in a running cluster: what the cluster and the meshes do is admitted", safePolicy},
 	}
 
 	failed := 0
@@ -122,9 +136,17 @@ func main() {
 		verdict := "PASS"
 		if err != nil {
 			verdict, figures = "FAIL", err.Error()
+			if dead := k.exited(); dead != "" {
+				figures += " (" + dead + ")"
+			}
 			failed++
 		}
-		fmt.Printf("%s %s %s (%.0fs): %s\n", verdict, s.num, s.name, time.Since(start).Seconds(), figures)
+		name := s.name
+		if proxied[s.num] {
+			mode, _ := k.nodes[0].proxyConfig()
+			name += " [kube-proxy " + mode + "]"
+		}
+		fmt.Printf("%s %s %s (%.0fs): %s\n", verdict, s.num, name, time.Since(start).Seconds(), figures)
 		k.clear("s" + s.num)
 	}
 	if failed > 0 {
@@ -132,6 +154,10 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// proxied are the scenarios that go through kube-proxy's rules, which make
+// e2e runs again in each further kube-proxy mode.
+var proxied = map[string]bool{"8": true, "12": true}
 
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "scenarios:", err)

@@ -14,10 +14,11 @@ import (
 // pool below it; each failed request as a red cross at the moment it was
 // sent; and each old pod as a bar from the moment the kubelet began to stop
 // it (its deletion) to its app's exit, with a mark where the app got its
-// stop signal. Every figure comes from the traces.
+// stop signal and a tick, in its node's colour, where its last new
+// connection was sent, from that node. Every figure comes from the traces.
 func picture(w io.Writer, title string, rows []pictureRow) error {
 	const (
-		left, right, top = 360.0, 20.0, 70.0
+		left, right, top = 360.0, 20.0, 88.0
 		width            = 1200.0
 		rowHeight        = 84.0
 		bin              = 0.1 // seconds
@@ -34,7 +35,11 @@ func picture(w io.Writer, title string, rows []pictureRow) error {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="10" y="20" font-size="15" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
-	legend(&b, 10, 42)
+	var nodes []traceNode
+	if len(rows) > 0 {
+		nodes = rows[0].trace.Nodes
+	}
+	legend(&b, 10, 42, nodes)
 
 	// The time axis: a grid line every 5 s.
 	for i := int(math.Ceil(from / 5)); float64(5*i) <= to; i++ {
@@ -80,6 +85,7 @@ func picture(w io.Writer, title string, rows []pictureRow) error {
 		}
 
 		// The old pods: a bar from the kubelet's stop to the exit.
+		last := t.lastConnections()
 		lane := 0
 		for _, p := range t.Pods {
 			if !p.Old || p.Deleting == 0 {
@@ -99,11 +105,15 @@ func picture(w io.Writer, title string, rows []pictureRow) error {
 					x(p.AppTERM-t.Restart), by, html.EscapeString(p.Name), p.AppTERM-t.Restart)
 			}
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="4" height="6" fill="#444"/>`+"\n", x(end-t.Restart)-2, by-3)
+			if l, ok := last[p.Name]; ok && l.At-t.Restart >= from {
+				fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"><title>%s: its last new connection %+.2f s, from %s (minSyncPeriod %s)</title></line>`+"\n",
+					x(l.At-t.Restart), by-4, x(l.At-t.Restart), by+4, nodeColour(t, l.Node), html.EscapeString(p.Name), l.At-t.Restart, l.Node, t.minSync(l.Node))
+			}
 		}
 
 		// Failed requests, on top.
 		for _, q := range t.Requests {
-			if q.Err == "" {
+			if q.Err == "" || q.Start-t.Restart < from {
 				continue
 			}
 			cy := y - 10
@@ -127,7 +137,19 @@ type pictureRow struct {
 	trace          *trace
 }
 
-func legend(b *strings.Builder, x, y float64) {
+// nodeColours are the nodes' colours, in the order of the trace's nodes.
+var nodeColours = []string{"#0072b2", "#cc79a7"}
+
+func nodeColour(t *trace, node string) string {
+	for i, n := range t.Nodes {
+		if n.Name == node && i < len(nodeColours) {
+			return nodeColours[i]
+		}
+	}
+	return "#888"
+}
+
+func legend(b *strings.Builder, x, y float64, nodes []traceNode) {
 	items := []struct {
 		mark  string
 		width float64 // of the mark
@@ -139,7 +161,21 @@ func legend(b *strings.Builder, x, y float64) {
 		{`<circle cx="4" cy="-4" r="3" fill="#444"/><line x1="4" y1="-4" x2="30" y2="-4" stroke="#444" stroke-width="2"/><rect x="28" y="-7" width="4" height="6" fill="#444"/>`, 34, "old pod: its stop begins … it exits"},
 		{`<path d="M4 0l4 -5h-8z" fill="#e69f00"/>`, 10, "the app gets its stop signal"},
 	}
-	for _, it := range items {
+	for i, n := range nodes {
+		if i < len(nodeColours) {
+			items = append(items, struct {
+				mark  string
+				width float64
+				text  string
+			}{fmt.Sprintf(`<line x1="2" y1="-9" x2="2" y2="1" stroke="%s" stroke-width="2"/>`, nodeColours[i]), 4,
+				fmt.Sprintf("its last new connection, from %s (minSyncPeriod %s)", n.Name, n.MinSyncPeriod)})
+		}
+	}
+	x0 := x
+	for i, it := range items {
+		if i == 5 { // the nodes' marks on a line of their own
+			x, y = x0, y+18
+		}
 		fmt.Fprintf(b, `<g transform="translate(%.0f %.0f)">%s<text x="%.0f" y="0">%s</text></g>`+"\n", x, y, it.mark, it.width+5, html.EscapeString(it.text))
 		x += it.width + 25 + 6.2*float64(len(it.text))
 	}

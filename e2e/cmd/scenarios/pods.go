@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -18,20 +20,25 @@ type pod struct {
 	Grace         int64                // terminationGracePeriodSeconds; 0: 30
 	RestartPolicy corev1.RestartPolicy // "": Never
 	Labels        map[string]string
-	Inits         []ctr // init containers that run to completion, first
-	Sidecars      []ctr // init containers with restartPolicy Always
-	Containers    []ctr
-	EmptyDirs     []string // emptyDir volumes, by name
+	// Spread: the pods that Labels select, each revision of a Deployment
+	// apart, are spread over the nodes, one more on one node at most.
+	Spread     bool
+	Inits      []ctr // init containers that run to completion, first
+	Sidecars   []ctr // init containers with restartPolicy Always
+	Containers []ctr
+	EmptyDirs  []string // emptyDir volumes, by name
 }
 
 type ctr struct {
 	Name      string
-	Image     string // "" for busybox
+	Image     string            // "" for busybox
+	Pull      corev1.PullPolicy // "" for Never: the image is in the node's containerd
 	Command   []string
 	Args      []string
 	PreStop   []string // an exec preStop hook
 	User      int64    // runAsUser, when not 0 (root)
 	Mounts    []mount  // besides /opt/e2e and /out
+	Port      int      // a TCP containerPort it declares, when not 0
 	ReadyPort int      // an HTTP GET readiness probe on this port, every second
 	ReadyPath string   // the probe's path; "" for /
 }
@@ -66,6 +73,15 @@ func (p pod) spec(k *kube, ns string) corev1.PodSpec {
 				Path: filepath.Join(k.run, "out", ns), Type: &dir}}},
 		},
 	}
+	if p.Spread {
+		spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+			MaxSkew:           1,
+			TopologyKey:       corev1.LabelHostname,
+			WhenUnsatisfiable: corev1.DoNotSchedule,
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: p.Labels},
+			MatchLabelKeys:    []string{appsv1.DefaultDeploymentUniqueLabelKey},
+		}}
+	}
 	for _, name := range p.EmptyDirs {
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: name,
 			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
@@ -91,7 +107,7 @@ func containers(cs []ctr, restartAlways bool) []corev1.Container {
 		m := corev1.Container{
 			Name:            c.Name,
 			Image:           image,
-			ImagePullPolicy: corev1.PullNever,
+			ImagePullPolicy: cmp.Or(c.Pull, corev1.PullNever),
 			Command:         c.Command,
 			Args:            c.Args,
 			Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
@@ -103,6 +119,9 @@ func containers(cs []ctr, restartAlways bool) []corev1.Container {
 		}
 		for _, v := range c.Mounts {
 			m.VolumeMounts = append(m.VolumeMounts, corev1.VolumeMount{Name: v.Volume, MountPath: v.Path, ReadOnly: v.ReadOnly})
+		}
+		if c.Port != 0 {
+			m.Ports = []corev1.ContainerPort{{ContainerPort: int32(c.Port), Protocol: corev1.ProtocolTCP}}
 		}
 		if c.User != 0 {
 			user := c.User

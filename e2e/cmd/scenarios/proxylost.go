@@ -139,23 +139,29 @@ func proxyLost(k *kube) (string, error) {
 		stopped, complete.Seconds(), window.Seconds()), nil
 }
 
-// killContainer SIGKILLs a running container of the pod through the
+// killContainer SIGKILLs a running container of the pod through its node's
 // runtime, as the OOM killer ends one: the kubelet sees it exit 137 and
-// restarts it only if the pod's restartPolicy says so.
+// restarts it only if the pod's restartPolicy says so. It first waits until
+// the API server tells that the container runs, with its ID: a container
+// the app's record shows started may not be in the pod's status yet.
 func (k *kube) killContainer(ns, pod, name string) error {
-	p, err := k.api.CoreV1().Pods(ns).Get(bg, pod, metav1.GetOptions{})
+	p, err := k.waitPod(ns, pod, 60*time.Second, "running its "+name+" container", func(p *corev1.Pod) bool {
+		c, ok := container(p, name)
+		return ok && c.State.Running != nil && strings.HasPrefix(c.ContainerID, "containerd://")
+	})
 	if err != nil {
 		return err
 	}
-	c, ok := container(p, name)
-	id, found := strings.CutPrefix(c.ContainerID, "containerd://")
-	if !ok || !found || c.State.Running == nil {
-		return fmt.Errorf("%s/%s: container %s is not running (%q)", ns, pod, name, c.ContainerID)
+	c, _ := container(p, name)
+	id := strings.TrimPrefix(c.ContainerID, "containerd://")
+	n, err := k.nodeOf(p.Spec.NodeName)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(bg, 30*time.Second)
 	defer cancel()
 	// A timeout of 0 sends SIGKILL at once, with no SIGTERM first.
-	_, err = k.cri.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 0})
+	_, err = n.cri.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 0})
 	return err
 }
 

@@ -9,11 +9,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 )
 
 // report reads every trace that benchRollout saved in dir, writes a
-// Markdown table to w, one row a variant and kube-proxy setting, and, when
+// Markdown table to w, one row a variant and kube-proxy mode, and, when
 // picturePath is not empty, the picture of each row's run of median
 // rollout time there (make bench-rollout).
 func report(w io.Writer, dir, picturePath string) error {
@@ -32,7 +31,7 @@ func report(w io.Writer, dir, picturePath string) error {
 		if err := json.Unmarshal(b, t); err != nil {
 			return fmt.Errorf("%s: %v", path, err)
 		}
-		key := t.MinSyncPeriod + "/" + t.Variant
+		key := t.Mode + "/" + t.Variant
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
 		}
@@ -50,22 +49,28 @@ func report(w io.Writer, dir, picturePath string) error {
 		if rank[a.Variant] != rank[b.Variant] {
 			return rank[a.Variant] < rank[b.Variant]
 		}
-		return syncOf(a) < syncOf(b)
+		return modeRank(a.Mode) < modeRank(b.Mode)
 	})
 
-	fmt.Fprintln(w, "| variant | kube-proxy `minSyncPeriod` | replicas | requests a second (new + pool) | runs | failed requests: runs with each count | failed / sent, all runs | rollout, median | rollout, worst | hold of each old pod, median and worst |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| variant | kube-proxy | replicas | requests a second from each node (new + pool) | runs | failed requests: runs with each count | failed / sent, all runs | rollout, median | rollout, worst | hold of each old pod, median and worst | each old pod's last new connection: from which node, and when after its deletion (median, worst) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	var rows []pictureRow
 	for _, key := range order {
 		ts := groups[key]
 		t := ts[0]
 		var durations, holds []float64
+		lasts := map[string][]float64{}
 		perRun := map[int]int{}
 		sent, failed := 0, 0
 		errs := map[string]int{}
 		for _, t := range ts {
 			durations = append(durations, t.End-t.Restart)
 			holds = append(holds, t.holds()...)
+			for name, l := range t.lastConnections() {
+				if p := t.pod(name); p.Deleting != 0 {
+					lasts[l.Node] = append(lasts[l.Node], l.At-p.Deleting)
+				}
+			}
 			s, f, e := tally(t.Requests)
 			sent, failed = sent+s, failed+f
 			perRun[f]++
@@ -76,9 +81,9 @@ func report(w io.Writer, dir, picturePath string) error {
 		slices.Sort(durations)
 		slices.Sort(holds)
 		median := durations[len(durations)/2]
-		fmt.Fprintf(w, "| %s | %s | %d | %d + %d | %d | %s | %s | %.1f s | %.1f s | %s |\n",
-			t.Name, t.MinSyncPeriod, t.Replicas, t.Rate, t.Rate, len(ts), distribution(perRun),
-			withKinds(failed, sent, errs), median, durations[len(durations)-1], holdFigures(holds))
+		fmt.Fprintf(w, "| %s | %s | %d | %d + %d | %d | %s | %s | %.1f s | %.1f s | %s | %s |\n",
+			t.Name, t.Mode, t.Replicas, t.Rate, t.Rate, len(ts), distribution(perRun),
+			withKinds(failed, sent, errs), median, durations[len(durations)-1], holdFigures(holds), lastFigures(t, lasts))
 		var pick *trace
 		for _, t := range ts {
 			if t.End-t.Restart == median {
@@ -86,7 +91,7 @@ func report(w io.Writer, dir, picturePath string) error {
 			}
 		}
 		rows = append(rows, pictureRow{
-			label:   fmt.Sprintf("%s, minSyncPeriod\u00a0%s", t.Name, t.MinSyncPeriod), // kept on one line
+			label:   fmt.Sprintf("%s, kube-proxy\u00a0%s", t.Name, t.Mode), // kept on one line
 			figures: fmt.Sprintf("this run %.1f s, the median; %d of %d failed in %d runs", median, failed, sent, len(ts)),
 			trace:   pick,
 		})
@@ -99,15 +104,35 @@ func report(w io.Writer, dir, picturePath string) error {
 		return err
 	}
 	defer f.Close()
-	if err := picture(f, "A rolling update behind a ClusterIP Service: each variant's run of median rollout time", rows); err != nil {
+	if err := picture(f, "A rolling update behind a ClusterIP Service on two nodes: each variant's run of median rollout time", rows); err != nil {
 		return err
 	}
 	return f.Close()
 }
 
-func syncOf(t *trace) time.Duration {
-	d, _ := time.ParseDuration(t.MinSyncPeriod)
-	return d
+// modeRank orders kube-proxy's modes: iptables, nftables, ipvs.
+func modeRank(mode string) int {
+	if i := slices.Index([]string{"iptables", "nftables", "ipvs"}, mode); i >= 0 {
+		return i
+	}
+	return 3
+}
+
+// lastFigures tells, for each node, how many old pods had their last new
+// connection from it, and how long after their deletion, median and worst:
+// "e2e-1 (minSyncPeriod 1s): 12 pods, +0.4 s, +0.9 s; e2e-2 (5s): 48 pods, +3.9 s, +5.6 s".
+func lastFigures(t *trace, lasts map[string][]float64) string {
+	var s []string
+	for _, n := range t.Nodes {
+		at := lasts[n.Name]
+		if len(at) == 0 {
+			s = append(s, fmt.Sprintf("%s (%s): none", n.Name, n.MinSyncPeriod))
+			continue
+		}
+		slices.Sort(at)
+		s = append(s, fmt.Sprintf("%s (%s): %d pods, %+.1f s, %+.1f s", n.Name, n.MinSyncPeriod, len(at), at[len(at)/2], at[len(at)-1]))
+	}
+	return strings.Join(s, "; ")
 }
 
 // distribution says how many runs failed how many requests: "0 ×20", or

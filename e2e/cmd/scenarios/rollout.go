@@ -5,9 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	neturl "net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -55,7 +55,9 @@ const sidecarFor = 5 * time.Second
 // proxy-await beside a sidecar that sends on its pooled loopback
 // connection after the TERM; then the control, the preStop sleep and the
 // drain again for a quiet service (2 requests a second on new connections
-// and 2 on the pool) and for six replicas.
+// and 2 on the pool from each node), the drain given the preStop sleep's
+// 15 s as its --term-delay, so that it is never slower than the sleep it
+// replaces, and for six replicas.
 func rolloutVariants() []rolloutVariant {
 	server := []string{"/opt/e2e/httpapp", "-serve", ":8080", "-out", "/out/app"}
 	// proxy-await's JSON log goes to /out too, for the rollout's trace.
@@ -66,6 +68,8 @@ func rolloutVariants() []rolloutVariant {
 	drain := []string{"--term-delay", "30s", "--drain-quiet", "1s"}
 	probes := []string{"--probe-port", "8081", "--app-probe", "http://127.0.0.1:8080/"}
 	onProbePort := ctr{Name: "app", ReadyPort: 8081, ReadyPath: "/ready", Command: under(append(probes, drain...)...)}
+	atSleep := ctr{Name: "app", ReadyPort: 8081, ReadyPath: "/ready",
+		Command: under(append(probes, "--term-delay", "15s", "--drain-quiet", "1s")...)}
 	sidecar := ctr{Name: "sidecar", Command: []string{"/opt/e2e/httpapp", "-keepalive", "http://127.0.0.1:8080/",
 		"-for", sidecarFor.String(), "-out", "/out/sidecar"}}
 	none := []ctr{{Name: "app", ReadyPort: 8080, Command: server}}
@@ -80,12 +84,18 @@ func rolloutVariants() []rolloutVariant {
 		{key: "drain-sidecar", name: "the drain, a sidecar sending for 5 s after TERM", containers: []ctr{sidecar, onProbePort}},
 		{key: "none-quiet", name: "no delay, 2+2 requests a second", containers: none, rate: quiet},
 		{key: "prestop-quiet", name: "preStop `sleep 15`, 2+2 requests a second", containers: prestop, rate: quiet},
-		{key: "drain-quiet", name: "the drain, 2+2 requests a second", containers: []ctr{onProbePort}, rate: quiet},
+		{key: "drain-quiet", name: "the drain at the preStop sleep's `--term-delay 15s`, 2+2 requests a second", containers: []ctr{atSleep}, rate: quiet},
+		{key: "drain-quiet-30s", name: "the drain, `--term-delay 30s`, 2+2 requests a second", containers: []ctr{onProbePort}, rate: quiet},
 		{key: "none-6", name: "no delay, 6 replicas", containers: none, replicas: many},
 		{key: "prestop-6", name: "preStop `sleep 15`, 6 replicas", containers: prestop, replicas: many},
 		{key: "drain-6", name: "the drain, 6 replicas", containers: []ctr{onProbePort}, replicas: many},
 	}
 }
+
+// benchVariants are the variants make bench-rollout runs unless told
+// others: the control, the preStop sleep and the drain, under load and for
+// a quiet service.
+var benchVariants = []string{"none", "prestop", "drain", "none-quiet", "prestop-quiet", "drain-quiet"}
 
 func rolloutVariantByKey(key string) (rolloutVariant, bool) {
 	for _, v := range rolloutVariants() {
@@ -120,8 +130,8 @@ func (r rolloutResult) failures() string {
 	return s
 }
 
-// rolloutLoad is how many requests a second the client sends on new
-// connections, and as many again on a kept-alive pool.
+// rolloutLoad is how many requests a second the client on each node sends
+// on new connections, and as many again on a kept-alive pool.
 const rolloutLoad = 50
 
 // rolloutService is the ClusterIP Service of a rollout's app in ns: port
@@ -135,59 +145,56 @@ func (k *kube) rolloutService(ns string, labels map[string]string) (*corev1.Serv
 }
 
 // deploy makes, in ns, a ClusterIP Service in front of a Deployment of the
-// variant's pods, and returns the Service's URL once every pod answers
-// through it.
-func deploy(k *kube, ns string, v rolloutVariant) (string, error) {
+// variant's pods, spread over the nodes, and returns the Service once
+// every node's kube-proxy takes its new connections to every pod.
+func deploy(k *kube, ns string, v rolloutVariant) (*corev1.Service, error) {
 	if err := k.namespace(ns, nil); err != nil {
-		return "", err
+		return nil, err
 	}
 	labels := map[string]string{"app": rolloutApp}
 	svc, err := k.rolloutService(ns, labels)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	if err := k.createDeployment(ns, rolloutApp, int32(v.pods()), pod{Grace: 45, Labels: labels, Containers: v.containers}); err != nil {
-		return "", err
+	if err := k.createDeployment(ns, rolloutApp, int32(v.pods()), pod{Grace: 45, Labels: labels, Spread: true, Containers: v.containers}); err != nil {
+		return nil, err
 	}
 	pods, err := k.waitAvailable(ns, rolloutApp, 120*time.Second)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if len(pods) != v.pods() {
-		return "", fmt.Errorf("Deployment available with %d pods, want %d", len(pods), v.pods())
+		return nil, fmt.Errorf("Deployment available with %d pods, want %d", len(pods), v.pods())
 	}
-	if err := programmed(svc.Spec.ClusterIP, 80); err != nil {
-		return "", err
+	if err := spread(pods, len(k.nodes)); err != nil {
+		return nil, err
 	}
-	url := "http://" + svc.Spec.ClusterIP + ":80/"
-	return url, answeredByAll(url, pods)
+	return svc, k.programmed(svc.Spec.ClusterIP, 80, endpointsOf(pods, 8080))
 }
+
+// serviceURL is the URL of the rollout's Service.
+func serviceURL(svc *corev1.Service) string { return "http://" + svc.Spec.ClusterIP + ":80/" }
 
 // rolloutApp names the Deployment, its Service and its pods' label.
 const rolloutApp = "web"
 
-// answeredByAll waits until each of pods has answered through url.
-func answeredByAll(url string, pods []corev1.Pod) error {
-	seen := map[string]bool{}
-	return poll(60*time.Second, "answer from every pod through "+url, func() (bool, error) {
-		if b, err := get(url); err == nil {
-			seen[b] = true
-		}
-		for _, p := range pods {
-			if !seen[p.Name] {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-}
+// warmConns is how many of the load's new connections each old pod has
+// answered before a restart: a drain learns its quiet period from the
+// gaps between them, as a pod that has served a while has, and a quiet
+// service's pods need some 15 s to see that many.
+const warmConns = 20
 
-// rolloutOnce sends the variant's load through url from this runner (the
-// cluster's network namespace), runs `kubectl rollout restart` on the
-// Deployment in ns, and times it until every old pod is gone and the new
-// ones are available and answer. The run's trace is saved beside the
-// cluster's logs.
-func rolloutOnce(k *kube, ns string, v rolloutVariant, url string) (r rolloutResult, err error) {
+// rolloutOnce runs `kubectl rollout restart` on the Deployment in ns, under
+// l, the variant's load from each node through its own kube-proxy, once
+// the run's record of it is 2 s long, each node's clients have had answers on new
+// connections and on the pool (the pool's connections are open, on the old
+// pods), and each old pod has answered warmConns new connections. It times
+// the rollout until every old pod is gone, then waits until the new ones
+// are available, every node's kube-proxy takes new connections to them
+// alone, and each has answered the load from every node. The run's trace,
+// with the load's requests sent since the previous run ended (or the load
+// began) and until then, is saved beside the cluster's logs.
+func rolloutOnce(k *kube, ns string, v rolloutVariant, svc *corev1.Service, l *load) (r rolloutResult, err error) {
 	old, err := k.waitAvailable(ns, rolloutApp, 120*time.Second)
 	if err != nil {
 		return r, err
@@ -196,18 +203,27 @@ func rolloutOnce(k *kube, ns string, v rolloutVariant, url string) (r rolloutRes
 	if err != nil {
 		return r, err
 	}
-	r.trace = &trace{Variant: v.key, Name: v.name, Replicas: v.pods(), Rate: v.load(), MinSyncPeriod: k.minSyncPeriod()}
+	r.trace = &trace{Variant: v.key, Name: v.name, Replicas: v.pods(), Rate: v.load()}
+	for _, n := range k.nodes {
+		mode, sync := n.proxyConfig()
+		r.trace.Mode = mode
+		r.trace.Nodes = append(r.trace.Nodes, traceNode{Name: n.name, MinSyncPeriod: sync})
+	}
 	defer func() {
 		r.trace.Pods, r.trace.Slices = w.stop()
+		r.trace.Requests = l.take()
+		r.sent, r.failed, r.errs = tally(r.trace.Requests)
 		k.finish(ns, r, old)
 	}()
 
-	l := startLoad(url, v.load())
-	time.Sleep(2 * time.Second) // the pool's connections open and settle on the old pods
+	if err := poll(180*time.Second, "", func() (bool, error) {
+		return l.settled(old), nil
+	}); err != nil {
+		return r, fmt.Errorf("the load was not answered from every node on both lanes, or an old pod answered fewer than %d new connections (%s)", warmConns, l.counts(old))
+	}
 	start := time.Now()
 	r.trace.Restart = uptime()
 	if _, stderr, err := k.ctl("rollout", "restart", "-n", ns, "deployment/"+rolloutApp); err != nil {
-		l.end()
 		return r, fmt.Errorf("kubectl rollout restart: %v: %s", err, stderr)
 	}
 	err = poll(120*time.Second, "end of every old pod", func() (bool, error) {
@@ -221,16 +237,20 @@ func rolloutOnce(k *kube, ns string, v rolloutVariant, url string) (r rolloutRes
 	})
 	r.seconds = time.Since(start).Seconds()
 	r.trace.End = uptime()
-	if err == nil {
-		var pods []corev1.Pod
-		if pods, err = k.waitAvailable(ns, rolloutApp, 60*time.Second); err == nil {
-			err = answeredByAll(url, pods)
-		}
-	}
-	r.trace.Requests = l.end()
-	r.sent, r.failed, r.errs = tally(r.trace.Requests)
 	if err != nil {
 		return r, err
+	}
+	pods, err := k.waitAvailable(ns, rolloutApp, 60*time.Second)
+	if err != nil {
+		return r, err
+	}
+	if err := k.programmed(svc.Spec.ClusterIP, 80, endpointsOf(pods, 8080)); err != nil {
+		return r, err
+	}
+	if err := poll(60*time.Second, "", func() (bool, error) {
+		return l.answeredFromEveryNode(pods), nil
+	}); err != nil {
+		return r, fmt.Errorf("a new pod did not answer the load from every node: %s", l.counts(pods))
 	}
 	for _, p := range old {
 		if last, ok := stamp(k.out(ns, p.Name, "sidecar"), "last"); ok {
@@ -256,60 +276,201 @@ func (k *kube) finish(ns string, r rolloutResult, old []corev1.Pod) {
 		fmt.Fprintf(os.Stderr, "rollout %s: trace not saved: %v\n", ns, err)
 	}
 	if r.failed > 0 {
-		fmt.Fprintf(os.Stderr, "rollout %s: %s (trace: %s), on the clock of kubectl rollout restart:\n%s", ns, r.failures(), path, r.trace.timeline())
+		fmt.Fprintf(os.Stderr, "rollout %s: %s (trace: %s), on the clock of kubectl rollout restart:\n%s", ns, r.failures(), path, r.trace.timeline(3))
 	}
 }
 
-// load sends GETs through a URL at a steady rate, on new connections and on
-// a kept-alive pool, and records each.
+// load sends GETs through a URL at a steady rate from each node, on new
+// connections and on a kept-alive pool, and records each: from before a
+// variant's first rollout until after its last, so that every pod, old or
+// new, has had the load's traffic, and only it, from its start.
 type load struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
+	vip string // the Service's address
+
 	mu       sync.Mutex
-	requests []request
+	looked   int                        // failed requests whose node's conntrack table was read, in this record
+	since    float64                    // the start of the current record, on the shared clock
+	pending  map[*request]bool          // sent and not yet answered
+	requests []request                  // answered, sent since the last take
+	conns    map[string]int             // by pod: the new connections it answered
+	from     map[string]map[string]bool // by pod: the nodes whose requests it answered
+	lanes    map[string]map[bool]bool   // by node: the lanes (pool or not) answered
 }
 
-func startLoad(url string, perSecond int) *load {
-	l := &load{stop: make(chan struct{})}
-	fresh := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	pooled := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-	for _, c := range []*http.Client{fresh, pooled} {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			tick := time.NewTicker(time.Second / time.Duration(perSecond))
-			defer tick.Stop()
-			for {
-				select {
-				case <-l.stop:
-					return
-				case <-tick.C:
-				}
-				l.wg.Add(1)
-				go func() {
-					defer l.wg.Done()
-					r := send(c, url)
-					r.Pool = c == pooled
+func startLoad(nodes []*node, url string, perSecond int) *load {
+	vip := url
+	if u, err := neturl.Parse(url); err == nil {
+		vip = u.Hostname()
+	}
+	l := &load{stop: make(chan struct{}), vip: vip, since: uptime(), pending: map[*request]bool{}, conns: map[string]int{},
+		from: map[string]map[string]bool{}, lanes: map[string]map[bool]bool{}}
+	for _, n := range nodes {
+		l.lanes[n.name] = map[bool]bool{}
+		for _, pooled := range []bool{false, true} {
+			c := n.client(pooled)
+			l.wg.Add(1)
+			go func() {
+				defer l.wg.Done()
+				tick := time.NewTicker(time.Second / time.Duration(perSecond))
+				defer tick.Stop()
+				for {
+					select {
+					case <-l.stop:
+						return
+					case <-tick.C:
+					}
+					r := &request{Start: uptime(), Pool: pooled, Node: n.name}
 					l.mu.Lock()
-					l.requests = append(l.requests, r)
+					l.pending[r] = true
 					l.mu.Unlock()
-				}()
-			}
-		}()
+					l.wg.Add(1)
+					go func() {
+						defer l.wg.Done()
+						send(c, url, r)
+						if r.Err != "" && l.look() {
+							r.Conntrack = n.conntrack(l.vip)
+						}
+						l.record(r)
+					}()
+				}
+			}()
+		}
 	}
 	return l
 }
 
-// send sends one GET and records it: its connection, the pod that answered
-// (httpapp answers with its host's name), or the error.
-func send(c *http.Client, url string) (r request) {
-	r.Start = uptime()
+// look says whether a failed request's node's conntrack table is to be
+// read: for the first 3 failures of a record.
+func (l *load) look() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.looked++
+	return l.looked <= 3
+}
+
+func (l *load) record(r *request) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.pending, r)
+	l.requests = append(l.requests, *r)
+	if r.Err != "" {
+		return
+	}
+	l.lanes[r.Node][r.Pool] = true
+	if !r.Reused {
+		l.conns[r.Pod]++
+	}
+	if l.from[r.Pod] == nil {
+		l.from[r.Pod] = map[string]bool{}
+	}
+	l.from[r.Pod][r.Node] = true
+}
+
+// settled says whether the current record is 2 s long, each node's
+// clients have had answers on new connections and on the pool, and each of
+// pods has answered warmConns new connections.
+func (l *load) settled(pods []corev1.Pod) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if uptime()-l.since < 2 {
+		return false
+	}
+	for _, lanes := range l.lanes {
+		if !lanes[false] || !lanes[true] {
+			return false
+		}
+	}
+	for _, p := range pods {
+		if l.conns[p.Name] < warmConns {
+			return false
+		}
+	}
+	return true
+}
+
+// answeredFromEveryNode says whether each of pods has answered requests
+// from every node.
+func (l *load) answeredFromEveryNode(pods []corev1.Pod) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, p := range pods {
+		if len(l.from[p.Name]) != len(l.lanes) {
+			return false
+		}
+	}
+	return true
+}
+
+// counts tells, for each of pods, the new connections it answered and the
+// nodes it answered: "web-1 24 (e2e-1, e2e-2), ...".
+func (l *load) counts(pods []corev1.Pod) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var s []string
+	for _, p := range pods {
+		var nodes []string
+		for n := range l.from[p.Name] {
+			nodes = append(nodes, n)
+		}
+		sort.Strings(nodes)
+		s = append(s, fmt.Sprintf("%s %d (%s)", p.Name, l.conns[p.Name], strings.Join(nodes, ", ")))
+	}
+	return strings.Join(s, ", ")
+}
+
+// take returns the requests sent since the last take (or the load's
+// start) and before now, in the order they were sent, once each has been
+// answered or has failed (within the client's 5 s), and starts a new
+// record: a request belongs to the record of the moment it was sent.
+func (l *load) take() []request {
+	cut := uptime()
+	for {
+		l.mu.Lock()
+		waiting := false
+		for r := range l.pending {
+			if r.Start < cut {
+				waiting = true
+				break
+			}
+		}
+		if !waiting {
+			break
+		}
+		l.mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+	}
+	defer l.mu.Unlock()
+	var taken, kept []request
+	for _, r := range l.requests {
+		if r.Start < cut {
+			taken = append(taken, r)
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	l.requests, l.since, l.looked = kept, cut, 0
+	sort.Slice(taken, func(i, j int) bool { return taken[i].Start < taken[j].Start })
+	return taken
+}
+
+// end stops the load and waits for the requests under way.
+func (l *load) end() {
+	close(l.stop)
+	l.wg.Wait()
+}
+
+// send sends one GET and records it in r: when it ended, its connection,
+// the pod that answered (httpapp answers with its host's name), or the
+// error.
+func send(c *http.Client, url string, r *request) {
 	defer func() { r.End = uptime() }()
 	req, err := http.NewRequest("GET", url, nil)
 	if err != nil {
 		r.Err = err.Error()
-		return r
+		return
 	}
 	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
 		r.Local, r.Reused = i.Conn.LocalAddr().String(), i.Reused
@@ -317,7 +478,7 @@ func send(c *http.Client, url string) (r request) {
 	resp, err := c.Do(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
 	if err != nil {
 		r.Err = err.Error()
-		return r
+		return
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -329,7 +490,6 @@ func send(c *http.Client, url string) (r request) {
 	default:
 		r.Pod = strings.TrimSpace(string(b))
 	}
-	return r
 }
 
 // tally counts the requests and those that failed, by the end of their
@@ -352,25 +512,6 @@ func tally(requests []request) (sent, failed int, errs map[string]int) {
 	return sent, failed, errs
 }
 
-// end stops the load, waits for the requests under way, and returns them
-// in the order they were sent.
-func (l *load) end() []request {
-	close(l.stop)
-	l.wg.Wait()
-	sort.Slice(l.requests, func(i, j int) bool { return l.requests[i].Start < l.requests[j].Start })
-	return l.requests
-}
-
-// minSyncPeriod is kube-proxy's iptables.minSyncPeriod, from the
-// configuration e2e/stack.sh wrote.
-func (k *kube) minSyncPeriod() string {
-	b, _ := os.ReadFile(filepath.Join(k.run, "etc", "kube-proxy.yaml"))
-	if m := regexp.MustCompile(`minSyncPeriod: *([^,} ]+)`).FindSubmatch(b); m != nil {
-		return string(m[1])
-	}
-	return "unknown"
-}
-
 // 12. A rolling update of three replicas behind a ClusterIP Service, under
 // load on new connections and on a kept-alive pool: the drain with its
 // probes on --probe-port fails no request, and each old pod's hold ends
@@ -383,10 +524,12 @@ func rollout(k *kube) (string, error) {
 	for _, key := range []string{"none", "prestop", "drain"} {
 		v, _ := rolloutVariantByKey(key)
 		ns := "s12-" + key
-		url, err := deploy(k, ns, v)
+		svc, err := deploy(k, ns, v)
 		var r rolloutResult
 		if err == nil {
-			r, err = rolloutOnce(k, ns, v, url)
+			l := startLoad(k.nodes, serviceURL(svc), v.load())
+			r, err = rolloutOnce(k, ns, v, svc, l)
+			l.end()
 		}
 		k.clear(ns)
 		if err != nil {
@@ -396,9 +539,9 @@ func rollout(k *kube) (string, error) {
 	}
 	none, prestop, drain := results["none"], results["prestop"], results["drain"]
 	holds := drain.trace.holds()
-	figures := fmt.Sprintf("kube-proxy minSyncPeriod %s; no delay: %s, rollout %.1fs; preStop sleep 15: %s, %.1fs; drain with --probe-port: %s, %.1fs (%.0f%% of the preStop sleep's), each old pod held %s",
-		k.minSyncPeriod(), none.failures(), none.seconds, prestop.failures(), prestop.seconds, drain.failures(), drain.seconds,
-		100*drain.seconds/prestop.seconds, seconds(holds))
+	figures := fmt.Sprintf("kube-proxy %s; no delay: %s, rollout %.1fs; preStop sleep 15: %s, %.1fs; drain with --probe-port: %s, %.1fs (%.0f%% of the preStop sleep's), each old pod held %s, its last new connection %s",
+		k.proxyModes(), none.failures(), none.seconds, prestop.failures(), prestop.seconds, drain.failures(), drain.seconds,
+		100*drain.seconds/prestop.seconds, seconds(holds), drain.trace.lastConnectionsText())
 	if drain.failed != 0 || none.failed == 0 || len(holds) != 3 || slices.Max(holds) >= prestopSleep {
 		return "", fmt.Errorf("%s (want the drain to fail none and hold each of the 3 old pods less than the preStop sleep's %.0f s, and the control to fail some)", figures, prestopSleep)
 	}
@@ -416,7 +559,7 @@ func seconds(xs []float64) string {
 	return strings.Join(s, ", ")
 }
 
-// benchRollout runs each variant named in keys (all when empty) runs times,
+// benchRollout runs each variant named in keys (benchVariants when empty) runs times,
 // one rollout after another of one Deployment, and saves each run's trace
 // in dir, for report (make bench-rollout).
 func benchRollout(k *kube, runs int, keys []string, dir string) error {
@@ -429,31 +572,37 @@ func benchRollout(k *kube, runs int, keys []string, dir string) error {
 		variants = append(variants, v)
 	}
 	if len(keys) == 0 {
-		variants = rolloutVariants()
+		for _, key := range benchVariants {
+			v, _ := rolloutVariantByKey(key)
+			variants = append(variants, v)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for _, v := range variants {
 		ns := "bench-" + v.key
-		url, err := deploy(k, ns, v)
+		svc, err := deploy(k, ns, v)
 		if err != nil {
 			k.clear(ns)
 			return fmt.Errorf("%s: %v", v.name, err)
 		}
+		l := startLoad(k.nodes, serviceURL(svc), v.load())
 		for i := range runs {
-			r, err := rolloutOnce(k, ns, v, url)
+			r, err := rolloutOnce(k, ns, v, svc, l)
 			if err != nil {
+				l.end()
 				k.clear(ns)
 				return fmt.Errorf("%s, run %d: %v", v.name, i+1, err)
 			}
-			name := fmt.Sprintf("%s-minsync%s-%02d.json", v.key, r.trace.MinSyncPeriod, i+1)
+			name := fmt.Sprintf("%s-%s-%02d.json", r.trace.Mode, v.key, i+1)
 			if err := r.trace.saveAs(filepath.Join(dir, name)); err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "bench-rollout: %s (minSyncPeriod %s), run %d: %s, %.1fs, holds %s\n",
-				v.name, r.trace.MinSyncPeriod, i+1, r.failures(), r.seconds, seconds(r.trace.holds()))
+			fmt.Fprintf(os.Stderr, "bench-rollout: %s (kube-proxy %s), run %d: %s, %.1fs, holds %s, last new connections %s\n",
+				v.name, k.proxyModes(), i+1, r.failures(), r.seconds, seconds(r.trace.holds()), r.trace.lastConnectionsText())
 		}
+		l.end()
 		k.clear(ns)
 	}
 	return nil

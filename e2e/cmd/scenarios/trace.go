@@ -27,27 +27,40 @@ import (
 // it (timeline), so that a failure says where its connection went and
 // what the pods and the endpoints were doing then.
 type trace struct {
-	Variant       string       `json:"variant"`
-	Name          string       `json:"name"`
-	Replicas      int          `json:"replicas"`
-	Rate          int          `json:"rate"` // requests a second on new connections, and as many on the pool
-	MinSyncPeriod string       `json:"min_sync_period"`
-	Restart       float64      `json:"restart"` // kubectl rollout restart
-	End           float64      `json:"end"`     // every old pod gone
-	Requests      []request    `json:"requests"`
-	Pods          []*podLife   `json:"pods"`
-	Slices        []sliceEvent `json:"slices"`
+	Variant  string       `json:"variant"`
+	Name     string       `json:"name"`
+	Replicas int          `json:"replicas"`
+	Rate     int          `json:"rate"` // requests a second from each node on new connections, and as many on the pool
+	Mode     string       `json:"mode"` // kube-proxy's, on every node
+	Nodes    []traceNode  `json:"nodes"`
+	Restart  float64      `json:"restart"` // kubectl rollout restart
+	End      float64      `json:"end"`     // every old pod gone
+	Requests []request    `json:"requests"`
+	Pods     []*podLife   `json:"pods"`
+	Slices   []sliceEvent `json:"slices"`
+}
+
+// traceNode is a node of the cluster, whose client sends the load through
+// its kube-proxy.
+type traceNode struct {
+	Name          string `json:"name"`
+	MinSyncPeriod string `json:"min_sync_period"`
 }
 
 // request is one GET of the load.
 type request struct {
 	Start  float64 `json:"start"`
 	End    float64 `json:"end"`
+	Node   string  `json:"node"`             // the node whose client sent it
 	Pool   bool    `json:"pool,omitempty"`   // on the kept-alive pool, else on a new connection
 	Local  string  `json:"local,omitempty"`  // the connection's local address
 	Reused bool    `json:"reused,omitempty"` // an idle connection of the pool
 	Pod    string  `json:"pod,omitempty"`    // the pod that answered
 	Err    string  `json:"err,omitempty"`
+	// When it failed: the sending node's conntrack entries for the
+	// Service's address then that were neither ESTABLISHED nor TIME_WAIT
+	// (each failed request's first few in a rollout).
+	Conntrack []string `json:"conntrack,omitempty"`
 }
 
 // podLife is one pod of the Deployment, as the API server and the pod's
@@ -55,6 +68,7 @@ type request struct {
 type podLife struct {
 	Name     string  `json:"name"`
 	IP       string  `json:"ip,omitempty"`
+	Node     string  `json:"node,omitempty"`
 	Old      bool    `json:"old,omitempty"` // one of the pods the rollout replaces
 	Ready    float64 `json:"ready,omitempty"`
 	Deleting float64 `json:"deleting,omitempty"` // its deletionTimestamp seen: the kubelet stops it
@@ -171,6 +185,9 @@ func (w *watcher) pod(t watch.EventType, p *corev1.Pod) {
 	}
 	if p.Status.PodIP != "" {
 		l.IP = p.Status.PodIP
+	}
+	if p.Spec.NodeName != "" {
+		l.Node = p.Spec.NodeName
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && l.Ready == 0 {
@@ -304,23 +321,95 @@ func (t *trace) holds() []float64 {
 	return hs
 }
 
-// timeline tells each failed request against what the pods and the
-// endpoints did, from 3 s before it was sent until it ended.
-func (t *trace) timeline() string {
-	var b strings.Builder
-	ipOf := map[string]string{}
-	for _, p := range t.Pods {
-		ipOf[p.IP] = p.Name
+// lastConnection is the last request on a new connection that a pod
+// answered: when it was sent and from which node.
+type lastConnection struct {
+	At   float64
+	Node string
+}
+
+// lastConnections finds, for each old pod, the last request it answered on
+// a new connection (from the client's fresh connections or a connection the
+// pool opened): when kube-proxy on that node last took a connection to it.
+func (t *trace) lastConnections() map[string]lastConnection {
+	last := map[string]lastConnection{}
+	for _, r := range t.Requests {
+		if r.Err != "" || r.Pod == "" || r.Reused {
+			continue
+		}
+		if l, ok := last[r.Pod]; !ok || r.Start > l.At {
+			last[r.Pod] = lastConnection{r.Start, r.Node}
+		}
 	}
+	for name := range last {
+		if p := t.pod(name); p == nil || !p.Old {
+			delete(last, name)
+		}
+	}
+	return last
+}
+
+func (t *trace) pod(name string) *podLife {
+	for _, p := range t.Pods {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// lastConnectionsText tells, for each old pod in the order of its deletion,
+// the node its last new connection came from and how long after the pod's
+// deletion: "e2e-1 +0.6s, e2e-2 +4.1s, e2e-2 +3.8s".
+func (t *trace) lastConnectionsText() string {
+	last := t.lastConnections()
+	var old []*podLife
+	for _, p := range t.Pods {
+		if p.Old && p.Deleting != 0 {
+			old = append(old, p)
+		}
+	}
+	sort.Slice(old, func(i, j int) bool { return old[i].Deleting < old[j].Deleting })
+	var s []string
+	for _, p := range old {
+		if l, ok := last[p.Name]; ok {
+			s = append(s, fmt.Sprintf("%s %+.1fs", l.Node, l.At-p.Deleting))
+		} else {
+			s = append(s, "none")
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
+// minSync is a node's kube-proxy minSyncPeriod in the trace.
+func (t *trace) minSync(node string) string {
+	for _, n := range t.Nodes {
+		if n.Name == node {
+			return n.MinSyncPeriod
+		}
+	}
+	return "?"
+}
+
+// timeline tells the first failed requests (at most max; the trace has them
+// all) against what the pods and the endpoints did, from 3 s before each
+// was sent until it ended.
+func (t *trace) timeline(max int) string {
+	var b strings.Builder
+	told, failed := 0, 0
 	for _, r := range t.Requests {
 		if r.Err == "" {
 			continue
 		}
+		if failed++; told == max {
+			continue
+		}
+		told++
 		kind := "new connection"
 		if r.Pool {
 			kind = "pool"
 		}
-		fmt.Fprintf(&b, "failed request %.3f-%.3f (%s, local %s, reused %v): %s\n", r.Start-t.Restart, r.End-t.Restart, kind, r.Local, r.Reused, r.Err)
+		fmt.Fprintf(&b, "failed request %.3f-%.3f (from %s, %s, local %s, reused %v): %s\n", r.Start-t.Restart, r.End-t.Restart, r.Node, kind, r.Local, r.Reused, r.Err)
 		type line struct {
 			at   float64
 			text string
@@ -333,7 +422,7 @@ func (t *trace) timeline() string {
 				at   float64
 			}{{"ready", p.Ready}, {"deleting", p.Deleting}, {"held", p.Held}, {"app TERM", p.AppTERM}, {"exit", p.Exit}, {"gone", p.Gone}} {
 				if m.at >= from && m.at <= to {
-					lines = append(lines, line{m.at, fmt.Sprintf("pod %s (%s): %s", p.Name, p.IP, m.name)})
+					lines = append(lines, line{m.at, fmt.Sprintf("pod %s (%s on %s): %s", p.Name, p.IP, p.Node, m.name)})
 				}
 			}
 			for _, e := range p.Events {
@@ -351,6 +440,12 @@ func (t *trace) timeline() string {
 		for _, l := range lines {
 			fmt.Fprintf(&b, "  %+.3f %s\n", l.at-t.Restart, l.text)
 		}
+		for _, c := range r.Conntrack {
+			fmt.Fprintf(&b, "  conntrack on %s when it failed: %s\n", r.Node, c)
+		}
+	}
+	if failed > told {
+		fmt.Fprintf(&b, "and %d more failed requests\n", failed-told)
 	}
 	return b.String()
 }

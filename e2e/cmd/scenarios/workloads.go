@@ -67,9 +67,14 @@ func (k *kube) waitAvailable(ns, name string, timeout time.Duration) ([]corev1.P
 	return ready, nil
 }
 
-// get sends one GET on a new connection and returns the body, trimmed.
+// get sends one GET from this runner (node 1's network namespace) on a new
+// connection and returns the body, trimmed.
 func get(url string) (string, error) {
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	return getWith(&http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}, url)
+}
+
+// getWith sends one GET with client and returns the body, trimmed.
+func getWith(client *http.Client, url string) (string, error) {
 	resp, err := client.Get(url)
 	if err != nil {
 		return "", err
@@ -143,16 +148,16 @@ exec /opt/e2e/httpapp -serve :8080 -out /out/server`
 }
 
 // 8. A ClusterIP Service in front of a Deployment of three httpapp
-// replicas under proxy-await: kube-proxy's rules take a client in the
-// cluster's network namespace, on a new connection each time, to every
-// replica.
+// replicas under proxy-await, spread over both nodes: each node's
+// kube-proxy takes a client there, on a new connection each time, to every
+// replica, on its own node and on the other.
 func service(k *kube) (string, error) {
 	const ns, name, replicas, requests = "s8", "web", 3, 60
 	if err := k.namespace(ns, nil); err != nil {
 		return "", err
 	}
 	labels := map[string]string{"app": name}
-	p := pod{Labels: labels, Containers: []ctr{{Name: "app", ReadyPort: 8080,
+	p := pod{Labels: labels, Spread: true, Containers: []ctr{{Name: "app", ReadyPort: 8080,
 		Command: proxyAwait("--proxy", "none", "--", "/opt/e2e/httpapp", "-serve", ":8080", "-out", "/out/server")}}}
 	made := time.Now()
 	svc, err := k.api.CoreV1().Services(ns).Create(bg, &corev1.Service{
@@ -168,6 +173,9 @@ func service(k *kube) (string, error) {
 	}
 	pods, err := k.waitAvailable(ns, name, 120*time.Second)
 	if err != nil {
+		return "", err
+	}
+	if err := spread(pods, len(k.nodes)); err != nil {
 		return "", err
 	}
 	// The endpoints as the EndpointSlice controller publishes them to
@@ -190,55 +198,71 @@ func service(k *kube) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := programmed(svc.Spec.ClusterIP, 80); err != nil {
+	if err := k.programmed(svc.Spec.ClusterIP, 80, endpointsOf(pods, 8080)); err != nil {
 		return "", err
 	}
 	url := "http://" + svc.Spec.ClusterIP + ":80/"
-	// kube-proxy syncs its rules at most once a second, and may add the
-	// endpoints over more than one sync: the Service is ready once every
-	// pod has answered through it.
-	seen := map[string]bool{}
-	var first time.Duration
-	if err := poll(30*time.Second, "answer from every pod through "+url, func() (bool, error) {
-		if b, err := get(url); err == nil {
-			if first == 0 {
-				first = time.Since(made)
+	// kube-proxy syncs its rules at most once a minSyncPeriod, and may add
+	// the endpoints over more than one sync: the Service is ready on a node
+	// once every pod has answered through it there.
+	var figures []string
+	for _, n := range k.nodes {
+		seen := map[string]bool{}
+		var first time.Duration
+		if err := poll(30*time.Second, "answer from every pod through "+url+" from "+n.name, func() (bool, error) {
+			if b, err := n.get(url); err == nil {
+				if first == 0 {
+					first = time.Since(made)
+				}
+				seen[b] = true
 			}
-			seen[b] = true
+			return len(seen) == replicas, nil
+		}); err != nil {
+			return "", fmt.Errorf("%v: %d answered", err, len(seen))
 		}
-		return len(seen) == replicas, nil
-	}); err != nil {
-		return "", fmt.Errorf("%v: %d answered", err, len(seen))
+		all := time.Since(made)
+		hits := map[string]int{}
+		for _, p := range pods {
+			hits[p.Name] = 0
+		}
+		failed := 0
+		for range requests {
+			b, err := n.get(url)
+			if err != nil {
+				failed++
+				continue
+			}
+			if _, ok := hits[b]; !ok {
+				return "", fmt.Errorf("%s answered %q from %s, not a pod of the Deployment", url, b, n.name)
+			}
+			hits[b]++
+		}
+		var by []string
+		for _, p := range pods {
+			by = append(by, fmt.Sprintf("%s on %s %d", p.Status.PodIP, p.Spec.NodeName, hits[p.Name]))
+		}
+		f := fmt.Sprintf("from %s: %d requests on new connections, %d failed, by pod: %s; the first answer %.1fs, one from every pod %.1fs after the Service and Deployment were made",
+			n.name, requests, failed, strings.Join(by, ", "), first.Seconds(), all.Seconds())
+		for _, c := range hits {
+			if c == 0 || failed > 0 {
+				return "", fmt.Errorf("%s (want every request answered, every pod reached)", f)
+			}
+		}
+		figures = append(figures, f)
 	}
-	all := time.Since(made)
-	hits := map[string]int{}
+	return fmt.Sprintf("ClusterIP %s:80, kube-proxy %s; %s", svc.Spec.ClusterIP, k.proxyModes(), strings.Join(figures, "; ")), nil
+}
+
+// spread checks that pods run on each of the cluster's nodes.
+func spread(pods []corev1.Pod, nodes int) error {
+	on := map[string]int{}
 	for _, p := range pods {
-		hits[p.Name] = 0
+		on[p.Spec.NodeName]++
 	}
-	failed := 0
-	for range requests {
-		b, err := get(url)
-		if err != nil {
-			failed++
-			continue
-		}
-		if _, ok := hits[b]; !ok {
-			return "", fmt.Errorf("%s answered %q, not a pod of the Deployment", url, b)
-		}
-		hits[b]++
+	if len(on) != nodes {
+		return fmt.Errorf("the pods run on %d of the %d nodes: %v", len(on), nodes, on)
 	}
-	var spread []string
-	for _, p := range pods {
-		spread = append(spread, fmt.Sprintf("%s %d", p.Status.PodIP, hits[p.Name]))
-	}
-	figures := fmt.Sprintf("%d requests to ClusterIP %s:80 on new connections, %d failed, by pod: %s; the first answer %.1fs, one from every pod %.1fs after the Service and Deployment were made",
-		requests, svc.Spec.ClusterIP, failed, strings.Join(spread, ", "), first.Seconds(), all.Seconds())
-	for _, n := range hits {
-		if n == 0 || failed > 0 {
-			return "", fmt.Errorf("%s (want every request answered, every pod reached)", figures)
-		}
-	}
-	return figures, nil
+	return nil
 }
 
 // 9. Every manifest in examples/ is admitted by the API server (a dry run:
