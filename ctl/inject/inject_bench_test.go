@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -105,16 +104,6 @@ func BenchmarkLargeList(b *testing.B) { benchmarkFile(b, largeList(1000), Option
 // BenchmarkManyDocuments injects 1 MB of small documents.
 func BenchmarkManyDocuments(b *testing.B) { benchmarkFile(b, manyDocuments(2000), Options{}) }
 
-// allocated is what f allocates, garbage included.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // What inject allocates grows with its input and no faster, and stays
 // near what reading and checking it costs: a few hundred bytes for each
 // byte of a List of Deployments, each of which gets some 30 lines. A new
@@ -125,7 +114,7 @@ func TestInjectAllocatesLinearly(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "in.yaml")
 		require.NoError(t, os.WriteFile(path, data, 0o644))
 		var r *Result
-		a := allocated(func() { r = Paths(t.Context(), []string{path}, Options{Image: "registry.example.com/proxy-await:1"}) })
+		a := testutil.Allocated(func() { r = Paths(t.Context(), []string{path}, Options{Image: "registry.example.com/proxy-await:1"}) })
 		require.Equal(t, n, r.Adopted)
 		return float64(a) / float64(len(data))
 	}

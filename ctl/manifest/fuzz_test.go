@@ -9,6 +9,8 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -29,7 +31,7 @@ func bomb(levels int) string {
 func TestBombCostsItsSize(t *testing.T) {
 	data := []byte(bomb(12)) // 10^12 nodes expanded
 	in := newInput(Options{})
-	alloc := allocated(func() { in.parseFile("bomb.yaml", data, false) })
+	alloc := testutil.Allocated(func() { in.parseFile("bomb.yaml", data, false) })
 	assert.Empty(t, in.Pods)
 	assert.Equal(t, []string{"bomb.yaml:1: its aliases expand it by more than 1000000 nodes: refused unread"}, messages(in.Problems))
 	assert.Less(t, alloc, uint64(4<<20), "bytes allocated for a %d-byte bomb", len(data))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxy-await/proxy-await/internal/testutil"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -82,16 +83,6 @@ func TestSplitDocuments(t *testing.T) {
 	assert.Equal(t, []doc{{"----\nb: 2\n", 0}}, split("----\nb: 2\n"))
 }
 
-// allocated is what f allocates.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // A document over the bounds is refused unparsed, at the cost of its text,
 // and the file's other documents are still read: one over the size bound,
 // one whose text holds too many nodes for its size.
@@ -100,7 +91,7 @@ func TestLargeDocuments(t *testing.T) {
 	dense := "---\nkind: ConfigMap\ndata: [" + strings.Repeat("1,", small.Nodes/2) + "1]\n"
 	data := []byte("kind: Pod\n" + big + dense + "---\nkind: Pod\n")
 	in := newInput(Options{Bounds: small})
-	alloc := allocated(func() { in.parseFile("big.yaml", data, false) })
+	alloc := testutil.Allocated(func() { in.parseFile("big.yaml", data, false) })
 	assert.Equal(t, []string{
 		fmt.Sprintf("big.yaml:2: a document of %d bytes, more than is read at once (64 KiB, or about 10000 nodes): split it, a List into its items", len(big)),
 		fmt.Sprintf("big.yaml:6: a document of %d bytes, more than is read at once (64 KiB, or about 10000 nodes): split it, a List into its items", len(dense)),
@@ -212,7 +203,7 @@ func TestNestedIsBounded(t *testing.T) {
 		{"long", "terminationDrainDuration: " + strings.Repeat("1", 4*small.NestedBytes) + "s"},
 	} {
 		var err error
-		alloc := allocated(func() { _, _, err = p.Nested(tc.setting, "terminationDrainDuration") })
+		alloc := testutil.Allocated(func() { _, _, err = p.Nested(tc.setting, "terminationDrainDuration") })
 		assert.True(t, ErrPastBound(err), "%s: %v", tc.name, err)
 		assert.EqualError(t, err, "larger than is read of an annotation (16 KiB, the most the API server takes of a pod's annotations, or about 1000 YAML nodes)")
 		// A parse would take some 250 bytes a node.

@@ -41,3 +41,14 @@ func PeakHeap(f func()) uint64 {
 	}
 	return peak - base
 }
+
+// Allocated is what f allocates, garbage included: the bytes a test holds
+// to grow no faster than its input.
+func Allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
