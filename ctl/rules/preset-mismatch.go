@@ -21,7 +21,7 @@ func init() {
 		Level: Error,
 		Summary: "proxy-await would wait forever: its preset's mesh is not the pod's (`--proxy linkerd`, the default, in an Istio pod: a pod has one mesh), " +
 			"the pod has none (injection disabled, Istio ambient mode, Dapr without `dapr.io/enabled`), the pod shows sidecars and its presets wait for none of them (the default `linkerd` in a Dapr pod, with or without its Namespace in the input), " +
-			"the proxy answers on another port (`config.linkerd.io/admin-port`, consul-dataplane's Envoy on 19000 for `--proxy envoy`) " +
+			"the proxy answers on another port (`config.linkerd.io/admin-port`, consul-dataplane's Envoy admin port for `--proxy envoy`) " +
 			"or not at all (Cloud SQL Auth Proxy without `--health-check`), or an init container waits for a classic sidecar that starts only after it",
 		Fix:       "the presets of the sidecars the pod shows, `--port`, the proxy's flag, or wait in the application's container",
 		Policy:    true,
