@@ -80,23 +80,8 @@ func adopt(k *kube, examplesDir string) (string, error) {
 		return "", err
 	}
 	dir := filepath.Join(k.run, "out", ns)
-	// The policy is in force once the API server refuses what it should.
-	first := rules[0]
-	if err := poll(60*time.Second, "the policy in force", func() (bool, error) {
-		_, stderr, _ := k.dryRun(ns, dir, first, wrongManifests[first])
-		return strings.Contains(stderr, "denied request: "+first+": "), nil
-	}); err != nil {
+	if err := k.refusesWrongManifests(ns, dir, rules); err != nil {
 		return "", err
-	}
-	for _, rule := range rules {
-		m, ok := wrongManifests[rule]
-		if !ok {
-			return "", fmt.Errorf("the policy covers %s, for which this scenario has no wrong manifest", rule)
-		}
-		_, stderr, err := k.dryRun(ns, dir, rule, m)
-		if err == nil || !strings.Contains(stderr, "denied request: "+rule+": ") {
-			return "", fmt.Errorf("%s: the wrong manifest was not refused for it: %v %s", rule, err, stderr)
-		}
 	}
 	objects, err := k.admitted(ns, examplesDir)
 	if err != nil {
@@ -413,4 +398,29 @@ func (k *kube) injectedJob(in injector, ns string, app ctr, verify func(corev1.P
 	}
 	return fmt.Sprintf("its app (%s) started after %d×503 and a 200, and one POST /shutdown came after it ended",
 		strings.Join(flags, " "), count(entries[:start], "GET", "/ready", 503)), &injected, nil
+}
+
+// refusesWrongManifests waits until the policy is in force, as the API
+// server refusing the first rule's wrong manifest shows, then holds that
+// it refuses each rule's wrong manifest (a server-side dry run in ns),
+// naming the rule.
+func (k *kube) refusesWrongManifests(ns, dir string, rules []string) error {
+	first := rules[0]
+	if err := poll(60*time.Second, "the policy in force", func() (bool, error) {
+		_, stderr, _ := k.dryRun(ns, dir, first, wrongManifests[first])
+		return strings.Contains(stderr, "denied request: "+first+": "), nil
+	}); err != nil {
+		return err
+	}
+	for _, rule := range rules {
+		m, ok := wrongManifests[rule]
+		if !ok {
+			return fmt.Errorf("the policy covers %s, for which this scenario has no wrong manifest", rule)
+		}
+		_, stderr, err := k.dryRun(ns, dir, rule, m)
+		if err == nil || !strings.Contains(stderr, "denied request: "+rule+": ") {
+			return fmt.Errorf("%s: the wrong manifest was not refused for it: %v %s", rule, err, stderr)
+		}
+	}
+	return nil
 }

@@ -148,24 +148,10 @@ func safePolicy(k *kube) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	first := rules[0]
-	if err := poll(60*time.Second, "the policy in force", func() (bool, error) {
-		_, stderr, _ := k.dryRun(ns, dir, first, wrongManifests[first])
-		return strings.Contains(stderr, "denied request: "+first+": "), nil
-	}); err != nil {
-		return "", err
-	}
-
-	// (d) each rule's wrong manifest, refused by its name.
-	for _, rule := range rules {
-		m, ok := wrongManifests[rule]
-		if !ok {
-			return "", fmt.Errorf("the policy covers %s, for which this scenario has no wrong manifest", rule)
-		}
-		_, stderr, err := k.dryRun(ns, dir, rule, m)
-		if err == nil || !strings.Contains(stderr, "denied request: "+rule+": ") {
-			return "", fmt.Errorf("(d) %s: the wrong manifest was not refused for it: %v %s", rule, err, stderr)
-		}
+	// (d) each rule's wrong manifest, refused by its name, once the policy
+	// is in force.
+	if err := k.refusesWrongManifests(ns, dir, rules); err != nil {
+		return "", fmt.Errorf("(d) %w", err)
 	}
 
 	// (b) Pods as the meshes' injectors leave them.
