@@ -18,7 +18,7 @@ import (
 const none = "none"
 
 // defaultPreset is --proxy's default.
-const defaultPreset = "linkerd"
+var defaultPreset = proxies.Default.Preset
 
 // presetNames are the presets in the order help and hints list them: the
 // proxy table's, then none.
@@ -32,7 +32,11 @@ func presetNames() []string {
 
 // presetHint is the hint for a --proxy that names no preset.
 func presetHint() string {
-	return "choose " + orList(presetNames()) + "; several with commas, as in istio,cloudsql"
+	var together []string
+	for _, p := range proxies.Together {
+		together = append(together, p.Preset)
+	}
+	return "choose " + orList(presetNames()) + "; several with commas, as in " + strings.Join(together, ",")
 }
 
 // orList is "a, b or c".
@@ -60,7 +64,7 @@ func (p *proxyList) add(name string) error {
 	if !p.set {
 		*p.names, p.set = nil, true
 	}
-	if isASCII(name) { // "Istio" is istio; "ıstio" is not
+	if isASCII(name) { // an ASCII capital folds; a dotless ı is no i
 		name = strings.ToLower(name)
 	}
 	if proxies.Lookup(name) == nil && name != none {

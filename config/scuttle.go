@@ -119,7 +119,7 @@ type scuttleURLs struct {
 func (e *scuttleEnv) urls(genericOnly bool) (scuttleURLs, error) {
 	var s scuttleURLs
 	// Envoy's admin API, and Istio's pilot-agent beside it.
-	envoy, istio := proxies.Lookup("envoy"), proxies.Lookup("istio")
+	envoy, istio := proxies.Scuttle.Envoy, proxies.Scuttle.Istio
 	if admin := strings.TrimSuffix(e.get("ENVOY_ADMIN_API"), "/"); admin != "" {
 		u, err := scuttleURL("ENVOY_ADMIN_API", admin, false)
 		if err != nil {

@@ -27,6 +27,18 @@ var All = []*Proxy{&linkerd, &istio, &envoy, &cloudsql, &alloydb, &dapr, &consul
 // pod and suggests their presets.
 var InPods = []*Proxy{&linkerd, &istio, &dapr, &consul, &cloudsql, &alloydb, &envoy}
 
+// Default is --proxy's default: Linkerd, the proxy linkerd-await waits for.
+var Default = &linkerd
+
+// Together is the presets that --proxy's hint gives as an example of
+// several in one pod: a mesh and a database's proxy.
+var Together = []*Proxy{&istio, &cloudsql}
+
+// Scuttle is the proxies that scuttle's variables name: ENVOY_ADMIN_API an
+// Envoy's admin API, ISTIO_QUIT_API Istio's pilot-agent, which runs beside
+// its Envoy.
+var Scuttle = struct{ Envoy, Istio *Proxy }{&envoy, &istio}
+
 // Lookup is the proxy whose preset is called name, nil for none.
 func Lookup(name string) *Proxy {
 	for _, p := range All {

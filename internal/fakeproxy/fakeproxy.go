@@ -106,7 +106,7 @@ func listeners(px *proxies.Proxy, addr, readyAddr string, off bool) []listener {
 // until a shutdown it answers, SIGTERM or SIGINT.
 func Main() {
 	flags := flag.NewFlagSet("fakeproxy", flag.ExitOnError)
-	flavor := flags.String("flavor", "linkerd", "the proxy to play: "+flavors())
+	flavor := flags.String("flavor", proxies.Default.Preset, "the proxy to play: "+flavors())
 	addr := flags.String("addr", "", "the admin listener: the shutdown endpoint's, and the readiness endpoint's where the proxy serves both on one port (default: the proxy's port)")
 	readyAddr := flags.String("ready-addr", "", "the readiness endpoint's listener, where the proxy serves it on a port of its own (default: the proxy's port)")
 	shutdownOff := flags.Bool("shutdown-off", false, "switch the shutdown endpoint off as the proxy's can be: its Off answer, or no listener for one that needs a flag of its own")
