@@ -16,12 +16,10 @@ package main
 import (
 	"net"
 	"os"
-	"os/exec"
-	"os/signal"
 	"strings"
 	"time"
 
-	"github.com/proxy-await/proxy-await/internal/signals"
+	"github.com/proxy-await/proxy-await/bench/floor"
 )
 
 // What each dependency's file sets; without it, the least the standard
@@ -69,26 +67,7 @@ func main() {
 		awaitURL("http://127.0.0.1:" + port + "/ready")
 	}
 
-	c := make(chan os.Signal, 128)
-	for _, s := range signals.Forwarded() {
-		signal.Notify(c, s)
-	}
-	cmd := exec.Command(command[0], command[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
-		os.Exit(127)
-	}
-	go func() {
-		for s := range c {
-			_ = cmd.Process.Signal(s)
-		}
-	}()
-	if err := cmd.Wait(); err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			os.Exit(ee.ExitCode())
-		}
-		os.Exit(127)
-	}
+	floor.Run(command)
 }
 
 // answered200 is the readiness probe without net/http: one GET on a new

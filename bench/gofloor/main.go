@@ -8,31 +8,8 @@ package main
 
 import (
 	"os"
-	"os/exec"
-	"os/signal"
 
-	"github.com/proxy-await/proxy-await/internal/signals"
+	"github.com/proxy-await/proxy-await/bench/floor"
 )
 
-func main() {
-	c := make(chan os.Signal, 128)
-	for _, s := range signals.Forwarded() {
-		signal.Notify(c, s)
-	}
-	cmd := exec.Command(os.Args[1], os.Args[2:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
-		os.Exit(127)
-	}
-	go func() {
-		for s := range c {
-			_ = cmd.Process.Signal(s)
-		}
-	}()
-	if err := cmd.Wait(); err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			os.Exit(ee.ExitCode())
-		}
-		os.Exit(127)
-	}
-}
+func main() { floor.Run(os.Args[1:]) }
