@@ -107,15 +107,7 @@ func TestCorpusInjected(t *testing.T) {
 				}
 				adopted += r.Adopted
 				out := t.TempDir()
-				var paths []string
-				for _, w := range r.Written {
-					rel, err := filepath.Rel(dir, w.Name)
-					require.NoError(t, err)
-					p := filepath.Join(out, rel)
-					require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-					require.NoError(t, os.WriteFile(p, w.Data, 0o644))
-					paths = append(paths, p)
-				}
+				paths := writeUnder(t, out, dir, r.Written)
 				findings, _ := check.Paths(paths, check.Options{Versions: v})
 				for _, f := range findings {
 					rel, _ := filepath.Rel(out, f.File)
@@ -137,4 +129,19 @@ func TestCorpusInjected(t *testing.T) {
 			})
 		}
 	}
+}
+
+// writeUnder writes each file as inject wrote it into out, at its path
+// relative to from, and gives their paths.
+func writeUnder(t *testing.T, out, from string, written []Written) []string {
+	var paths []string
+	for _, w := range written {
+		rel, err := filepath.Rel(from, w.Name)
+		require.NoError(t, err)
+		p := filepath.Join(out, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, w.Data, 0o644))
+		paths = append(paths, p)
+	}
+	return paths
 }

@@ -135,15 +135,7 @@ func TestFleet(t *testing.T) {
 
 			// check of what inject wrote, and inject and --undo of it.
 			dir := t.TempDir()
-			var out []string
-			for _, w := range r.Written {
-				rel, err := filepath.Rel(fleet, w.Name)
-				require.NoError(t, err)
-				p := filepath.Join(dir, rel)
-				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-				require.NoError(t, os.WriteFile(p, w.Data, 0o644))
-				out = append(out, p)
-			}
+			out := writeUnder(t, dir, fleet, r.Written)
 			findings, _ := check.Paths(out, check.Options{Versions: opt.Versions})
 			for _, f := range findings {
 				if f.Level == rules.Error {
