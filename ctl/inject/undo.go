@@ -218,8 +218,16 @@ func (d *doc) undoChange(tpl *yaml.Node, c change, u *templateUndo) error {
 		for i := range c.N {
 			u.take(at.node, i)
 		}
-	case opSet:
-		end, err := d.end(at.node)
+	case opSet, opRenamed:
+		// A value set, or a key renamed: the scalar is written back as it was.
+		n := at.node
+		if c.Op == opRenamed {
+			if at.key == nil {
+				return errMissing
+			}
+			n = at.key
+		}
+		end, err := d.end(n)
 		if err != nil {
 			return err
 		}
@@ -227,22 +235,8 @@ func (d *doc) undoChange(tpl *yaml.Node, c change, u *templateUndo) error {
 		if err != nil {
 			return err
 		}
-		d.addRaw(d.offset(at.node), end, c.Was)
-		u.tree = append(u.tree, func() { *at.node = *was })
-	case opRenamed:
-		if at.key == nil {
-			return errMissing
-		}
-		end, err := d.end(at.key)
-		if err != nil {
-			return err
-		}
-		was, err := parseScalar(c.Was)
-		if err != nil {
-			return err
-		}
-		d.addRaw(d.offset(at.key), end, c.Was)
-		u.tree = append(u.tree, func() { *at.key = *was })
+		d.addRaw(d.offset(n), end, c.Was)
+		u.tree = append(u.tree, func() { *n = *was })
 	case opValue:
 		if at.key == nil {
 			return errMissing
