@@ -26,7 +26,7 @@ func flagSet(c *Config) *pflag.FlagSet {
 	c.Rewrite = map[syscall.Signal]syscall.Signal{}
 	c.ExitCodes = map[int]int{}
 
-	c.Proxies = []string{defaultPreset}
+	c.Proxies = []string{defaultPreset()}
 	fs.Var(&proxyList{names: &c.Proxies}, "proxy", "presets for readiness and shutdown URLs, comma-separated: "+orList(presetNames()))
 	fs.VarP((*port)(&c.Port), "port", "p", portUsage())
 	fs.Var(&urlList{urls: &c.ReadyURLs}, "ready-url", "readiness `URL`, repeatable, replacing the preset's; all must answer 2xx")

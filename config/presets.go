@@ -17,8 +17,9 @@ import (
 // none is the preset without a proxy: no readiness wait, no shutdown.
 const none = "none"
 
-// defaultPreset is --proxy's default.
-var defaultPreset = proxies.Default.Preset
+// defaultPreset is --proxy's default, read when it is needed: a package
+// variable would be set at every start.
+func defaultPreset() string { return proxies.Default.Preset }
 
 // presetNames are the presets in the order help and hints list them: the
 // proxy table's, then none.

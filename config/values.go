@@ -151,7 +151,7 @@ type urlList struct {
 func (u *urlList) String() string { return redact.URLs(*u.urls) }
 func (u *urlList) Type() string   { return "URL" }
 func (u *urlList) example() string {
-	ready, shutdown := proxies.Lookup(defaultPreset).URLs(0)
+	ready, shutdown := proxies.Default.URLs(0)
 	if u.loopback {
 		return shutdown
 	}
@@ -331,7 +331,7 @@ type port int
 
 func (p *port) String() string  { return strconv.Itoa(int(*p)) }
 func (p *port) Type() string    { return "port" }
-func (p *port) example() string { return strconv.Itoa(proxies.Lookup(defaultPreset).DefaultPort()) }
+func (p *port) example() string { return strconv.Itoa(proxies.Default.DefaultPort()) }
 func (p *port) Set(s string) error {
 	if s == "" || strings.Trim(s, "0123456789") != "" {
 		return errors.New("not a decimal number")
