@@ -70,6 +70,11 @@ func TestGolden(t *testing.T) {
 				lines.WriteString(strings.ReplaceAll(l.String(), dir+string(filepath.Separator), "") + "\n")
 			}
 			got := map[string][]byte{"want": r.Output, "lines": lines.Bytes()}
+			var streamed bytes.Buffer
+			opt.Out = &streamed
+			assert.Empty(t, Paths(t.Context(), paths, opt).Output)
+			assert.Equal(t, string(r.Output), streamed.String(), "written to Options.Out")
+			opt.Out = nil
 			changed := false
 			for _, section := range []string{"want", "lines"} {
 				i := fileIndex(ar, section)

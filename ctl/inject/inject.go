@@ -34,8 +34,11 @@ import (
 // Result is what an injection made of its input: the text to write, each
 // file's in its turn, and the lines that say what was skipped or refused.
 type Result struct {
+	// Output is the text written when Options.Out is nil; with a writer,
+	// each file's text goes to it as soon as it is made, and is not held.
 	Output   []byte
 	Written  []Written // each file written, in its turn
+	WriteErr error     // Options.Out refused the text: the rest is not written
 	Lines    []Line
 	Files    int // files written
 	Pods     int // pod templates whose containers adopted proxy-await
@@ -44,13 +47,21 @@ type Result struct {
 	Failed   bool // a container was skipped or an input refused
 	nameSeen map[string]bool
 	w        *writer
+	out      output
 }
 
-// Written is a file's text as written.
+// Written is a file's text as written (Data only without Options.Out).
 type Written struct {
 	Name       string
 	Data       []byte
 	start, end int // in the output
+}
+
+// output is where the text goes and what of it is written.
+type output struct {
+	w    io.Writer // nil: Result.Output
+	size int       // bytes written
+	last byte      // the last of them
 }
 
 // Line is what became of a container or a pod template, or a file
@@ -113,14 +124,20 @@ type Options struct {
 	Containers []string // the containers to adopt, by name; none: every one
 	// Undo takes back what inject changed, and adopts nothing.
 	Undo bool
+	// Out gets the text, file by file as it is made, so that a run holds
+	// one file's (or one large document's) edited text at a time; nil
+	// collects it in Result.Output.
+	Out io.Writer
 }
 
 // Paths injects proxy-await into the manifests at paths. What an earlier
 // inject changed is taken back first, so that it is worked out again from
 // the current --versions and input; with opt.Undo, that is all. The
-// commands of images are read, within ctx, before anything is written.
+// commands of images are read, within ctx, and every pod template's plan
+// made, before anything is written: a --container that names no container
+// writes nothing (Result.Unknown).
 func Paths(ctx context.Context, paths []string, opt Options) *Result {
-	r := &Result{nameSeen: map[string]bool{}, w: newWriter()}
+	r := &Result{nameSeen: map[string]bool{}, w: newWriter(), out: output{w: opt.Out}}
 	in := manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Command: "inject", Keep: true})
 	undone, changed := map[string]undoneFile{}, map[string][]byte{}
 	for _, f := range in.Files {
@@ -168,16 +185,29 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 		return !c.Init && (picked(c.Name) || slices.Contains(before[p].containers, c.Name)) && sidecar.ProxyOf(c) == nil &&
 			leftOut(p) == "" && !slices.Contains(skippedNames(p), c.Name)
 	})
-	pods := map[*manifest.Pod]*rules.Pod{}
-	for _, p := range all {
-		pods[p] = rules.Analyse(p, rules.Options{Versions: opt.Versions, Native: opt.Native, Images: im})
-	}
+	// Each pod's analysis is dropped once its plan is made: the plans
+	// are what the writing needs.
 	pl := &planner{choose: choose, images: im, in: in, hostPorts: newHostPorts(all), before: before}
+	plans := make(map[*manifest.Pod]plan, len(all))
+	for _, f := range in.Files {
+		if _, ok := readable(f); !ok {
+			continue
+		}
+		for _, p := range f.Pods {
+			plans[p] = pl.planOf(rules.Analyse(p, rules.Options{Versions: opt.Versions, Native: opt.Native, Images: im}))
+		}
+	}
+	for _, name := range opt.Containers {
+		if !r.nameSeen[name] {
+			r.Unknown = append(r.Unknown, name)
+		}
+	}
+	if len(r.Unknown) > 0 {
+		return r
+	}
 	for _, f := range in.Files {
 		from := len(r.Lines)
-		if pieces, ok := r.file(f, pods, pl, opt); ok {
-			r.write(f, pieces...)
-		}
+		r.file(f, plans, opt)
 		if u, ok := undone[f.Name]; ok && len(u.edits) > 0 {
 			// Lines of the text read again are lines of the input.
 			m := newLineMap(u.orig, u.edits)
@@ -186,11 +216,6 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 					r.Lines[i].Line = m.line(r.Lines[i].Line)
 				}
 			}
-		}
-	}
-	for _, name := range opt.Containers {
-		if !r.nameSeen[name] {
-			r.Unknown = append(r.Unknown, name)
 		}
 	}
 	r.written()
@@ -206,7 +231,7 @@ func (r *Result) undoOnly(in *manifest.Input, undone map[string]undoneFile) {
 		}
 		u, ok := undone[f.Name]
 		if !ok {
-			r.write(f, f.Data)
+			r.writeFile(f, f.Data)
 			continue
 		}
 		for _, up := range u.pods {
@@ -227,7 +252,7 @@ func (r *Result) undoOnly(in *manifest.Input, undone map[string]undoneFile) {
 			r.line(Line{Event: "undone", File: p.File, Line: p.Line, Kind: p.Kind, Name: p.Name, Message: what})
 			r.Pods++
 		}
-		r.write(f, u.data)
+		r.writeFile(f, u.data)
 	}
 }
 
@@ -239,65 +264,97 @@ func list(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
-// write adds a file's text, in pieces, to the output, a document marker
-// between two files of YAML.
-func (r *Result) write(f *manifest.File, pieces ...[]byte) {
-	if len(r.Output) > 0 {
-		if r.Output[len(r.Output)-1] != '\n' {
-			r.Output = append(r.Output, '\n')
-		}
-		first := []byte{}
-		for _, p := range pieces {
-			if first = bytes.TrimLeft(p, " \t\r\n"); len(first) > 0 {
-				break
-			}
-		}
-		if len(first) == 0 || first[0] != '{' && first[0] != '[' {
-			r.Output = append(r.Output, "---\n"...)
-		}
+// writeFile writes a file's text whole.
+func (r *Result) writeFile(f *manifest.File, text []byte) {
+	r.begin(f)
+	r.emit(text)
+	r.end(f)
+}
+
+// begin starts a file's text in the output: a document marker between two
+// files of YAML (f's text begins as its input does: the edits are inside
+// its documents).
+func (r *Result) begin(f *manifest.File) {
+	r.Written = append(r.Written, Written{Name: f.Name})
+	if r.out.size == 0 {
+		return
 	}
-	start := len(r.Output)
-	for _, p := range pieces {
-		r.Output = append(r.Output, p...)
+	if r.out.last != '\n' {
+		r.emit([]byte{'\n'})
 	}
-	r.Written = append(r.Written, Written{Name: f.Name, start: start, end: len(r.Output)})
+	if first := bytes.TrimLeft(f.Data, " \t\r\n"); len(first) == 0 || first[0] != '{' && first[0] != '[' {
+		r.emit([]byte("---\n"))
+	}
+	r.Written[len(r.Written)-1].start = r.out.size
+}
+
+// emit writes text: to Options.Out, or to Result.Output. Once the writer
+// fails, nothing more is written.
+func (r *Result) emit(text []byte) {
+	if len(text) == 0 || r.WriteErr != nil {
+		return
+	}
+	if r.out.w != nil {
+		_, r.WriteErr = r.out.w.Write(text)
+	} else {
+		r.Output = append(r.Output, text...)
+	}
+	r.out.size += len(text)
+	r.out.last = text[len(text)-1]
+}
+
+// end ends the file begun last.
+func (r *Result) end(*manifest.File) {
+	r.Written[len(r.Written)-1].end = r.out.size
 	r.Files++
 }
 
 // written gives each file written its text, once the output is whole: a
-// slice of it, so that the text is held once.
+// slice of it, so that the text is held once. With Options.Out, the text
+// is the writer's.
 func (r *Result) written() {
+	if r.out.w != nil {
+		return
+	}
 	for i := range r.Written {
 		r.Written[i].Data = r.Output[r.Written[i].start:r.Written[i].end:r.Written[i].end]
 	}
 }
 
-// file is f's text with proxy-await adopted in its pod templates; false
-// when f is refused, which its lines say.
-func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, pl *planner, opt Options) ([][]byte, bool) {
+// file writes f's text with proxy-await adopted in its pod templates, as
+// each document is done; nothing when f is refused, which its lines say.
+func (r *Result) file(f *manifest.File, plans map[*manifest.Pod]plan, opt Options) {
 	if !r.readable(f) {
-		return nil, false
+		return
 	}
+	r.begin(f)
+	defer r.end(f)
 	starts := lineStarts(f.Data)
 	// An edited document is parsed again to verify it: a small one at
 	// once, a large one (a List of a whole namespace) once the file's own
 	// parse is done, so that one large tree at a time is alive.
-	type edited struct {
-		piece   int // of pieces, which verify fills
-		text    []byte
-		want    [sha256.Size]byte
-		orig    []byte
-		adopted []*podResult
-	}
 	var pending []edited
 	var results []*podResult
-	var pieces [][]byte
+	var pieces [][]byte // not yet written: from the first pending document on
+	flush := func() {
+		n := len(pieces)
+		if len(pending) > 0 {
+			n = pending[0].piece
+		}
+		for _, p := range pieces[:n] {
+			r.emit(p)
+		}
+		pieces = pieces[n:]
+		for i := range pending {
+			pending[i].piece -= n
+		}
+	}
 	at := 0
 	f.EachDocument(func(dc manifest.Document) {
 		d := newDoc(r.w, f.Data, starts, dc.Root, dc.Start, dc.End)
 		var adopted []*podResult
 		for _, t := range dc.Templates {
-			pr := &podResult{pod: t.Pod, plan: pl.planOf(pods[t.Pod])}
+			pr := &podResult{pod: t.Pod, plan: plans[t.Pod]}
 			results = append(results, pr)
 			if len(pr.plan.Containers) == 0 {
 				continue
@@ -316,20 +373,24 @@ func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, pl *p
 		}
 		pieces = append(pieces, f.Data[at:dc.Start], nil)
 		at = dc.End
-		e := edited{len(pieces) - 1, d.apply(dc.Start, dc.End), sum(dc.Root), f.Data[dc.Start:dc.End], adopted}
+		e := edited{piece: len(pieces) - 1, text: d.apply(dc.Start, dc.End), want: sum(dc.Root), item: dc.Item, orig: f.Data[dc.Start:dc.End], adopted: adopted}
+		e.items, e.block = d.items(dc.Root, dc.Start, dc.End)
 		if dc.End-dc.Start <= smallDocument {
-			pieces[e.piece] = r.verified(e.text, e.want, e.orig, e.adopted)
+			pieces[e.piece] = r.verified(e)
+			flush()
 			return
 		}
 		pending = append(pending, e)
 	})
 	for _, e := range pending {
-		pieces[e.piece] = r.verified(e.text, e.want, e.orig, e.adopted)
+		pieces[e.piece] = r.verified(e)
 	}
+	pending = nil
+	flush()
+	r.emit(f.Data[at:])
 	for _, pr := range results {
 		r.say(pr)
 	}
-	return append(pieces, f.Data[at:]), true
 }
 
 // smallDocument is the size up to which an edited document is verified at
@@ -337,40 +398,64 @@ func (r *Result) file(f *manifest.File, pods map[*manifest.Pod]*rules.Pod, pl *p
 // List of a whole namespace megabytes.
 const smallDocument = 1 << 20
 
+// edited is a document as edited, to verify.
+type edited struct {
+	piece   int // of the file's pieces, which verified fills
+	text    []byte
+	want    [sha256.Size]byte // the edited tree's sum
+	item    bool              // the document is an item of a List read item by item
+	items   []item            // a List's items, to verify each alone (items.go)
+	block   bool              // the items are a block sequence's
+	orig    []byte
+	adopted []*podResult
+}
+
 // verified is a document's edited text when, parsed, it holds the edited
-// tree (whose sum is want); its text as it was when not, and its adopted
-// pods then say why.
-func (r *Result) verified(text []byte, want [sha256.Size]byte, orig []byte, adopted []*podResult) []byte {
-	if err := verify(text, want); err != nil {
-		for _, pr := range adopted {
+// tree: item by item, when it has items, else (or when they do not show
+// it) whole; its text as it was when not, and its adopted pods then say
+// why.
+func (r *Result) verified(e edited) []byte {
+	if len(e.items) > 0 && verifyItems(e.text, e.items, e.block) == nil {
+		return e.text
+	}
+	if err := verify(e.text, e.want, e.item); err != nil {
+		for _, pr := range e.adopted {
 			pr.err = err
 		}
-		return orig
+		return e.orig
 	}
-	return text
+	return e.text
 }
 
 // readable says whether f can be written out again: it was read and
 // parsed whole, and it is a manifest; the lines say why not.
 func (r *Result) readable(f *manifest.File) bool {
-	refused := false
+	lines, ok := readable(f)
+	for _, l := range lines {
+		r.line(l)
+	}
+	return ok
+}
+
+// readable says whether f can be written out again, and the lines that
+// say why not.
+func readable(f *manifest.File) ([]Line, bool) {
+	var lines []Line
 	for _, p := range f.Problems {
 		if !p.NotObject {
-			r.line(Line{Event: "refused", File: p.File, Line: p.Line, Message: p.Message + "; nothing of this file is written", failure: true})
-			refused = true
+			lines = append(lines, Line{Event: "refused", File: p.File, Line: p.Line, Message: p.Message + "; nothing of this file is written", failure: true})
 		}
 	}
 	switch {
-	case refused:
-		return false
+	case len(lines) > 0:
+		return lines, false
 	case f.NotObject > 0 && f.Chart:
-		return false // the chart's templates say to render it
+		return nil, false // the chart's templates say to render it
 	case f.NotObject > 0:
-		r.line(Line{Event: "refused", File: f.Name, Line: f.NotObject, failure: true,
-			Message: "not a Kubernetes object (it has no kind), which inject writes out only beside the objects of a manifest: nothing of this file is written"})
-		return false
+		return []Line{{Event: "refused", File: f.Name, Line: f.NotObject, failure: true,
+			Message: "not a Kubernetes object (it has no kind), which inject writes out only beside the objects of a manifest: nothing of this file is written"}}, false
 	}
-	return true
+	return nil, true
 }
 
 // podResult is what became of a pod template: its plan, and why its edits
@@ -489,7 +574,7 @@ func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog
 	if err != nil {
 		return exitcode.Usage, &config.UsageError{Err: hint.New(err, "fix the file, or leave --entrypoints out to read the images' registries"), Format: format}
 	}
-	r := Paths(context.Background(), c.Paths, Options{Versions: c.Versions, Native: c.Native, Stdin: stdin, Images: res, Image: c.Image, Containers: c.Containers, Undo: c.Undo})
+	r := Paths(context.Background(), c.Paths, Options{Versions: c.Versions, Native: c.Native, Stdin: stdin, Images: res, Image: c.Image, Containers: c.Containers, Undo: c.Undo, Out: stdout})
 	if len(r.Unknown) > 0 {
 		return exitcode.Usage, &config.UsageError{Err: unknownContainers(r), Format: format}
 	}
@@ -514,8 +599,8 @@ func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog
 			fmt.Fprintln(stderr, l)
 		}
 	}
-	if _, err := stdout.Write(r.Output); err != nil {
-		log.Error(fmt.Sprintf("cannot write the manifests: %v", err), "event", "inject_failed")
+	if r.WriteErr != nil {
+		log.Error(fmt.Sprintf("cannot write the manifests: %v", r.WriteErr), "event", "inject_failed")
 		return exitcode.Findings, nil
 	}
 	done := fmt.Sprintf("adopted proxy-await in %s of %s; wrote %s", count(r.Adopted, "container"), count(r.Pods, "pod template"), count(r.Files, "file"))

@@ -607,11 +607,16 @@ func (d *doc) apply(start, end int) []byte {
 
 // verify says whether text, parsed, holds what the edited tree whose sum
 // is want does: the same nodes, of the same kinds and tags, with the same
-// values, in the same order, whatever their style and position.
-func verify(text []byte, want [sha256.Size]byte) error {
+// values, in the same order, whatever their style and position. The text
+// of an item of a List read item by item holds a sequence of one: that
+// entry.
+func verify(text []byte, want [sha256.Size]byte, item bool) error {
 	var n yaml.Node
 	if err := yaml.Unmarshal(text, &n); err != nil {
 		return err
+	}
+	if item && len(n.Content) == 1 && n.Content[0].Kind == yaml.SequenceNode && len(n.Content[0].Content) == 1 {
+		n.Content[0] = n.Content[0].Content[0]
 	}
 	if len(n.Content) == 0 || sum(n.Content[0]) != want {
 		return errors.New("the edited text does not hold the edited object")

@@ -52,6 +52,7 @@ func (r *Result) undoFile(f *manifest.File) undoneFile {
 	type pending struct {
 		text  []byte
 		want  [sha256.Size]byte
+		item  bool
 		edits []edit
 		pods  []int // in out.pods
 	}
@@ -82,10 +83,10 @@ func (r *Result) undoFile(f *manifest.File) undoneFile {
 		for _, u := range undos {
 			u.apply()
 		}
-		docs = append(docs, pending{d.apply(dc.Start, dc.End), sum(dc.Root), d.edits, taken})
+		docs = append(docs, pending{d.apply(dc.Start, dc.End), sum(dc.Root), dc.Item, d.edits, taken})
 	})
 	for _, p := range docs {
-		if err := verify(p.text, p.want); err != nil {
+		if err := verify(p.text, p.want, p.item); err != nil {
 			for _, i := range p.pods {
 				out.pods[i].err = err
 			}

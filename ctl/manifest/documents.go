@@ -150,11 +150,15 @@ func documents(name string, data []byte, b Bounds, doc func(*yaml.Node, piece), 
 	}
 	next := 0 // the first piece not read yet
 	admitted := true
+	stream := data // what the one parser reads: up to the first List
 	for _, p := range pieces {
 		admitted = admitted && admit(p.text, b) == nil
+		if len(stream) == len(data) && maybeList(p.text) {
+			stream = data[:p.off]
+		}
 	}
 	if admitted {
-		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec := yaml.NewDecoder(bytes.NewReader(stream))
 		for {
 			var n yaml.Node
 			if err := dec.Decode(&n); err != nil {
@@ -174,6 +178,9 @@ func documents(name string, data []byte, b Bounds, doc func(*yaml.Node, piece), 
 		}
 	}
 	for _, p := range pieces[next:] {
+		if maybeList(p.text) && readList(name, p, b, whole) {
+			continue
+		}
 		root, f := parseDocument(name, p, b)
 		switch {
 		case f != nil:
@@ -422,6 +429,7 @@ type piece struct {
 	text []byte
 	line int
 	off  int
+	item bool // an item of a List read item by item: a sequence of one
 }
 
 // splitDocuments cuts a YAML stream at its document markers: a line that is
@@ -438,7 +446,7 @@ func splitDocuments(data []byte) []piece {
 	directive := false
 	cut := func(at, atLine int) {
 		if at > start {
-			out = append(out, piece{data[start:at], startLine, bom + start})
+			out = append(out, piece{text: data[start:at], line: startLine, off: bom + start})
 		}
 		start, startLine = at, atLine
 	}

@@ -47,7 +47,10 @@ func (in *Input) keepFile(src source, data []byte, problems []Problem, notObject
 type Document struct {
 	Start, End int
 	Root       *yaml.Node
-	Templates  []Template
+	// Item: Root is an item of a List, read item by item (lists.go), whose
+	// text (Start to End) is the entry of a block sequence.
+	Item      bool
+	Templates []Template
 }
 
 // Template is a pod template's node and what was read of it.
@@ -64,7 +67,7 @@ type Template struct {
 func (f *File) EachDocument(fn func(Document)) {
 	next := 0
 	documents(f.Name, f.Data, f.bounds, func(root *yaml.Node, p piece) {
-		d := Document{Start: p.off, End: p.off + len(p.text), Root: root}
+		d := Document{Start: p.off, End: p.off + len(p.text), Root: root, Item: p.item}
 		for _, o := range objects(f.Name, root) {
 			if o.kind == "Namespace" || o.kind == "ConfigMap" || o.kind == "Secret" {
 				continue
