@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -330,6 +331,7 @@ func (r *Result) file(f *manifest.File, plans map[*manifest.Pod]plan, opt Option
 	r.begin(f)
 	defer r.end(f)
 	starts := lineStarts(f.Data)
+	var lists listIndents
 	// An edited document is parsed again to verify it: a small one at
 	// once, a large one (a List of a whole namespace) once the file's own
 	// parse is done, so that one large tree at a time is alive.
@@ -352,6 +354,9 @@ func (r *Result) file(f *manifest.File, plans map[*manifest.Pod]plan, opt Option
 	at := 0
 	f.EachDocument(func(dc manifest.Document) {
 		d := newDoc(r.w, f.Data, starts, dc.Root, dc.Start, dc.End)
+		if dc.Item {
+			lists.learn(d, dc.Root, dc.List)
+		}
 		var adopted []*podResult
 		for _, t := range dc.Templates {
 			pr := &podResult{pod: t.Pod, plan: plans[t.Pod]}
@@ -369,6 +374,12 @@ func (r *Result) file(f *manifest.File, plans map[*manifest.Pod]plan, opt Option
 			adopted = append(adopted, pr)
 		}
 		if len(d.edits) == 0 {
+			return
+		}
+		if dc.Start < at { // a document inside one already edited: a List's header holds its items
+			for _, pr := range adopted {
+				pr.err = errors.New("its document is inside one already changed")
+			}
 			return
 		}
 		pieces = append(pieces, f.Data[at:dc.Start], nil)

@@ -78,41 +78,89 @@ func skipComments(data []byte) []byte {
 	}
 }
 
-// learnIndent finds how the document indents: the first block mapping
-// inside a block mapping gives the mapping's step, the first block
-// sequence under a key the dashes'; for JSON, the first entry on a line of
-// its own.
+// learnIndent finds how the document indents (learn); for JSON, the
+// first entry on a line of its own.
 func (d *doc) learnIndent(root *yaml.Node) {
-	foundMap, foundSeq := false, false
+	var st indents
+	d.learn(&st, root, true, -1)
+	d.use(st)
+	if d.json && len(root.Content) > 0 && d.beginsLine(root.Content[0]) {
+		d.unit = d.lineIndent(root.Content[0]) - d.lineIndent(root)
+	}
+}
+
+// indents is how a document indents, as learnt from its nodes: the first
+// block mapping inside a block mapping gives the mapping's step, the first
+// block sequence under a key the dashes'.
+type indents struct {
+	indent, dash       int
+	foundMap, foundSeq bool
+}
+
+// learn learns what st has not found yet from root: its own keys first,
+// then (deep) each of its nodes in turn. itemsDash, when not negative, is
+// the column of the dashes of a List's items read item by item, whose key
+// in root has no value here.
+func (d *doc) learn(st *indents, root *yaml.Node, deep bool, itemsDash int) {
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
 		if n.Kind == yaml.MappingNode && n.Style&yaml.FlowStyle == 0 {
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i], n.Content[i+1]
 				switch {
-				case v.Kind == yaml.MappingNode && v.Style&yaml.FlowStyle == 0 && !foundMap && v.Line > k.Line:
-					d.indent, foundMap = v.Column-k.Column, true
-				case v.Kind == yaml.SequenceNode && v.Style&yaml.FlowStyle == 0 && !foundSeq && len(v.Content) > 0:
+				case v.Kind == yaml.MappingNode && v.Style&yaml.FlowStyle == 0 && !st.foundMap && v.Line > k.Line:
+					st.indent, st.foundMap = v.Column-k.Column, true
+				case v.Kind == yaml.SequenceNode && v.Style&yaml.FlowStyle == 0 && !st.foundSeq && len(v.Content) > 0:
 					if col, ok := d.dashColumn(v.Content[0]); ok && v.Content[0].Line > k.Line {
-						d.dash, foundSeq = col-d.column(k), true
+						st.dash, st.foundSeq = col-d.column(k), true
 					}
+				case n == root && itemsDash >= 0 && k.Value == "items" && v.ShortTag() == "!!null" && !st.foundSeq:
+					st.dash, st.foundSeq = itemsDash-d.column(k), true
 				}
 			}
+		}
+		if !deep && n == root {
+			return
 		}
 		for _, c := range n.Content {
 			walk(c)
 		}
 	}
 	walk(root)
+}
+
+// use takes st's indentation, or YAML's usual where it found none.
+func (d *doc) use(st indents) {
+	d.indent, d.dash = st.indent, st.dash
 	if d.indent <= 0 {
 		d.indent = 2
 	}
 	if d.dash < 0 {
 		d.dash = 0
 	}
-	if d.json && len(root.Content) > 0 && d.beginsLine(root.Content[0]) {
-		d.unit = d.lineIndent(root.Content[0]) - d.lineIndent(root)
+}
+
+// listIndents is how a List read item by item indents, learnt as reading
+// it whole would learn it: from its header's keys, its items' dashes
+// among them, then from each item in turn.
+type listIndents struct {
+	header *yaml.Node
+	st     indents
+}
+
+// learn gives d, an item of a List read item by item, the List's
+// indentation.
+func (l *listIndents) learn(d *doc, item, header *yaml.Node) {
+	if header != l.header {
+		l.header, l.st = header, indents{}
+		dash := -1
+		if col, first := d.dashColumn(item); first {
+			dash = col
+		}
+		d.learn(&l.st, header, false, dash)
 	}
+	d.learn(&l.st, item, true, -1)
+	d.use(l.st)
 }
 
 // offset is where a node starts in the file: its line and its column,

@@ -57,8 +57,12 @@ func (r *Result) undoFile(f *manifest.File) undoneFile {
 		pods  []int // in out.pods
 	}
 	var docs []pending
+	var lists listIndents
 	f.EachDocument(func(dc manifest.Document) {
 		d := newDoc(r.w, f.Data, starts, dc.Root, dc.Start, dc.End)
+		if dc.Item {
+			lists.learn(d, dc.Root, dc.List)
+		}
 		var taken []int
 		var undos []*templateUndo
 		for _, t := range dc.Templates {

@@ -96,9 +96,9 @@ func (in *Input) parseFile(name string, data []byte, chart bool) int {
 	var held []kept
 	var bad []Problem
 	helm := false // a {{ ... }} that YAML took for a mapping's key
-	documents(name, data, in.opt.Bounds, func(root *yaml.Node, _ piece) {
+	documents(name, data, in.opt.Bounds, func(root *yaml.Node, p piece) {
 		helm = helm || action > 0 && mappingKey(root)
-		if notObject == 0 && str(get(root, "kind")) == "" && root.ShortTag() != "!!null" {
+		if notObject == 0 && !p.item && str(get(root, "kind")) == "" && root.ShortTag() != "!!null" {
 			notObject = root.Line
 		}
 		for _, o := range objects(name, root) {
@@ -429,7 +429,8 @@ type piece struct {
 	text []byte
 	line int
 	off  int
-	item bool // an item of a List read item by item: a sequence of one
+	item bool       // an item of a List read item by item: a sequence of one
+	list *yaml.Node // then: the List's header
 }
 
 // splitDocuments cuts a YAML stream at its document markers: a line that is

@@ -48,8 +48,10 @@ type Document struct {
 	Start, End int
 	Root       *yaml.Node
 	// Item: Root is an item of a List, read item by item (lists.go), whose
-	// text (Start to End) is the entry of a block sequence.
+	// text (Start to End) is the entry of a block sequence; List is the
+	// List's header then, its root without its items.
 	Item      bool
+	List      *yaml.Node
 	Templates []Template
 }
 
@@ -67,7 +69,7 @@ type Template struct {
 func (f *File) EachDocument(fn func(Document)) {
 	next := 0
 	documents(f.Name, f.Data, f.bounds, func(root *yaml.Node, p piece) {
-		d := Document{Start: p.off, End: p.off + len(p.text), Root: root, Item: p.item}
+		d := Document{Start: p.off, End: p.off + len(p.text), Root: root, Item: p.item, List: p.list}
 		for _, o := range objects(f.Name, root) {
 			if o.kind == "Namespace" || o.kind == "ConfigMap" || o.kind == "Secret" {
 				continue

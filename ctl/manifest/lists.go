@@ -25,7 +25,7 @@ var listKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*:( |$)`)
 // that are not dashes in one column each at the start of its line, or a
 // line of the items less indented than their dashes that is no key of the
 // List.
-func listPieces(p piece) (header piece, items []piece, ok bool) {
+func listPieces(p piece) (header piece, items []piece, itemsLine int, ok bool) {
 	type line struct{ start, end int } // end: before its line break
 	var lines []line
 	for off := 0; off < len(p.text); {
@@ -42,14 +42,14 @@ func listPieces(p piece) (header piece, items []piece, ok bool) {
 		if t := text(l); bytes.HasPrefix(t, []byte("items:")) {
 			rest := strings.TrimSpace(string(t[len("items:"):]))
 			if rest != "" && !strings.HasPrefix(rest, "#") {
-				return piece{}, nil, false // items: [] or a value on its line
+				return piece{}, nil, 0, false // items: [] or a value on its line
 			}
 			first = i + 1
 			break
 		}
 	}
 	if first < 0 {
-		return piece{}, nil, false
+		return piece{}, nil, 0, false
 	}
 	column := -1
 	dash := func(t []byte) bool {
@@ -67,7 +67,7 @@ func listPieces(p piece) (header piece, items []piece, ok bool) {
 		case column < 0:
 			column = indent
 			if !dash(t) {
-				return piece{}, nil, false
+				return piece{}, nil, 0, false
 			}
 			starts = append(starts, i)
 		case dash(t):
@@ -75,14 +75,14 @@ func listPieces(p piece) (header piece, items []piece, ok bool) {
 		case indent == 0 && listKey.Match(t):
 			last = i // the List's next key
 		case indent <= column:
-			return piece{}, nil, false // in no item, and no key of the List
+			return piece{}, nil, 0, false // in no item, and no key of the List
 		}
 		if last < len(lines) {
 			break
 		}
 	}
 	if len(starts) == 0 {
-		return piece{}, nil, false
+		return piece{}, nil, 0, false
 	}
 	// The header: every line of the items blank.
 	endOf := func(i int) int { // the offset where line i starts, or the end
@@ -105,7 +105,7 @@ func listPieces(p piece) (header piece, items []piece, ok bool) {
 		}
 		items = append(items, piece{text: p.text[lines[s].start:endOf(e)], line: p.line + s, off: p.off + lines[s].start, item: true})
 	}
-	return header, items, true
+	return header, items, p.line + first, true
 }
 
 // listItem is the item that an item's piece parsed alone holds: its one
@@ -119,17 +119,20 @@ func listItem(n *yaml.Node) *yaml.Node {
 
 // readList reads a List piece item by item (listPieces): its header, then
 // each item, each passed to doc; false, having passed nothing, when p is
-// no List to read so: its header is not a List's, it may hold an alias (an
-// item's anchor may be another's), or an item does not parse alone. That
-// is also how a quoted string or a flow collection that runs on to a line
-// beginning like an item shows: the item before that line ends inside it.
-// So each item is parsed twice, first to know that all parse, and a List
-// is read either item by item or whole, with what reading it whole says.
+// no List to read so, and is to be read whole as before: its header is
+// not a List's whose one items key is on the line cut at, with its items
+// left out; an item does not parse alone, or holds an alias (whose anchor
+// may be another item's, and whose expansion is bounded per document), or
+// what reading the List whole refuses (a key twice in a mapping, a
+// mapping as a key). A quoted string or a flow collection that runs on to
+// a line beginning like an item shows too: the item before that line ends
+// inside it, and does not parse. So each item is parsed twice, first to
+// know all that before any is passed on.
 func readList(name string, p piece, b Bounds, doc func(*yaml.Node, piece)) bool {
-	if bytes.IndexByte(p.text, '*') >= 0 || admit(p.text, b) != nil {
+	if admit(p.text, b) != nil {
 		return false
 	}
-	header, list, ok := listPieces(p)
+	header, list, line, ok := listPieces(p)
 	if !ok {
 		return false
 	}
@@ -137,17 +140,46 @@ func readList(name string, p piece, b Bounds, doc func(*yaml.Node, piece)) bool 
 	if f != nil || root == nil || root.Kind != yaml.MappingNode || !strings.HasSuffix(str(get(root, "kind")), "List") {
 		return false
 	}
+	keys := 0
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if k, v := root.Content[i], root.Content[i+1]; k.Value == "items" {
+			if keys++; k.Line != line || k.Column != 1 || v.ShortTag() != "!!null" || v.Value != "" {
+				return false
+			}
+		}
+	}
+	if key, _, _ := duplicateKey(root); keys != 1 || key != "" || collectionKey(root) > 0 {
+		return false
+	}
 	for _, it := range list {
-		if n, f := parseDocument(name, it, b); f != nil || listItem(n) == nil {
+		n, f := parseDocument(name, it, b)
+		if n = listItem(n); f != nil || n == nil || hasAlias(n) || collectionKey(n) > 0 {
+			return false
+		}
+		if key, _, _ := duplicateKey(n); key != "" {
 			return false
 		}
 	}
 	doc(root, header)
 	for _, it := range list {
 		n, _ := parseDocument(name, it, b)
+		it.list = root
 		doc(listItem(n), it)
 	}
 	return true
+}
+
+// hasAlias says whether n holds an alias.
+func hasAlias(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasAlias(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // maybeList says whether a document's text has an "items:" line, as a

@@ -126,8 +126,9 @@ func TestReadsAListItemByItem(t *testing.T) {
 	assert.True(t, strings.HasSuffix(string(pieces[2].text), "# a comment between items\n"))
 }
 
-// What is not a List whose items each parse alone is read whole, as
-// before: nothing of it is passed item by item.
+// What is not a List whose items each parse alone, hold no alias and
+// nothing that reading the List whole refuses, is read whole, as before:
+// nothing of it is passed item by item.
 func TestReadsWholeWhatItemsCannotShow(t *testing.T) {
 	for name, text := range map[string]string{
 		"an alias":             "kind: List\nitems:\n- &a {kind: Pod, metadata: {name: a}}\n- *a\n",
@@ -138,6 +139,12 @@ func TestReadsWholeWhatItemsCannotShow(t *testing.T) {
 		"flow over a key":      "kind: List\nitems:\n- kind: Pod\n  metadata: {name: a,\nb: c}\n",
 		"a line less indented": "kind: List\nitems:\n  - kind: Pod\n metadata: {}\n",
 		"no items":             "kind: List\nitems:\nmetadata: {}\n",
+		"items in a quote":     "kind: List\nnote: \"x\nitems:\n- {kind: Pod, metadata: {name: ghost}}\nz: \"\n",
+		"items twice":          "kind: List\nitems:\n- {kind: Pod}\nitems:\n- {kind: Pod}\n",
+		"a key twice":          "kind: List\nitems:\n- {kind: Thing, a: 1, a: 2}\n- {kind: Pod}\n",
+		"a header key twice":   "kind: List\nkind: List\nitems:\n- {kind: Pod}\n",
+		"a mapping as a key":   "kind: List\nitems:\n- kind: Pod\n  {a: b}: c\n",
+		"an alias in an item":  "kind: List\nitems:\n- {kind: Pod, metadata: {name: &a a, labels: {x: *a}}}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, pieces, ok := byItem(t, text)
