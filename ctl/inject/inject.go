@@ -171,10 +171,6 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	}
 
 	picked := func(name string) bool { return len(opt.Containers) == 0 || slices.Contains(opt.Containers, name) }
-	choose := func(name string) bool {
-		r.nameSeen[name] = r.nameSeen[name] || slices.Contains(opt.Containers, name)
-		return picked(name)
-	}
 	var all []*manifest.Pod
 	for _, f := range in.Files {
 		for _, p := range f.Pods {
@@ -186,16 +182,17 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 		return !c.Init && (picked(c.Name) || slices.Contains(before[p].containers, c.Name)) && sidecar.ProxyOf(c) == nil &&
 			leftOut(p) == "" && !slices.Contains(skippedNames(p), c.Name)
 	})
-	// Each pod's analysis is dropped once its plan is made: the plans
-	// are what the writing needs.
-	pl := &planner{choose: choose, images: im, in: in, hostPorts: newHostPorts(all), before: before}
-	plans := make(map[*manifest.Pod]plan, len(all))
+	// A --container that names no container that it could pick writes
+	// nothing: known before a pod's plan is made, each in its turn as its
+	// document is written, and dropped once it is said.
 	for _, f := range in.Files {
 		if _, ok := readable(f); !ok {
 			continue
 		}
 		for _, p := range f.Pods {
-			plans[p] = pl.planOf(rules.Analyse(p, rules.Options{Versions: opt.Versions, Native: opt.Native, Images: im}))
+			for _, c := range p.Containers {
+				r.nameSeen[c.Name] = r.nameSeen[c.Name] || offered(c) && slices.Contains(opt.Containers, c.Name)
+			}
 		}
 	}
 	for _, name := range opt.Containers {
@@ -206,9 +203,13 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	if len(r.Unknown) > 0 {
 		return r
 	}
+	pl := &planner{choose: picked, images: im, in: in, hostPorts: newHostPorts(all), before: before}
+	planOf := func(p *manifest.Pod) plan {
+		return pl.planOf(rules.Analyse(p, rules.Options{Versions: opt.Versions, Native: opt.Native, Images: im}))
+	}
 	for _, f := range in.Files {
 		from := len(r.Lines)
-		r.file(f, plans, opt)
+		r.file(f, planOf, opt)
 		if u, ok := undone[f.Name]; ok && len(u.edits) > 0 {
 			// Lines of the text read again are lines of the input.
 			m := newLineMap(u.orig, u.edits)
@@ -324,7 +325,7 @@ func (r *Result) written() {
 
 // file writes f's text with proxy-await adopted in its pod templates, as
 // each document is done; nothing when f is refused, which its lines say.
-func (r *Result) file(f *manifest.File, plans map[*manifest.Pod]plan, opt Options) {
+func (r *Result) file(f *manifest.File, planOf func(*manifest.Pod) plan, opt Options) {
 	if !r.readable(f) {
 		return
 	}
@@ -336,30 +337,38 @@ func (r *Result) file(f *manifest.File, plans map[*manifest.Pod]plan, opt Option
 	// once, a large one (a List of a whole namespace) once the file's own
 	// parse is done, so that one large tree at a time is alive.
 	var pending []edited
+	// Not yet written, and not yet said: from the first pending document
+	// on.
+	var pieces [][]byte
 	var results []*podResult
-	var pieces [][]byte // not yet written: from the first pending document on
 	flush := func() {
-		n := len(pieces)
+		n, m := len(pieces), len(results)
 		if len(pending) > 0 {
-			n = pending[0].piece
+			n, m = pending[0].piece, pending[0].result
 		}
 		for _, p := range pieces[:n] {
 			r.emit(p)
 		}
-		pieces = pieces[n:]
+		for _, pr := range results[:m] {
+			r.say(pr)
+		}
+		pieces, results = pieces[n:], results[m:]
 		for i := range pending {
 			pending[i].piece -= n
+			pending[i].result -= m
 		}
 	}
 	at := 0
 	f.EachDocument(func(dc manifest.Document) {
+		defer flush()
+		first := len(results)
 		d := newDoc(r.w, f.Data, starts, dc.Root, dc.Start, dc.End)
 		if dc.Item {
 			lists.learn(d, dc.Root, dc.List)
 		}
 		var adopted []*podResult
 		for _, t := range dc.Templates {
-			pr := &podResult{pod: t.Pod, plan: plans[t.Pod]}
+			pr := &podResult{pod: t.Pod, plan: planOf(t.Pod)}
 			results = append(results, pr)
 			if len(pr.plan.Containers) == 0 {
 				continue
@@ -384,11 +393,10 @@ func (r *Result) file(f *manifest.File, plans map[*manifest.Pod]plan, opt Option
 		}
 		pieces = append(pieces, f.Data[at:dc.Start], nil)
 		at = dc.End
-		e := edited{piece: len(pieces) - 1, text: d.apply(dc.Start, dc.End), want: sum(dc.Root), item: dc.Item, orig: f.Data[dc.Start:dc.End], adopted: adopted}
+		e := edited{piece: len(pieces) - 1, result: first, text: d.apply(dc.Start, dc.End), want: sum(dc.Root), item: dc.Item, orig: f.Data[dc.Start:dc.End], adopted: adopted}
 		e.items, e.block = d.items(dc.Root, dc.Start, dc.End)
 		if dc.End-dc.Start <= smallDocument {
 			pieces[e.piece] = r.verified(e)
-			flush()
 			return
 		}
 		pending = append(pending, e)
@@ -399,9 +407,6 @@ func (r *Result) file(f *manifest.File, plans map[*manifest.Pod]plan, opt Option
 	pending = nil
 	flush()
 	r.emit(f.Data[at:])
-	for _, pr := range results {
-		r.say(pr)
-	}
 }
 
 // smallDocument is the size up to which an edited document is verified at
@@ -412,6 +417,7 @@ const smallDocument = 1 << 20
 // edited is a document as edited, to verify.
 type edited struct {
 	piece   int // of the file's pieces, which verified fills
+	result  int // the first of its pod templates' results
 	text    []byte
 	want    [sha256.Size]byte // the edited tree's sum
 	item    bool              // the document is an item of a List read item by item

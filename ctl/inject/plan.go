@@ -125,7 +125,7 @@ const (
 // chosen, what images run, the input's Services and ConfigMaps, and the
 // ports that pods on the nodes' own network take.
 type planner struct {
-	choose    func(name string) bool
+	choose    func(name string) bool // --container picks the name
 	images    *images
 	in        *manifest.Input
 	hostPorts *hostPorts
@@ -274,6 +274,13 @@ func leftOut(p *manifest.Pod) string {
 		return fmt.Sprintf("it is %s's %s, the workload itself, not an application beside a sidecar: its shutdown is its controller's to manage", gw, px)
 	}
 	return ""
+}
+
+// offered says whether c is a container that --container can name: an
+// application container, whether or not its pod or annotation then leaves
+// it out (its line says so).
+func offered(c *manifest.Container) bool {
+	return !c.Init && sidecar.ProxyOf(c) == nil
 }
 
 // skippedNames are the containers the pod's skipContainers annotation names.
