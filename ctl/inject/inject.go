@@ -204,6 +204,7 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 		return r
 	}
 	pl := &planner{choose: picked, images: im, in: in, hostPorts: newHostPorts(all), before: before}
+	in.Pods = nil // each file's are its own, each let go once written (file)
 	planOf := func(p *manifest.Pod) plan {
 		return pl.planOf(rules.Analyse(p, rules.Options{Versions: opt.Versions, Native: opt.Native, Images: im}))
 	}
@@ -358,9 +359,15 @@ func (r *Result) file(f *manifest.File, planOf func(*manifest.Pod) plan, opt Opt
 			pending[i].result -= m
 		}
 	}
-	at := 0
+	at, paired := 0, 0
 	f.EachDocument(func(dc manifest.Document) {
-		defer flush()
+		defer func() {
+			flush()
+			// What was read of its pod templates is no longer needed
+			// once their plans are made; the results keep what they say.
+			paired += len(dc.Templates)
+			clear(f.Pods[:paired])
+		}()
 		first := len(results)
 		d := newDoc(r.w, f.Data, starts, dc.Root, dc.Start, dc.End)
 		if dc.Item {
