@@ -134,9 +134,9 @@ type Options struct {
 // Paths injects proxy-await into the manifests at paths. What an earlier
 // inject changed is taken back first, so that it is worked out again from
 // the current --versions and input; with opt.Undo, that is all. The
-// commands of images are read, within ctx, and every pod template's plan
-// made, before anything is written: a --container that names no container
-// writes nothing (Result.Unknown).
+// commands of images are read, within ctx, before anything is written, and
+// a --container that names no application container of the input writes
+// nothing (Result.Unknown).
 func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	r := &Result{nameSeen: map[string]bool{}, w: newWriter(), out: output{w: opt.Out}}
 	in := manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Command: "inject", Keep: true})
@@ -182,9 +182,8 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 		return !c.Init && (picked(c.Name) || slices.Contains(before[p].containers, c.Name)) && sidecar.ProxyOf(c) == nil &&
 			leftOut(p) == "" && !slices.Contains(skippedNames(p), c.Name)
 	})
-	// A --container that names no container that it could pick writes
-	// nothing: known before a pod's plan is made, each in its turn as its
-	// document is written, and dropped once it is said.
+	// Known from the input's application containers, before any pod's
+	// plan is made: each is made as its document is written.
 	for _, f := range in.Files {
 		if _, ok := readable(f); !ok {
 			continue
@@ -353,6 +352,8 @@ func (r *Result) file(f *manifest.File, planOf func(*manifest.Pod) plan, opt Opt
 		for _, pr := range results[:m] {
 			r.say(pr)
 		}
+		clear(pieces[:n]) // written and said: let go
+		clear(results[:m])
 		pieces, results = pieces[n:], results[m:]
 		for i := range pending {
 			pending[i].piece -= n
@@ -365,8 +366,8 @@ func (r *Result) file(f *manifest.File, planOf func(*manifest.Pod) plan, opt Opt
 			flush()
 			// What was read of its pod templates is no longer needed
 			// once their plans are made; the results keep what they say.
+			clear(f.Pods[paired:min(paired+len(dc.Templates), len(f.Pods))])
 			paired += len(dc.Templates)
-			clear(f.Pods[:paired])
 		}()
 		first := len(results)
 		d := newDoc(r.w, f.Data, starts, dc.Root, dc.Start, dc.End)
