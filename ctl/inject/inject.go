@@ -190,7 +190,9 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 		}
 		for _, p := range f.Pods {
 			for _, c := range p.Containers {
-				r.nameSeen[c.Name] = r.nameSeen[c.Name] || offered(c) && slices.Contains(opt.Containers, c.Name)
+				if offered(c) { // and the names the hint may give
+					r.nameSeen[c.Name] = r.nameSeen[c.Name] || slices.Contains(opt.Containers, c.Name)
+				}
 			}
 		}
 	}

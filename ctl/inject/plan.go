@@ -277,8 +277,8 @@ func leftOut(p *manifest.Pod) string {
 }
 
 // offered says whether c is a container that --container can name: an
-// application container, whether or not its pod or annotation then leaves
-// it out (its line says so).
+// application container, whether or not inject then leaves it out (its
+// line, or its pod's, says so).
 func offered(c *manifest.Container) bool {
 	return !c.Init && sidecar.ProxyOf(c) == nil
 }

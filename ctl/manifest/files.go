@@ -71,7 +71,7 @@ func (f *File) EachDocument(fn func(Document)) {
 	documents(f.Name, f.Data, f.bounds, func(root *yaml.Node, p piece) {
 		d := Document{Start: p.off, End: p.off + len(p.text), Root: root, Item: p.item, List: p.list}
 		for _, o := range objects(f.Name, root) {
-			if o.kind == "Namespace" || o.kind == "ConfigMap" || o.kind == "Secret" {
+			if !holdsPods(o) {
 				continue
 			}
 			for _, t := range templates(o) {

@@ -157,6 +157,19 @@ func (in *Input) keep(o object, lines *fileLines) []kept {
 	return out
 }
 
+// holdsPods says whether an object's pod templates are read (keep): every
+// object's but a Namespace's, a ConfigMap's, a Secret's and a core
+// Service's.
+func holdsPods(o object) bool {
+	switch o.kind {
+	case "Namespace", "ConfigMap", "Secret":
+		return false
+	case "Service":
+		return str(get(o.node, "apiVersion")) != "v1"
+	}
+	return true
+}
+
 // add keeps what was read of an object.
 func (in *Input) add(k kept) {
 	switch {
