@@ -84,20 +84,19 @@ func listPieces(p piece) (header piece, items []piece, itemsLine int, ok bool) {
 	if len(starts) == 0 {
 		return piece{}, nil, 0, false
 	}
-	// The header: every line of the items blank.
+	// The header: every line of the items empty, so that the header holds
+	// as many lines as the List and little more text than its keys.
 	endOf := func(i int) int { // the offset where line i starts, or the end
 		if i < len(lines) {
 			return lines[i].start
 		}
 		return len(p.text)
 	}
-	blank := bytes.Clone(p.text)
-	for i := lines[starts[0]].start; i < endOf(last); i++ {
-		if blank[i] != '\n' {
-			blank[i] = ' '
-		}
-	}
-	header = piece{text: blank, line: p.line, off: p.off}
+	from, to := lines[starts[0]].start, endOf(last)
+	keys := make([]byte, 0, from+(last-starts[0])+len(p.text)-to)
+	keys = append(keys, p.text[:from]...)
+	keys = append(keys, bytes.Repeat([]byte{'\n'}, bytes.Count(p.text[from:to], []byte{'\n'}))...)
+	header = piece{text: append(keys, p.text[to:]...), line: p.line, off: p.off}
 	for k, s := range starts {
 		e := last
 		if k+1 < len(starts) {
