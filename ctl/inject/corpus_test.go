@@ -98,7 +98,7 @@ func TestCorpusInjected(t *testing.T) {
 		for _, rel := range releases {
 			t.Run(name+"/"+rel, func(t *testing.T) {
 				v := versions(t, rel)
-				r := Paths(t.Context(), []string{dir}, Options{Versions: v, Image: "registry.example.com/proxy-await:1"})
+				r := run(t.Context(), []string{dir}, Options{Versions: v, Image: "registry.example.com/proxy-await:1"})
 				skipped := map[string]bool{}
 				for _, l := range r.Lines {
 					t.Logf("%s", l)
@@ -121,7 +121,7 @@ func TestCorpusInjected(t *testing.T) {
 						t.Errorf("%s", f)
 					}
 				}
-				again := Paths(t.Context(), paths, Options{Versions: v, Image: "registry.example.com/proxy-await:1"})
+				again := run(t.Context(), paths, Options{Versions: v, Image: "registry.example.com/proxy-await:1"})
 				require.Len(t, again.Written, len(r.Written))
 				for i, w := range again.Written {
 					assert.Equal(t, string(r.Written[i].Data), string(w.Data), "%s injected twice", w.Name)
@@ -133,7 +133,7 @@ func TestCorpusInjected(t *testing.T) {
 
 // writeUnder writes each file as inject wrote it into out, at its path
 // relative to from, and gives their paths.
-func writeUnder(t *testing.T, out, from string, written []Written) []string {
+func writeUnder(t *testing.T, out, from string, written []file) []string {
 	var paths []string
 	for _, w := range written {
 		rel, err := filepath.Rel(from, w.Name)

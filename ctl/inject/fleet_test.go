@@ -100,7 +100,7 @@ func TestFleet(t *testing.T) {
 	for i, rel := range releases {
 		t.Run(cmpOr(rel, "none stated"), func(t *testing.T) {
 			opt := Options{Versions: versions(t, rel), Image: "registry.example.com/proxy-await:1", Images: res}
-			r := Paths(t.Context(), files, opt)
+			r := run(t.Context(), files, opt)
 			for _, l := range r.Lines {
 				if l.failure {
 					t.Errorf("%s", l)
@@ -142,14 +142,14 @@ func TestFleet(t *testing.T) {
 					t.Errorf("check of what inject wrote: %s", f)
 				}
 			}
-			again := Paths(t.Context(), out, opt)
+			again := run(t.Context(), out, opt)
 			require.Len(t, again.Written, len(r.Written))
 			for i, w := range again.Written {
 				assert.Equal(t, string(r.Written[i].Data), string(w.Data), "%s injected twice", w.Name)
 			}
 			undo := opt
 			undo.Undo = true
-			back := Paths(t.Context(), out, undo)
+			back := run(t.Context(), out, undo)
 			require.Len(t, back.Written, len(files))
 			for i, w := range back.Written {
 				orig, err := os.ReadFile(files[i])
@@ -158,7 +158,7 @@ func TestFleet(t *testing.T) {
 			}
 
 			if i == 1 {
-				fleetTable(t, files, r)
+				fleetTable(t, files, r.Result)
 			}
 		})
 	}

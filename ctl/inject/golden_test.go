@@ -64,17 +64,12 @@ func TestGolden(t *testing.T) {
 				}
 			}
 			opt := options(t, args, dir)
-			r := Paths(t.Context(), paths, opt)
+			r := run(t.Context(), paths, opt)
 			var lines bytes.Buffer
 			for _, l := range r.Lines {
 				lines.WriteString(strings.ReplaceAll(l.String(), dir+string(filepath.Separator), "") + "\n")
 			}
 			got := map[string][]byte{"want": r.Output, "lines": lines.Bytes()}
-			var streamed bytes.Buffer
-			opt.Out = &streamed
-			assert.Empty(t, Paths(t.Context(), paths, opt).Output)
-			assert.Equal(t, string(r.Output), streamed.String(), "written to Options.Out")
-			opt.Out = nil
 			changed := false
 			for _, section := range []string{"want", "lines"} {
 				i := fileIndex(ar, section)
@@ -114,7 +109,7 @@ func TestGolden(t *testing.T) {
 			// byte for byte.
 			undo := opt
 			undo.Undo = true
-			back := Paths(t.Context(), outs, undo)
+			back := run(t.Context(), outs, undo)
 			require.Len(t, back.Written, len(r.Written))
 			for i, w := range back.Written {
 				orig, err := os.ReadFile(r.Written[i].Name)
@@ -132,7 +127,7 @@ func TestGolden(t *testing.T) {
 			// What --inject writes, it writes again byte for byte.
 			again := filepath.Join(t.TempDir(), "injected")
 			require.NoError(t, os.WriteFile(again, r.Output, 0o644))
-			twice := Paths(t.Context(), []string{again}, opt)
+			twice := run(t.Context(), []string{again}, opt)
 			assert.Equal(t, string(r.Output), string(twice.Output), "injected twice")
 		})
 	}
@@ -172,11 +167,11 @@ func TestAdoptsTheRestOnce(t *testing.T) {
 	require.NoError(t, err)
 	p := filepath.Join(t.TempDir(), "pod.yaml")
 	require.NoError(t, os.WriteFile(p, ar.Files[0].Data, 0o644))
-	first := Paths(t.Context(), []string{p}, options(t, []string{"--image", "registry.example.com/proxy-await:1.2.3", "--container", "worker"}, ""))
+	first := run(t.Context(), []string{p}, options(t, []string{"--image", "registry.example.com/proxy-await:1.2.3", "--container", "worker"}, ""))
 	require.Equal(t, 1, first.Adopted)
 	require.NoError(t, os.WriteFile(p, first.Output, 0o644))
 	for _, args := range [][]string{nil, {"--container", "web"}} {
-		second := Paths(t.Context(), []string{p}, options(t, append([]string{"--image", "registry.example.com/proxy-await:1.2.3"}, args...), ""))
+		second := run(t.Context(), []string{p}, options(t, append([]string{"--image", "registry.example.com/proxy-await:1.2.3"}, args...), ""))
 		require.Equal(t, 2, second.Adopted, "worker again, and web")
 		out := string(second.Output)
 		assert.Equal(t, 1, strings.Count(out, "- name: proxy-await-install"), "%s", out)
@@ -250,12 +245,12 @@ spec:
 		require.NoError(t, os.WriteFile(p, data, 0o644))
 		return p
 	}
-	inject := func(data []byte, versions ...string) *Result {
+	inject := func(data []byte, versions ...string) *collected {
 		args := []string{"--image", "registry.example.com/proxy-await:1.2.3"}
 		if len(versions) > 0 {
 			args = append(args, "--versions", strings.Join(versions, ","))
 		}
-		return Paths(t.Context(), []string{write("job.yaml", data)}, options(t, args, dir))
+		return run(t.Context(), []string{write("job.yaml", data)}, options(t, args, dir))
 	}
 	old := inject(before, "linkerd=2.19")
 	require.Equal(t, 1, old.Adopted)
@@ -272,7 +267,7 @@ spec:
 
 	undo := options(t, []string{"--image", "registry.example.com/proxy-await:1.2.3"}, dir)
 	undo.Undo = true
-	back := Paths(t.Context(), []string{write("job.yaml", upgraded.Output)}, undo)
+	back := run(t.Context(), []string{write("job.yaml", upgraded.Output)}, undo)
 	assert.Equal(t, string(before), string(back.Output))
 	require.Len(t, back.Lines, 1)
 	assert.Equal(t, "job.yaml:1: undone: Job/reindex: what inject changed is taken back: reindex no longer runs proxy-await", strings.TrimPrefix(back.Lines[0].String(), dir+string(filepath.Separator)))

@@ -32,16 +32,13 @@ import (
 	"github.com/proxy-await/proxy-await/proxies"
 )
 
-// Result is what an injection made of its input: the text to write, each
-// file's in its turn, and the lines that say what was skipped or refused.
+// Result is what an injection made of its input: the files it wrote (to
+// Options.Out), each in its turn, and the lines that say what was skipped
+// or refused.
 type Result struct {
-	// Output is the text written when Options.Out is nil; with a writer,
-	// each file's text goes to it as soon as it is made, and is not held.
-	Output   []byte
 	Written  []Written // each file written, in its turn
 	WriteErr error     // Options.Out refused the text: the rest is not written
 	Lines    []Line
-	Files    int // files written
 	Pods     int // pod templates whose containers adopted proxy-await
 	Adopted  int // containers that adopted it
 	Unknown  []string
@@ -51,18 +48,17 @@ type Result struct {
 	out      output
 }
 
-// Written is a file's text as written (Data only without Options.Out).
+// Written is a file written, and where its text is in the output.
 type Written struct {
 	Name       string
-	Data       []byte
-	start, end int // in the output
+	Start, End int
 }
 
 // output is where the text goes and what of it is written.
 type output struct {
-	w    io.Writer // nil: Result.Output
-	size int       // bytes written
-	last byte      // the last of them
+	w    io.Writer
+	size int  // bytes written
+	last byte // the last of them
 }
 
 // Line is what became of a container or a pod template, or a file
@@ -126,8 +122,7 @@ type Options struct {
 	// Undo takes back what inject changed, and adopts nothing.
 	Undo bool
 	// Out gets the text, file by file as it is made, so that a run holds
-	// one file's (or one large document's) edited text at a time; nil
-	// collects it in Result.Output.
+	// one file's (or one large document's) edited text at a time.
 	Out io.Writer
 }
 
@@ -139,6 +134,9 @@ type Options struct {
 // nothing (Result.Unknown).
 func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	r := &Result{nameSeen: map[string]bool{}, w: newWriter(), out: output{w: opt.Out}}
+	if r.out.w == nil {
+		r.out.w = io.Discard
+	}
 	in := manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Command: "inject", Keep: true})
 	undone, changed := map[string]undoneFile{}, map[string][]byte{}
 	for _, f := range in.Files {
@@ -151,7 +149,6 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	}
 	if opt.Undo {
 		r.undoOnly(in, undone)
-		r.written()
 		return r
 	}
 	if len(changed) > 0 {
@@ -222,7 +219,6 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 			}
 		}
 	}
-	r.written()
 	return r
 }
 
@@ -289,40 +285,23 @@ func (r *Result) begin(f *manifest.File) {
 	if first := bytes.TrimLeft(f.Data, " \t\r\n"); len(first) == 0 || first[0] != '{' && first[0] != '[' {
 		r.emit([]byte("---\n"))
 	}
-	r.Written[len(r.Written)-1].start = r.out.size
+	r.Written[len(r.Written)-1].Start = r.out.size
 }
 
-// emit writes text: to Options.Out, or to Result.Output. Once the writer
-// fails, nothing more is written.
+// emit writes text to Options.Out. Once the writer fails, nothing more is
+// written.
 func (r *Result) emit(text []byte) {
 	if len(text) == 0 || r.WriteErr != nil {
 		return
 	}
-	if r.out.w != nil {
-		_, r.WriteErr = r.out.w.Write(text)
-	} else {
-		r.Output = append(r.Output, text...)
-	}
+	_, r.WriteErr = r.out.w.Write(text)
 	r.out.size += len(text)
 	r.out.last = text[len(text)-1]
 }
 
 // end ends the file begun last.
 func (r *Result) end(*manifest.File) {
-	r.Written[len(r.Written)-1].end = r.out.size
-	r.Files++
-}
-
-// written gives each file written its text, once the output is whole: a
-// slice of it, so that the text is held once. With Options.Out, the text
-// is the writer's.
-func (r *Result) written() {
-	if r.out.w != nil {
-		return
-	}
-	for i := range r.Written {
-		r.Written[i].Data = r.Output[r.Written[i].start:r.Written[i].end:r.Written[i].end]
-	}
+	r.Written[len(r.Written)-1].End = r.out.size
 }
 
 // file writes f's text with proxy-await adopted in its pod templates, as
@@ -630,9 +609,9 @@ func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog
 		log.Error(fmt.Sprintf("cannot write the manifests: %v", r.WriteErr), "event", "inject_failed")
 		return exitcode.Findings, nil
 	}
-	done := fmt.Sprintf("adopted proxy-await in %s of %s; wrote %s", count(r.Adopted, "container"), count(r.Pods, "pod template"), count(r.Files, "file"))
+	done := fmt.Sprintf("adopted proxy-await in %s of %s; wrote %s", count(r.Adopted, "container"), count(r.Pods, "pod template"), count(len(r.Written), "file"))
 	if c.Undo {
-		done = fmt.Sprintf("took back what inject changed in %s; wrote %s", count(r.Pods, "pod template"), count(r.Files, "file"))
+		done = fmt.Sprintf("took back what inject changed in %s; wrote %s", count(r.Pods, "pod template"), count(len(r.Written), "file"))
 	}
 	log.Info(done,
 		"event", "inject_done", "skipped", skipped(r.Lines, "skipped"), "warnings", skipped(r.Lines, "warning"), "refused", skipped(r.Lines, "refused"))

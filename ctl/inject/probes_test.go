@@ -46,7 +46,7 @@ spec:
 		declared[hostProbeFirst+i] = true
 	}
 	ports := func() []int {
-		r := Paths(t.Context(), []string{path}, Options{Image: "registry.example.com/proxy-await:1"})
+		r := run(t.Context(), []string{path}, Options{Image: "registry.example.com/proxy-await:1"})
 		require.Equal(t, n, r.Adopted)
 		var out []int
 		for _, l := range r.Lines {

@@ -138,7 +138,7 @@ spec:
 			res, err := imageconfig.New(imageconfig.Options{Platform: tc.platform, Transport: tr})
 			require.NoError(t, err)
 			before := c.Total()
-			r := Paths(t.Context(), []string{path}, Options{Images: res, Image: "registry.example.com/proxy-await:1"})
+			r := run(t.Context(), []string{path}, Options{Images: res, Image: "registry.example.com/proxy-await:1"})
 			pods := written(t, r.Output)
 
 			cmd, args := container(t, pods["web"], "web")
@@ -157,7 +157,7 @@ spec:
 			cmd, args = container(t, pods["migrate"], "report")
 			assert.Nil(t, cmd, "not found: written as it was")
 			assert.Nil(t, args)
-			skips := events(r, "skipped")
+			skips := events(r.Result, "skipped")
 			require.Len(t, skips, 1)
 			assert.Equal(t, path+":27: skipped: Job/migrate container report: it sets no command, and what its image runs was not found: "+
 				"registry.example.com/shop/missing:1: registry registry.example.com has no such image (404 Not Found): check the image's name and tag, "+
@@ -200,15 +200,15 @@ func TestInjectReadsAPrivateRegistry(t *testing.T) {
 			registrytest.DockerConfig(t, tc.config)
 			res, err := imageconfig.New(imageconfig.Options{})
 			require.NoError(t, err)
-			r := Paths(t.Context(), []string{path}, Options{Images: res, Image: "registry.example.com/proxy-await:1"})
+			r := run(t.Context(), []string{path}, Options{Images: res, Image: "registry.example.com/proxy-await:1"})
 			if tc.want == "" {
-				assert.Empty(t, events(r, "skipped"))
+				assert.Empty(t, events(r.Result, "skipped"))
 				cmd, args := container(t, written(t, r.Output)["app"], "app")
 				assert.Equal(t, "/app", cmd[len(cmd)-1])
 				assert.Equal(t, []string{"serve"}, args)
 				return
 			}
-			skips := events(r, "skipped")
+			skips := events(r.Result, "skipped")
 			require.Len(t, skips, 1)
 			assert.True(t, strings.HasPrefix(skips[0], tc.want), "got %s", skips[0])
 			for _, secret := range []string{"s3cr3t-pa55word", "wrong-pa55word", auth} {
