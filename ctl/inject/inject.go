@@ -25,7 +25,6 @@ import (
 	"github.com/proxy-await/proxy-await/ctl/imageconfig"
 	"github.com/proxy-await/proxy-await/ctl/manifest"
 	"github.com/proxy-await/proxy-await/ctl/rules"
-	"github.com/proxy-await/proxy-await/ctl/sidecar"
 	"github.com/proxy-await/proxy-await/internal/editdistance"
 	"github.com/proxy-await/proxy-await/internal/exitcode"
 	"github.com/proxy-await/proxy-await/internal/hint"
@@ -176,7 +175,7 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 		}
 	}
 	im := resolve(ctx, opt.Images, all, prior, func(p *manifest.Pod, c *manifest.Container) bool {
-		return !c.Init && (picked(c.Name) || slices.Contains(before[p].containers, c.Name)) && sidecar.ProxyOf(c) == nil &&
+		return offered(c) && (picked(c.Name) || slices.Contains(before[p].containers, c.Name)) &&
 			leftOut(p) == "" && !slices.Contains(skippedNames(p), c.Name)
 	})
 	// Known from the input's application containers, before any pod's
