@@ -158,7 +158,7 @@ func TestFleet(t *testing.T) {
 			}
 
 			if i == 1 {
-				fleetTable(t, files, r.Result)
+				fleetTable(t, files, r)
 			}
 		})
 	}
@@ -173,7 +173,7 @@ func cmpOr(a, b string) string {
 
 // fleetTable writes, or compares with docs/inject.md, the table of what
 // inject made of each file of the fleet.
-func fleetTable(t *testing.T, files []string, r *Result) {
+func fleetTable(t *testing.T, files []string, r *collected) {
 	t.Helper()
 	rows := map[string]*fleetRow{}
 	in := manifest.Read(files, manifest.Options{})

@@ -13,7 +13,6 @@ import (
 
 	"github.com/proxy-await/proxy-await/ctl/imageconfig"
 	"github.com/proxy-await/proxy-await/ctl/invocation"
-	"github.com/proxy-await/proxy-await/ctl/manifest"
 )
 
 // Resolver finds what an image runs: *imageconfig.Resolver, which reads
@@ -47,11 +46,10 @@ func (im *images) Config(img string) (invocation.Image, bool) {
 	return invocation.Image{Entrypoint: c.Entrypoint, Cmd: c.Cmd}, ok
 }
 
-// resolve reads the images of the containers of pods that set no command
-// and may adopt proxy-await (want says which), with r, at most fetchers
-// at a time; with no r, none is found. Where an image is not found and
-// the last inject wrote its command (prior), that command stands.
-func resolve(ctx context.Context, r Resolver, pods []*manifest.Pod, prior map[string]imageconfig.Config, want func(*manifest.Pod, *manifest.Container) bool) *images {
+// resolve reads the images refs, with r, at most fetchers at a time; with
+// no r, none is found. Where an image is not found and the last inject
+// wrote its command (prior), that command stands.
+func resolve(ctx context.Context, r Resolver, refs []string, prior map[string]imageconfig.Config) *images {
 	im := &images{found: map[string]imageconfig.Config{}, err: map[string]error{}, stale: map[string]error{}, was: map[string]string{}}
 	defer func() {
 		for ref, c := range prior {
@@ -63,16 +61,6 @@ func resolve(ctx context.Context, r Resolver, pods []*manifest.Pod, prior map[st
 			}
 		}
 	}()
-	var refs []string
-	seen := map[string]bool{}
-	for _, p := range pods {
-		for _, c := range p.Containers {
-			if len(c.Command) == 0 && c.Image != "" && !seen[c.Image] && want(p, c) {
-				seen[c.Image] = true
-				refs = append(refs, c.Image)
-			}
-		}
-	}
 	if r == nil {
 		for _, ref := range refs {
 			im.err[ref] = errNoResolver

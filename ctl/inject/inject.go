@@ -32,19 +32,21 @@ import (
 )
 
 // Result is what an injection made of its input: the files it wrote (to
-// Options.Out), each in its turn, and the lines that say what was skipped
-// or refused.
+// Options.Out), each in its turn, and how many lines of each event it said
+// (to Options.Say).
 type Result struct {
-	Written  []Written // each file written, in its turn
-	WriteErr error     // Options.Out refused the text: the rest is not written
-	Lines    []Line
-	Pods     int // pod templates whose containers adopted proxy-await
-	Adopted  int // containers that adopted it
+	Written  []Written      // each file written, in its turn
+	WriteErr error          // Options.Out refused the text: the rest is not written
+	Said     map[string]int // lines said, by event
+	Pods     int            // pod templates whose containers adopted proxy-await
+	Adopted  int            // containers that adopted it
 	Unknown  []string
 	Failed   bool // a container was skipped or an input refused
 	nameSeen map[string]bool
 	w        *writer
 	out      output
+	tell     func(Line)    // Options.Say
+	lineOf   func(int) int // the input's line of a line of the text read again, for the file being written
 }
 
 // Written is a file written, and where its text is in the output.
@@ -123,18 +125,24 @@ type Options struct {
 	// Out gets the text, file by file as it is made, so that a run holds
 	// one file's (or one large document's) edited text at a time.
 	Out io.Writer
+	// Say gets each line as it is said, its document's text written; so
+	// that a run holds none of them.
+	Say func(Line)
 }
 
 // Paths injects proxy-await into the manifests at paths. What an earlier
 // inject changed is taken back first, so that it is worked out again from
 // the current --versions and input; with opt.Undo, that is all. The
-// commands of images are read, within ctx, before anything is written, and
-// a --container that names no application container of the input writes
-// nothing (Result.Unknown).
+// commands of images are read, within ctx, before anything is written; a
+// --container that names no application container of the input reads
+// none, and writes and says nothing (Result.Unknown).
 func Paths(ctx context.Context, paths []string, opt Options) *Result {
-	r := &Result{nameSeen: map[string]bool{}, w: newWriter(), out: output{w: opt.Out}}
+	r := &Result{Said: map[string]int{}, nameSeen: map[string]bool{}, w: newWriter(), out: output{w: opt.Out}, tell: opt.Say}
 	if r.out.w == nil {
 		r.out.w = io.Discard
+	}
+	if r.tell == nil {
+		r.tell = func(Line) {}
 	}
 	in := manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Command: "inject", Keep: true})
 	undone, changed := map[string]undoneFile{}, map[string][]byte{}
@@ -153,45 +161,48 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	if len(changed) > 0 {
 		in = in.Reread(changed)
 	}
-	before := map[*manifest.Pod]undonePod{}
+	before := map[podAt]undonePod{}
 	prior := map[string]imageconfig.Config{}
 	for _, f := range in.Files {
 		for _, u := range undone[f.Name].pods {
-			if u.index < len(f.Pods) {
-				before[f.Pods[u.index]] = u
-			}
+			before[podAt{f.Name, u.index}] = u
 			for img, c := range u.images {
 				prior[img] = c
 			}
 		}
 	}
 
+	// What is needed of the whole input before any file is written: the
+	// names --container may give, the images whose commands are read, and
+	// the ports that hostNetwork pods take. Then what was read of the pods
+	// is let go: each file reads its own again as it is written.
 	picked := func(name string) bool { return len(opt.Containers) == 0 || slices.Contains(opt.Containers, name) }
-	var all []*manifest.Pod
+	var refs []string
+	seen := map[string]bool{}
+	hostPorts := &hostPorts{taken: map[int]bool{}}
 	for _, f := range in.Files {
-		for _, p := range f.Pods {
-			in.Link(p)
-			all = append(all, p)
-		}
-	}
-	im := resolve(ctx, opt.Images, all, prior, func(p *manifest.Pod, c *manifest.Container) bool {
-		return offered(c) && (picked(c.Name) || slices.Contains(before[p].containers, c.Name)) &&
-			leftOut(p) == "" && !slices.Contains(skippedNames(p), c.Name)
-	})
-	// Known from the input's application containers, before any pod's
-	// plan is made: each is made as its document is written.
-	for _, f := range in.Files {
-		if _, ok := readable(f); !ok {
-			continue
-		}
-		for _, p := range f.Pods {
+		_, ok := readable(f)
+		for i, p := range f.Pods {
+			in.LinkNamespace(p)
+			hostPorts.add(p)
+			adopts, skip := leftOut(p) == "", skippedNames(p)
 			for _, c := range p.Containers {
-				if offered(c) { // and the names the hint may give
+				if !offered(c) {
+					continue
+				}
+				if ok {
 					r.nameSeen[c.Name] = r.nameSeen[c.Name] || slices.Contains(opt.Containers, c.Name)
+				}
+				if len(c.Command) == 0 && c.Image != "" && !seen[c.Image] && adopts && !slices.Contains(skip, c.Name) &&
+					(picked(c.Name) || slices.Contains(before[podAt{f.Name, i}].containers, c.Name)) {
+					seen[c.Image] = true
+					refs = append(refs, c.Image)
 				}
 			}
 		}
+		f.Pods = nil
 	}
+	in.Pods = nil
 	for _, name := range opt.Containers {
 		if !r.nameSeen[name] {
 			r.Unknown = append(r.Unknown, name)
@@ -200,23 +211,19 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	if len(r.Unknown) > 0 {
 		return r
 	}
-	pl := &planner{choose: picked, images: im, in: in, hostPorts: newHostPorts(all), before: before}
-	in.Pods = nil // each file's are its own, each let go once written (file)
-	planOf := func(p *manifest.Pod) plan {
-		return pl.planOf(rules.Analyse(p, rules.Options{Versions: opt.Versions, Native: opt.Native, Images: im}))
+	im := resolve(ctx, opt.Images, refs, prior)
+	pl := &planner{choose: picked, images: im, in: in, hostPorts: hostPorts}
+	planOf := func(p *manifest.Pod, at podAt) plan {
+		in.Link(p)
+		return pl.planOf(rules.Analyse(p, rules.Options{Versions: opt.Versions, Native: opt.Native, Images: im}), before[at])
 	}
 	for _, f := range in.Files {
-		from := len(r.Lines)
-		r.file(f, planOf, opt)
+		r.lineOf = nil
 		if u, ok := undone[f.Name]; ok && len(u.edits) > 0 {
 			// Lines of the text read again are lines of the input.
-			m := newLineMap(u.orig, u.edits)
-			for i := from; i < len(r.Lines); i++ {
-				if r.Lines[i].File == f.Name {
-					r.Lines[i].Line = m.line(r.Lines[i].Line)
-				}
-			}
+			r.lineOf = newLineMap(u.orig, u.edits).line
 		}
+		r.file(f, planOf, opt)
 	}
 	return r
 }
@@ -305,7 +312,7 @@ func (r *Result) end(*manifest.File) {
 
 // file writes f's text with proxy-await adopted in its pod templates, as
 // each document is done; nothing when f is refused, which its lines say.
-func (r *Result) file(f *manifest.File, planOf func(*manifest.Pod) plan, opt Options) {
+func (r *Result) file(f *manifest.File, planOf func(*manifest.Pod, podAt) plan, opt Options) {
 	if !r.readable(f) {
 		return
 	}
@@ -340,15 +347,9 @@ func (r *Result) file(f *manifest.File, planOf func(*manifest.Pod) plan, opt Opt
 			pending[i].result -= m
 		}
 	}
-	at, paired := 0, 0
+	at, index := 0, 0 // index: of the next pod template in f
 	f.EachDocument(func(dc manifest.Document) {
-		defer func() {
-			flush()
-			// What was read of its pod templates is no longer needed
-			// once their plans are made; the results keep what they say.
-			clear(f.Pods[paired:min(paired+len(dc.Templates), len(f.Pods))])
-			paired += len(dc.Templates)
-		}()
+		defer flush()
 		first := len(results)
 		d := newDoc(r.w, f.Data, starts, dc.Root, dc.Start, dc.End)
 		if dc.Item {
@@ -356,7 +357,8 @@ func (r *Result) file(f *manifest.File, planOf func(*manifest.Pod) plan, opt Opt
 		}
 		var adopted []*podResult
 		for _, t := range dc.Templates {
-			pr := &podResult{pod: t.Pod, plan: planOf(t.Pod)}
+			pr := &podResult{pod: t.Pod, plan: planOf(t.Pod, podAt{f.Name, index})}
+			index++
 			results = append(results, pr)
 			if len(pr.plan.Containers) == 0 {
 				continue
@@ -463,6 +465,12 @@ func readable(f *manifest.File) ([]Line, bool) {
 	return nil, true
 }
 
+// podAt is a pod template by its file and its index among the file's.
+type podAt struct {
+	file  string
+	index int
+}
+
 // podResult is what became of a pod template: its plan, and why its edits
 // could not be made, if they could not.
 type podResult struct {
@@ -545,9 +553,14 @@ func podSettings(ad plan) string {
 	return "for its sidecars: " + strings.Join(parts, "; ")
 }
 
+// line says l, of the file being written: its line is the input's.
 func (r *Result) line(l Line) {
-	r.Lines = append(r.Lines, l)
+	if r.lineOf != nil && l.Line > 0 {
+		l.Line = r.lineOf(l.Line)
+	}
+	r.Said[l.Event]++
 	r.Failed = r.Failed || l.failure
+	r.tell(l)
 }
 
 // lineStarts are the offsets at which data's lines start.
@@ -563,11 +576,11 @@ func lineStarts(data []byte) []int {
 
 // Main is proxy-awaitctl inject, from its command line to its exit code:
 // it writes the manifests with proxy-await adopted to stdout, and on
-// stderr a line for each container adopted (with its flags) or skipped
-// (with the reason), each warning and each file refused (one JSON object
-// each under --log-format json; under -q only what failed), logs a
-// summary, and returns 1 when a container that needs proxy-await was left
-// without it or a file was refused. An entrypoints file that cannot be
+// stderr, as their documents are written, a line for each container
+// adopted (with its flags) or skipped (with the reason), each warning and
+// each file refused (one JSON object each under --log-format json; under
+// -q only what failed), logs a summary, and returns 1 when a container
+// that needs proxy-await was left without it or a file was refused. An entrypoints file that cannot be
 // read, and a --container that names none of the input's containers, are
 // usage errors, returned for the caller to print, and nothing is written.
 func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger) (int, error) {
@@ -579,17 +592,12 @@ func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog
 	if err != nil {
 		return exitcode.Usage, &config.UsageError{Err: hint.New(err, "fix the file, or leave --entrypoints out to read the images' registries"), Format: format}
 	}
-	r := Paths(context.Background(), c.Paths, Options{Versions: c.Versions, Native: c.Native, Stdin: stdin, Images: res, Image: c.Image, Containers: c.Containers, Undo: c.Undo, Out: stdout})
-	if len(r.Unknown) > 0 {
-		return exitcode.Usage, &config.UsageError{Err: unknownContainers(r), Format: format}
-	}
 	enc := json.NewEncoder(stderr)
 	enc.SetEscapeHTML(false)
-	for _, l := range r.Lines {
-		if !log.Enabled(context.Background(), l.level()) {
-			continue
-		}
-		if c.JSON {
+	say := func(l Line) {
+		switch {
+		case !log.Enabled(context.Background(), l.level()):
+		case c.JSON:
 			_ = enc.Encode(struct {
 				Event     string   `json:"event"`
 				File      string   `json:"file"`
@@ -600,9 +608,14 @@ func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog
 				Flags     []string `json:"flags,omitempty"`
 				Message   string   `json:"message"`
 			}{l.Event, l.File, l.Line, l.Kind, l.Name, l.Container, l.Flags, l.Message})
-		} else {
+		default:
 			fmt.Fprintln(stderr, l)
 		}
+	}
+	r := Paths(context.Background(), c.Paths, Options{Versions: c.Versions, Native: c.Native, Stdin: stdin, Images: res, Image: c.Image,
+		Containers: c.Containers, Undo: c.Undo, Out: stdout, Say: say})
+	if len(r.Unknown) > 0 {
+		return exitcode.Usage, &config.UsageError{Err: unknownContainers(r), Format: format}
 	}
 	if r.WriteErr != nil {
 		log.Error(fmt.Sprintf("cannot write the manifests: %v", r.WriteErr), "event", "inject_failed")
@@ -613,7 +626,7 @@ func Main(c *config.Inject, stdin io.Reader, stdout, stderr io.Writer, log *slog
 		done = fmt.Sprintf("took back what inject changed in %s; wrote %s", count(r.Pods, "pod template"), count(len(r.Written), "file"))
 	}
 	log.Info(done,
-		"event", "inject_done", "skipped", skipped(r.Lines, "skipped"), "warnings", skipped(r.Lines, "warning"), "refused", skipped(r.Lines, "refused"))
+		"event", "inject_done", "skipped", r.Said["skipped"], "warnings", r.Said["warning"], "refused", r.Said["refused"])
 	if r.Failed {
 		return exitcode.Findings, nil
 	}
@@ -651,16 +664,6 @@ func closest(name string, names []string) string {
 		}
 	}
 	return best
-}
-
-func skipped(lines []Line, event string) int {
-	n := 0
-	for _, l := range lines {
-		if l.Event == event {
-			n++
-		}
-	}
-	return n
 }
 
 // count is n things, in English.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -126,4 +127,50 @@ func TestInjectAllocatesLinearly(t *testing.T) {
 	t.Logf("bytes allocated per byte of input: %.0f for 100 Deployments, %.0f for 400", small, large)
 	assert.Less(t, large, small*1.15, "allocations grow faster than the input")
 	assert.Less(t, large, 500.0, "bytes allocated per byte of input")
+}
+
+// While inject writes, it holds the input's text, what it read of the
+// input's Namespaces, ConfigMaps and Secrets, and the document it is at:
+// neither what it first read of every pod template, which each document
+// reads again, nor the lines said. Measured as the heap that is live (after
+// a collection) each time a hundred lines are said, above what was live
+// before the run, against the input: for a List of 1000 Deployments about
+// 1.5 times (its text, and where its lines start), for 2000 small documents
+// about 2.9 times (each has a ConfigMap, whose data is kept, as check keeps
+// it). Holding the pods read first came to 3.8 and 5.6 times, collecting
+// the lines to 2.6 and 4.1.
+func TestInjectHoldsLittleWhileWriting(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		data  []byte
+		bound float64
+	}{
+		{"List", largeList(1000), 2},
+		{"documents", manyDocuments(2000), 3.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "in.yaml")
+			require.NoError(t, os.WriteFile(path, tc.data, 0o644))
+			live := func() uint64 {
+				runtime.GC()
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				return m.HeapAlloc
+			}
+			base := live()
+			var said int
+			var most uint64
+			r := Paths(t.Context(), []string{path}, Options{Image: "registry.example.com/proxy-await:1", Say: func(Line) {
+				if said++; said%100 == 0 {
+					now := live()
+					most = max(most, now-min(base, now))
+				}
+			}})
+			require.Positive(t, r.Adopted)
+			require.GreaterOrEqual(t, said, 1000)
+			ratio := float64(most) / float64(len(tc.data))
+			t.Logf("most live while writing: %d bytes, %.2f times the input", most, ratio)
+			assert.Less(t, ratio, tc.bound, "live heap while writing, against the input")
+		})
+	}
 }

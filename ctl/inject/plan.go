@@ -129,9 +129,6 @@ type planner struct {
 	images    *images
 	in        *manifest.Input
 	hostPorts *hostPorts
-	// before is what the last inject had changed in a pod, now taken
-	// back: its containers that it had adopted are adopted again.
-	before map[*manifest.Pod]undonePod
 }
 
 // planOf says how the pod's application containers adopt proxy-await:
@@ -140,12 +137,12 @@ type planner struct {
 // opt-out, by proxy-await.io/skip-containers, or by --container), in a pod
 // that is not itself a proxy's, and needs it: it serves, or the pod has a
 // sidecar.
-func (pl *planner) planOf(a *rules.Pod) plan {
+func (pl *planner) planOf(a *rules.Pod, before undonePod) plan {
 	pd := a.Pod
 	out := plan{Names: defaultNames}
 	if injected(pd) { // its record is still there: it could not be taken back
 		why := "what the last inject changed cannot be taken back, so it is not worked out again"
-		if err := pl.before[pd].err; err != nil {
+		if err := before.err; err != nil {
 			why += ": " + err.Error()
 		}
 		out.Lines = append(out.Lines, Line{Event: "skipped", File: pd.File, Line: pd.Line, Kind: pd.Kind, Name: pd.Name, Message: why, failure: true})
@@ -163,7 +160,7 @@ func (pl *planner) planOf(a *rules.Pod) plan {
 		case c.Init, sidecar.ProxyOf(c) != nil:
 		case slices.Contains(skip, c.Name):
 			out.pass(pd, c, skipContainers+" names it")
-		case !pl.choose(c.Name) && !slices.Contains(pl.before[pd].containers, c.Name):
+		case !pl.choose(c.Name) && !slices.Contains(before.containers, c.Name):
 			out.pass(pd, c, "--container does not name it")
 		case a.Runs(c):
 			out.pass(pd, c, "it runs proxy-await already, which inject leaves as it is")

@@ -183,26 +183,22 @@ type hostPorts struct {
 // The range a hostNetwork pod's --probe-port is chosen from.
 const hostProbeFirst, hostProbePorts = 20000, 10000
 
-// newHostPorts are the ports that the hostNetwork pods of the input
-// declare or probe.
-func newHostPorts(pods []*manifest.Pod) *hostPorts {
-	h := &hostPorts{taken: map[int]bool{}}
-	for _, p := range pods {
-		if !p.HostNetwork {
-			continue
+// add takes the ports that p declares or probes, when it is a
+// hostNetwork pod.
+func (h *hostPorts) add(p *manifest.Pod) {
+	if !p.HostNetwork {
+		return
+	}
+	for _, c := range p.Containers {
+		for _, n := range c.PortNumbers {
+			h.taken[n] = true
 		}
-		for _, c := range p.Containers {
-			for _, n := range c.PortNumbers {
+		for _, pr := range c.Probes {
+			if n, ok := c.PortNumber(pr); ok {
 				h.taken[n] = true
-			}
-			for _, pr := range c.Probes {
-				if n, ok := c.PortNumber(pr); ok {
-					h.taken[n] = true
-				}
 			}
 		}
 	}
-	return h
 }
 
 // take is the --probe-port of the hostNetwork pod p, whose own ports are

@@ -16,7 +16,7 @@ import (
 )
 
 // events are the lines of r whose event is event, as written.
-func events(r *Result, event string) []string {
+func events(r *collected, event string) []string {
 	var out []string
 	for _, l := range r.Lines {
 		if l.Event == event {
@@ -157,7 +157,7 @@ spec:
 			cmd, args = container(t, pods["migrate"], "report")
 			assert.Nil(t, cmd, "not found: written as it was")
 			assert.Nil(t, args)
-			skips := events(r.Result, "skipped")
+			skips := events(r, "skipped")
 			require.Len(t, skips, 1)
 			assert.Equal(t, path+":27: skipped: Job/migrate container report: it sets no command, and what its image runs was not found: "+
 				"registry.example.com/shop/missing:1: registry registry.example.com has no such image (404 Not Found): check the image's name and tag, "+
@@ -170,6 +170,31 @@ spec:
 			assert.Equal(t, 6, c.Total()-before, "each image read once")
 		})
 	}
+}
+
+// A --container that names no application container of the input is a
+// usage error that writes nothing, and is known before any registry is
+// asked, even for the containers the other names pick: nothing is read for
+// a run that writes nothing.
+func TestUnknownContainerAsksNoRegistry(t *testing.T) {
+	c, tr := registrytest.World(t)
+	registrytest.Push(t, "registry.example.com/shop/web:1", registrytest.Image(t, "linux/amd64", []string{"/web"}, nil), tr)
+	path := filepath.Join(t.TempDir(), "web.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n    - name: web\n      image: registry.example.com/shop/web:1\n      ports: [{containerPort: 8080}]\n"), 0o644))
+	res, err := imageconfig.New(imageconfig.Options{Transport: tr})
+	require.NoError(t, err)
+
+	before := c.Total()
+	r := run(t.Context(), []string{path}, Options{Images: res, Image: "registry.example.com/proxy-await:1", Containers: []string{"web", "wbe"}})
+	assert.Equal(t, []string{"wbe"}, r.Unknown)
+	assert.Empty(t, r.Output)
+	assert.Empty(t, r.Lines)
+	assert.Zero(t, c.Total()-before, "requests to the registry")
+
+	r = run(t.Context(), []string{path}, Options{Images: res, Image: "registry.example.com/proxy-await:1", Containers: []string{"web"}})
+	assert.Empty(t, r.Unknown)
+	assert.Equal(t, 1, r.Adopted)
+	assert.Equal(t, 2, c.Total()-before, "its manifest and its configuration")
 }
 
 // A private registry is read with the Docker config's credentials, as
@@ -202,13 +227,13 @@ func TestInjectReadsAPrivateRegistry(t *testing.T) {
 			require.NoError(t, err)
 			r := run(t.Context(), []string{path}, Options{Images: res, Image: "registry.example.com/proxy-await:1"})
 			if tc.want == "" {
-				assert.Empty(t, events(r.Result, "skipped"))
+				assert.Empty(t, events(r, "skipped"))
 				cmd, args := container(t, written(t, r.Output)["app"], "app")
 				assert.Equal(t, "/app", cmd[len(cmd)-1])
 				assert.Equal(t, []string{"serve"}, args)
 				return
 			}
-			skips := events(r.Result, "skipped")
+			skips := events(r, "skipped")
 			require.Len(t, skips, 1)
 			assert.True(t, strings.HasPrefix(skips[0], tc.want), "got %s", skips[0])
 			for _, secret := range []string{"s3cr3t-pa55word", "wrong-pa55word", auth} {

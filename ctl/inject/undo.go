@@ -58,6 +58,7 @@ func (r *Result) undoFile(f *manifest.File) undoneFile {
 	}
 	var docs []pending
 	var lists listIndents
+	index := 0 // of the next pod template in f
 	f.EachDocument(func(dc manifest.Document) {
 		d := newDoc(r.w, f.Data, starts, dc.Root, dc.Start, dc.End)
 		if dc.Item {
@@ -66,11 +67,12 @@ func (r *Result) undoFile(f *manifest.File) undoneFile {
 		var taken []int
 		var undos []*templateUndo
 		for _, t := range dc.Templates {
+			index++
 			if !injected(t.Pod) {
 				continue
 			}
 			u, err := d.undoTemplate(t.Node)
-			out.pods = append(out.pods, undonePod{pod: t.Pod, index: slices.Index(f.Pods, t.Pod), err: err})
+			out.pods = append(out.pods, undonePod{pod: t.Pod, index: index - 1, err: err})
 			if err != nil {
 				continue
 			}

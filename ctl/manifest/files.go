@@ -1,6 +1,6 @@
 // files.go: the manifests whole, for a command that writes them again
 // (inject): each file's bytes as read, the problems met reading it, and
-// its pod templates, paired again with their nodes when the file is
+// its pod templates, read again with their nodes when the file is
 // rewritten.
 
 package manifest
@@ -23,7 +23,9 @@ type File struct {
 	// (values.yaml), which is passed over without a word: the chart's
 	// templates get the problem that says to render them.
 	Chart bool
-	// Pods are its pod templates, in the order of its documents.
+	// Pods are its pod templates, in the order of its documents, as
+	// first read. A command may let go of them once it has what it needs
+	// of the whole input: EachDocument reads each again.
 	Pods []*Pod
 
 	bounds Bounds
@@ -55,19 +57,21 @@ type Document struct {
 	Templates []Template
 }
 
-// Template is a pod template's node and what was read of it.
+// Template is a pod template's node and what is read of it.
 type Template struct {
 	Node *yaml.Node // the template: the mapping that has spec.containers
-	Pod  *Pod
+	Pod  *Pod       // read again, as f.Pods holds it: linked to nothing yet (Input.Link)
 }
 
 // EachDocument parses f again, with the bounds it was read with, and gives
-// each document to fn in turn, each pod template paired with what was read
-// of it. One document's tree is alive at a time, as when the file was
-// read. It is for a file without problems of the input: one that was
-// parsed whole.
+// each document to fn in turn, each pod template with its node and what is
+// read of it, anew: the same as the pod of f.Pods at its index, so that a
+// command that made what it needs of f.Pods can let go of them before it
+// writes the file. One document's tree is alive at a time, as when the
+// file was read. It is for a file without problems of the input: one that
+// was parsed whole.
 func (f *File) EachDocument(fn func(Document)) {
-	next := 0
+	lines := &fileLines{data: f.Data}
 	documents(f.Name, f.Data, f.bounds, func(root *yaml.Node, p piece) {
 		d := Document{Start: p.off, End: p.off + len(p.text), Root: root, Item: p.item, List: p.list}
 		for _, o := range objects(f.Name, root) {
@@ -75,10 +79,7 @@ func (f *File) EachDocument(fn func(Document)) {
 				continue
 			}
 			for _, t := range templates(o) {
-				if next < len(f.Pods) {
-					d.Templates = append(d.Templates, Template{Node: deref(t.node), Pod: f.Pods[next]})
-				}
-				next++
+				d.Templates = append(d.Templates, Template{Node: deref(t.node), Pod: podOf(o, t, lines, f.bounds)})
 			}
 		}
 		fn(d)

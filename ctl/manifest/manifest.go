@@ -189,10 +189,17 @@ func (in *Input) add(k kept) {
 // read: its Namespace, and the ConfigMaps and Secrets that its containers'
 // variables come from.
 func (in *Input) Link(p *Pod) {
-	in.namespaceOf(p)
+	in.LinkNamespace(p)
 	for _, c := range p.Containers {
 		resolve(c, p.Namespace, in.stores)
 	}
+}
+
+// LinkNamespace finds p's Namespace in the input, and nothing else that
+// Link finds: for a command that reads what every pod of the input is
+// before it reads any pod's variables.
+func (in *Input) LinkNamespace(p *Pod) {
+	in.namespaceOf(p)
 }
 
 // namespaceOf finds p's Namespace in the input. When files define it
