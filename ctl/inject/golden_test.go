@@ -272,3 +272,23 @@ spec:
 	require.Len(t, back.Lines, 1)
 	assert.Equal(t, "job.yaml:1: undone: Job/reindex: what inject changed is taken back: reindex no longer runs proxy-await", strings.TrimPrefix(back.Lines[0].String(), dir+string(filepath.Separator)))
 }
+
+// Files are told apart by their place among the paths, not their names:
+// stdin given twice is read once, and the second "-" holds nothing, so an
+// injected input read from it is written once, injected again or taken
+// back, and after it only the marker of the second, empty file.
+func TestStdinTwiceIsReadOnce(t *testing.T) {
+	pod := []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web, annotations: {linkerd.io/inject: enabled}}\nspec:\n  containers:\n    - name: web\n      image: registry.example.com/web:1\n      command: [/web]\n      ports: [{containerPort: 8080}]\n")
+	opt := Options{Image: "registry.example.com/proxy-await:1"}
+	injected := run(t.Context(), []string{"-"}, Options{Image: opt.Image, Stdin: bytes.NewReader(pod)})
+	require.Equal(t, 1, injected.Adopted)
+
+	opt.Stdin = bytes.NewReader(injected.Output)
+	again := run(t.Context(), []string{"-", "-"}, opt)
+	assert.Equal(t, string(injected.Output)+"---\n", string(again.Output), "injected again, once")
+	assert.Equal(t, 1, again.Adopted)
+
+	opt.Stdin, opt.Undo = bytes.NewReader(injected.Output), true
+	back := run(t.Context(), []string{"-", "-"}, opt)
+	assert.Equal(t, string(pod)+"---\n", string(back.Output), "taken back, once")
+}

@@ -125,8 +125,10 @@ type Options struct {
 	// Out gets the text, file by file as it is made, so that a run holds
 	// one file's (or one large document's) edited text at a time.
 	Out io.Writer
-	// Say gets each line as it is said, its document's text written; so
-	// that a run holds none of them.
+	// Say gets each line as it is said: once its document is done (a
+	// changed one's text verified and written; an unchanged one's text is
+	// written with the next change, or the file's end), so that a run
+	// holds none of them.
 	Say func(Line)
 }
 
@@ -145,12 +147,13 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 		r.tell = func(Line) {}
 	}
 	in := manifest.Read(paths, manifest.Options{Stdin: opt.Stdin, Command: "inject", Keep: true})
-	undone, changed := map[string]undoneFile{}, map[string][]byte{}
-	for _, f := range in.Files {
+	// By the file's index: a path given twice is two files.
+	undone, changed := map[int]undoneFile{}, map[int][]byte{}
+	for i, f := range in.Files {
 		if u := r.undoFile(f); len(u.pods) > 0 {
-			undone[f.Name] = u
+			undone[i] = u
 			if len(u.edits) > 0 {
-				changed[f.Name] = u.data
+				changed[i] = u.data
 			}
 		}
 	}
@@ -163,9 +166,9 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	}
 	before := map[podAt]undonePod{}
 	prior := map[string]imageconfig.Config{}
-	for _, f := range in.Files {
-		for _, u := range undone[f.Name].pods {
-			before[podAt{f.Name, u.index}] = u
+	for fi := range in.Files {
+		for _, u := range undone[fi].pods {
+			before[podAt{fi, u.index}] = u
 			for img, c := range u.images {
 				prior[img] = c
 			}
@@ -180,7 +183,7 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	var refs []string
 	seen := map[string]bool{}
 	hostPorts := &hostPorts{taken: map[int]bool{}}
-	for _, f := range in.Files {
+	for fi, f := range in.Files {
 		_, ok := readable(f)
 		for i, p := range f.Pods {
 			in.LinkNamespace(p)
@@ -194,7 +197,7 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 					r.nameSeen[c.Name] = r.nameSeen[c.Name] || slices.Contains(opt.Containers, c.Name)
 				}
 				if len(c.Command) == 0 && c.Image != "" && !seen[c.Image] && adopts && !slices.Contains(skip, c.Name) &&
-					(picked(c.Name) || slices.Contains(before[podAt{f.Name, i}].containers, c.Name)) {
+					(picked(c.Name) || slices.Contains(before[podAt{fi, i}].containers, c.Name)) {
 					seen[c.Image] = true
 					refs = append(refs, c.Image)
 				}
@@ -217,25 +220,25 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 		in.Link(p)
 		return pl.planOf(rules.Analyse(p, rules.Options{Versions: opt.Versions, Native: opt.Native, Images: im}), before[at])
 	}
-	for _, f := range in.Files {
+	for fi, f := range in.Files {
 		r.lineOf = nil
-		if u, ok := undone[f.Name]; ok && len(u.edits) > 0 {
+		if u, ok := undone[fi]; ok && len(u.edits) > 0 {
 			// Lines of the text read again are lines of the input.
 			r.lineOf = newLineMap(u.orig, u.edits).line
 		}
-		r.file(f, planOf, opt)
+		r.file(fi, f, planOf, opt)
 	}
 	return r
 }
 
 // undoOnly writes each file with what inject changed taken back, and says
 // of each pod template that had changes whether they were.
-func (r *Result) undoOnly(in *manifest.Input, undone map[string]undoneFile) {
-	for _, f := range in.Files {
+func (r *Result) undoOnly(in *manifest.Input, undone map[int]undoneFile) {
+	for fi, f := range in.Files {
 		if !r.readable(f) {
 			continue
 		}
-		u, ok := undone[f.Name]
+		u, ok := undone[fi]
 		if !ok {
 			r.writeFile(f, f.Data)
 			continue
@@ -312,7 +315,7 @@ func (r *Result) end(*manifest.File) {
 
 // file writes f's text with proxy-await adopted in its pod templates, as
 // each document is done; nothing when f is refused, which its lines say.
-func (r *Result) file(f *manifest.File, planOf func(*manifest.Pod, podAt) plan, opt Options) {
+func (r *Result) file(fi int, f *manifest.File, planOf func(*manifest.Pod, podAt) plan, opt Options) {
 	if !r.readable(f) {
 		return
 	}
@@ -357,7 +360,7 @@ func (r *Result) file(f *manifest.File, planOf func(*manifest.Pod, podAt) plan, 
 		}
 		var adopted []*podResult
 		for _, t := range dc.Templates {
-			pr := &podResult{pod: t.Pod, plan: planOf(t.Pod, podAt{f.Name, index})}
+			pr := &podResult{pod: t.Pod, plan: planOf(t.Pod, podAt{fi, index})}
 			index++
 			results = append(results, pr)
 			if len(pr.plan.Containers) == 0 {
@@ -465,10 +468,10 @@ func readable(f *manifest.File) ([]Line, bool) {
 	return nil, true
 }
 
-// podAt is a pod template by its file and its index among the file's.
+// podAt is a pod template by its file's index in the input and its own
+// among the file's.
 type podAt struct {
-	file  string
-	index int
+	file, index int
 }
 
 // podResult is what became of a pod template: its plan, and why its edits
@@ -576,7 +579,7 @@ func lineStarts(data []byte) []int {
 
 // Main is proxy-awaitctl inject, from its command line to its exit code:
 // it writes the manifests with proxy-await adopted to stdout, and on
-// stderr, as their documents are written, a line for each container
+// stderr, as their documents are done, a line for each container
 // adopted (with its flags) or skipped (with the reason), each warning and
 // each file refused (one JSON object each under --log-format json; under
 // -q only what failed), logs a summary, and returns 1 when a container

@@ -113,16 +113,17 @@ func (in *Input) parseSource(src source, data []byte, before, pods int) {
 }
 
 // Reread is what Read would have made of the same files had they held
-// data instead, by name, for a command that changes them in memory before
-// it reads them (inject, which takes back what it added before it adds it
-// again): the files in the same order, within the same bounds. It is for
-// an input read with Options.Keep.
-func (in *Input) Reread(data map[string][]byte) *Input {
+// data instead, by their index in Files (stdin given twice is two files of
+// one name, the second empty), for a command that changes them in memory
+// before it reads them (inject, which takes back what it added before it
+// adds it again): the files in the same order, within the same bounds. It
+// is for an input read with Options.Keep.
+func (in *Input) Reread(data map[int][]byte) *Input {
 	out := newInput(in.opt)
 	for i, f := range in.Files {
 		out.rank[f.Name] = i
 		before, pods := len(out.Problems), len(out.Pods)
-		text, ok := data[f.Name]
+		text, ok := data[i]
 		if !ok {
 			text = f.Data
 		}

@@ -372,7 +372,7 @@ func TestReread(t *testing.T) {
 	require.NoError(t, os.WriteFile(b, []byte("kind: Pod\nmetadata: {name: before, namespace: shop}\nspec:\n  containers: [{name: app, image: app}]\n"), 0o644))
 	in := Read([]string{dir, filepath.Join(dir, "missing.yaml")}, Options{Keep: true})
 	require.Len(t, in.Files, 3)
-	again := in.Reread(map[string][]byte{b: []byte("kind: Pod\nmetadata: {name: after, namespace: shop}\nspec:\n  containers: [{name: app, image: app}, {name: two, image: app}]\n")})
+	again := in.Reread(map[int][]byte{1: []byte("kind: Pod\nmetadata: {name: after, namespace: shop}\nspec:\n  containers: [{name: app, image: app}, {name: two, image: app}]\n")})
 	require.Len(t, again.Files, 3)
 	assert.Equal(t, []string{a, b, filepath.Join(dir, "missing.yaml")}, []string{again.Files[0].Name, again.Files[1].Name, again.Files[2].Name})
 	require.Len(t, again.Pods, 1)
