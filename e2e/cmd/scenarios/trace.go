@@ -309,16 +309,31 @@ func (t *trace) saveAs(path string) error {
 	return os.WriteFile(path, b, 0o644)
 }
 
-// holds is, for each old pod, how long its app served after the kubelet
-// began to stop the pod: from its deletion to the app's stop signal.
+// holds is, for each old pod in the order of their deletions (as
+// lastConnectionsText tells them), how long its app served after the
+// kubelet began to stop the pod: from its deletion to the app's stop
+// signal.
 func (t *trace) holds() []float64 {
 	var hs []float64
-	for _, p := range t.Pods {
-		if p.Old && p.Deleting != 0 && p.AppTERM != 0 {
+	for _, p := range t.deleted() {
+		if p.AppTERM != 0 {
 			hs = append(hs, p.AppTERM-p.Deleting)
 		}
 	}
 	return hs
+}
+
+// deleted are the old pods that were deleted, in the order of their
+// deletions.
+func (t *trace) deleted() []*podLife {
+	var old []*podLife
+	for _, p := range t.Pods {
+		if p.Old && p.Deleting != 0 {
+			old = append(old, p)
+		}
+	}
+	sort.SliceStable(old, func(i, j int) bool { return old[i].Deleting < old[j].Deleting })
+	return old
 }
 
 // lastConnection is the last request on a new connection that a pod
@@ -363,15 +378,8 @@ func (t *trace) pod(name string) *podLife {
 // deletion: "e2e-1 +0.6s, e2e-2 +4.1s, e2e-2 +3.8s".
 func (t *trace) lastConnectionsText() string {
 	last := t.lastConnections()
-	var old []*podLife
-	for _, p := range t.Pods {
-		if p.Old && p.Deleting != 0 {
-			old = append(old, p)
-		}
-	}
-	sort.Slice(old, func(i, j int) bool { return old[i].Deleting < old[j].Deleting })
 	var s []string
-	for _, p := range old {
+	for _, p := range t.deleted() {
 		if l, ok := last[p.Name]; ok {
 			s = append(s, fmt.Sprintf("%s %+.1fs", l.Node, l.At-p.Deleting))
 		} else {
