@@ -55,11 +55,13 @@ func FuzzRead(f *testing.F) {
 	require.NoError(f, err)
 	rules, err := filepath.Glob("../rules/testdata/*.txtar")
 	require.NoError(f, err)
-	for _, name := range append(archives, rules...) {
+	injected, err := filepath.Glob("../inject/testdata/*.txtar")
+	require.NoError(f, err)
+	for _, name := range append(append(archives, rules...), injected...) {
 		ar, err := txtar.ParseFile(name)
 		require.NoError(f, err)
 		for _, file := range ar.Files {
-			if !strings.HasPrefix(file.Name, "want") {
+			if !strings.HasPrefix(file.Name, "want") && file.Name != "lines" {
 				f.Add(file.Data)
 			}
 		}
@@ -69,6 +71,10 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("kind: List\nitems: &i [{kind: List, items: *i}]\n"))
 	f.Add([]byte("%YAML 1.2\n---\nkind: Pod\n...\n--- |\n  text\n"))
 	f.Add([]byte("kind: ConfigMap\ndata:\n  a: |\n    1,2,3\n  b: \"x\n c: |\n  y\"\n"))
+	// A core Service's spec.template is no pod template (holdsPods); a
+	// Knative Service's is.
+	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers: [{name: a, image: a}]\n---\n" +
+		"apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers: [{name: a, image: a}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<16 {
 			return // the bounds are tested above; keep each input quick
@@ -94,7 +100,25 @@ func FuzzRead(f *testing.F) {
 		for _, p := range in.Problems {
 			assert.NotEmpty(t, p.Message)
 		}
+		if len(in.Problems) == 0 {
+			assertReadAgain(t, &File{Name: "fuzz.yaml", Data: data, Pods: in.Pods, bounds: in.opt.Bounds})
+		}
 	})
+}
+
+// assertReadAgain holds that EachDocument reads each pod template of f
+// again as the file's first reading read it, one for one: inject lets go
+// of the first reading's pods once it has what it needs of the whole
+// input, and plans each pod from the second reading's.
+func assertReadAgain(t *testing.T, f *File) {
+	t.Helper()
+	var again []*Pod
+	f.EachDocument(func(d Document) {
+		for _, tpl := range d.Templates {
+			again = append(again, tpl.Pod)
+		}
+	})
+	assert.Equal(t, f.Pods, again, "the pod templates read again")
 }
 
 // countNodes counts the nodes of a parsed document, each once: aliases
