@@ -179,7 +179,11 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 	// names --container may give, the images whose commands are read, and
 	// the ports that hostNetwork pods take. Then what was read of the pods
 	// is let go: each file reads its own again as it is written.
-	picked := func(name string) bool { return len(opt.Containers) == 0 || slices.Contains(opt.Containers, name) }
+	// A container is picked when --container names it (or names none), or
+	// the last inject had adopted it.
+	picked := func(name string, before undonePod) bool {
+		return len(opt.Containers) == 0 || slices.Contains(opt.Containers, name) || slices.Contains(before.containers, name)
+	}
 	var refs []string
 	seen := map[string]bool{}
 	hostPorts := &hostPorts{taken: map[int]bool{}}
@@ -197,7 +201,7 @@ func Paths(ctx context.Context, paths []string, opt Options) *Result {
 					r.nameSeen[c.Name] = r.nameSeen[c.Name] || slices.Contains(opt.Containers, c.Name)
 				}
 				if len(c.Command) == 0 && c.Image != "" && !seen[c.Image] && adopts && !slices.Contains(skip, c.Name) &&
-					(picked(c.Name) || slices.Contains(before[podAt{fi, i}].containers, c.Name)) {
+					picked(c.Name, before[podAt{fi, i}]) {
 					seen[c.Image] = true
 					refs = append(refs, c.Image)
 				}

@@ -125,7 +125,7 @@ const (
 // chosen, what images run, the input's Services and ConfigMaps, and the
 // ports that pods on the nodes' own network take.
 type planner struct {
-	choose    func(name string) bool // --container picks the name
+	choose    func(name string, before undonePod) bool // --container picks the name, or the last inject adopted it
 	images    *images
 	in        *manifest.Input
 	hostPorts *hostPorts
@@ -160,7 +160,7 @@ func (pl *planner) planOf(a *rules.Pod, before undonePod) plan {
 		case c.Init, sidecar.ProxyOf(c) != nil:
 		case slices.Contains(skip, c.Name):
 			out.pass(pd, c, skipContainers+" names it")
-		case !pl.choose(c.Name) && !slices.Contains(before.containers, c.Name):
+		case !pl.choose(c.Name, before):
 			out.pass(pd, c, "--container does not name it")
 		case a.Runs(c):
 			out.pass(pd, c, "it runs proxy-await already, which inject leaves as it is")
