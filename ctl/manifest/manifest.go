@@ -141,15 +141,14 @@ func (in *Input) Reread(data map[int][]byte) *Input {
 // keep reads what the commands need of an object, before its document's
 // node tree is dropped.
 func (in *Input) keep(o object, lines *fileLines) []kept {
-	switch o.kind {
-	case "Namespace":
-		return []kept{{ns: namespaceOf(o)}}
-	case "ConfigMap", "Secret":
-		return []kept{{store: storeOf(o)}}
-	case "Service":
-		if str(get(o.node, "apiVersion")) == "v1" { // not a Knative Service, which holds a pod template
+	if !holdsPods(o) {
+		switch o.kind {
+		case "Namespace":
+			return []kept{{ns: namespaceOf(o)}}
+		case "Service":
 			return []kept{{service: serviceOf(o)}}
 		}
+		return []kept{{store: storeOf(o)}} // a ConfigMap or a Secret
 	}
 	var out []kept
 	for _, t := range templates(o) {
@@ -160,7 +159,7 @@ func (in *Input) keep(o object, lines *fileLines) []kept {
 
 // holdsPods says whether an object's pod templates are read (keep): every
 // object's but a Namespace's, a ConfigMap's, a Secret's and a core
-// Service's.
+// Service's (a Knative Service holds a pod template).
 func holdsPods(o object) bool {
 	switch o.kind {
 	case "Namespace", "ConfigMap", "Secret":
